@@ -125,6 +125,8 @@ def run_book(profile: str = "default", out_root: Path | None = None, only: list[
     out_root = Path(out_root or root).resolve()
     executed = out_root / "_build" / "executed"
     code = package_digest(root)
+    # The scoreboard notebook reads its siblings' glued verdicts from here.
+    os.environ["IMBALANCED_CL_EXECUTED"] = str(executed / "notebooks")
     keys: dict[str, str] = {}
     failures = []
     for nb in toc_notebooks(root):
