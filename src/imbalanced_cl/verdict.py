@@ -11,8 +11,9 @@ import json
 import math
 from dataclasses import asdict, dataclass
 
-HOLDS, PARTLY, FAILS, UNTESTED = "holds", "partly", "does not hold", "not tested"
-VERDICTS = (HOLDS, PARTLY, FAILS, UNTESTED)
+HOLDS, PARTLY, FAILS = "holds", "partly", "does not hold"
+INCONCLUSIVE, UNTESTED = "inconclusive", "not tested"
+VERDICTS = (HOLDS, PARTLY, FAILS, INCONCLUSIVE, UNTESTED)
 
 
 @dataclass
@@ -40,13 +41,20 @@ def _overlap(lo: float, hi: float, a: float, b: float) -> bool:
 
 def judge_target(lo: float, hi: float, target: float, tol_holds: float, tol_partly: float,
                  relative: bool = False) -> tuple[str, str]:
-    """Holds if the interval [lo, hi] meets target ± tol_holds, partly if it meets target ± tol_partly."""
+    """Holds if the interval [lo, hi] meets target ± tol_holds, partly if it meets target ± tol_partly.
+
+    An interval wider than the partly band (half-width > tol_partly) cannot tell the outcomes apart, so
+    the verdict is 'inconclusive' rather than a 'holds' won by noise.
+    """
     scale = abs(target) if relative else 1.0
     th, tp = tol_holds * scale, tol_partly * scale
     if any(math.isnan(x) for x in (lo, hi)):
         return UNTESTED, "no finite measurement"
     unit = "×|target|" if relative else ""
-    rule = f"holds if the interval meets {target:g} ± {tol_holds:g}{unit}; partly if ± {tol_partly:g}{unit}"
+    rule = (f"holds if the interval meets {target:g} ± {tol_holds:g}{unit}; partly if ± {tol_partly:g}{unit}; "
+            f"inconclusive if its half-width exceeds {tol_partly:g}{unit}")
+    if (hi - lo) / 2 > tp:
+        return INCONCLUSIVE, rule
     if _overlap(lo, hi, target - th, target + th):
         return HOLDS, rule
     if _overlap(lo, hi, target - tp, target + tp):
@@ -95,14 +103,15 @@ class VerdictTable:
                          f"[{fmt(r.lo)}, {fmt(r.hi)}]" for r in self.rows)
 
     def glue(self, key: str | None = None):
-        """Show the table and record it with myst-nb glue as '<notebook>_verdicts'."""
-        from IPython.display import display
+        """Show the table and record it with myst-nb glue as '<notebook>_verdicts' (HTML shown, JSON kept)."""
         try:
             from myst_nb import glue
-            glue(key or f"{self.notebook}_verdicts", self, display=False)
         except ImportError:  # outside the book toolchain the table is still shown
-            pass
-        display(self)
+            from IPython.display import display
+            display(self)
+            return self
+        # display=True keeps the mime type plain "application/json", which nbformat accepts as a dict.
+        glue(key or f"{self.notebook}_verdicts", self, display=True)
         return self
 
 
@@ -116,7 +125,7 @@ def fmt(x) -> str:
     return f"{x:.3f}".rstrip("0").rstrip(".") if abs(x) < 100 else f"{x:.1f}"
 
 
-_COLOURS = {HOLDS: "#1a7f37", PARTLY: "#9a6700", FAILS: "#cf222e", UNTESTED: "#57606a"}
+_COLOURS = {HOLDS: "#1a7f37", PARTLY: "#9a6700", FAILS: "#cf222e", INCONCLUSIVE: "#57606a", UNTESTED: "#57606a"}
 
 
 def render_html(rows: list[dict], link: bool = False) -> str:
@@ -146,8 +155,9 @@ def collect(executed_dir) -> list[dict]:
         for cell in nb.cells:
             for out in cell.get("outputs", []):
                 name = out.get("metadata", {}).get("scrapbook", {}).get("name", "")
-                if name.endswith("_verdicts") and "application/json" in out.get("data", {}):
-                    payload = out["data"]["application/json"]
+                mime = [k for k in out.get("data", {}) if k.endswith("application/json")]
+                if name.endswith("_verdicts") and mime:
+                    payload = out["data"][mime[0]]
                     payload = json.loads(payload) if isinstance(payload, str) else payload
                     rows.extend(payload["rows"])
     return rows

@@ -1,0 +1,20 @@
+"""Shared fixtures: the ci-profile book is executed and built once per test session."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def ci_book(tmp_path_factory):
+    """Execute every notebook at the ci profile and build the HTML (strict); returns (out_root, log, rc)."""
+    out = tmp_path_factory.mktemp("ci_book")
+    proc = subprocess.run([sys.executable, "-m", "imbalanced_cl", "book", "--profile", "ci", "--out", str(out),
+                           "--strict"], cwd=ROOT, capture_output=True, text=True)
+    log = proc.stdout + proc.stderr
+    return out, log, proc.returncode
