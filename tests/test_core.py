@@ -1,0 +1,201 @@
+"""The simulation core: gradients, StopGrad, data statistics, BReLU and bias, replicates, validation."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from imbalanced_cl import data, encoder, loss, metrics, theory
+from imbalanced_cl.config import ParameterError, SimConfig
+from imbalanced_cl.train import Run, gradient, train
+
+TINY = dict(d=6, d1=12, m=5, L=3, n_pairs=16, R=2, steps=5, progress=False, sigma0=0.3, p_scale=3.0)
+
+
+def _setup(bias=0.0, **kw):
+    cfg = SimConfig(**{**TINY, **kw})
+    reps = list(range(cfg.R))
+    M = data.make_dictionaries(cfg, reps).double()
+    W = encoder.init_weights(cfg, reps).double()
+    P = data.make_pairs(cfg, M.float(), reps)
+    P = data.Pairs(P.UX.double(), P.UY.double(), P.S, P.ZX, P.ZY)
+    b = torch.full((cfg.R, cfg.m), float(bias), dtype=torch.float64)
+    return cfg, W, P, b
+
+
+def _objective(W, P, b, cfg, mask=None, detach_y=True):
+    """tau * InfoNCE (or InfoNCE) by autograd, StopGrad on f(Y) unless told otherwise."""
+    Wm = W if mask is None else W * mask.unsqueeze(-1)
+    FX = encoder.embed(Wm, P.UX, b)[0]
+    FY = encoder.embed(Wm, P.UY, b)[0]
+    FY = FY.detach() if detach_y else FY
+    lg = FX @ FY.transpose(-1, -2) / cfg.tau
+    ell = -(torch.diagonal(lg, dim1=-2, dim2=-1) - torch.logsumexp(lg, -1)).mean(-1)
+    return (cfg.tau * ell if cfg.tau_scaled else ell).sum()
+
+
+@pytest.mark.parametrize("bias", [0.0, 0.02])
+@pytest.mark.parametrize("tau_scaled", [True, False])
+def test_gradient_matches_autograd(bias, tau_scaled):
+    cfg, W, P, b = _setup(bias=bias, tau=0.7, tau_scaled=tau_scaled)
+    g, _, _ = gradient(W, b, P, cfg)
+    Wg = W.clone().requires_grad_(True)
+    _objective(Wg, P, b, cfg).backward()
+    assert torch.allclose(g, Wg.grad, rtol=1e-8, atol=1e-10)
+
+
+def test_gradient_matches_finite_differences():
+    """eq. (21) against central differences of the loss with f(Y) held fixed (StopGrad)."""
+    cfg, W, P, b = _setup(bias=0.0, tau=0.5)
+    g, _, _ = gradient(W, b, P, cfg)
+    FY = encoder.embed(W, P.UY, b)[0]
+
+    def f(Wp):
+        FX = encoder.embed(Wp, P.UX, b)[0]
+        return (cfg.tau * loss.infonce(FX, FY, cfg.tau)).sum()
+
+    h = 1e-6
+    for idx in [(0, 0, 0), (1, 3, 7), (0, 4, 11)]:
+        E = torch.zeros_like(W)
+        E[idx] = h
+        fd = (f(W + E) - f(W - E)) / (2 * h)
+        assert abs(float(fd) - float(g[idx])) < 1e-6 * max(1.0, abs(float(fd)))
+
+
+def test_stopgrad_blocks_positives_and_negatives():
+    """With StopGrad the gradient differs from the one through f(Y) too, and f(Y) itself gets none."""
+    cfg, W, P, b = _setup()
+    g, _, _ = gradient(W, b, P, cfg)
+    Wg = W.clone().requires_grad_(True)
+    _objective(Wg, P, b, cfg, detach_y=False).backward()
+    assert not torch.allclose(g, Wg.grad, rtol=1e-3)
+    FX = encoder.embed(W, P.UX, b)[0].requires_grad_(True)
+    FY = encoder.embed(W, P.UY, b)[0].requires_grad_(True)
+    loss.infonce(FX, FY, cfg.tau).sum().backward()
+    assert FY.grad is None and FX.grad is not None and FX.grad.abs().sum() > 0
+
+
+def test_realised_frequencies_and_pair_structure():
+    """Support frequencies match q_j within binomial tolerance; both views share support and sign (Ass. 3.4)."""
+    cfg = SimConfig(d=10, d1=20, L=4, eps_profile="geometric", eps_min=0.2, p_scale=3.0, n_pairs=20000,
+                    R=1, progress=False, sigma_xi=0.0)
+    S, sign, zx, zy = data.sample_latents(cfg, cfg.n_pairs, data.generator(0, 0, data.STREAM_TRAIN))
+    q = data.sample_prob(cfg).float()
+    sd = (q * (1 - q) / cfg.n_pairs).sqrt()
+    assert ((S.float().mean(0) - q).abs() <= 4 * sd + 1e-6).all()
+    p = data.token_prob(cfg).float()
+    tok = (zx != 0).float().mean(dim=(0, 1))  # Pr(z_j^(l) != 0) = p_j (Def. 3.1)
+    assert ((tok - p).abs() <= 4 * (p * (1 - p) / (cfg.n_pairs * cfg.L)).sqrt() + 1e-6).all()
+    Zx, Zy = zx.sum(1), zy.sum(1)
+    assert torch.equal(Zx != 0, S) and torch.equal(Zy != 0, S)
+    assert torch.equal(torch.sign(Zx), torch.sign(Zy))
+    same_token_sign = (torch.sign(zx) * sign.unsqueeze(1) >= 0).all()
+    assert same_token_sign  # Assumption 3.2(ii): one sign on every token
+    mags = zx[zx != 0].abs()
+    assert mags.min() >= cfg.mag_lo and mags.max() <= cfg.mag_hi
+
+
+def test_dictionary_is_column_orthonormal():
+    M = data.haar_dictionary(50, 10, data.generator(0, 0, 0)).double()
+    assert torch.allclose(M.T @ M, torch.eye(10, dtype=torch.float64), atol=1e-5)
+
+
+def test_kappa_matches_closed_form_under_mean_pooling():
+    """With mean pooling U = sum_l x_l, so kappa_j = (L p_j E|z|)^2 / q_j exactly (noise independent across views)."""
+    cfg = SimConfig(d=8, d1=16, L=4, attention="mean", p_scale=4.0, eps_profile="geometric", eps_min=0.3,
+                    sigma_xi=0.05, progress=False)
+    k = theory.kappa_mc(cfg, n=40000, replicates=2)
+    p, q = data.token_prob(cfg), data.sample_prob(cfg)
+    exact = (cfg.L * p * 0.75) ** 2 / q
+    assert torch.allclose(k.double(), exact, rtol=0.08)
+
+
+def test_brelu_and_gate():
+    s = torch.tensor([-2.0, -0.5, 0.0, 0.5, 2.0])
+    assert torch.equal(encoder.brelu(s, 1.0), torch.tensor([-1.0, 0.0, 0.0, 0.0, 1.0]))
+    assert torch.equal(encoder.brelu(s, 0.0), s)
+    assert torch.equal(encoder.brelu_gate(s, 1.0), torch.tensor([1.0, 0.0, 0.0, 0.0, 1.0]))
+
+
+def test_bias_schedule():
+    cfg = SimConfig(**{**TINY, "bias_coef": 2.0, "bias_ramp": 0.1, "bias_ramp_max": 1.5})
+    W = torch.randn(2, cfg.m, cfg.d1)
+    T1 = torch.tensor([3, -1])
+    assert torch.equal(encoder.bias_at(cfg, W, 2, T1), torch.zeros(2, cfg.m))
+    b3 = encoder.bias_at(cfg, W, 3, T1)
+    a = 0.75 / cfg.L
+    want = 2.0 * a * math.sqrt(2 * math.log(cfg.d) / cfg.d) * W[0].norm(dim=-1)
+    assert torch.allclose(b3[0], want) and torch.equal(b3[1], torch.zeros(cfg.m))
+    assert torch.allclose(encoder.bias_at(cfg, W, 4, T1)[0], want * 1.1)
+    assert torch.allclose(encoder.bias_at(cfg, W, 100, T1)[0], want * 1.5)  # capped
+    none = SimConfig(**{**TINY, "bias": "none"})
+    assert torch.equal(encoder.bias_at(none, W, 100, T1), torch.zeros(2, cfg.m))
+
+
+def test_replicate_alone_equals_replicate_in_batch():
+    cfg = SimConfig(**{**TINY, "R": 8, "steps": 30, "sigma0": 0.05})
+    batch = train(cfg)
+    alone = train(cfg.replace(R=1), replicates=[5])
+    assert torch.equal(batch.M[5], alone.M[0]) and torch.equal(batch.W0[5], alone.W0[0])
+    assert torch.equal(batch.pairs.UX[5], alone.pairs.UX[0])
+    assert torch.allclose(batch.W[5], alone.W[0], rtol=1e-4, atol=1e-6)
+    assert not torch.allclose(batch.W0[4], batch.W0[5])  # replicates really differ
+
+
+def test_chunking_and_resume_do_not_change_numbers():
+    cfg = SimConfig(**{**TINY, "R": 4, "steps": 20, "sigma0": 0.05})
+    full = train(cfg)
+    chunked = train(cfg.replace(chunk=3))
+    assert torch.allclose(full.W, chunked.W, rtol=1e-5, atol=1e-7)
+    half = train(cfg.replace(steps=10))
+    resumed = train(cfg, resume=half)
+    assert torch.allclose(full.W, resumed.W, rtol=1e-5, atol=1e-7)
+    assert resumed.history.steps == full.history.steps
+
+
+def test_same_seed_same_numbers_and_other_seed_differs():
+    cfg = SimConfig(**{**TINY, "steps": 10})
+    assert torch.equal(train(cfg).W, train(cfg).W)
+    assert not torch.allclose(train(cfg).W, train(cfg.replace(seed=1)).W)
+
+
+@pytest.mark.parametrize("bad, name", [
+    (dict(eps_min=-0.1), "eps_min"), (dict(eps_max=0.0), "eps_max"), (dict(d=20, d1=10), "d1"),
+    (dict(prune_alpha=1.0), "prune_alpha"), (dict(prune_alpha=-0.1), "prune_alpha"),
+    (dict(attention="cosine"), "attention"), (dict(R=0), "R"), (dict(lr=float("nan")), "lr"),
+    (dict(eps_min=2.0), "eps_min"), (dict(m=2.5), "m"),
+])
+def test_bad_parameters_name_the_parameter_and_range(bad, name):
+    with pytest.raises(ParameterError) as err:
+        SimConfig(**bad)
+    assert f"parameter {name}=" in str(err.value) and "allowed" in str(err.value)
+
+
+def test_metrics_on_hand_made_cases():
+    m, lo, hi = metrics.mean_ci(torch.tensor([1.0, 2.0, 3.0]))
+    assert float(m) == pytest.approx(2.0) and float(hi - m) == pytest.approx(4.303 / math.sqrt(3))
+    steps = torch.arange(0, 50)
+    series = torch.exp(0.03 * steps.double()).unsqueeze(1) * torch.tensor([[1.0, 2.0]])
+    assert torch.allclose(metrics.log_slope(series, steps, 0, 50), torch.tensor([0.03, 0.03]), atol=1e-6)
+    W = torch.tensor([[[3.0, 4.0, 0.0], [0.0, 0.0, 2.0]]])
+    M = torch.eye(3)[:, :2].unsqueeze(0)
+    cos = metrics.cosine_matrix(W, M)
+    assert torch.allclose(cos, torch.tensor([[[0.6, 0.8], [0.0, 0.0]]]))
+    assert torch.allclose(metrics.feature_share(W, M), torch.tensor([[1.0, 0.0]]))
+    assert torch.allclose(metrics.perp_norm2(W, M), torch.tensor([[0.0, 4.0]]))
+    x = torch.tensor([1.0, 2.0, 4.0, 8.0])
+    assert metrics.loglog_fit(x, 3 * x ** 1.7)[0] == pytest.approx(1.7)
+    share = torch.tensor([[[0.1, 0.6]], [[0.7, 0.2]], [[0.8, 0.9]]])  # (T=3, R=1, m=2)
+    assert metrics.stage_time(share, torch.tensor([0, 10, 20])).tolist() == [[10, 0]]
+
+
+def test_linear_theory_predicts_stage1_rate():
+    """In Stage 1 (b = 0) the measured growth follows the parameter-free rate within 25%."""
+    cfg = SimConfig(d=10, d1=60, m=30, L=4, R=4, n_pairs=512, steps=25, record_every=1, bias="none",
+                    progress=False, eps_profile="two_level", n_minority=0)
+    run = train(cfg)
+    E = run.history.get("coef").pow(2).sum(2).sqrt()
+    rate = metrics.log_slope(E, run.history.get("steps"), 3, 25).mean()
+    pred = theory.stage1_rate(cfg, theory.kappa_mc(cfg, n=20000)).mean()
+    assert float(rate / pred) == pytest.approx(1.0, abs=0.25)
