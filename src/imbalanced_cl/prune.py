@@ -1,12 +1,21 @@
-"""Algorithm 1's magnitude masks: which neurons (or weights) the forward pass drops at a step."""
+"""Algorithm 1's magnitude masks: which neurons (or weights) the forward pass drops at a step.
+
+Schedule (train.py): the mask is recomputed every `prune_every` steps from `prune_start`. Training is
+full-batch gradient descent on a fixed training set, so one step is one epoch: prune_every = 1 is both
+"at each iteration" (L150) and "at each epoch" (L64); prune_every > 1 gives coarser schedules.
+"""
 from __future__ import annotations
 
 import torch
 
 
 def n_pruned(alpha: float, count: int) -> int:
-    """How many units a ratio alpha removes out of `count`: round(alpha * count)."""
-    return int(round(alpha * count))
+    """How many units a ratio alpha removes out of `count`: round(alpha * count), at most count - 1.
+
+    Python's round (halves to even) is used; the cap keeps alpha < 1 from pruning every unit
+    (alpha = 0.99 of m = 50 would otherwise round to 50).
+    """
+    return min(int(round(alpha * count)), max(count - 1, 0))
 
 
 def neuron_mask(W: torch.Tensor, alpha: float) -> torch.Tensor:
