@@ -12,7 +12,7 @@ from tqdm import tqdm
 
 from . import data as D
 from .config import SimConfig
-from .encoder import bias_at, brelu_gate, embed, init_weights
+from .encoder import bias_at, embed, init_weights, preactivations
 from .metrics import feature_share
 from .loss import grad_features, infonce, softmax_logits
 from .prune import apply_mask, mask_for
@@ -84,11 +84,14 @@ def _summed(U: torch.Tensor) -> torch.Tensor:
 
 
 def _h_and_gate(W, U, Usum, b):
-    """h (R,n,m) and, when the bias is nonzero, the BReLU gate (R,n,L,m); with b = 0, h is linear."""
+    """h (R,n,m) and, when the bias is nonzero, the BReLU gate 1{|s| >= b} (R,n,L,m); with b = 0, h is linear."""
     if not bool((b != 0).any()):
         return torch.einsum("rid,rnd->rni", W, Usum), None
-    h, P = embed(W, U, b)
-    return h, brelu_gate(P, b[:, None, None, :])
+    P = preactivations(W, U)
+    # One pass: BReLU_b(s) = sign(s) * max(|s| - b, 0) for b >= 0 (same as encoder.brelu, fewer temporaries).
+    a = P.abs().sub_(b[:, None, None, :])
+    gate = a >= 0
+    return a.clamp_(min=0).mul_(P.sign_()).sum(dim=2), gate
 
 
 def _wgrad(G, gate, U, Usum):

@@ -1,0 +1,1 @@
+"""Speed benchmarks: every measurement is a ratio taken within one run (no timed tests)."""

@@ -1,0 +1,75 @@
+"""Training speed, as ratios taken in one run: batched replicates vs a Python loop, and achieved vs matmul GFLOP/s.
+
+Run: .venv/bin/python benchmarks/train_speed.py [--quick]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+
+import torch
+
+from imbalanced_cl.config import SimConfig
+from imbalanced_cl.train import step_flops, train
+
+
+def matmul_gflops(n: int = 2048, reps: int = 5) -> float:
+    """Float32 GFLOP/s of a large square matmul on this machine, now."""
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    a @ b  # warm-up
+    t = time.perf_counter()
+    for _ in range(reps):
+        a @ b
+    return 2 * n ** 3 * reps / (time.perf_counter() - t) / 1e9
+
+
+def timed(fn):
+    """Wall time of fn() in seconds, and its result."""
+    t = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t, out
+
+
+def peak_memory_mb(cfg: SimConfig) -> float:
+    """Peak resident memory (MiB) of a fresh process that trains cfg."""
+    code = ("import resource, json; from imbalanced_cl.config import SimConfig; from imbalanced_cl.train import train;"
+            f"train(SimConfig(**json.loads({json.dumps(json.dumps(cfg.to_dict()))})));"
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
+    return float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+
+
+def main(argv=None) -> None:
+    """Print the configuration, the batched/loop speed-up, the GFLOP/s fraction and peak memory."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="smaller problem (seconds instead of a minute)")
+    args = ap.parse_args(argv)
+    R, steps = (8, 10) if args.quick else (32, 20)
+    # A Stage-2/3 step (bias active from step 1, the costlier nonlinear path) at the notebooks' default size.
+    cfg = SimConfig(d=20, d1=200, m=50, L=4, n_pairs=512, R=R, steps=steps, t1_max=1, progress=False,
+                    record_every=10 ** 6)
+    print(f"config: R={R} steps={steps} d={cfg.d} d1={cfg.d1} m={cfg.m} L={cfg.L} n_pairs={cfg.n_pairs} "
+          f"threads={torch.get_num_threads()}")
+    train(cfg.replace(R=1, steps=2))  # warm-up
+    t_batch, _ = timed(lambda: train(cfg))
+    t_loop, _ = timed(lambda: [train(cfg.replace(R=1), replicates=[r]) for r in range(R)])
+    print(f"batched R={R}: {t_batch:.2f} s; loop of {R} single runs: {t_loop:.2f} s; "
+          f"speed-up {t_loop / t_batch:.2f}x (target >= 4x)")
+    # Achieved GFLOP/s of the step itself: time training at two step counts and difference out data generation.
+    t_short, _ = timed(lambda: train(cfg.replace(steps=2)))
+    per_step = (t_batch - t_short) / (steps - 2)
+    flops = step_flops(cfg, R, linear=False)
+    achieved = flops / per_step / 1e9
+    peak = matmul_gflops()
+    print(f"training step: {flops / 1e9:.2f} GFLOP in {per_step * 1e3:.1f} ms = {achieved:.1f} GFLOP/s; "
+          f"float32 matmul {peak:.1f} GFLOP/s; fraction {achieved / peak:.0%} (target >= 30%)")
+    default_cfg = cfg.replace(R=8, steps=60)
+    print(f"peak memory of a default-size run (R=8): {peak_memory_mb(default_cfg):.0f} MiB (budget 4096 MiB)")
+    print(f"this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MiB peak")
+
+
+if __name__ == "__main__":
+    main()
