@@ -100,8 +100,17 @@ def stage(root: Path, executed: Path) -> None:
         src = root / name
         dst = executed / name
         if src.is_dir():
-            shutil.rmtree(dst, ignore_errors=True)
-            shutil.copytree(src, dst)
+            # Keep notebooks the runner executed into dst (e.g. book/scoreboard.ipynb, with its .key):
+            # never stage a source notebook over its executed copy.
+            keep = {q.relative_to(dst) for q in dst.rglob("*.ipynb")
+                    if q.with_suffix(".key").exists()} if dst.exists() else set()
+            if dst.exists():
+                for q in dst.rglob("*"):
+                    if q.is_file() and q.suffix not in (".ipynb", ".key"):
+                        q.unlink()
+            shutil.copytree(src, dst, dirs_exist_ok=True,
+                            ignore=lambda d, names: [n for n in names
+                                                     if (Path(d) / n).relative_to(src) in keep])
         elif src.exists():
             shutil.copy2(src, dst)
     for md in root.glob("*.md"):
@@ -129,7 +138,8 @@ def run_book(profile: str = "default", out_root: Path | None = None, only: list[
     os.environ["IMBALANCED_CL_EXECUTED"] = str(executed / "notebooks")
     keys: dict[str, str] = {}
     failures = []
-    for nb in toc_notebooks(root):
+    # Collecting notebooks (the scoreboard) run after every other one, whatever their place in the toc.
+    for nb in sorted(toc_notebooks(root), key=collects):
         rel = nb.relative_to(root)
         if only and nb.stem not in only:
             continue
