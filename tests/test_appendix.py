@@ -1,0 +1,198 @@
+"""Appendix A.2 (notebook 05): shared grid points trained once, the regression head, every metric by hand."""
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+import torch
+
+from imbalanced_cl import appendix as A
+from imbalanced_cl.config import ParameterError
+from imbalanced_cl.verdict import FAILS, HOLDS, PARTLY
+
+TINY = dict(d=6, d1=24, m=6, L=2, n_pairs=16, steps=6, chunk=7, n_test=40, n_probe_train=30, threads=1,
+            boot=50, progress=False)
+
+
+def tiny_cfg(**kw) -> A.AppendixConfig:
+    """Grids that overlap like the paper's: Figs. 1-2 and 3-4 share eps 0.2 and sigma 0.05 / 0.03."""
+    base = dict(sigmas_12=(0.01, 0.05), eps_12=(0.2, 0.6), sigmas_3=(0.05, 0.1), sigmas_4=(0.03, 0.05),
+                eps_34=(0.1, 0.2), repeats=2)
+    return A.AppendixConfig(**{**TINY, **base, **kw})
+
+
+# ---------------------------------------------------------------------------- grid and no recomputation
+
+def test_paper_union_grid_has_60_points():
+    cfg = A.AppendixConfig(progress=False)
+    pts = A.grid_points(cfg)
+    per_figure = sum(len(cfg.figure_grid(f)[0]) * len(cfg.figure_grid(f)[1]) for f in (1, 3, 4))
+    assert per_figure == 90 and len(pts) == 60 == len(set(pts))
+    assert (0.1, 0.05) in pts and (0.05, 0.1) in pts and (1.0, 0.01) in pts
+    assert len({A.point_code(e, s) for e, s in pts}) == 60  # every point has its own data stream
+
+
+def test_shared_points_are_trained_exactly_once():
+    cfg = tiny_cfg()
+    pts = A.grid_points(cfg)
+    naive = sum(len(cfg.figure_grid(f)[0]) * len(cfg.figure_grid(f)[1]) for f in (1, 2, 3, 4))
+    assert len(pts) < naive  # the grids do share points, so the test means something
+    before = A.TRAINING_LOG.copy()
+    res = A.run_appendix(cfg)
+    done = A.TRAINING_LOG - before
+    expected = {(e, s, r, a) for e, s in pts for r in range(cfg.repeats) for a in cfg.arms}
+    assert set(done) == expected and set(done.values()) == {1}
+    assert res.trained == done
+    items = len(pts) * cfg.repeats
+    assert res.train_calls == math.ceil(items / cfg.chunk) * len(cfg.arms)
+    for name, v in res.values.items():
+        assert v.shape == (2, len(pts), cfg.repeats) and np.isfinite(v).all(), name
+
+
+def test_batching_does_not_change_results():
+    a = A.run_appendix(tiny_cfg(chunk=3, pruning=False))
+    b = A.run_appendix(tiny_cfg(chunk=0, pruning=False))
+    for name in a.values:
+        np.testing.assert_allclose(a.values[name], b.values[name], rtol=2e-4, atol=1e-5, err_msg=name)
+
+
+def test_curves_pick_the_figure_grid():
+    res = A.run_appendix(tiny_cfg(repeats=1, pruning=False))
+    sig, eps, v = res.curves(3, 0)
+    assert sig == (0.05, 0.1) and eps == (0.1, 0.2) and v.shape == (2, 2, 1)
+    k = res.points.index((0.2, 0.1))
+    assert v[1, 1, 0] == res.values["test_cos"][0, k, 0]
+
+
+# ---------------------------------------------------------------------------- regression head
+
+def test_ridge_recovers_a_known_linear_map():
+    g = torch.Generator().manual_seed(0)
+    F = torch.randn(1000, 8, generator=g) * torch.linspace(0.1, 3, 8)
+    B = torch.randn(8, 3, generator=g)
+    c = torch.tensor([1.0, -2.0, 0.5])
+    beta, icpt = A.ridge_fit(F, F @ B + c, ridge=0.0)
+    torch.testing.assert_close(beta.float(), B, atol=1e-4, rtol=1e-4)
+    torch.testing.assert_close(icpt.float(), c, atol=1e-4, rtol=1e-4)
+    Ft = torch.randn(5000, 8, generator=g)
+    noise = 0.1 * torch.randn(5000, 3, generator=g)
+    assert A.ridge_mse(F, F @ B + c, Ft, Ft @ B + c + noise, 0.0) == pytest.approx(0.01, rel=0.05)
+
+
+def test_ridge_handles_dead_features():
+    F = torch.zeros(50, 4)
+    Y = torch.arange(50.0).unsqueeze(1)
+    beta, icpt = A.ridge_fit(F, Y, 1e-6)
+    assert torch.isfinite(beta).all() and float(icpt) == pytest.approx(24.5)
+
+
+# ---------------------------------------------------------------------------- metrics on hand-made weights
+
+def _hand_dictionary():
+    """d1 = 5, d = 3: M = first three standard basis vectors; feature 3 (index 2) is the minority one."""
+    return torch.eye(5)[:, :3].unsqueeze(0)
+
+
+def test_alignment_count_and_max_by_hand():
+    M = _hand_dictionary()
+    e = torch.eye(5)
+    W = torch.stack([e[2],                        # cos 1
+                     e[2] + e[0],                 # cos 1/sqrt(2) = 0.707
+                     -0.5 * e[2] + e[3],          # |cos| = 0.5/sqrt(1.25) = 0.447
+                     0.2 * e[2] + e[1],           # cos 0.196 < 0.3
+                     e[4]]).unsqueeze(0)          # cos 0
+    assert A.align_count(W, M, 1, 0.3).tolist() == [3.0]
+    assert A.align_count(W, M, 1, 0.5).tolist() == [2.0]
+    assert A.align_max(W[:, 1:], M, 1).item() == pytest.approx(1 / math.sqrt(2), abs=1e-6)
+    assert A.align_max(W, M, 1).item() == pytest.approx(1.0, abs=1e-6)
+    # two minority features: a neuron counts if it is aligned with either
+    assert A.align_count(W[:, 3:4] * 0 + e[1], M, 2, 0.3).tolist() == [1.0]
+
+
+def test_test_cosine_and_mse_by_hand():
+    # W = I (m = d1 = 2), L = 1, b = 0: f(X) = u exactly
+    W, b = torch.eye(2), torch.zeros(2)
+    UX = torch.tensor([[1.0, 0.0], [0.0, 2.0]]).unsqueeze(1)
+    UY = torch.tensor([[2.0, 0.0], [1.0, 1.0]]).unsqueeze(1)
+    Z = torch.tensor([[1.0], [3.0]])
+    cos, _ = A.eval_metrics(W, b, UX, UY, UX, Z, Z, 0.0)
+    assert cos == pytest.approx((1 + 1 / math.sqrt(2)) / 2, abs=1e-6)
+    # bias 0.5 (BReLU): u = (1, 0.3) gives f = (0.5, 0); the positive (0.2, 2) gives (0, 1.5): cosine 0
+    cos_b, _ = A.eval_metrics(W, torch.full((2,), 0.5), torch.tensor([[[1.0, 0.3]], [[1.0, 0.0]]]),
+                              torch.tensor([[[0.2, 2.0]], [[3.0, 0.1]]]), UX, Z, Z, 0.0)
+    assert cos_b == pytest.approx(0.5, abs=1e-6)
+    # features carry the target linearly: target = 2 f_1 - f_2 + 1
+    g = torch.Generator().manual_seed(1)
+    Utr, Ute = torch.randn(40, 1, 2, generator=g), torch.randn(30, 1, 2, generator=g)
+    tgt = lambda U: (2 * U[:, 0, 0] - U[:, 0, 1] + 1).unsqueeze(1)
+    _, mse = A.eval_metrics(W, b, Ute, Ute, Utr, tgt(Utr), tgt(Ute), 0.0)
+    assert mse == pytest.approx(0.0, abs=1e-8)
+    # a dead network (W = 0) predicts the training mean: MSE = mean (z - mean_tr)^2
+    Ztr = torch.tensor([[0.0], [2.0]])
+    Zte = torch.tensor([[0.0], [4.0]])
+    _, mse0 = A.eval_metrics(torch.zeros(2, 2), b, UX, UY, UX, Ztr, Zte, 1e-6)
+    assert mse0 == pytest.approx((1 + 9) / 2, abs=1e-6)
+
+
+def test_reg_target_choice():
+    cfg = tiny_cfg(reg_target="minority", n_minority=2)
+    Z = torch.arange(12.0).view(2, 6)
+    assert A.reg_target(Z, cfg).tolist() == [[4.0, 5.0], [10.0, 11.0]]
+    assert A.reg_target(Z, tiny_cfg()).shape == (2, 6)
+
+
+# ---------------------------------------------------------------------------- trend and verdict
+
+def test_spearman_matches_scipy_and_handles_ties():
+    from scipy.stats import spearmanr
+    x = np.arange(7.0)
+    y = np.array([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0])
+    assert A.spearman(x, y) == pytest.approx(spearmanr(x, y).statistic)
+    assert A.spearman(x, x ** 2) == pytest.approx(1.0)
+    assert A.spearman(x, -x) == pytest.approx(-1.0)
+    assert A.spearman(x, np.zeros(7)) == 0.0
+
+
+def test_trend_interval_and_verdicts():
+    eps = (0.1, 0.2, 0.3, 0.4)
+    rng = np.random.default_rng(0)
+    rising = np.array(eps)[None, :, None] + 0.001 * rng.standard_normal((2, 4, 20))
+    rho, lo, hi, per = A.trend(eps, rising, 500, 0)
+    assert rho == pytest.approx(1.0) and lo == pytest.approx(1.0) and per.shape == (2,)
+    assert A.judge_trend(lo, hi, +1, 0.8)[0] == HOLDS
+    assert A.judge_trend(-hi, -lo, -1, 0.8)[0] == HOLDS
+    assert A.judge_trend(lo, hi, -1, 0.8)[0] == FAILS
+    noise = rng.standard_normal((2, 4, 20))
+    rho, lo, hi, _ = A.trend(eps, noise, 500, 0)
+    assert lo < rho < hi and lo < 0.8
+    assert A.judge_trend(0.3, 0.9, +1, 0.8)[0] == PARTLY
+    again = A.trend(eps, noise, 500, 0)
+    assert again[1:3] == (lo, hi)  # fixed bootstrap seed
+
+
+# ---------------------------------------------------------------------------- validation
+
+@pytest.mark.parametrize("kw,name", [
+    (dict(eps_12=()), "eps_12"),
+    (dict(eps_34=(0.0, 0.2)), "eps_34[0]"),
+    (dict(eps_12=(0.5, 1.5)), "eps_12[1]"),
+    (dict(sigmas_3=(0.05, -0.1)), "sigmas_3[1]"),
+    (dict(sigmas_4=[]), "sigmas_4"),
+    (dict(repeats=0), "repeats"),
+    (dict(n_test=1), "n_test"),
+    (dict(reg_target="z"), "reg_target"),
+    (dict(align_threshold=1.5), "align_threshold"),
+    (dict(n_minority=0), "n_minority"),
+    (dict(prune_alpha=0.0), "prune_alpha"),
+])
+def test_config_rejects_bad_values(kw, name):
+    with pytest.raises(ParameterError, match=re.escape(f"parameter {name}=")):
+        tiny_cfg(**kw)
+
+
+def test_from_namespace_turns_lists_into_tuples():
+    ns = {**TINY, "eps_12": [0.2, 0.4], "repeats": 3, "unrelated": 1}
+    cfg = A.AppendixConfig.from_namespace(ns)
+    assert cfg.eps_12 == (0.2, 0.4) and cfg.repeats == 3
