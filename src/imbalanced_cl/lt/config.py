@@ -1,0 +1,133 @@
+"""LTConfig: every parameter of notebook 06 (long-tailed real-image benchmarks), validated on construction."""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, fields
+from typing import Any, Mapping
+
+from ..config import ParameterError, check, check_choice, check_float, check_grid, check_int
+from .datasets import DATASETS
+
+METHODS = ("random", "simclr", "sdclr", "alg1")
+
+
+def _is_str(v: Any) -> bool:
+    return isinstance(v, str)
+
+
+@dataclass(frozen=True)
+class LTConfig:
+    """Data (LT profile), backbone, SimCLR/SDCLR/Alg. 1 pre-training, linear probe, and bookkeeping."""
+
+    # --- data: the exponential LT profile n_c = floor(n_max * rho^(-c/(C-1))) (SDCLR; Table 2) ---
+    dataset: str = "cifar10"          # cifar10 | cifar100 | imagenet-lt | digits
+    rhos: tuple = (100,)              # imbalance ratios n_max / n_min (ImageNet-LT: fixed by its split, 256)
+    n_max: int = 4500                 # images of the head class (0: the smallest class size of the train split)
+    seeds: tuple = (0, 1, 2)          # each seed: its own LT draw, init, data order, augmentations
+    methods: tuple = METHODS          # random (untrained backbone), simclr, sdclr, alg1
+    probe_per_class: int = 500        # balanced probe-train set per class (0: the whole train split)
+    test_per_class: int = 0           # test images per class (0: the whole balanced test split)
+    # --- backbone: ResNet-18, CIFAR stem (SDCLR), width = channels of the first stage (64 = ResNet-18) ---
+    width: int = 8
+    image_size: int = 0               # 0: the dataset's own (32 CIFAR, 8 digits, 224 ImageNet-LT)
+    # --- pre-training: SDCLR reference = 2000 epochs, batch 512, SGD lr 0.5, momentum 0.9, wd 1e-4, tau 0.2 ---
+    epochs: int = 5
+    batch_size: int = 256
+    lr: float = 0.25
+    momentum: float = 0.9
+    weight_decay: float = 1e-4
+    warmup_epochs: int = 0
+    temperature: float = 0.2
+    proj_dim: int = 128
+    crop_scale_lo: float = 0.1        # RandomResizedCrop scale (crop_scale_lo, 1)
+    # --- pruning: SDCLR ratio 0.9 on CIFAR; one global magnitude threshold over the conv weights ---
+    prune_ratio: float = 0.9
+    mask_every: str = "epoch"         # "epoch" (SDCLR; paper L64) or "step" (Algorithm 1 as written, L150)
+    # --- linear probe (frozen features, balanced train set) ---
+    probe_l2: float = 1e-4
+    probe_iters: int = 200
+    group_scheme: str = "auto"        # many/medium/few: "thirds", "thresholds" (ImageNet-LT), "auto"
+    # --- where things are, and how to run ---
+    data_dir: str = ""                # "" -> $IMBALANCED_CL_DATA or ~/.cache/imbalanced_cl/data
+    download: bool = True             # fetch the original CIFAR release when it is not on disk
+    cifar10_source: str = "auto"      # auto (original if on disk, else ../shared JPEG pack, else download) | jpeg | original
+    imagenet_root: str = ""           # ILSVRC-2012 root holding train/ and val/
+    imagenet_lists: str = ""          # folder of ImageNet_LT_{train,test}.txt ("" -> imagenet_root)
+    device: str = "auto"              # auto | cpu | cuda
+    threads: int = 0                  # torch CPU threads (0: torch's default)
+    ckpt_dir: str = ""                # checkpoints (resumed when present); "" -> none
+    ckpt_every: int = 0               # also checkpoint every this many epochs (0: only at the end)
+    results_dir: str = ""             # per-run metrics as JSON, reused when present (torchrun runs land here)
+    progress: bool = True
+
+    def __post_init__(self):
+        self.validate()
+
+    def validate(self) -> None:
+        """Check every field; raise ParameterError naming the first bad one and its allowed range."""
+        check_choice("dataset", self.dataset, DATASETS)
+        check_grid("rhos", self.rhos, lambda n, v: check_float(n, v, 1.0))
+        if self.dataset == "imagenet-lt":
+            check("rhos", self.rhos, tuple(self.rhos) == (256,),
+                  "(256,) for imagenet-lt (the split lists fix the profile)")
+        check_int("n_max", self.n_max, 0)
+        check_grid("seeds", self.seeds, lambda n, v: check_int(n, v, 0, 2**31 - 1))
+        check("seeds", self.seeds, len(set(self.seeds)) == len(self.seeds), "distinct seeds")
+        check_grid("methods", self.methods, lambda n, v: check_choice(n, v, METHODS))
+        check_int("probe_per_class", self.probe_per_class, 0)
+        check_int("test_per_class", self.test_per_class, 0)
+        check_int("width", self.width, 1, 512)
+        check_int("image_size", self.image_size, 0, 1024)
+        check_int("epochs", self.epochs, 1)
+        check_int("batch_size", self.batch_size, 2)
+        check_float("lr", self.lr, 0.0, lo_open=True)
+        check_float("momentum", self.momentum, 0.0, 1.0, hi_open=True)
+        check_float("weight_decay", self.weight_decay, 0.0)
+        check_int("warmup_epochs", self.warmup_epochs, 0, self.epochs)
+        check_float("temperature", self.temperature, 0.0, lo_open=True)
+        check_int("proj_dim", self.proj_dim, 1)
+        check_float("crop_scale_lo", self.crop_scale_lo, 0.0, 1.0, lo_open=True)
+        check_float("prune_ratio", self.prune_ratio, 0.0, 1.0, hi_open=True)
+        check_choice("mask_every", self.mask_every, ("epoch", "step"))
+        check_float("probe_l2", self.probe_l2, 0.0)
+        check_int("probe_iters", self.probe_iters, 1)
+        check_choice("group_scheme", self.group_scheme, ("auto", "thirds", "thresholds"))
+        for name in ("data_dir", "imagenet_root", "imagenet_lists", "ckpt_dir", "results_dir"):
+            check(name, getattr(self, name), _is_str(getattr(self, name)), "a string (a path, or '')")
+        check("download", self.download, isinstance(self.download, bool), "True or False")
+        check_choice("cifar10_source", self.cifar10_source, ("auto", "jpeg", "original"))
+        check_choice("device", self.device, ("auto", "cpu", "cuda"))
+        check_int("threads", self.threads, 0, 1024)
+        check_int("ckpt_every", self.ckpt_every, 0)
+        check("progress", self.progress, isinstance(self.progress, bool), "True or False")
+
+    @classmethod
+    def field_names(cls) -> list[str]:
+        """Names of all fields, in declaration order."""
+        return [f.name for f in fields(cls)]
+
+    @classmethod
+    def from_namespace(cls, ns: Mapping[str, Any], **overrides) -> "LTConfig":
+        """Build from a namespace (a notebook's globals()), taking only this class's fields; lists become tuples."""
+        kw = {k: ns[k] for k in cls.field_names() if k in ns}
+        kw.update(overrides)
+        kw = {k: (tuple(v) if isinstance(v, list) else v) for k, v in kw.items()}
+        return cls(**kw)
+
+    def replace(self, **changes) -> "LTConfig":
+        """A copy with some fields changed (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict:
+        """Plain dict of all fields (for provenance and result keys)."""
+        return dataclasses.asdict(self)
+
+    @property
+    def scheme(self) -> str:
+        """The many/medium/few grouping actually used."""
+        if self.group_scheme != "auto":
+            return self.group_scheme
+        return "thresholds" if self.dataset == "imagenet-lt" else "thirds"
+
+
+__all__ = ["LTConfig", "METHODS", "ParameterError"]

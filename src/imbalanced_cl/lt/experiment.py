@@ -1,0 +1,198 @@
+"""Notebook 06's experiment: pre-train, probe and score every (rho, seed, method); summaries, Table 2, verdicts."""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from . import datasets as D
+from .augment import Normalize
+from .config import LTConfig
+from .probe import evaluate, extract_features, linear_probe
+from .simclr import SimCLRNet, dist_info, pick_device, pretrain
+
+# Table 2 of the paper (L342-352): (acc w/o, acc w/, Δ20 w/o, Δ20 w/), each (mean, std); std None when unreported.
+TABLE2 = {
+    ("cifar10", 10): ((79.25, 1.03), (84.92, 0.67), (3.42, 1.02), (2.99, 0.92)),
+    ("cifar10", 50): ((75.58, 0.84), (83.60, 1.02), (3.92, 1.21), (3.35, 0.76)),
+    ("cifar10", 100): ((74.24, 0.82), (81.31, 0.94), (5.69, 1.35), (5.62, 0.99)),
+    ("cifar100", 10): ((51.21, 1.21), (56.33, 1.51), (2.45, 0.57), (1.37, 0.46)),
+    ("cifar100", 50): ((49.32, 0.45), (56.12, 0.32), (4.95, 1.02), (2.57, 0.92)),
+    ("cifar100", 100): ((47.12, 0.51), (54.93, 0.50), (7.11, 0.45), (4.38, 0.22)),
+    ("imagenet-lt", 256): ((63.21, None), (65.12, None), (8.47, None), (7.21, None)),
+}
+LABELS = {"random": "random init (no pre-training)", "simclr": "SimCLR (no pruning)",
+          "sdclr": "SDCLR-style pruning", "alg1": "Algorithm 1 (masked features)",
+          "alg1_dense": "Algorithm 1 (dense weights)"}
+_DATA: dict = {}
+
+
+def load_data(cfg: LTConfig) -> D.ImageData:
+    """The dataset of cfg (kept in memory across calls with the same location settings)."""
+    key = (cfg.dataset, cfg.data_dir, cfg.download, cfg.cifar10_source, cfg.imagenet_root, cfg.imagenet_lists,
+           cfg.image_size)
+    if key not in _DATA:
+        _DATA[key] = D.load(cfg.dataset, cfg.data_dir, cfg.download, cfg.cifar10_source, cfg.imagenet_root,
+                            cfg.imagenet_lists, cfg.image_size or 224)
+    return _DATA[key]
+
+
+def effective_n_max(cfg: LTConfig, data: D.ImageData) -> int:
+    """cfg.n_max, or the smallest class size of the train split when it is 0."""
+    return cfg.n_max or int(np.bincount(data.train.labels).min())
+
+
+def run_key(cfg: LTConfig, rho: float, method: str, seed: int) -> str:
+    """A short hash of everything that determines one run's result (not the paths, device or progress bar)."""
+    skip = {"rhos", "seeds", "methods", "data_dir", "download", "device", "threads", "ckpt_dir", "ckpt_every",
+            "results_dir", "progress", "imagenet_root", "imagenet_lists"}
+    if method == "random":   # an untrained backbone ignores the pre-training settings
+        skip |= {"epochs", "batch_size", "lr", "momentum", "weight_decay", "warmup_epochs", "temperature",
+                 "proj_dim", "crop_scale_lo", "prune_ratio", "mask_every"}
+    blob = {k: v for k, v in cfg.to_dict().items() if k not in skip}
+    blob.update(rho=float(rho), method=method, seed=seed)
+    return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def run_one(cfg: LTConfig, rho: float, method: str, seed: int, data: D.ImageData | None = None) -> list[dict]:
+    """Pre-train (unless method='random'), probe and score one run; Algorithm 1 gives a masked and a dense row."""
+    data = data or load_data(cfg)
+    key = run_key(cfg, rho, method, seed)
+    cache = Path(cfg.results_dir) / f"{cfg.dataset}_rho{rho:g}_{method}_seed{seed}_{key}.json" \
+        if cfg.results_dir else None
+    if cache is not None and cache.exists():
+        return json.loads(cache.read_text())
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    rank, world, local_rank = dist_info()
+    dev = pick_device(cfg.device, local_rank)
+    t0 = time.time()
+    ytr = data.train.labels
+    C = data.num_classes
+    if cfg.dataset == "imagenet-lt":       # the split list is the LT subset
+        lt = data.train
+        probe_set = D.imagenet_balanced_probe(data, cfg.probe_per_class or 50, seed)
+    else:
+        lt = data.train.subset(D.long_tailed_indices(ytr, effective_n_max(cfg, data), rho, seed))
+        probe_set = data.train.subset(D.balanced_indices(ytr, cfg.probe_per_class, seed))
+    test = data.test.subset(D.balanced_indices(data.test.labels, cfg.test_per_class, 0))
+    counts = np.bincount(lt.labels, minlength=C)
+    size = cfg.image_size or lt.image_size
+    stem = "cifar" if size <= 64 else "imagenet"
+    info: dict = {"epochs": 0, "losses": [], "kept": [], "pretrain_s": 0.0, "views_per_s": 0.0, "aug_share": 0.0}
+    if method == "random":
+        torch.manual_seed(seed)
+        net = SimCLRNet(cfg.width, lt.channels, cfg.proj_dim, stem).to(dev)
+    else:
+        ckpt = None
+        if cfg.ckpt_dir:
+            ckpt = Path(cfg.ckpt_dir) / f"{cfg.dataset}_rho{rho:g}_{method}_seed{seed}_{key}.pt"
+        r = pretrain(lt, None, method=method, seed=seed, width=cfg.width, in_channels=lt.channels, image_size=size,
+                     mean=data.mean, std=data.std, epochs=cfg.epochs, batch_size=cfg.batch_size, lr=cfg.lr,
+                     momentum=cfg.momentum, weight_decay=cfg.weight_decay, temperature=cfg.temperature,
+                     proj_dim=cfg.proj_dim, prune_ratio=cfg.prune_ratio, mask_every=cfg.mask_every,
+                     warmup_epochs=cfg.warmup_epochs, crop_scale_lo=cfg.crop_scale_lo, stem=stem,
+                     device=cfg.device, ckpt_path=ckpt, ckpt_every=cfg.ckpt_every, progress=cfg.progress,
+                     desc=f"{method} rho={rho:g} seed={seed}")
+        net = r.net
+        info.update(epochs=cfg.epochs, losses=r.losses, kept=r.kept, pretrain_s=round(r.seconds, 1),
+                    views_per_s=round(r.views_per_s, 1), aug_share=round(r.aug_seconds / max(r.seconds, 1e-9), 3))
+    if rank != 0:                            # under torchrun only rank 0 probes and writes
+        return []
+    norm = Normalize(data.mean, data.std).to(dev)
+    variants = [(method, "dense")] if method != "alg1" else [("alg1", "masked"), ("alg1_dense", "dense")]
+    rows = []
+    for name, conv in variants:
+        ftr = extract_features(net.backbone, probe_set, norm, conv=conv, device=dev)
+        fte = extract_features(net.backbone, test, norm, conv=conv, device=dev)
+        pred = linear_probe(ftr, probe_set.labels, fte, cfg.probe_l2, cfg.probe_iters, C, seed)
+        m = evaluate(pred, test.labels, counts, cfg.scheme)
+        rows.append({"dataset": cfg.dataset, "rho": float(rho), "method": name, "seed": seed, **m,
+                     "train_counts": counts.tolist(), "n_train": int(counts.sum()), "n_probe": len(probe_set),
+                     "n_test": len(test), **info, "seconds": round(time.time() - t0, 1), "key": key})
+    if cache is not None:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache.with_name(f".{cache.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(rows))
+        os.replace(tmp, cache)
+    return rows
+
+
+def run_grid(cfg: LTConfig, data: D.ImageData | None = None, log=print) -> list[dict]:
+    """Every (rho, seed, method) of cfg, in that order; returns the flat list of result rows."""
+    data = data or load_data(cfg)
+    out = []
+    for rho in cfg.rhos:
+        for seed in cfg.seeds:
+            for method in cfg.methods:
+                t = time.time()
+                rows = run_one(cfg, rho, method, seed, data)
+                out += rows
+                for r in rows:
+                    log(f"rho={rho:g} seed={seed} {r['method']:<10} acc={r['acc']:.2f}% Δ20={r['delta20']:+.2f} "
+                        f"({time.time() - t:.0f} s)")
+    return out
+
+
+def _ms(x) -> tuple[float, float]:
+    x = np.asarray(x, dtype=float)
+    return float(np.mean(x)), (float(np.std(x, ddof=1)) if len(x) > 1 else math.nan)
+
+
+def summarize(results: list[dict]) -> list[dict]:
+    """Mean and seed-to-seed std (ddof=1) of acc, Δ20, many/medium/few per (dataset, rho, method)."""
+    groups: dict = {}
+    for r in results:
+        groups.setdefault((r["dataset"], r["rho"], r["method"]), []).append(r)
+    out = []
+    for (ds, rho, method), rs in groups.items():
+        row = {"dataset": ds, "rho": rho, "method": method, "n_seeds": len(rs)}
+        for k in ("acc", "delta20", "many", "medium", "few"):
+            row[k], row[k + "_std"] = _ms([r[k] for r in rs])
+        out.append(row)
+    return out
+
+
+def paired(results: list[dict], rho: float, method: str, metric: str, base: str = "simclr") -> np.ndarray:
+    """Per-seed differences metric(method) - metric(base) at one rho (seeds present in both)."""
+    a = {r["seed"]: r[metric] for r in results if r["rho"] == rho and r["method"] == method}
+    b = {r["seed"]: r[metric] for r in results if r["rho"] == rho and r["method"] == base}
+    return np.array([a[s] - b[s] for s in sorted(set(a) & set(b))], dtype=float)
+
+
+def verdict_rows(results: list[dict], dataset: str) -> list:
+    """Claim 5 judged per rho and pruning variant: accuracy gain, and Δ20 reduction, vs SimCLR on the same seeds.
+
+    The interval is mean ± one seed-to-seed standard deviation of the paired differences (same seed = same LT
+    draw and init), so "holds" means the effect exceeds the seed-to-seed spread. Fixed before any run.
+    """
+    from .. import verdict as V
+    rows = []
+    rhos = sorted({r["rho"] for r in results})
+    for rho in rhos:
+        ref = TABLE2.get((dataset, int(rho)))
+        for method in ("sdclr", "alg1"):
+            for metric, sign, what in (("acc", 1, "accuracy gain"), ("delta20", -1, "Δ20 reduction")):
+                d = sign * paired(results, rho, method, metric)
+                if ref:
+                    p = ref[1][0] - ref[0][0] if metric == "acc" else ref[2][0] - ref[3][0]
+                    pred = f"> 0 (Table 2: {p:+.2f} pts)"
+                else:
+                    pred = "> 0"
+                claim = f"{LABELS[method]} vs SimCLR: {what}, {dataset}-LT ρ={rho:g}"
+                if len(d) == 0:
+                    rows.append(V.Verdict(claim, "Table 2; §4", pred, math.nan, math.nan, math.nan, V.UNTESTED,
+                                          "no paired runs"))
+                    continue
+                m = float(d.mean())
+                s = float(d.std(ddof=1)) if len(d) > 1 else 0.0
+                v, rule = V.judge_positive(m - s, m + s, what)
+                rows.append(V.Verdict(claim, "Table 2; §4", pred, m, m - s, m + s, v,
+                                      rule + f" (mean ± 1 sd over {len(d)} paired seeds, points)"))
+    return rows
