@@ -10,7 +10,7 @@ import torch
 
 from imbalanced_cl import appendix as A
 from imbalanced_cl.config import ParameterError
-from imbalanced_cl.verdict import FAILS, HOLDS, PARTLY
+from imbalanced_cl.verdict import FAILS, HOLDS, INCONCLUSIVE, PARTLY
 
 TINY = dict(d=6, d1=24, m=6, L=2, n_pairs=16, steps=6, chunk=7, n_test=40, n_probe_train=30, threads=1,
             boot=50, progress=False)
@@ -168,6 +168,9 @@ def test_trend_interval_and_verdicts():
     rho, lo, hi, _ = A.trend(eps, noise, 500, 0)
     assert lo < rho < hi and lo < 0.8
     assert A.judge_trend(0.3, 0.9, +1, 0.8)[0] == PARTLY
+    assert A.judge_trend(-0.9, -0.3, -1, 0.8)[0] == PARTLY
+    assert A.judge_trend(-0.2, 0.9, +1, 0.8)[0] == INCONCLUSIVE
+    assert A.judge_trend(0.0, 0.0, +1, 0.8)[0] == FAILS  # a flat curve is no improvement
     again = A.trend(eps, noise, 500, 0)
     assert again[1:3] == (lo, hi)  # fixed bootstrap seed
 

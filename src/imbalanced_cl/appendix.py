@@ -47,7 +47,7 @@ class AppendixConfig(SimConfig):
     m: int = 30                                       # neurons (workshop experiment, W132: m = 30)
     n_pairs: int = 256                                # K, full batch (unstated in A.2)
     steps: int = 300                                  # unstated in A.2
-    prune_alpha: float = 0.3                          # ratio of the pruned arm (Alg. 1); control arm uses 0
+    prune_alpha: float = 0.1                          # ratio of the pruned arm (Alg. 1); control arm uses 0
     chunk: int = 40                                   # replicates (points x repeats) per batched training call
     # --- grids of App. A.2 (L455-471); NSR = sigma^2 d1 ---
     sigmas_12: tuple = (0.01, 0.03, 0.05)             # Figs. 1-2
@@ -331,17 +331,19 @@ def trend(eps: tuple, values: np.ndarray, boot: int, seed: int) -> tuple[float, 
 
 
 def judge_trend(rho_lo: float, rho_hi: float, direction: int, holds_at: float) -> tuple[str, str]:
-    """Holds if the interval lies beyond ±holds_at in the predicted direction; partly if beyond 0; else fails."""
-    from .verdict import FAILS, HOLDS, PARTLY, UNTESTED
+    """Oriented to the predicted sign: holds beyond holds_at, partly beyond 0, fails if wholly <= 0, else inconclusive."""
+    from .verdict import FAILS, HOLDS, INCONCLUSIVE, PARTLY, UNTESTED
     word = "above" if direction > 0 else "below"
-    rule = (f"holds if the bootstrap interval of ρ lies {word} {direction * holds_at:+g}; "
-            f"partly if it lies {word} 0; otherwise does not hold")
+    rule = (f"holds if the bootstrap interval of ρ lies {word} {direction * holds_at:+g}; partly if it lies "
+            f"{word} 0; does not hold if it lies wholly on the other side of 0 (or at 0); inconclusive if it contains 0")
     if any(math.isnan(v) for v in (rho_lo, rho_hi)):
         return UNTESTED, "no finite measurement"
-    edge = rho_lo if direction > 0 else -rho_hi
-    if edge >= holds_at:
+    lo, hi = (rho_lo, rho_hi) if direction > 0 else (-rho_hi, -rho_lo)
+    if lo >= holds_at:
         return HOLDS, rule
-    return (PARTLY, rule) if edge > 0 else (FAILS, rule)
+    if lo > 0:
+        return PARTLY, rule
+    return (FAILS, rule) if hi <= 0 else (INCONCLUSIVE, rule)
 
 
 FIG_CLAIMS = {
