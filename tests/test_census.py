@@ -1,0 +1,87 @@
+"""Census of Def. B.1: exact expectations against large Monte-Carlo samples, exponent fits, grid validation."""
+import math
+
+import numpy as np
+import pytest
+
+from imbalanced_cl import census as C
+from imbalanced_cl.config import ParameterError
+from imbalanced_cl.scaling import LuckyConfig, ScalingConfig
+
+
+def test_ordinary_probability_matches_monte_carlo():
+    d, rho, gamma = 10, 0.8, 0.1
+    mc = C.mc_census(d, rho, gamma, n_neurons=100000, R=2, seed=1)
+    p = C.p_ordinary(d, rho, gamma)
+    n = 2 * 100000 * d
+    se = math.sqrt(p * (1 - p) / n) * 3  # neurons share s_i, so allow a wider band than independent pairs
+    assert abs(mc["p_ord"].mean() - p) < 4 * se
+    assert abs(mc["Ni"].mean() - C.expected_Ni(d, rho, gamma)) < 0.01 * d * p + 4 * se * d
+
+
+def test_ordinary_probability_enumerable_case():
+    # d = 2: u_1^2 = cos^2(theta), theta uniform, so P(u_1^2 >= b) = 1 - (2/pi) asin(sqrt(b)) exactly.
+    d, rho, gamma = 2, 1.0, 0.3
+    _, b = C.thresholds(d, rho, gamma)
+    assert C.p_ordinary(d, rho, gamma) == pytest.approx(1 - 2 / math.pi * math.asin(math.sqrt(b)), rel=1e-9)
+
+
+@pytest.mark.parametrize("d,rho", [(10, 1.0), (30, 1.0), (10, 0.8)])
+def test_lucky_and_single_match_monte_carlo(d, rho):
+    gamma = 0.1
+    mc = C.mc_census(d, rho, gamma, n_neurons=200000, R=2, seed=2)
+    a, b = C.thresholds(d, rho, gamma)
+    lp, rse = C._log_p_one_above(d, a, b, n=20000)
+    assert math.exp(lp) == pytest.approx(mc["p_lucky"].mean(), rel=0.1 + 3 * rse)
+    assert C.p_single(d, rho, gamma) == pytest.approx(mc["single"].mean(), rel=0.08)
+    assert C.p_B_exact(d, rho, gamma) == pytest.approx(mc["B"].mean(), rel=0.08)
+
+
+def test_lucky_is_subset_of_ordinary_and_unique():
+    g = C.gaussian_coef(2, 5000, 8, seed=3)
+    c = C.census_of(g, 8, 1.0, 0.0)
+    assert not (c["lucky"] & ~c["ordinary"]).any()
+    assert int(c["lucky"].sum(-1).max()) <= 1
+
+
+def test_paper_pr_B_tends_to_zero_for_imbalance():
+    # brief §6 item 1: (1 - p2)^(d-1) -> 0 when rho < 1, so Pr[B_i] = 1 (L1967) cannot hold
+    vals = [C.paper_pr_B(d, 0.8, 0.1) for d in (10, 100, 1000, 10000)]
+    assert all(x > y for x, y in zip(vals, vals[1:])) and vals[-1] < 0.01
+
+
+def test_fit_recovers_known_slope():
+    rng = np.random.default_rng(0)
+    x = np.logspace(1, 4, 12)
+    y = 3.0 * x ** 0.7 * np.exp(0.02 * rng.standard_normal(x.size))
+    fit = C.fit_loglog(x, y)
+    assert fit.lo <= 0.7 <= fit.hi and abs(fit.slope - 0.7) < 0.02
+    Y = np.stack([2.0 * x ** -1.0 * np.exp(0.05 * rng.standard_normal(x.size)) for _ in range(5)])
+    fr = C.fit_loglog_replicates(x, Y)
+    assert fr.lo <= -1.0 <= fr.hi
+    # and it can fail: a slope of 0.7 is not inside the interval of a slope-1 fit
+    assert not (fr.lo <= 0.7 <= fr.hi)
+
+
+@pytest.mark.parametrize("kw,name", [
+    (dict(census_ds=()), "census_ds"),
+    (dict(census_ratios=(0.5, 1.2)), "census_ratios[1]"),
+    (dict(census_ds=(1, 10)), "census_ds[0]"),
+])
+def test_bad_census_grid(kw, name):
+    with pytest.raises(ParameterError, match=name.replace("[", r"\[").replace("]", r"\]")):
+        C.CensusConfig(**kw)
+    with pytest.raises(ParameterError, match=name.replace("[", r"\[").replace("]", r"\]")):
+        LuckyConfig(**kw)
+
+
+@pytest.mark.parametrize("kw,name", [(dict(ratios=[]), "ratios"), (dict(ratios=(1.5,)), r"ratios\[0\]"),
+                                     (dict(ds=(1,)), r"ds\[0\]"), (dict(ni_rel=0.0), "ni_rel")])
+def test_bad_scaling_grid(kw, name):
+    with pytest.raises(ParameterError, match=name):
+        ScalingConfig.from_namespace(kw)
+
+
+def test_error_names_allowed_range():
+    with pytest.raises(ParameterError, match=r"\(0.0, 1.0\]"):
+        ScalingConfig(ratios=(2.0,))
