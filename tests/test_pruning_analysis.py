@@ -120,3 +120,25 @@ def test_t5_elapsed_matches_formula():
     cfg = pa.PruningConfig(**{**TINY, "d": 20, "d1": 40, "m": 10}, eps_min=0.5)
     want = (2.0 - 1.0) * 20 / (cfg.lr * 0.1 * 0.25 * math.log(math.log(20)))
     assert pa.t5_elapsed(cfg, 0.1) == pytest.approx(want)
+
+
+def test_private_census_fallback_matches_census_module(monkeypatch):
+    """Without census.py the module falls back to its own Def. B.1 census; both must agree."""
+    import importlib.util
+    import sys
+    spec = importlib.util.find_spec("imbalanced_cl.pruning_analysis")
+    monkeypatch.setitem(sys.modules, "imbalanced_cl.census", None)  # makes `from .census import` fail
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.census_of.__module__ == "imbalanced_cl.pruning_analysis"
+    monkeypatch.undo()
+    g = torch.randn(3, 200, 6, generator=torch.Generator().manual_seed(0))
+    mine = mod.census_of(g, 6, 0.9, 0.1)
+    try:
+        from imbalanced_cl.census import census_of
+    except ImportError:
+        pytest.skip("census.py not present")
+    theirs = census_of(g, 6, 0.9, 0.1)
+    for key in ("ordinary", "lucky", "Ni"):
+        assert torch.equal(mine[key], theirs[key])
+    assert int(mine["lucky"].sum()) > 0

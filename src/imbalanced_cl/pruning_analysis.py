@@ -13,7 +13,18 @@ from dataclasses import dataclass
 import torch
 
 from . import metrics
-from .census import census_of
+try:  # Def. B.1 census (census.py, written by another notebook); a private copy keeps this module standalone
+    from .census import census_of
+except ImportError:  # pragma: no cover - exercised only when census.py is absent
+    def census_of(g: torch.Tensor, d: int, rho: float, gamma: float) -> dict:
+        """Def. B.1 (eqs. 26-28) on coefficients g (..., m, d): ordinary, lucky (..., m, d) and |N_i| (..., m)."""
+        a = 2.0 * (1.0 + gamma) / rho ** 2 * math.log(d) / d      # c1 log d / d  (eq. 28)
+        b = 2.0 * (1.0 - gamma) * rho ** 2 * math.log(d) / d      # c2 log d / d
+        u2 = g.pow(2) / g.pow(2).sum(-1, keepdim=True).clamp(min=1e-300)
+        ordinary = u2 >= b                                          # eq. (26)
+        n_ord = ordinary.sum(-1, keepdim=True)
+        lucky = (u2 >= a) & (n_ord == 1)                            # eq. (27)
+        return {"ordinary": ordinary, "lucky": lucky, "Ni": n_ord.squeeze(-1)}
 from .config import SimConfig, check, check_float, check_grid, check_int
 from .encoder import embed
 from .loss import softmax_logits
