@@ -70,8 +70,11 @@ def nt_xent(z1: torch.Tensor, z2: torch.Tensor, temperature: float) -> torch.Ten
     z1, z2 = F.normalize(z1, dim=1), F.normalize(z2, dim=1)
     n = z1.shape[0]
     if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
+        import warnings
         from torch.distributed.nn.functional import all_gather   # differentiable gather
-        g1, g2 = torch.cat(all_gather(z1)), torch.cat(all_gather(z2))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)
+            g1, g2 = torch.cat(all_gather(z1)), torch.cat(all_gather(z2))
         offset = dist.get_rank() * n
     else:
         g1, g2, offset = z1, z2, 0
