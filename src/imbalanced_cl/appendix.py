@@ -237,6 +237,7 @@ class AppendixResult:
     trained: collections.Counter = field(default_factory=collections.Counter)
     seconds: float = 0.0
     replicate_steps: int = 0                  # sum over trainings of steps (the unit of work)
+    t1_mean: float = float("nan")             # mean T1 over trainings (never reached counts as steps: all steps linear)
 
     def curves(self, fig: int, arm: int) -> tuple[tuple, tuple, np.ndarray]:
         """(sigmas, eps, array (n_sigma, n_eps, repeats)) of one figure and pruning arm."""
@@ -267,7 +268,7 @@ def _run(cfg: AppendixConfig) -> AppendixResult:
     vals = {name: np.full((len(cfg.arms), len(points), cfg.repeats), np.nan) for name in METRICS.values()}
     pidx = {p: k for k, p in enumerate(points)}
     before = TRAINING_LOG.copy()
-    calls, test_cache = 0, {}
+    calls, test_cache, t1s = 0, {}, []
     for lo in range(0, len(items), size):
         batch = items[lo:lo + size]
         start = _start(cfg, batch)
@@ -276,6 +277,7 @@ def _run(cfg: AppendixConfig) -> AppendixResult:
             runs.append(_train_arm(cfg, start, batch, alpha))
             calls += 1
         for a, run in enumerate(runs):
+            t1s.append(torch.where(run.T1 >= 0, run.T1, torch.full_like(run.T1, cfg.steps)).float())
             k = [pidx[p] for p, _ in batch], [r for _, r in batch]
             vals["align_count"][a][k] = align_count(run.W, run.M, cfg.n_minority, cfg.align_threshold).numpy()
             vals["align_max"][a][k] = align_max(run.W, run.M, cfg.n_minority).numpy()
@@ -296,7 +298,7 @@ def _run(cfg: AppendixConfig) -> AppendixResult:
                 vals["test_mse"][a, pidx[(eps, sig)], rep] = mse
     trained = TRAINING_LOG - before
     return AppendixResult(cfg, points, vals, calls, trained, time.time() - t0,
-                          len(items) * len(cfg.arms) * cfg.steps)
+                          len(items) * len(cfg.arms) * cfg.steps, float(torch.cat(t1s).mean()))
 
 
 # --------------------------------------------------------------------------------------------------
