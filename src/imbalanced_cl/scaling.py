@@ -145,9 +145,10 @@ def lemma32(run, T2: np.ndarray, gamma: float) -> dict:
         best0 = u2.argmax(0)                     # luckiest neuron at init, per feature
         bestT2 = cT2.argmax(0)                   # top neuron at T2, per feature
         hit = best0 == bestT2
-        top_hit.append(hit[eps == cfg.eps_max].mean())
-        if (eps < cfg.eps_max).any():
-            top_hit_min.append(hit[eps < cfg.eps_max].mean())
+        mino = np.arange(cfg.d) >= cfg.d - cfg.n_minority   # by position, also when rho = 1
+        top_hit.append(hit[~mino].mean())
+        if mino.any():
+            top_hit_min.append(hit[mino].mean())
     return {"a_ratio": np.array(a_ratios), "b_ratio": np.array(b_ratios), "top_hit_major": np.array(top_hit),
             "top_hit_minor": np.array(top_hit_min), "chance": 1.0 / cfg.m}
 
@@ -170,7 +171,8 @@ def stage3(run, ni_rel: float, gamma: float) -> dict:
     cfg = run.cfg
     rho = cfg.eps_min / cfg.eps_max
     eps = eps_vector(cfg)
-    minority = (eps < cfg.eps_max)
+    # minority = the last n_minority features by position (also at rho = 1, where eps_min = eps_max)
+    minority = torch.arange(cfg.d) >= cfg.d - cfg.n_minority
     C = run.W @ run.M                                   # (R, m, d)
     norm = run.W.norm(dim=-1)                           # (R, m)
     final = dominant_sets(C, ni_rel)                    # (R, m, d)
