@@ -155,6 +155,22 @@ def test_pipeline_digits_lt_under_60s():
     assert elapsed < 60, f"digits-LT pipeline took {elapsed:.0f} s (budget 60 s; the CPU may be shared)"
 
 
+def test_checkpoint_resume(tmp_path):
+    from imbalanced_cl.lt.simclr import pretrain
+    data = D.load("digits")
+    lt = data.train.subset(D.long_tailed_indices(data.train.labels, 100, 10, seed=0))
+    kw = dict(method="sdclr", seed=0, width=2, in_channels=1, image_size=8, mean=data.mean, std=data.std,
+              batch_size=64, lr=0.1, progress=False, ckpt_path=tmp_path / "run.pt")
+    torch.set_num_threads(1)
+    first = pretrain(lt, epochs=1, **kw)
+    assert (tmp_path / "run.pt").exists() and first.resumed_from == 0 and len(first.losses) == 1
+    again = pretrain(lt, epochs=2, **kw)                  # resumes after epoch 1 and trains one more
+    assert again.resumed_from == 1 and len(again.losses) == 2 and again.losses[0] == first.losses[0]
+    done = pretrain(lt, epochs=2, **kw)                   # nothing left to train: same weights
+    for a, b in zip(done.net.state_dict().values(), again.net.state_dict().values()):
+        torch.testing.assert_close(a, b)
+
+
 def test_missing_dataset_gives_clear_error(tmp_path):
     with pytest.raises(D.DatasetMissing) as e:
         D.load("cifar100", data_dir=tmp_path, download=False)

@@ -93,7 +93,7 @@ def run_one(cfg: LTConfig, rho: float, method: str, seed: int, data: D.ImageData
         ckpt = None
         if cfg.ckpt_dir:
             ckpt = Path(cfg.ckpt_dir) / f"{cfg.dataset}_rho{rho:g}_{method}_seed{seed}_{key}.pt"
-        r = pretrain(lt, None, method=method, seed=seed, width=cfg.width, in_channels=lt.channels, image_size=size,
+        r = pretrain(lt, method=method, seed=seed, width=cfg.width, in_channels=lt.channels, image_size=size,
                      mean=data.mean, std=data.std, epochs=cfg.epochs, batch_size=cfg.batch_size, lr=cfg.lr,
                      momentum=cfg.momentum, weight_decay=cfg.weight_decay, temperature=cfg.temperature,
                      proj_dim=cfg.proj_dim, prune_ratio=cfg.prune_ratio, mask_every=cfg.mask_every,

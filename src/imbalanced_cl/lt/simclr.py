@@ -117,7 +117,7 @@ def _save(path: Path, state: dict) -> None:
     os.replace(tmp, path)
 
 
-def pretrain(images, labels_unused, *, method: str, seed: int, width: int, in_channels: int, image_size: int,
+def pretrain(images, *, method: str, seed: int, width: int, in_channels: int, image_size: int,
              mean: tuple, std: tuple, epochs: int, batch_size: int, lr: float, momentum: float = 0.9,
              weight_decay: float = 1e-4, temperature: float = 0.2, proj_dim: int = 128, prune_ratio: float = 0.9,
              mask_every: str = "epoch", warmup_epochs: int = 0, crop_scale_lo: float = 0.1, stem: str = "cifar",
@@ -199,9 +199,7 @@ def pretrain(images, labels_unused, *, method: str, seed: int, width: int, in_ch
                               "seconds": res.seconds, "aug_seconds": res.aug_seconds})
     if bar is not None:
         bar.close()
-    if pruning:                                         # leave the final mask for evaluation of Alg. 1
-        if mask_every == "step" or start_epoch == epochs:
-            sdclr.global_magnitude_masks(net.backbone, prune_ratio)
+    # the masks left in the convs (and in checkpoints) are those of the last step: Alg. 1 is evaluated with them
     done = (epochs - start_epoch) * steps_per_epoch * batch_size * 2
     trained = res.seconds if res.resumed_from == 0 else max(res.seconds, 1e-9)
     res.views_per_s = done / trained if trained > 0 and done else 0.0
