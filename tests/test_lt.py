@@ -110,6 +110,30 @@ def test_pruning_ratio_zero_is_simclr():
     assert abs(l9 - l0) > 1e-4
 
 
+def test_pruning_ratio_zero_is_simclr_with_dual_bn():
+    """SDCLR's separate BatchNorms for the pruned branch: same loss and conv gradients as SimCLR at ratio 0, and
+    the BN gradients of the two copies add up to SimCLR's."""
+    g = torch.Generator().manual_seed(1)
+    x1, x2 = torch.randn(8, 3, 16, 16, generator=g), torch.randn(8, 3, 16, 16, generator=g)
+    l0, _, ref = _loss_and_grads("simclr", 0.0, x1, x2)
+    torch.manual_seed(0)
+    net = SimCLRNet(width=4, in_channels=3, proj_dim=16, dual_bn=True)
+    sdclr.global_magnitude_masks(net.backbone, 0.0)
+    before = net.backbone.stem[1].bns[0].running_mean.clone()
+    z1, z2 = net(x1, x2, sdclr.BRANCH_MODES["sdclr"])
+    loss = nt_xent(z1, z2, 0.2)
+    loss.backward()
+    assert float(loss.detach()) == pytest.approx(l0, rel=1e-6, abs=1e-7)
+    for a, b in zip(masked_convs(net.backbone), masked_convs(ref.backbone)):
+        torch.testing.assert_close(a.weight.grad, b.weight.grad, rtol=1e-5, atol=1e-7)
+    bn2, bn1 = net.backbone.stem[1], ref.backbone.stem[1]
+    torch.testing.assert_close(bn2.bns[0].weight.grad + bn2.bns[1].weight.grad, bn1.bns[0].weight.grad,
+                               rtol=1e-5, atol=1e-7)
+    # the dense BN saw only view 1; the pruned copy only view 2
+    assert not torch.allclose(bn2.bns[0].running_mean, bn1.bns[0].running_mean)
+    assert not torch.allclose(bn2.bns[0].running_mean, before)
+
+
 def test_alg1_updates_pruned_weights_sdclr_branch_does_not():
     g = torch.Generator().manual_seed(2)
     x1, x2 = torch.randn(8, 3, 16, 16, generator=g), torch.randn(8, 3, 16, 16, generator=g)

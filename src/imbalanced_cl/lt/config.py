@@ -43,6 +43,7 @@ class LTConfig:
     # --- pruning: SDCLR ratio 0.9 on CIFAR; one global magnitude threshold over the conv weights ---
     prune_ratio: float = 0.9
     mask_every: str = "epoch"         # "epoch" (SDCLR; paper L64) or "step" (Algorithm 1 as written, L150)
+    dual_bn: bool = True              # SDCLR: the pruned branch has its own BatchNorms (multi-BN ResNet)
     # --- linear probe (frozen features, balanced train set) ---
     probe_l2: float = 1e-4
     probe_iters: int = 200
@@ -89,6 +90,7 @@ class LTConfig:
         check_float("crop_scale_lo", self.crop_scale_lo, 0.0, 1.0, lo_open=True)
         check_float("prune_ratio", self.prune_ratio, 0.0, 1.0, hi_open=True)
         check_choice("mask_every", self.mask_every, ("epoch", "step"))
+        check("dual_bn", self.dual_bn, isinstance(self.dual_bn, bool), "True or False")
         check_float("probe_l2", self.probe_l2, 0.0)
         check_int("probe_iters", self.probe_iters, 1)
         check_choice("group_scheme", self.group_scheme, ("auto", "thirds", "thresholds"))

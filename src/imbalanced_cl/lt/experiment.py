@@ -52,6 +52,8 @@ def run_key(cfg: LTConfig, rho: float, method: str, seed: int) -> str:
     """A short hash of everything that determines one run's result (not the paths, device or progress bar)."""
     skip = {"rhos", "seeds", "methods", "data_dir", "download", "device", "threads", "ckpt_dir", "ckpt_every",
             "results_dir", "progress", "imagenet_root", "imagenet_lists"}
+    if method != "sdclr":    # only SDCLR's pruned branch uses the second BatchNorm
+        skip.add("dual_bn")
     if method == "random":   # an untrained backbone ignores the pre-training settings
         skip |= {"epochs", "batch_size", "lr", "momentum", "weight_decay", "warmup_epochs", "temperature",
                  "proj_dim", "crop_scale_lo", "prune_ratio", "mask_every"}
@@ -97,7 +99,7 @@ def run_one(cfg: LTConfig, rho: float, method: str, seed: int, data: D.ImageData
                      mean=data.mean, std=data.std, epochs=cfg.epochs, batch_size=cfg.batch_size, lr=cfg.lr,
                      momentum=cfg.momentum, weight_decay=cfg.weight_decay, temperature=cfg.temperature,
                      proj_dim=cfg.proj_dim, prune_ratio=cfg.prune_ratio, mask_every=cfg.mask_every,
-                     warmup_epochs=cfg.warmup_epochs, crop_scale_lo=cfg.crop_scale_lo, stem=stem,
+                     warmup_epochs=cfg.warmup_epochs, crop_scale_lo=cfg.crop_scale_lo, stem=stem, dual_bn=cfg.dual_bn,
                      device=cfg.device, ckpt_path=ckpt, ckpt_every=cfg.ckpt_every, progress=cfg.progress,
                      desc=f"{method} rho={rho:g} seed={seed}")
         net = r.net

@@ -5,7 +5,7 @@ weights (not the projection head), the mask recomputed every epoch; the pruned b
 contrasted with the dense branch's encoding of the other view, both branches sharing the weights.
 Algorithm 1 of the paper (L140-158): forward with theta ⊙ M, "release the mask" in the backward so the
 gradient w.r.t. the masked parameters is applied to the full theta, weight decay on the full theta (L155).
-The branch modes live in resnet.MaskedConv2d ("masked" for SDCLR, "ste" for Algorithm 1).
+The branch modes live in resnet.MaskedConv2d ("pruned" for SDCLR, "ste" for Algorithm 1).
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from .resnet import masked_convs
 
 # method -> (mode of the branch encoding view 1, mode of the branch encoding view 2)
 BRANCH_MODES = {"simclr": ("dense", "dense"),    # SimCLR (Chen et al., 2020)
-                "sdclr": ("dense", "masked"),    # SDCLR: dense view 1 vs pruned view 2
+                "sdclr": ("dense", "pruned"),    # SDCLR: dense view 1 vs pruned view 2 (its own BN if dual)
                 "alg1": ("ste", "ste")}          # Algorithm 1: both views through theta ⊙ M, unmasked update
 
 

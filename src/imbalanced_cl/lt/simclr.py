@@ -48,9 +48,10 @@ def pick_device(device: str = "auto", local_rank: int = 0) -> torch.device:
 class SimCLRNet(nn.Module):
     """Backbone + projection head (SDCLR: 2-layer MLP to 128); forward(x1, x2, modes) encodes the two branches."""
 
-    def __init__(self, width: int, in_channels: int, proj_dim: int = 128, stem: str = "cifar"):
+    def __init__(self, width: int, in_channels: int, proj_dim: int = 128, stem: str = "cifar",
+                 dual_bn: bool = False):
         super().__init__()
-        self.backbone = ResNet18(width, in_channels, stem)
+        self.backbone = ResNet18(width, in_channels, stem, dual_bn)
         d = self.backbone.out_dim
         self.head = nn.Sequential(nn.Linear(d, d), nn.ReLU(inplace=True), nn.Linear(d, proj_dim))
 
@@ -121,6 +122,7 @@ def pretrain(images, *, method: str, seed: int, width: int, in_channels: int, im
              mean: tuple, std: tuple, epochs: int, batch_size: int, lr: float, momentum: float = 0.9,
              weight_decay: float = 1e-4, temperature: float = 0.2, proj_dim: int = 128, prune_ratio: float = 0.9,
              mask_every: str = "epoch", warmup_epochs: int = 0, crop_scale_lo: float = 0.1, stem: str = "cifar",
+             dual_bn: bool = True,
              device: str = "auto", ckpt_path: str | Path | None = None, ckpt_every: int = 0,
              progress: bool = True, desc: str = "") -> PretrainResult:
     """Pre-train a SimCLRNet with `method` in {simclr, sdclr, alg1} on the uint8 images (a datasets.Split)."""
@@ -129,7 +131,7 @@ def pretrain(images, *, method: str, seed: int, width: int, in_channels: int, im
     rank, world, local_rank = dist_info()
     dev = pick_device(device, local_rank)
     torch.manual_seed(seed)                              # init, then kornia's random views
-    net = SimCLRNet(width, in_channels, proj_dim, stem).to(dev)
+    net = SimCLRNet(width, in_channels, proj_dim, stem, dual_bn and method == "sdclr").to(dev)
     aug = SimCLRAugment(image_size, in_channels, mean, std, crop_scale_lo).to(dev)
     opt = torch.optim.SGD(net.parameters(), lr=lr, momentum=momentum, weight_decay=weight_decay)
     n = len(images)
