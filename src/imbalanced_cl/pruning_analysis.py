@@ -55,6 +55,7 @@ class PruningConfig(SimConfig):
     degrade_tol: float = 0.1         # majority features "degrade" when A_maj drops by more than this fraction
     tol_slope: tuple = (0.25, 0.5)   # |slope - predicted| for holds / partly
     tol_factor: tuple = (3.0, 10.0)  # ratio within this factor of d for holds / partly
+    threads: int = 0                 # torch threads for the notebook (0: torch's default); results do not depend on it
 
     def validate(self) -> None:
         """SimConfig's checks plus the protocol's grids, windows and tolerances."""
@@ -75,6 +76,7 @@ class PruningConfig(SimConfig):
         check_float("dead_rel", self.dead_rel, 0.0, 1.0)
         check_float("lucky_gamma", self.lucky_gamma, 0.0, 1.0, hi_open=True)
         check_float("degrade_tol", self.degrade_tol, 0.0, 1.0, lo_open=True, hi_open=True)
+        check_int("threads", self.threads, 0, 256)
         for name in ("tol_slope", "tol_factor"):
             v = getattr(self, name)
             check(name, v, isinstance(v, (tuple, list)) and len(v) == 2 and 0 < v[0] <= v[1],
@@ -167,20 +169,23 @@ def top_neurons(coef: torch.Tensor, k: int) -> torch.Tensor:
     return coef.abs().topk(k, dim=1).indices
 
 
-def excess_growth(branch: Run, control: Run, cfg: PruningConfig) -> tuple[torch.Tensor, torch.Tensor]:
-    """Excess per-step growth rate of log|<w_i, M_j>| in the branch over the control, on the same neurons.
+def excess_growth_per_feature(branch: Run, control: Run, cfg: PruningConfig) -> torch.Tensor:
+    """Excess per-step growth rate of log|<w_i, M_j>| in the branch over the control, per feature (R, d).
 
     For each feature j, the top_k neurons by |<w_i, M_j>| at the branch point T_a stand in for M_j*
     (Thm 3.2(a)) and for "neurons associated with other features" (Thm 3.2(b)); the rate is fitted over
-    [T_a, T_a + rate_window] in both runs and the control's rate is subtracted. Returns per-replicate
-    (minority excess (R,), majority excess (R,)), each the mean over its features and neurons.
+    [T_a, T_a + rate_window] in both runs, on the same neurons, and the control's rate is subtracted.
     """
     lo, hi = cfg.vanilla_steps, cfg.vanilla_steps + cfg.rate_window
     diff = growth_rates(branch, lo, hi) - growth_rates(control, lo, hi)  # (R, m, d)
     coef0 = control.history.coef[control.history.steps.index(cfg.vanilla_steps)]
     idx = top_neurons(coef0, cfg.top_k)                                    # (R, k, d)
-    per_feature = diff.gather(1, idx).mean(1)                              # (R, d)
-    return split_mean(per_feature, cfg)
+    return diff.gather(1, idx).mean(1)
+
+
+def excess_growth(branch: Run, control: Run, cfg: PruningConfig) -> tuple[torch.Tensor, torch.Tensor]:
+    """(minority excess (R,), majority excess (R,)): excess_growth_per_feature averaged over each group."""
+    return split_mean(excess_growth_per_feature(branch, control, cfg), cfg)
 
 
 # ---------------------------------------------------------------- mechanism (Remark 2, Lemma F.2)
