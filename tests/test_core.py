@@ -199,3 +199,13 @@ def test_linear_theory_predicts_stage1_rate():
     rate = metrics.log_slope(E, run.history.get("steps"), 3, 25).mean()
     pred = theory.stage1_rate(cfg, theory.kappa_mc(cfg, n=20000)).mean()
     assert float(rate / pred) == pytest.approx(1.0, abs=0.25)
+
+
+def test_judge_bound_on_hand_made_intervals():
+    from imbalanced_cl.verdict import FAILS, HOLDS, INCONCLUSIVE, PARTLY, judge_bound
+    assert judge_bound(0.95, 1.05, 0.9, True, 0.1, 0.5)[0] == HOLDS
+    assert judge_bound(0.2, 0.4, 0.9, True, 0.1, 0.5)[0] == PARTLY
+    assert judge_bound(-0.5, -0.3, 0.9, True, 0.1, 0.5)[0] == FAILS
+    assert judge_bound(-1.3, 0.7, 0.3, True, 0.1, 0.5)[0] == INCONCLUSIVE
+    assert judge_bound(1.0, 1.1, 1.1, False, 0.1, 0.5)[0] == HOLDS
+    assert judge_bound(2.0, 2.2, 1.1, False, 0.1, 0.5)[0] == FAILS

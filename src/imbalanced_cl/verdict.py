@@ -62,6 +62,28 @@ def judge_target(lo: float, hi: float, target: float, tol_holds: float, tol_part
     return FAILS, rule
 
 
+def judge_bound(lo: float, hi: float, bound: float, at_least: bool, tol_holds: float,
+                tol_partly: float) -> tuple[str, str]:
+    """For 'x >= bound' (at_least) or 'x <= bound' claims: holds if the whole interval satisfies the bound
+    relaxed by tol_holds, does not hold if the whole interval violates it relaxed by tol_partly, partly
+    in between; inconclusive if the interval's half-width exceeds tol_partly."""
+    op = "≥" if at_least else "≤"
+    sgn = 1.0 if at_least else -1.0
+    rule = (f"holds if the whole interval is {op} {bound:g} {'-' if at_least else '+'} {tol_holds:g}; does not hold "
+            f"if it is wholly beyond {bound:g} {'-' if at_least else '+'} {tol_partly:g}; inconclusive if its "
+            f"half-width exceeds {tol_partly:g}")
+    if any(math.isnan(x) for x in (lo, hi)):
+        return UNTESTED, "no finite measurement"
+    if (hi - lo) / 2 > tol_partly:
+        return INCONCLUSIVE, rule
+    worst, best = (lo, hi) if at_least else (hi, lo)
+    if sgn * (worst - bound) >= -tol_holds:
+        return HOLDS, rule
+    if sgn * (best - bound) < -tol_partly:
+        return FAILS, rule
+    return PARTLY, rule
+
+
 def judge_positive(lo: float, hi: float, name: str = "effect") -> tuple[str, str]:
     """Holds if the whole interval is > 0, does not hold if it is wholly <= 0, partly if it straddles 0."""
     rule = f"holds if the interval of the {name} lies above 0; partly if it contains 0"
