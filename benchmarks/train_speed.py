@@ -58,6 +58,13 @@ def main(argv=None) -> None:
     t_loop, _ = timed(lambda: [train(cfg.replace(R=1), replicates=[r]) for r in range(R)])
     print(f"batched R={R}: {t_batch:.2f} s; loop of {R} single runs: {t_loop:.2f} s; "
           f"speed-up {t_loop / t_batch:.2f}x (target >= 4x)")
+    # Batching pays where one replicate's step is too small to keep BLAS busy (the ci sizes, the census,
+    # the explorer); at the size above a single replicate already saturates it. Measure both.
+    small = cfg.replace(d=12, d1=60, m=20, n_pairs=128, steps=steps * 5)
+    ts_batch, _ = timed(lambda: train(small))
+    ts_loop, _ = timed(lambda: [train(small.replace(R=1), replicates=[r]) for r in range(R)])
+    print(f"small problem (d1={small.d1}, m={small.m}, n_pairs={small.n_pairs}, {small.steps} steps): batched "
+          f"{ts_batch:.2f} s; loop {ts_loop:.2f} s; speed-up {ts_loop / ts_batch:.2f}x")
     # Achieved GFLOP/s of the step itself: time training at two step counts and difference out data generation.
     t_short, _ = timed(lambda: train(cfg.replace(steps=2)))
     per_step = (t_batch - t_short) / (steps - 2)
