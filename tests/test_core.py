@@ -209,3 +209,10 @@ def test_judge_bound_on_hand_made_intervals():
     assert judge_bound(-1.3, 0.7, 0.3, True, 0.1, 0.5)[0] == INCONCLUSIVE
     assert judge_bound(1.0, 1.1, 1.1, False, 0.1, 0.5)[0] == HOLDS
     assert judge_bound(2.0, 2.2, 1.1, False, 0.1, 0.5)[0] == FAILS
+
+
+def test_one_pass_brelu_equals_definition():
+    s = torch.randn(3, 4, 5)
+    b = torch.rand(5) * 0.5
+    act, gate = encoder.brelu_and_gate(s.clone(), b)
+    assert torch.allclose(act, encoder.brelu(s, b)) and torch.equal(gate.float(), encoder.brelu_gate(s, b))

@@ -19,6 +19,16 @@ def brelu_gate(s: torch.Tensor, b: torch.Tensor | float) -> torch.Tensor:
     return (s.abs() >= b).to(s.dtype)
 
 
+def brelu_and_gate(s: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """BReLU_b(s) and its gate in one pass, for b >= 0: sign(s) * max(|s| - b, 0) and 1{|s| >= b}.
+
+    Equal to (brelu(s, b), brelu_gate(s, b)) with fewer temporaries; the training step's hot path. Consumes s.
+    """
+    a = s.abs().sub_(b)
+    gate = a >= 0
+    return a.clamp_(min=0).mul_(s.sign_()), gate
+
+
 def init_weights(cfg: SimConfig, replicates) -> torch.Tensor:
     """w_i ~ N(0, sigma0^2 I_d1) for each replicate, shape (R, m, d1)  (Alg. 1 step 1)."""
     return torch.stack([cfg.sigma0 * torch.randn(cfg.m, cfg.d1, generator=generator(cfg.seed, r, STREAM_INIT))

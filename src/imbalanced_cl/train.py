@@ -12,7 +12,7 @@ from tqdm import tqdm
 
 from . import data as D
 from .config import SimConfig
-from .encoder import bias_at, embed, init_weights, preactivations
+from .encoder import bias_at, brelu_and_gate, embed, init_weights, preactivations
 from .metrics import feature_share
 from .loss import grad_features, infonce, softmax_logits
 from .prune import apply_mask, mask_for
@@ -87,11 +87,8 @@ def _h_and_gate(W, U, Usum, b):
     """h (R,n,m) and, when the bias is nonzero, the BReLU gate 1{|s| >= b} (R,n,L,m); with b = 0, h is linear."""
     if not bool((b != 0).any()):
         return torch.einsum("rid,rnd->rni", W, Usum), None
-    P = preactivations(W, U)
-    # One pass: BReLU_b(s) = sign(s) * max(|s| - b, 0) for b >= 0 (same as encoder.brelu, fewer temporaries).
-    a = P.abs().sub_(b[:, None, None, :])
-    gate = a >= 0
-    return a.clamp_(min=0).mul_(P.sign_()).sum(dim=2), gate
+    act, gate = brelu_and_gate(preactivations(W, U), b[:, None, None, :])
+    return act.sum(dim=2), gate
 
 
 def _wgrad(G, gate, U, Usum):
@@ -145,11 +142,11 @@ def _train_chunk(cfg: SimConfig, reps: list, resume: Run | None, bar) -> Run:
         W = init_weights(cfg, reps)
         pairs = D.make_pairs(cfg, M, reps)
         T1 = torch.full((len(reps),), -1, dtype=torch.long)
-        start, hist = 0, History()
+        start, W0 = 0, W.clone()
     else:
         M, W, pairs, T1, start = resume.M, resume.W.clone(), resume.pairs, resume.T1.clone(), resume.step
-        hist = History()
-    W0 = W.clone() if resume is None else resume.W0
+        W0 = resume.W0
+    hist = History()
     Usum = (_summed(pairs.UX), _summed(pairs.UY))
     decay = 1.0 - cfg.lr * cfg.weight_decay
     mask = None
@@ -168,9 +165,9 @@ def _train_chunk(cfg: SimConfig, reps: list, resume: Run | None, bar) -> Run:
             T1 = torch.where(hit, torch.full_like(T1, t + 1), T1)
         bar.update(1)
     b = bias_at(cfg, W, cfg.steps, T1)
-    if mask is not None and cfg.prune_alpha > 0:
+    if mask is not None:  # only ever set when prune_alpha > 0
         mask = mask_for(W, cfg.prune_alpha, cfg.prune_unit)
-    _, loss, pp = gradient(W, b, pairs, cfg, mask if cfg.prune_alpha > 0 else None, Usum)
+    _, loss, pp = gradient(W, b, pairs, cfg, mask, Usum)
     if not hist.steps or hist.steps[-1] != cfg.steps:
         hist.add(cfg.steps, W @ M, W.pow(2).sum(-1), b, loss, pp)
     return Run(cfg, reps, M, W, T1, cfg.steps, hist, pairs, W0)
