@@ -216,3 +216,16 @@ def test_one_pass_brelu_equals_definition():
     b = torch.rand(5) * 0.5
     act, gate = encoder.brelu_and_gate(s.clone(), b)
     assert torch.allclose(act, encoder.brelu(s, b)) and torch.equal(gate.float(), encoder.brelu_gate(s, b))
+
+
+def test_perp_ratio_is_one_under_pure_decay_and_nan_without_t1():
+    """A run whose perpendicular part only decays gives ratio 1; a replicate with no T1 gives NaN."""
+    from imbalanced_cl import stage1
+    cfg = SimConfig(**{**TINY, "steps": 30, "record_every": 1, "weight_decay": 0.1, "lr": 0.5})
+    run = train(cfg)
+    decay = theory.perp_decay(cfg, run.history.get("steps")).float()
+    run.history.norm2 = [n * 0 + (p ** 2) * d ** 2 for n, p, d in
+                         zip(run.history.norm2, [run.history.norm2[0].sqrt()] * len(decay), decay)]
+    run.history.coef = [c * 0 for c in run.history.coef]
+    ratio = stage1.perp_ratio(run, cfg, torch.tensor([10, -1]))
+    assert torch.allclose(ratio[0], torch.tensor(1.0), atol=1e-5) and torch.isnan(ratio[1])

@@ -68,17 +68,18 @@ def effective_kappa(rate: torch.Tensor, cfg: SimConfig) -> torch.Tensor:
 
 
 def perp_ratio(run: Run, cfg: SimConfig, at: torch.Tensor) -> torch.Tensor:
-    """||P_perp w(t)|| / (||P_perp w(0)|| (1 - eta lambda)^t) at step `at` per replicate, averaged over neurons (R,)."""
+    """||P_perp w(t)|| / (||P_perp w(0)|| (1 - eta lambda)^t) at step `at` per replicate, mean over neurons (R,).
+
+    NaN for a replicate whose `at` is negative (T1 never reached): there is no Stage-1 end to compare at.
+    """
     steps = run.history.get("steps")
     coef, norm2 = run.history.get("coef"), run.history.get("norm2")
     perp = (norm2 - coef.pow(2).sum(-1)).clamp(min=0).sqrt()  # (T, R, m)
-    out = []
-    for r in range(perp.shape[1]):
-        k = int(torch.searchsorted(steps, at[r].clamp(max=steps[-1])))
-        k = min(k, len(steps) - 1)
-        pred = theory.perp_decay(cfg, steps[k:k + 1]).item()
-        out.append((perp[k, r] / (perp[0, r] * pred)).mean())
-    return torch.stack(out)
+    k = torch.searchsorted(steps, at.clamp(min=0)).clamp(max=len(steps) - 1)  # first record at or after `at`
+    r = torch.arange(perp.shape[1])
+    pred = theory.perp_decay(cfg, steps[k]).float()
+    ratio = (perp[k, r] / (perp[0] * pred[:, None])).mean(-1)
+    return torch.where(at >= 0, ratio, torch.full_like(ratio, float("nan")))
 
 
 def t1_sweep(cfg: Stage1Config, axis: str) -> dict:
