@@ -229,3 +229,16 @@ def test_perp_ratio_is_one_under_pure_decay_and_nan_without_t1():
     run.history.coef = [c * 0 for c in run.history.coef]
     ratio = stage1.perp_ratio(run, cfg, torch.tensor([10, -1]))
     assert torch.allclose(ratio[0], torch.tensor(1.0), atol=1e-5) and torch.isnan(ratio[1])
+
+
+@pytest.mark.parametrize("tau", [1.0, 0.3])
+def test_one_pass_loss_equals_definitions(tau):
+    """infonce_and_grad (the training hot path) equals infonce, softmax_logits and grad_features (eq. 21)."""
+    g = torch.Generator().manual_seed(3)
+    FX, FY, V = (torch.randn(2, 9, 5, generator=g, dtype=torch.float64) * 3 for _ in range(3))
+    lo, G, pp = loss.infonce_and_grad(FX, FY, V, tau, tau_scaled=False)
+    Q = loss.softmax_logits(FX, FY, tau)
+    assert torch.allclose(lo, loss.infonce(FX, FY, tau))
+    assert torch.allclose(G, loss.grad_features(Q, V, tau, tau_scaled=False))
+    assert torch.allclose(pp, torch.diagonal(Q, dim1=-2, dim2=-1).mean(-1))
+    assert torch.allclose(loss.infonce_and_grad(FX, FY, V, tau, tau_scaled=True)[1], G * tau)

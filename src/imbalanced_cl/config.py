@@ -98,7 +98,7 @@ class SimConfig:
     R: int = 4                  # independent replicates trained in one batched computation
     seed: int = 0
     record_every: int = 10      # history is kept every this many steps (and at the last step)
-    chunk: int = 0              # train replicates in chunks of this size to bound memory (0: all at once)
+    chunk: int = 0              # replicates per training chunk, to bound memory (0: auto, about 64 MiB per chunk)
     progress: bool = True       # tqdm progress bar
 
     def __post_init__(self):

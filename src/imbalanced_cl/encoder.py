@@ -19,14 +19,15 @@ def brelu_gate(s: torch.Tensor, b: torch.Tensor | float) -> torch.Tensor:
     return (s.abs() >= b).to(s.dtype)
 
 
-def brelu_and_gate(s: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """BReLU_b(s) and its gate in one pass, for b >= 0: sign(s) * max(|s| - b, 0) and 1{|s| >= b}.
+def brelu_and_gate(s: torch.Tensor, b: torch.Tensor, need_gate: bool = True):
+    """BReLU_b(s) and its gate 1{|s| >= b} with few passes, for b >= 0; the training step's hot path. Consumes s.
 
-    Equal to (brelu(s, b), brelu_gate(s, b)) with fewer temporaries; the training step's hot path. Consumes s.
+    BReLU_b(s) = s - clamp(s, -b, b), and |clamp(s, -b, b)| = min(|s|, b) >= b exactly when |s| >= b.
+    Equal to (brelu(s, b), brelu_gate(s, b)); the gate is None when need_gate is False.
     """
-    a = s.abs().sub_(b)
-    gate = a >= 0
-    return a.clamp_(min=0).mul_(s.sign_()), gate
+    c = torch.clamp(s, min=-b, max=b)
+    gate = c.abs() >= b if need_gate else None
+    return s.sub_(c), gate
 
 
 def init_weights(cfg: SimConfig, replicates) -> torch.Tensor:

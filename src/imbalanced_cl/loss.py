@@ -34,3 +34,22 @@ def grad_features(Q: torch.Tensor, FY: torch.Tensor, tau: float, tau_scaled: boo
     eye = torch.eye(n, dtype=Q.dtype)
     G = (Q - eye) @ FY / n
     return G if tau_scaled else G / tau
+
+
+def infonce_and_grad(FX: torch.Tensor, FY: torch.Tensor, V: torch.Tensor, tau: float, tau_scaled: bool):
+    """Loss (R,), dLoss/df(X) (R,n,m) and mean l'_p (R,) from one pass over the n x n logits (eqs. 3, 19-21).
+
+    Equal to infonce, grad_features(softmax_logits(...), V) and the mean diagonal of the softmax, but the
+    logits are formed once and normalised in place, so the step touches the n x n matrix four times, not
+    a dozen. V is f(Y) of the full model (faithful eq. 5) or of the masked one (literal backward).
+    """
+    n = FX.shape[-2]
+    lg = (FX / tau if tau != 1 else FX) @ FY.detach().transpose(-1, -2)    # eq. (2)
+    mx = lg.amax(dim=-1, keepdim=True)
+    pos = torch.diagonal(lg, dim1=-2, dim2=-1) - mx[..., 0]               # copied before lg is overwritten
+    E = lg.sub_(mx).exp_()                                                # unnormalised l'
+    Z = E.sum(dim=-1)
+    loss = (Z.log() - pos).mean(dim=-1)
+    pos_prob = (torch.diagonal(E, dim1=-2, dim2=-1) / Z).mean(dim=-1)
+    G = ((E @ V) / Z.unsqueeze(-1) - V) / n                               # (1/n)[(l'_p - 1) V_k + sum_s l'_s V_s]
+    return loss, (G if tau_scaled else G / tau), pos_prob

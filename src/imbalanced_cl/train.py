@@ -12,9 +12,9 @@ from tqdm import tqdm
 
 from . import data as D
 from .config import SimConfig
-from .encoder import bias_at, brelu_and_gate, embed, init_weights, preactivations
+from .encoder import bias_at, brelu_and_gate, embed, init_weights
 from .metrics import feature_share
-from .loss import grad_features, infonce, softmax_logits
+from .loss import infonce_and_grad
 from .prune import apply_mask, mask_for
 
 
@@ -83,19 +83,26 @@ def _summed(U: torch.Tensor) -> torch.Tensor:
     return U.sum(dim=2)
 
 
-def _h_and_gate(W, U, Usum, b):
-    """h (R,n,m) and, when the bias is nonzero, the BReLU gate 1{|s| >= b} (R,n,L,m); with b = 0, h is linear."""
+def _h_and_gate(W, U, Usum, b, need_gate=True):
+    """h (R,n,m) and, when the bias is nonzero, the BReLU gate 1{|s| >= b} (R,n,L,m); with b = 0, h is linear.
+
+    Both products are batched matrix multiplies over (R, n*L, d1) views, with no copies of the data.
+    """
     if not bool((b != 0).any()):
-        return torch.einsum("rid,rnd->rni", W, Usum), None
-    act, gate = brelu_and_gate(preactivations(W, U), b[:, None, None, :])
+        return torch.bmm(Usum, W.transpose(1, 2)), None
+    R, n, L, d1 = U.shape
+    s = torch.bmm(U.view(R, n * L, d1), W.transpose(1, 2)).view(R, n, L, -1)   # <w_i, u^(r)>
+    act, gate = brelu_and_gate(s, b[:, None, None, :], need_gate)
     return act.sum(dim=2), gate
 
 
 def _wgrad(G, gate, U, Usum):
     """Chain rule to the weights: sum_k G_ki sum_r 1{|<w_i,u_r>| >= b_i} u_r  (eq. 21)."""
     if gate is None:
-        return torch.einsum("rni,rnd->rid", G, Usum)
-    return torch.einsum("rnli,rnld->rid", G.unsqueeze(2) * gate, U)
+        return torch.bmm(G.transpose(1, 2), Usum)
+    R, n, L, d1 = U.shape
+    A = (G.unsqueeze(2) * gate).view(R, n * L, -1)
+    return torch.bmm(A.transpose(1, 2), U.view(R, n * L, d1))
 
 
 def gradient(W, b, pairs: D.Pairs, cfg: SimConfig, mask=None, Usum=None):
@@ -106,27 +113,27 @@ def gradient(W, b, pairs: D.Pairs, cfg: SimConfig, mask=None, Usum=None):
     keep receiving gradient. Literal backward: autograd through theta ⊙ mask, so pruned units get none.
     Returns (g (R,m,d1), loss (R,), mean l'_p (R,)).
     """
-    UXs, UYs = Usum if Usum is not None else (_summed(pairs.UX), _summed(pairs.UY))
-    hX, gate = _h_and_gate(W, pairs.UX, UXs, b)
-    hY, _ = _h_and_gate(W, pairs.UY, UYs, b)
+    UX, UY = pairs.UX.contiguous(), pairs.UY.contiguous()
+    UXs, UYs = Usum if Usum is not None else (_summed(UX), _summed(UY))
     literal = mask is not None and cfg.prune_backward == "literal"
+    weight_mask = mask is not None and mask.dim() == 3
+    hX, gate = _h_and_gate(W, UX, UXs, b, need_gate=not (literal and weight_mask))
+    hY, _ = _h_and_gate(W, UY, UYs, b, need_gate=False)
     if mask is None:
         FX, FY = hX, hY
-    elif mask.dim() == 2:  # whole neurons: a pruned neuron's output is simply zero
+    elif not weight_mask:  # whole neurons: a pruned neuron's output is simply zero
         FX, FY = hX * mask.unsqueeze(1), hY * mask.unsqueeze(1)
     else:
         Wm = apply_mask(W, mask)
-        FX, gate_m = _h_and_gate(Wm, pairs.UX, UXs, b)
-        FY, _ = _h_and_gate(Wm, pairs.UY, UYs, b)
+        FX, gate_m = _h_and_gate(Wm, UX, UXs, b, need_gate=literal)
+        FY, _ = _h_and_gate(Wm, UY, UYs, b, need_gate=False)
         if literal:
             gate = gate_m
-    Q = softmax_logits(FX, FY, cfg.tau)
-    G = grad_features(Q, FY if literal else hY, cfg.tau, cfg.tau_scaled)
-    g = _wgrad(G, gate, pairs.UX, UXs)
+    loss, G, pos_prob = infonce_and_grad(FX, FY, FY if literal else hY, cfg.tau, cfg.tau_scaled)
+    g = _wgrad(G, gate, UX, UXs)
     if literal:
         g = apply_mask(g, mask)
-    loss = infonce(FX, FY, cfg.tau)
-    return g, loss, torch.diagonal(Q, dim1=-2, dim2=-1).mean(-1)
+    return g, loss, pos_prob
 
 
 def step_flops(cfg: SimConfig, R: int, linear: bool) -> float:
@@ -173,6 +180,19 @@ def _train_chunk(cfg: SimConfig, reps: list, resume: Run | None, bar) -> Run:
     return Run(cfg, reps, M, W, T1, cfg.steps, hist, pairs, W0)
 
 
+CHUNK_BYTES = 64 * 2 ** 20
+
+
+def auto_chunk(cfg: SimConfig) -> int:
+    """Replicates per chunk when cfg.chunk is 0: as many as fit CHUNK_BYTES of data and activations.
+
+    This bounds memory (issue budget: 4 GiB at the default profile); speed is flat in the chunk size once
+    a chunk holds more than a few replicates (measured with benchmarks/train_speed.py).
+    """
+    per_rep = 4 * cfg.n_pairs * cfg.L * (2 * cfg.d1 + 4 * cfg.m)   # float32 U_X, U_Y and the (n, L, m) temporaries
+    return max(1, CHUNK_BYTES // per_rep)
+
+
 def _slice_run(run: Run, lo: int, hi: int) -> Run:
     p = run.pairs
     pairs = D.Pairs(p.UX[lo:hi], p.UY[lo:hi], p.S[lo:hi], p.ZX[lo:hi], p.ZY[lo:hi])
@@ -190,7 +210,7 @@ def train(cfg: SimConfig, replicates=None, resume: Run | None = None) -> Run:
     reps = list(range(cfg.R)) if replicates is None else list(replicates)
     if resume is not None:
         reps = list(resume.replicates)
-    size = cfg.chunk or len(reps)
+    size = cfg.chunk or auto_chunk(cfg)
     bounds = [(lo, min(lo + size, len(reps))) for lo in range(0, len(reps), size)]
     start = resume.step if resume is not None else 0
     runs = []
