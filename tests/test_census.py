@@ -85,3 +85,28 @@ def test_bad_scaling_grid(kw, name):
 def test_error_names_allowed_range():
     with pytest.raises(ParameterError, match=r"\(0.0, 1.0\]"):
         ScalingConfig(ratios=(2.0,))
+
+
+@pytest.mark.parametrize("k", [1.0, 0.0, 0.4])
+def test_tracking_slope_recovers_known_scaling(k):
+    """|N_i| = c d^(k (1 - rho^2)) with replicate noise: the exponent-on-(1 - rho^2) slope recovers k."""
+    from imbalanced_cl.scaling import ni_exponents, tracking_slope
+    rng = np.random.default_rng(0)
+    ds, ratios = np.array([10.0, 20, 40, 80]), np.array([1.0, 0.7, 0.5, 0.3])
+    base = 3.0 * ds[None, None, :] ** (k * (1 - ratios ** 2))[None, :, None]
+    Ni = base * np.exp(rng.normal(0, 0.02, size=(6, 4, 4)))
+    E = ni_exponents(ds, Ni)
+    assert E.shape == (6, 4) and np.allclose(E.mean(0), k * (1 - ratios ** 2), atol=0.05)
+    fit = tracking_slope(ds, ratios, Ni)
+    assert fit.lo <= k <= fit.hi and fit.hi - fit.lo < 0.2
+
+
+def test_minority_ratio_over_time():
+    import torch
+    from imbalanced_cl.scaling import minority_ratio_over_time
+    coef = torch.zeros(2, 1, 3, 4)            # (T, R, m, d); features 2, 3 are minority
+    coef[0, 0, 0] = torch.tensor([2.0, -4.0, 1.0, 1.0])
+    coef[1, 0, 1] = torch.tensor([1.0, 1.0, -3.0, 1.0])
+    minority = torch.tensor([False, False, True, True])
+    out = minority_ratio_over_time(coef, minority)
+    assert torch.allclose(out[:, 0], torch.tensor([1.0 / 3.0, 2.0 / 1.0]))

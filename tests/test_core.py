@@ -242,3 +242,11 @@ def test_one_pass_loss_equals_definitions(tau):
     assert torch.allclose(G, loss.grad_features(Q, V, tau, tau_scaled=False))
     assert torch.allclose(pp, torch.diagonal(Q, dim1=-2, dim2=-1).mean(-1))
     assert torch.allclose(loss.infonce_and_grad(FX, FY, V, tau, tau_scaled=True)[1], G * tau)
+
+
+def test_judge_count_needs_enough_cases():
+    from imbalanced_cl.verdict import FAILS, HOLDS, INCONCLUSIVE, UNTESTED, judge_count
+    assert judge_count(2, 2)[0] == INCONCLUSIVE          # Wilson interval [0.34, 1]
+    assert judge_count(60, 60)[0] == HOLDS
+    assert judge_count(0, 60)[0] == FAILS
+    assert judge_count(0, 0)[0] == UNTESTED

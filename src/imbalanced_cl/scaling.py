@@ -191,9 +191,49 @@ def stage3(run, ni_rel: float, gamma: float) -> dict:
     beta = complement_coef(run.W, run.M).abs() / norm.unsqueeze(-1)
     n_feat_neurons = final.sum(1).double()              # (R, d): neurons with j in N_i
     pure = (final & single.unsqueeze(-1)).sum(1).double()
-    return {"precision": precision.numpy(), "recall": recall.numpy(), "Ni_final": Ni_final.numpy(),
+    hist_A = minority_ratio_over_time(run.history.get("coef"), minority)
+    return {"coef": C.numpy(), "A_ratio_t": hist_A.numpy(), "steps_t": run.history.get("steps").numpy(),
+            "precision": precision.numpy(), "recall": recall.numpy(), "Ni_final": Ni_final.numpy(),
             "Ni_init": Ni_init.numpy(), "single_per_feat": single_per_feat.numpy(),
             "A": A.numpy(), "F": F.numpy(), "F_dom": F_dom.numpy(), "minority": minority.numpy(),
             "alpha_p_scaled": (alpha_p * cfg.d ** 0.5).numpy(), "beta_scaled": (beta * cfg.d1 ** 0.5).numpy(),
             "neurons_per_feat": n_feat_neurons.numpy(), "pure_per_feat": pure.numpy(),
             "loss": float(run.history.get("loss")[-1].mean())}
+
+
+def minority_ratio_over_time(coef_t: torch.Tensor, minority: torch.Tensor) -> torch.Tensor:
+    """A_min / A_maj over recorded steps, A_j = max_i |<w_i, M_j>| (eq. 13): (T, R) from coef history (T, R, m, d).
+
+    Theorem 3.1 predicts this settles near eps_min/eps_max; a ratio that keeps rising towards 1 means
+    training is still equalising the features when it stops.
+    """
+    A = coef_t.abs().amax(dim=2)                                     # (T, R, d)
+    return A[..., minority].mean(-1) / A[..., ~minority].mean(-1).clamp(min=1e-30)
+
+
+def ni_exponents(ds, Ni: np.ndarray) -> np.ndarray:
+    """Per-replicate log-log slope of |N_i| in d: Ni (R, len(ratios), len(ds)) -> (R, len(ratios))."""
+    R, K, _ = Ni.shape
+    return np.array([[CS.fit_loglog(ds, Ni[r, k]).slope for k in range(K)] for r in range(R)])
+
+
+def tracking_slope(ds, ratios, Ni: np.ndarray) -> "CS.SlopeFit":
+    """Does the |N_i| exponent follow 1 - rho^2 (eq. 14 read as a scaling law, not just a bound)?
+
+    Per replicate: the exponent of |N_i| in d at each ratio, then the least-squares slope of those
+    exponents on 1 - rho^2 (1 if |N_i| ~ d^(1-rho^2), 0 if |N_i| = O(1) as in the workshop version).
+    Returns the mean slope and its 95% t-interval over replicates. Ni: (R, len(ratios), len(ds)).
+    """
+    from .metrics import t975
+    x = 1.0 - np.asarray(ratios, float) ** 2
+    E = ni_exponents(ds, Ni)
+    xc = x - x.mean()
+    if np.ptp(x) == 0:
+        raise ValueError("ratios: need at least two distinct values of eps_min/eps_max to fit a slope")
+    slopes = ((E - E.mean(1, keepdims=True)) * xc).sum(1) / (xc ** 2).sum()
+    slopes = slopes[np.isfinite(slopes)]
+    mean = float(slopes.mean()) if slopes.size else float("nan")
+    if slopes.size < 2:
+        return CS.SlopeFit(mean, float("nan"), float("nan"), float("nan"), int(slopes.size))
+    h = t975(slopes.size - 1) * float(slopes.std(ddof=1)) / np.sqrt(slopes.size)
+    return CS.SlopeFit(mean, mean - h, mean + h, float("nan"), int(slopes.size))

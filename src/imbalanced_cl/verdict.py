@@ -102,6 +102,18 @@ def judge_fraction(frac: float, holds_at: float = 0.9, partly_at: float = 0.5) -
     return (HOLDS if frac >= holds_at else PARTLY if frac >= partly_at else FAILS), rule
 
 
+def judge_count(k: float, n: float, holds_at: float = 0.9, partly_at: float = 0.5) -> tuple[str, str]:
+    """judge_fraction on k of n cases, but 'inconclusive' when the 95% Wilson interval of k/n reaches both
+    the holds level and below the partly level (2 of 2 is not evidence that every neuron satisfies a bound)."""
+    from .census import binom_ci
+    if n <= 0:
+        return UNTESTED, "no case to count"
+    lo, hi = binom_ci(k, n)
+    verdict, rule = judge_fraction(k / n, holds_at, partly_at)
+    rule += f"; inconclusive if the 95% interval of the fraction spans [< {partly_at:.0%}, ≥ {holds_at:.0%}] (n = {n:g})"
+    return (INCONCLUSIVE if lo < partly_at and hi >= holds_at else verdict), rule
+
+
 class VerdictTable:
     """A list of Verdict rows with HTML and JSON representations (JSON is what glue stores)."""
 
