@@ -34,6 +34,11 @@ def timed(fn):
     return time.perf_counter() - t, out
 
 
+def best(fn, repeats: int = 3) -> float:
+    """Least wall time of fn() over a few runs: on a shared 2-core VM single timings swing by +-20%."""
+    return min(timed(fn)[0] for _ in range(repeats))
+
+
 def peak_memory_mb(cfg: SimConfig) -> float:
     """Peak resident memory (MiB) of a fresh process that trains cfg."""
     code = ("import resource, json; from imbalanced_cl.config import SimConfig; from imbalanced_cl.train import train;"
@@ -55,16 +60,16 @@ def main(argv=None) -> None:
           f"chunk={cfg.chunk or auto_chunk(cfg)} (auto) threads={torch.get_num_threads()}")
     train(cfg.replace(R=1, steps=2))  # warm-up
     peak = matmul_gflops()
-    t_batch, _ = timed(lambda: train(cfg))
-    t_loop, _ = timed(lambda: [train(cfg.replace(R=1), replicates=[r]) for r in range(R)])
-    t_one, _ = timed(lambda: train(cfg.replace(chunk=R)))
-    print(f"batched R={R}: {t_batch:.2f} s; loop of {R} single runs: {t_loop:.2f} s; "
+    t_batch = best(lambda: train(cfg))
+    t_loop = best(lambda: [train(cfg.replace(R=1), replicates=[r]) for r in range(R)])
+    t_one = best(lambda: train(cfg.replace(chunk=R)))
+    print(f"batched R={R}: {t_batch:.2f} s; loop of {R} single runs: {t_loop:.2f} s (best of 3 each); "
           f"speed-up {t_loop / t_batch:.2f}x (target >= 4x); all {R} in one chunk: {t_one:.2f} s")
     # Achieved GFLOP/s of the step itself: time training at two step counts and difference out data generation.
     flops = step_flops(cfg, R, linear=False)
-    t_short, _ = timed(lambda: train(cfg.replace(steps=2)))
+    t_short = best(lambda: train(cfg.replace(steps=2)))
     achieved = flops / ((t_batch - t_short) / (steps - 2)) / 1e9
-    t_short1, _ = timed(lambda: [train(cfg.replace(R=1, steps=2), replicates=[r]) for r in range(R)])
+    t_short1 = best(lambda: [train(cfg.replace(R=1, steps=2), replicates=[r]) for r in range(R)])
     single = flops / ((t_loop - t_short1) / (steps - 2)) / 1e9
     print(f"training step: {flops / 1e9:.2f} GFLOP per step, batched {achieved:.1f} GFLOP/s, one replicate at a time "
           f"{single:.1f} GFLOP/s; float32 matmul {peak:.1f} GFLOP/s; fraction {achieved / peak:.0%} (target >= 30%)")
@@ -72,8 +77,8 @@ def main(argv=None) -> None:
     # peak / single at this size; the 4x target is reachable only where one replicate is too small for BLAS.
     print(f"ceiling on any batching speed-up at this size: matmul peak / single-replicate rate = {peak / single:.1f}x")
     small = cfg.replace(d=12, d1=60, m=20, n_pairs=128, steps=steps * 5)
-    ts_batch, _ = timed(lambda: train(small))
-    ts_loop, _ = timed(lambda: [train(small.replace(R=1), replicates=[r]) for r in range(R)])
+    ts_batch = best(lambda: train(small))
+    ts_loop = best(lambda: [train(small.replace(R=1), replicates=[r]) for r in range(R)])
     print(f"ci size (d1={small.d1}, m={small.m}, n_pairs={small.n_pairs}, {small.steps} steps, R={R}): batched "
           f"{ts_batch:.2f} s; loop {ts_loop:.2f} s; speed-up {ts_loop / ts_batch:.2f}x (target >= 4x)")
     default_cfg = cfg.replace(R=8, steps=60)
