@@ -31,6 +31,8 @@ class LuckyConfig(SimConfig):
     train_eps_max: tuple = (0.5, 1.0, 2.0)   # eps_max grid for T2 - T1 (eps_min = eps_max * eps_min/eps_max of the base)
     t2_factor: float = 0.0    # T2 = first step with max_i ||w_i||^2 >= t2_factor ||w_i(T1)||^2 (eq. 61); 0 means d
     lemma_C: float = 3.0      # the O(1) constant of eq. (10) used to judge it
+    lemma_m: int = 0          # neurons in the Lemma 3.2 run (0: m); lucky pairs are rare, so more neurons, more cases
+    lemma_steps: int = 0      # steps of the Lemma 3.2 run (0: steps); it must reach T2
     fig_m: int = 30           # workshop Figure 1 (W132): m = 30, d = 9, 5 majority + 4 minority
     fig_d: int = 9
     fig_minority: int = 4
@@ -44,6 +46,8 @@ class LuckyConfig(SimConfig):
         check_grid("train_eps_max", self.train_eps_max, lambda n, v: check_float(n, v, 0.0, lo_open=True))
         check_float("t2_factor", self.t2_factor, 0.0)
         check_float("lemma_C", self.lemma_C, 1.0)
+        check_int("lemma_m", self.lemma_m, 0)
+        check_int("lemma_steps", self.lemma_steps, 0)
         check_int("fig_m", self.fig_m, 1)
         check_int("fig_d", self.fig_d, 3)
         check_int("fig_minority", self.fig_minority, 0, self.fig_d)
