@@ -48,7 +48,9 @@ def test_shared_points_are_trained_exactly_once():
     items = len(pts) * cfg.repeats
     assert res.train_calls == math.ceil(items / cfg.chunk) * len(cfg.arms)
     for name, v in res.values.items():
-        assert v.shape == (2, len(pts), cfg.repeats) and np.isfinite(v).all(), name
+        # the minority-coordinate diagnostic is NaN where a tiny test set never contains the minority feature
+        finite = np.isfinite(v).all() if name in A.METRICS.values() else np.isfinite(v).any()
+        assert v.shape == (2, len(pts), cfg.repeats) and finite, name
 
 
 def test_batching_does_not_change_results():
@@ -117,25 +119,30 @@ def test_test_cosine_and_mse_by_hand():
     UX = torch.tensor([[1.0, 0.0], [0.0, 2.0]]).unsqueeze(1)
     UY = torch.tensor([[2.0, 0.0], [1.0, 1.0]]).unsqueeze(1)
     Z = torch.tensor([[1.0], [3.0]])
-    cos, _, _ = A.eval_metrics(W, b, UX, UY, UX, Z, Z, 0.0)
+    cos, _, _, _ = A.eval_metrics(W, b, UX, UY, UX, Z, Z, 0.0)
     assert cos == pytest.approx((1 + 1 / math.sqrt(2)) / 2, abs=1e-6)
     # bias 0.5 (BReLU): u = (1, 0.3) gives f = (0.5, 0); the positive (0.2, 2) gives (0, 1.5): cosine 0
-    cos_b, _, _ = A.eval_metrics(W, torch.full((2,), 0.5), torch.tensor([[[1.0, 0.3]], [[1.0, 0.0]]]),
+    cos_b, _, _, _ = A.eval_metrics(W, torch.full((2,), 0.5), torch.tensor([[[1.0, 0.3]], [[1.0, 0.0]]]),
                               torch.tensor([[[0.2, 2.0]], [[3.0, 0.1]]]), UX, Z, Z, 0.0)
     assert cos_b == pytest.approx(0.5, abs=1e-6)
     # features carry the target linearly: target = 2 f_1 - f_2 + 1
     g = torch.Generator().manual_seed(1)
     Utr, Ute = torch.randn(40, 1, 2, generator=g), torch.randn(30, 1, 2, generator=g)
     tgt = lambda U: (2 * U[:, 0, 0] - U[:, 0, 1] + 1).unsqueeze(1)
-    _, mse, nmse = A.eval_metrics(W, b, Ute, Ute, Utr, tgt(Utr), tgt(Ute), 0.0)
+    _, mse, nmse, _ = A.eval_metrics(W, b, Ute, Ute, Utr, tgt(Utr), tgt(Ute), 0.0)
     assert mse == pytest.approx(0.0, abs=1e-8) and nmse == pytest.approx(0.0, abs=1e-8)
     # a dead network (W = 0) predicts the training mean: MSE = mean (z - mean_tr)^2
     Ztr = torch.tensor([[0.0], [2.0]])
     Zte = torch.tensor([[0.0], [4.0]])
-    _, mse0, nmse0 = A.eval_metrics(torch.zeros(2, 2), b, UX, UY, UX, Ztr, Zte, 1e-6)
+    _, mse0, nmse0, _ = A.eval_metrics(torch.zeros(2, 2), b, UX, UY, UX, Ztr, Zte, 1e-6)
     assert mse0 == pytest.approx((1 + 9) / 2, abs=1e-6)
     # test variance of (0, 4) is 4, so the normalised error is 5 / 4
     assert nmse0 == pytest.approx(5 / 4, abs=1e-6)
+    # two target columns, the head explains the first exactly and the second not at all: last=1 scores only it
+    Y2tr = torch.cat([tgt(Utr), torch.randn(40, 1, generator=g)], 1)
+    Y2te = torch.cat([tgt(Ute), torch.randn(30, 1, generator=g) * 3], 1)
+    _, _, n_all, n_last = A.eval_metrics(W, b, Ute, Ute, Utr, Y2tr, Y2te, 0.0, last=1)
+    assert n_last > 0.9 and n_all == pytest.approx(n_last / 2, rel=1e-6)
 
 
 def test_reg_target_choice():
