@@ -166,33 +166,35 @@ def ridge_fit(F: torch.Tensor, Y: torch.Tensor, ridge: float) -> tuple[torch.Ten
     return beta, my - mf @ beta
 
 
-def ridge_mse(Ftr, Ytr, Fte, Yte, ridge: float) -> float:
-    """Fig. 4: test MSE (mean over samples and target coordinates) of a linear head fit on (Ftr, Ytr)."""
-    beta, c = ridge_fit(Ftr, Ytr, ridge)
-    return float((Fte.double() @ beta + c - Yte.double()).pow(2).mean())
-
-
-def ridge_nmse(Ftr, Ytr, Fte, Yte, ridge: float, last: int = 0) -> float:
-    """Diagnostic for Fig. 4: test MSE of each target coordinate over its test variance (1 - R^2), averaged
-    over all coordinates, or over the `last` ones only (the minority coordinates of the latent target).
-
-    The raw MSE grows with a coordinate's variance, which for the minority coordinate grows with eps_min;
-    dividing by it asks how much of each coordinate the head explains, whatever its scale. Ridge with several
-    outputs fits each column on its own, so a subset of columns is scored by the same fit.
-    """
+def ridge_errors(Ftr, Ytr, Fte, Yte, ridge: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per target coordinate: test MSE of a ridge head fit on (Ftr, Ytr), and the test variance (float64)."""
     beta, c = ridge_fit(Ftr, Ytr, ridge)
     Yte = Yte.double()
-    err = (Fte.double() @ beta + c - Yte).pow(2).mean(0)
-    var = Yte.var(0, unbiased=False)
+    return (Fte.double() @ beta + c - Yte).pow(2).mean(0), Yte.var(0, unbiased=False)
+
+
+def normalised(err: torch.Tensor, var: torch.Tensor, last: int = 0) -> float:
+    """Fig. 4 diagnostic: mean of err / var (1 - R^2) over the coordinates with nonzero variance, or over the
+    `last` coordinates only (the minority ones of the latent target); NaN if none has variance.
+
+    The raw MSE grows with a coordinate's variance, which for the minority coordinate grows with eps_min;
+    dividing by it asks how much of each coordinate the head explains, whatever its scale. Ridge fits each
+    output column on its own, so a subset of columns is scored by the same fit.
+    """
     if last:
         err, var = err[-last:], var[-last:]
     ok = var > 0
     return float((err[ok] / var[ok]).mean()) if bool(ok.any()) else float("nan")
 
 
+def ridge_mse(Ftr, Ytr, Fte, Yte, ridge: float) -> float:
+    """Fig. 4: test MSE (mean over samples and target coordinates) of a linear head fit on (Ftr, Ytr)."""
+    return float(ridge_errors(Ftr, Ytr, Fte, Yte, ridge)[0].mean())
+
+
 def eval_metrics(W, b, UX, UY, UXtr, Ztr, Zte, ridge: float, last: int = 0) -> tuple[float, float, float, float]:
     """Figs. 3-4 for one network (W (m,d1), b (m,)): mean test cos(f(X), f(Y)), the ridge head's test MSE, its
-    variance-normalised MSE, and that of the `last` target coordinates alone (ridge_nmse, diagnostics).
+    variance-normalised MSE, and that of the `last` target coordinates alone (diagnostics; one ridge fit).
 
     UX, UY: (n, L, d1) test pairs after attention; UXtr: (n_tr, L, d1) the head's training anchors;
     Ztr, Zte: regression targets of the training and test anchors.
@@ -201,8 +203,8 @@ def eval_metrics(W, b, UX, UY, UXtr, Ztr, Zte, ridge: float, last: int = 0) -> t
     FX, FY = embed(W, UX[None], b)[0], embed(W, UY[None], b)[0]
     cos = float(metrics.pos_pair_cosine(FX, FY)[0])
     Ftr = embed(W, UXtr[None], b)[0][0]
-    return (cos, ridge_mse(Ftr, Ztr, FX[0], Zte, ridge), ridge_nmse(Ftr, Ztr, FX[0], Zte, ridge),
-            ridge_nmse(Ftr, Ztr, FX[0], Zte, ridge, last))
+    err, var = ridge_errors(Ftr, Ztr, FX[0], Zte, ridge)
+    return cos, float(err.mean()), normalised(err, var), normalised(err, var, last)
 
 
 def reg_target(Z: torch.Tensor, cfg: AppendixConfig) -> torch.Tensor:
@@ -380,34 +382,33 @@ FIG_CLAIMS = {
 }
 
 
+def _trend_row(res: AppendixResult, fig: int, arm: int, metric: str | None, claim: str, source: str,
+               direction: int, predicted: str):
+    """One verdict row: Spearman ρ of a metric with eps_min on a figure's grid, judged by judge_trend."""
+    from .verdict import Verdict
+    cfg = res.cfg
+    sig, eps, v = res.curves(fig, arm, metric)
+    rho, lo, hi, _ = trend(eps, v, cfg.boot, cfg.boot_seed)
+    verdict, rule = judge_trend(lo, hi, direction, cfg.rho_holds)
+    return Verdict(claim=claim, source=source, predicted=predicted + f"; mean over {len(sig)} NSR levels",
+                   measured=rho, lo=lo, hi=hi, verdict=verdict,
+                   rule=rule + f" (95% percentile bootstrap over {cfg.repeats} repeats, {cfg.boot} resamples)")
+
+
 def verdict_rows(res: AppendixResult) -> list:
     """One verdict row per figure and pruning arm: Spearman ρ of the metric with eps_min, bootstrap interval."""
-    from .verdict import Verdict
-    cfg, rows = res.cfg, []
-    for a, alpha in enumerate(cfg.arms):
+    rows = []
+    for a, alpha in enumerate(res.cfg.arms):
         for fig in FIGURES:
-            sig, eps, v = res.curves(fig, a)
-            rho, lo, hi, _ = trend(eps, v, cfg.boot, cfg.boot_seed)
-            verdict, rule = judge_trend(lo, hi, IMPROVES[fig], cfg.rho_holds)
             arm = "" if alpha == 0 else f" — with Alg. 1 pruning α={alpha:g} (not in the paper)"
-            rows.append(Verdict(
-                claim=FIG_CLAIMS[fig] + arm,
-                source=f"App. A.2, Fig. {fig}",
-                predicted="Spearman ρ(eps_min, mean curve) " + ("> 0" if IMPROVES[fig] > 0 else "< 0")
-                          + f", monotone (|ρ| → 1); mean over {len(sig)} NSR levels",
-                measured=rho, lo=lo, hi=hi, verdict=verdict,
-                rule=rule + f" (95% percentile bootstrap over {cfg.repeats} repeats, {cfg.boot} resamples)"))
+            sign = "> 0" if IMPROVES[fig] > 0 else "< 0"
+            rows.append(_trend_row(res, fig, a, None, FIG_CLAIMS[fig] + arm, f"App. A.2, Fig. {fig}", IMPROVES[fig],
+                                   f"Spearman ρ(eps_min, mean curve) {sign}, monotone (|ρ| → 1)"))
     # Diagnostics for Fig. 4 (not the paper's metric): does the MSE rise only because the target's variance does?
     for metric, what in (("test_nmse", "variance-normalised regression MSE (1 - R²)"),
                          ("test_nmse_minority", "1 - R² of the minority coordinate alone")):
-        sig, eps, v = res.curves(4, 0, metric)
-        rho, lo, hi, _ = trend(eps, v, cfg.boot, cfg.boot_seed)
-        verdict, rule = judge_trend(lo, hi, -1, cfg.rho_holds)
-        rows.append(Verdict(
-            claim=f"{what} falls as eps_min grows — diagnostic, not in the paper",
-            source="App. A.2, Fig. 4 (normalised)", predicted=f"Spearman ρ < 0; mean over {len(sig)} NSR levels",
-            measured=rho, lo=lo, hi=hi, verdict=verdict,
-            rule=rule + f" (95% percentile bootstrap over {cfg.repeats} repeats, {cfg.boot} resamples)"))
+        rows.append(_trend_row(res, 4, 0, metric, f"{what} falls as eps_min grows — diagnostic, not in the paper",
+                               "App. A.2, Fig. 4 (normalised)", -1, "Spearman ρ < 0"))
     return rows
 
 

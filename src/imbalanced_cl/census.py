@@ -309,20 +309,27 @@ def fit_loglog(x, y) -> SlopeFit:
     return SlopeFit(slope, slope - h, slope + h, icpt, n)
 
 
-def fit_loglog_replicates(x, Y) -> SlopeFit:
-    """Per-replicate log-log slopes of Y[r] (R, k) on x (k,), then their mean and 95% t-interval over r."""
+def replicate_mean(slopes, intercepts=None) -> SlopeFit:
+    """Mean of per-replicate slopes (non-finite ones dropped) with its 95% t-interval over replicates;
+    the intercept is the mean of the per-replicate intercepts, if given."""
     from .metrics import t975
-    Y = np.asarray(Y, float)
-    fits = [fit_loglog(x, Y[r]) for r in range(Y.shape[0])]
-    s = np.array([f.slope for f in fits])
+    s = np.asarray(slopes, float)
     s = s[np.isfinite(s)]
     if s.size == 0:
         return SlopeFit(float("nan"), float("nan"), float("nan"), float("nan"), 0)
     mean = float(s.mean())
+    intercept = float("nan") if intercepts is None else float(np.nanmean(intercepts))
     if s.size < 2:
-        return SlopeFit(mean, float("nan"), float("nan"), float(np.nanmean([f.intercept for f in fits])), 1)
+        return SlopeFit(mean, float("nan"), float("nan"), intercept, 1)
     h = t975(s.size - 1) * float(s.std(ddof=1)) / math.sqrt(s.size)
-    return SlopeFit(mean, mean - h, mean + h, float(np.nanmean([f.intercept for f in fits])), int(s.size))
+    return SlopeFit(mean, mean - h, mean + h, intercept, int(s.size))
+
+
+def fit_loglog_replicates(x, Y) -> SlopeFit:
+    """Per-replicate log-log slopes of Y[r] (R, k) on x (k,), then their mean and 95% t-interval over r."""
+    Y = np.asarray(Y, float)
+    fits = [fit_loglog(x, Y[r]) for r in range(Y.shape[0])]
+    return replicate_mean([f.slope for f in fits], [f.intercept for f in fits])
 
 
 def binom_ci(k: float, n: float) -> tuple[float, float]:

@@ -228,16 +228,9 @@ def tracking_slope(ds, ratios, Ni: np.ndarray) -> "CS.SlopeFit":
     exponents on 1 - rho^2 (1 if |N_i| ~ d^(1-rho^2), 0 if |N_i| = O(1) as in the workshop version).
     Returns the mean slope and its 95% t-interval over replicates. Ni: (R, len(ratios), len(ds)).
     """
-    from .metrics import t975
     x = 1.0 - np.asarray(ratios, float) ** 2
-    E = ni_exponents(ds, Ni)
-    xc = x - x.mean()
     if np.ptp(x) == 0:
         raise ValueError("ratios: need at least two distinct values of eps_min/eps_max to fit a slope")
-    slopes = ((E - E.mean(1, keepdims=True)) * xc).sum(1) / (xc ** 2).sum()
-    slopes = slopes[np.isfinite(slopes)]
-    mean = float(slopes.mean()) if slopes.size else float("nan")
-    if slopes.size < 2:
-        return CS.SlopeFit(mean, float("nan"), float("nan"), float("nan"), int(slopes.size))
-    h = t975(slopes.size - 1) * float(slopes.std(ddof=1)) / np.sqrt(slopes.size)
-    return CS.SlopeFit(mean, mean - h, mean + h, float("nan"), int(slopes.size))
+    E = ni_exponents(ds, Ni)
+    xc = x - x.mean()
+    return CS.replicate_mean(((E - E.mean(1, keepdims=True)) * xc).sum(1) / (xc ** 2).sum())
