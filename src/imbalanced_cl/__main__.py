@@ -4,13 +4,13 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .book.profiles import PROFILES
 from .book.runner import run_book
 from .validate import ParameterError
-from .book.profiles import PROFILES
 
 
 def main(argv=None) -> int:
-    """Parse the command line and run the book pipeline."""
+    """Parse the command line and run the book pipeline; a mistake exits 2 with one line per error."""
     ap = argparse.ArgumentParser(prog="python -m imbalanced_cl")
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("book", help="execute every notebook at a profile and build the HTML book")
@@ -20,13 +20,28 @@ def main(argv=None) -> int:
     b.add_argument("--strict", action="store_true", help="turn Sphinx warnings into errors (-W --keep-going)")
     b.add_argument("--force", action="store_true", help="re-execute even when the cache is valid")
     b.add_argument("--out", default=None, help="folder that receives _build/ (default: the repo root)")
+    b.add_argument("--profiles", default=None, help="a profiles file of your own (default: profiles.yaml)")
+    b.add_argument("--verbose", action="store_true", help="show the Python traceback of an error")
     args = ap.parse_args(argv)
     try:
         return run_book(args.profile, out_root=args.out, only=args.only, build=not args.no_build,
-                        strict=args.strict, force=args.force)
+                        strict=args.strict, force=args.force, profiles=args.profiles)
     except ParameterError as e:
-        print(f"error: {e}", file=sys.stderr)
+        if args.verbose:
+            raise
+        for line in str(e).splitlines():
+            print(f"error: {line}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        if args.verbose:
+            raise
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # an unexpected failure: one line, the traceback on request
+        if args.verbose:
+            raise
+        print(f"error: {type(e).__name__}: {e} (run again with --verbose for the traceback)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
-from ..validate import check, check_choice, check_float, check_int
+from ..validate import check, check_choice, check_float, check_int, check_namespace
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,11 @@ class SimConfig:
 
     @classmethod
     def from_namespace(cls, ns: Mapping[str, Any], **overrides):
-        """Build from a namespace (a notebook's globals()), taking only this class's fields."""
+        """Build from a namespace (a notebook's globals()), taking only this class's fields.
+
+        In a notebook, a name its parameters cells set that is not a field stops it (check_namespace).
+        """
+        check_namespace(ns, cls.field_names())
         kw = {k: ns[k] for k in cls.field_names() if k in ns}
         kw.update(overrides)
         kw = {k: (tuple(v) if isinstance(v, list) else v) for k, v in kw.items()}

@@ -4,8 +4,9 @@ Listed in _config.yml (sphinx.extra_extensions). Two defects of the stock toolch
 - Sphinx 7.4 adds an inline script registered after the builder starts (sphinx-thebe's THEBE_JS_URL,
   sphinx-togglebutton's selector) twice, once with filename None and once with '', so every page logs
   "Identifier 'THEBE_JS_URL' has already been declared". `dedupe_scripts` keeps the first copy.
-- The theme's search and colour-mode buttons fail axe-core's label-content-name-mismatch rule;
-  static/imbalanced-cl-a11y.js repairs them in the browser.
+- The theme's search and colour-mode buttons fail axe-core's label-content-name-mismatch rule, and its
+  left sidebar lies outside every landmark (rule region); static/imbalanced-cl-a11y.js repairs both in
+  the browser.
 """
 from __future__ import annotations
 

@@ -13,6 +13,11 @@
       icon.removeAttribute("aria-labelledby");
       icon.querySelectorAll("title").forEach(function (t) { t.remove(); });
     });
+    // The left sidebar (book title, search, chapters) sits outside every landmark (axe-core: region).
+    document.querySelectorAll(".bd-sidebar-primary:not([role])").forEach(function (bar) {
+      bar.setAttribute("role", "navigation");
+      bar.setAttribute("aria-label", "Book");
+    });
   }
   if (document.readyState === "loading") {
     document.addEventListener("DOMContentLoaded", repair);
