@@ -151,12 +151,27 @@ def stage(root: Path, executed: Path) -> None:
 
 
 def build_html(executed: Path, out_root: Path, strict: bool = False) -> int:
-    """jupyter-book build <executed> --path-output <out_root>: HTML lands in <out_root>/_build/html."""
+    """Build the HTML into <out_root>/_build/html, replacing the previous HTML only when the build succeeds.
+
+    jupyter-book writes into <out_root>/_build/.jupyter-book/_build/ (its doctrees stay there between
+    builds); a successful build's html folder is then moved into place, so a failed or interrupted build
+    leaves the previous HTML as it was.
+    """
+    work = out_root / "_build" / ".jupyter-book"
     jb = Path(sys.executable).parent / "jupyter-book"
-    cmd = [str(jb) if jb.exists() else "jupyter-book", "build", str(executed), "--path-output", str(out_root)]
+    cmd = [str(jb) if jb.exists() else "jupyter-book", "build", str(executed), "--path-output", str(work)]
     if strict:
         cmd += ["-W", "--keep-going"]
-    return subprocess.call(cmd)
+    rc = subprocess.call(cmd)
+    built, final = work / "_build" / "html", out_root / "_build" / "html"
+    if rc == 0 and built.is_dir():
+        old = final.with_name(".html-previous")
+        shutil.rmtree(old, ignore_errors=True)
+        if final.exists():
+            os.replace(final, old)
+        os.replace(built, final)
+        shutil.rmtree(old, ignore_errors=True)
+    return rc
 
 
 def run_book(profile: str = "default", out_root: Path | None = None, only: list[str] | None = None,
@@ -228,6 +243,8 @@ def run_book(profile: str = "default", out_root: Path | None = None, only: list[
     rc = build_html(executed, out_root, strict=strict)
     if rc == 0:
         print(f"HTML: {out_root / '_build' / 'html' / 'index.html'}")
+    else:
+        print(f"the HTML build failed (exit {rc}); the previous _build/html, if any, is untouched", file=sys.stderr)
     return rc
 
 
