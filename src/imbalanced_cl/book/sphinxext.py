@@ -7,9 +7,13 @@ Listed in _config.yml (sphinx.extra_extensions). Two defects of the stock toolch
 - The theme's search and colour-mode buttons fail axe-core's label-content-name-mismatch rule, and its
   left sidebar lies outside every landmark (rule region); static/imbalanced-cl-a11y.js repairs both in
   the browser.
+- sphinx-external-toc writes index.html as a bare <meta> redirect: no title, no language, no icon, so the
+  browser asks for /favicon.ico (a console error). `index_page` rewrites it as a small page of its own.
 """
 from __future__ import annotations
 
+import html
+import re
 from pathlib import Path
 
 STATIC = Path(__file__).resolve().parent / "static"
@@ -40,6 +44,29 @@ def dedupe_scripts(app, pagename, templatename, context, doctree) -> None:
         scripts[:] = dedupe(scripts)
 
 
+def redirect_page(target: str, title: str, icon: str = "") -> str:
+    """A complete HTML page that sends the reader to `target` (the book's first page)."""
+    t, esc = html.escape(title), html.escape(target, quote=True)
+    link = f'<link rel="icon" href="{html.escape(icon, quote=True)}">' if icon else ""
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{t}</title>{link}'
+            f'<meta http-equiv="Refresh" content="0; url={esc}"></head>\n'
+            f'<body><main><p><a href="{esc}">{t}</a></p></main></body></html>\n')
+
+
+def index_page(app, exception) -> None:
+    """build-finished handler: replace the toc extension's bare redirect with redirect_page()."""
+    if exception is not None or getattr(app.builder, "format", "") != "html":
+        return
+    index = Path(app.outdir) / "index.html"
+    text = index.read_text(encoding="utf8") if index.exists() else ""
+    found = re.fullmatch(r'\s*<meta http-equiv="Refresh" content="0; url=([^"]+)" />\s*', text)
+    if found:
+        favicon = app.config.html_favicon or ""
+        icon = f"_static/{Path(favicon).name}" if favicon and "://" not in favicon else favicon
+        index.write_text(redirect_page(found.group(1), app.config.html_title or app.config.project, icon),
+                         encoding="utf8")
+
+
 def _add_static(app) -> None:
     app.config.html_static_path.append(str(STATIC))
 
@@ -48,5 +75,6 @@ def setup(app):
     """Register the handlers and the accessibility script."""
     app.connect("builder-inited", _add_static)
     app.connect("html-page-context", dedupe_scripts)
+    app.connect("build-finished", index_page, priority=900)  # after sphinx-external-toc wrote its redirect
     app.add_js_file(A11Y_JS, defer="defer")
     return {"parallel_read_safe": True, "parallel_write_safe": True}
