@@ -97,7 +97,9 @@ def test_book_builds_with_a_page_per_notebook(ci_book):
             assert text.count('class="verdict-table"') == 1, f"{nb.stem}: not one verdict table"
         if nb.parent.name == "notebooks":
             assert "colab.research.google.com" in text and "mybinder.org" in text, f"{nb.stem}: no launch buttons"
-        assert "cdn.jsdelivr.net" not in text and "_static/mathjax/tex-chtml.js" in text, f"{nb.stem}: MathJax not local"
+        assert "cdn.jsdelivr.net" not in text, f"{nb.stem}: a script from a CDN"
+        if "mathjax" in text.lower():
+            assert "_static/mathjax/tex-chtml.js" in text, f"{nb.stem}: MathJax not served from the book"
     assert (html / "_static" / "mathjax" / "tex-chtml.js").exists()
 
 
@@ -342,8 +344,8 @@ def test_interrupted_run_removes_partial_output_and_keeps_the_good_copy(tmp_path
     rc, err, executed, good, key = _interrupt_a_run(tmp_path)
     assert rc == 130, err[-2000:]
     # The runner's last word is one line; no KeyboardInterrupt traceback (the dying kernel may log its own).
-    assert err.strip().splitlines()[-1].startswith("[stopped] notebooks/a.ipynb: interrupted"), err[-2000:]
-    assert "KeyboardInterrupt" not in err
+    assert any(line.startswith("[stopped] notebooks/a.ipynb: interrupted") for line in err.splitlines()), err[-2000:]
+    assert "KeyboardInterrupt" not in err and "imbalanced_cl/book/runner.py" not in err
     assert not list(executed.parent.glob(".*partial*")), "the partial output was left behind"
     assert executed.read_bytes() == good and executed.with_suffix(".key").read_text() == key
 
