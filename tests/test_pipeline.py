@@ -214,6 +214,22 @@ def test_raw_papermill_stops_on_an_unknown_parameter(tmp_path):
     assert "ran with 0.1" in json.dumps(nbformat.read(tmp_path / "good.ipynb", as_version=4).cells[-1].outputs)
 
 
+def test_raw_papermill_refuses_an_unknown_parameter_in_every_notebook(tmp_path):
+    """`papermill NB out.ipynb -p nosuch 3` exits non-zero for every notebook of the book (run side by side)."""
+    exe = Path(sys.executable).parent / "papermill"
+    procs = {nb.stem: subprocess.Popen([str(exe) if exe.exists() else "papermill", str(nb),
+                                        str(tmp_path / f"{nb.stem}.ipynb"), "-p", "nosuch", "3",
+                                        "--start-timeout", "300"],  # eight kernels start at once
+                                       cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for nb in NOTEBOOKS}
+    problems = []
+    for name, proc in procs.items():
+        _, err = proc.communicate(timeout=600)
+        if proc.returncode == 0 or "ParameterError: unknown parameter nosuch=3" not in err:
+            problems.append(f"{name}: exit {proc.returncode}; {err.strip().splitlines()[-1:]}")
+    assert not problems, "\n".join(problems)
+
+
 class _Toy:
     """A config with a bound between two parameters, like Stage1Config's fit_start <= steps - 2."""
 
