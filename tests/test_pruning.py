@@ -29,7 +29,7 @@ def test_config_rejects_bad_values_naming_the_parameter(field, value):
 
 
 def test_config_from_namespace_and_protocol_configs():
-    cfg = pa.PruningConfig.from_namespace({**TINY, "alpha_grid": [0.2, 0.5], "unrelated": 3})
+    cfg = pa.PruningConfig.from_namespace({**TINY, "alpha_grid": [0.2, 0.5]})
     assert cfg.alpha_grid == (0.2, 0.5)
     v = cfg.vanilla()
     assert (v.steps, v.prune_alpha) == (20, 0.0)

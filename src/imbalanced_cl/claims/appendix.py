@@ -179,12 +179,26 @@ def _start(cfg: AppendixConfig, items: list) -> train.Run:
                      0, train.History(), pairs, W0)
 
 
+def _fresh_sampler(cfg: AppendixConfig, start: train.Run, items: list):
+    """sampler(t, reps) for train.train: K fresh pairs per step for each batched (point, repeat), drawn with that
+    point's eps_min and sigma from its own sub-stream (point, t), so every arm of a repeat sees the same pairs."""
+    def sample(t: int, reps: list) -> D.Pairs:
+        parts = []
+        for k in reps:
+            (eps, sig), rep = items[k]
+            pc = cfg.point_cfg(eps, sig)
+            parts.append(D.make_pairs(pc, start.M[k:k + 1], [rep], extra=point_code(eps, sig) * 2**20 + t + 1))
+        return D.Pairs(*(torch.cat([getattr(p, f) for p in parts]) for f in ("UX", "UY", "S", "ZX", "ZY")))
+    return sample
+
+
 def _train_arm(cfg: AppendixConfig, start: train.Run, items: list, alpha: float) -> train.Run:
     """Train one pruning arm of a batch in one batched call (the loop only reads shared settings)."""
     arm = cfg.point_cfg(*items[0][0], alpha=alpha)
     for (eps, sig), rep in items:
         TRAINING_LOG[(eps, sig, rep, alpha)] += 1
-    return train.train(arm, resume=start)
+    sampler = _fresh_sampler(cfg, start, items) if cfg.sampling == "fresh" else None
+    return train.train(arm, resume=start, sampler=sampler)
 
 
 @dataclass

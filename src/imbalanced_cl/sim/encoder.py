@@ -61,7 +61,7 @@ def bias_at(cfg: SimConfig, W: torch.Tensor, t: int, T1: torch.Tensor) -> torch.
     """
     R, m, _ = W.shape
     if cfg.bias == "none":
-        return torch.zeros(R, m, dtype=W.dtype)
+        return torch.zeros(R, m, dtype=W.dtype, device=W.device)
     started = (T1 >= 0) & (T1 <= t)
     elapsed = (t - T1).clamp(min=0).to(W.dtype)
     ramp = torch.clamp((1.0 + cfg.bias_ramp) ** elapsed, max=cfg.bias_ramp_max)
