@@ -203,16 +203,6 @@ def test_linear_theory_predicts_stage1_rate():
     assert float(rate / pred) == pytest.approx(1.0, abs=0.25)
 
 
-def test_judge_bound_on_hand_made_intervals():
-    from imbalanced_cl.verdict import FAILS, HOLDS, INCONCLUSIVE, PARTLY, judge_bound
-    assert judge_bound(0.95, 1.05, 0.9, True, 0.1, 0.5)[0] == HOLDS
-    assert judge_bound(0.2, 0.4, 0.9, True, 0.1, 0.5)[0] == PARTLY
-    assert judge_bound(-0.5, -0.3, 0.9, True, 0.1, 0.5)[0] == FAILS
-    assert judge_bound(-1.3, 0.7, 0.3, True, 0.1, 0.5)[0] == INCONCLUSIVE
-    assert judge_bound(1.0, 1.1, 1.1, False, 0.1, 0.5)[0] == HOLDS
-    assert judge_bound(2.0, 2.2, 1.1, False, 0.1, 0.5)[0] == FAILS
-
-
 def test_one_pass_brelu_equals_definition():
     s = torch.randn(3, 4, 5)
     b = torch.rand(5) * 0.5
@@ -244,14 +234,6 @@ def test_one_pass_loss_equals_definitions(tau):
     assert torch.allclose(G, loss.grad_features(Q, V, tau, tau_scaled=False))
     assert torch.allclose(pp, torch.diagonal(Q, dim1=-2, dim2=-1).mean(-1))
     assert torch.allclose(loss.infonce_and_grad(FX, FY, V, tau, tau_scaled=True)[1], G * tau)
-
-
-def test_judge_count_needs_enough_cases():
-    from imbalanced_cl.verdict import FAILS, HOLDS, INCONCLUSIVE, UNTESTED, judge_count
-    assert judge_count(2, 2)[0] == INCONCLUSIVE          # Wilson interval [0.34, 1]
-    assert judge_count(60, 60)[0] == HOLDS
-    assert judge_count(0, 60)[0] == FAILS
-    assert judge_count(0, 0)[0] == UNTESTED
 
 
 # ---------------------------------------------------------------------------- sampling, device, namespaces

@@ -71,17 +71,6 @@ def test_degradation_threshold():
     assert thr[0] == pytest.approx(0.3) and math.isnan(float(thr[1]))
 
 
-def test_judges():
-    assert V.judge_factor(8.0, 30.0, 20.0, 3.0, 10.0)[0] == HOLDS
-    assert V.judge_factor(0.5, 1.0, 20.0, 3.0, 10.0)[0] == FAILS
-    assert V.judge_factor(-1.0, 30.0, 20.0, 3.0, 10.0)[0] == PARTLY    # sign not established
-    assert V.judge_factor(-3.0, -1.0, 20.0, 3.0, 10.0)[0] == FAILS
-    assert V.judge_factor(float("nan"), 1.0, 20.0, 3.0, 10.0)[0] == UNTESTED
-    assert V.judge_at_least(3.0, 4.0, 2.5, "n")[0] == HOLDS
-    assert V.judge_at_least(2.0, 4.0, 2.5, "n")[0] == PARTLY
-    assert V.judge_at_least(1.0, 2.0, 2.5, "n")[0] == FAILS
-
-
 @pytest.fixture(scope="module")
 def tiny_runs():
     cfg = pa.PruningConfig(**TINY)
