@@ -35,7 +35,8 @@ class SimConfig:
     m: int = 50                 # neurons
     sigma0: float = 1e-3        # w_i ~ N(0, sigma0^2 I_d1) (Alg. 1 step 1)
     bias: str = "schedule"      # "schedule" (0 until T1, then prop. to ||w_i||) or "none" (b = 0 always)
-    bias_coef: float = 1.0      # b_i(T1) = bias_coef * sqrt(2 log d / d) * ||w_i||  (Thm C.1(b,c))
+    bias_coef: float = 1.0      # b_i(T1) = bias_coef * a * sqrt(2 log d / d) * ||w_i|| (Thm C.1(b,c)); a: bias_token_factor
+    bias_token_factor: bool = True  # a = E|z|/L converts that feature-coefficient threshold into pre-activation units (eq. 98); False: a = 1
     bias_ramp: float = 0.0      # extra per-step growth of b after T1, (1+bias_ramp)^(t-T1) (W eq. 70 uses eta/d)
     bias_ramp_max: float = 2.0  # cap on that growth factor (the uncapped ramp explodes, brief §1)
     t1_fraction: float = 0.9    # T1 = first step where this fraction of neurons satisfies eq. (34)
@@ -58,6 +59,11 @@ class SimConfig:
     record_every: int = 10      # history is kept every this many steps (and at the last step)
     chunk: int = 0              # replicates per training chunk, to bound memory (0: auto, about 64 MiB per chunk)
     progress: bool = True       # tqdm progress bar
+    # --- regime premises (sim/regime.py; thresholds fixed before any run, listed in book/methods.md) ---
+    regime_share_min: float = 0.9    # feature-span share at the end that counts as Theorem 3.1's regime (beta bound: share -> 1)
+    regime_grad_poly: float = 1.0    # Lemma B.1: the population regime needs ||g_K - g_pop|| <= ||w|| / d1^p; p = 1 is the weakest poly(d1)
+    regime_loss_gap_max: float = 0.05  # largest relative gap (held-out - train) / held-out InfoNCE without memorisation
+    regime_batches: int = 16         # held-out batches of K pairs averaged into the population gradient
     # --- where it runs ---
     device: str = "auto"        # "auto" (cuda when available), "cpu" or "cuda"; data are drawn on the CPU per replicate, so numbers do not depend on it
     tf32: bool = False          # allow TF32 matmuls on CUDA (faster, ~1e-3 relative error); exact float32 is what the theory checks need
@@ -108,6 +114,11 @@ class SimConfig:
         check_int("chunk", self.chunk, 0)
         check("progress", self.progress, isinstance(self.progress, bool), "True or False")
         check_choice("sampling", self.sampling, ("fresh", "fixed"))
+        check("bias_token_factor", self.bias_token_factor, isinstance(self.bias_token_factor, bool), "True or False")
+        check_float("regime_share_min", self.regime_share_min, 0.0, 1.0)
+        check_float("regime_grad_poly", self.regime_grad_poly, 0.0, lo_open=True)
+        check_float("regime_loss_gap_max", self.regime_loss_gap_max, 0.0, lo_open=True)
+        check_int("regime_batches", self.regime_batches, 1)
         check_choice("device", self.device, ("auto", "cpu", "cuda"))
         check("tf32", self.tf32, isinstance(self.tf32, bool), "True or False")
 
