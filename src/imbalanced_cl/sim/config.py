@@ -63,7 +63,7 @@ class SimConfig:
     regime_share_min: float = 0.9    # feature-span share at the end that counts as Theorem 3.1's regime (beta bound: share -> 1)
     regime_grad_poly: float = 1.0    # Lemma B.1: the population regime needs ||g_K - g_pop|| <= ||w|| / d1^p; p = 1 is the weakest poly(d1)
     regime_loss_gap_max: float = 0.05  # largest relative gap (held-out - train) / held-out InfoNCE without memorisation
-    regime_batches: int = 16         # held-out batches of K pairs averaged into the population gradient
+    pop_batches: int = 16         # held-out batches of K pairs averaged into the population gradient
     # --- where it runs ---
     device: str = "auto"        # "auto" (cuda when available), "cpu" or "cuda"; data are drawn on the CPU per replicate, so numbers do not depend on it
     tf32: bool = False          # allow TF32 matmuls on CUDA (faster, ~1e-3 relative error); exact float32 is what the theory checks need
@@ -118,7 +118,7 @@ class SimConfig:
         check_float("regime_share_min", self.regime_share_min, 0.0, 1.0)
         check_float("regime_grad_poly", self.regime_grad_poly, 0.0, lo_open=True)
         check_float("regime_loss_gap_max", self.regime_loss_gap_max, 0.0, lo_open=True)
-        check_int("regime_batches", self.regime_batches, 1)
+        check_int("pop_batches", self.pop_batches, 1)
         check_choice("device", self.device, ("auto", "cpu", "cuda"))
         check("tf32", self.tf32, isinstance(self.tf32, bool), "True or False")
 

@@ -65,9 +65,10 @@ def population_gradient(run: Run, b: torch.Tensor, batches: int) -> torch.Tensor
     return g / batches
 
 
-def measure(run: Run, batches: int = 16) -> Regime:
-    """The regime of a run at its final weights (see the module docstring)."""
+def measure(run: Run, batches: int | None = None) -> Regime:
+    """The regime of a run at its final weights (see the module docstring); batches defaults to cfg.pop_batches."""
     cfg = run.cfg
+    batches = batches or cfg.pop_batches
     b = bias_at(cfg, run.W, run.step, run.T1)
     g_train, loss_train, _ = gradient(run.W, b, run.pairs, cfg)
     g_pop = population_gradient(run, b, batches)
