@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from .book.cells import sync
 from .book.profiles import repo_root
@@ -32,9 +33,31 @@ def main(argv=None) -> int:
     b.add_argument("--out", default=None, help="folder that receives _build/ (default: the repo root)")
     p = sub.add_parser("params", help="rewrite each notebook's parameters cell from its config dataclass")
     p.add_argument("--check", action="store_true", help="only report notebooks whose cell is out of date (exit 1)")
+    r = sub.add_parser("record", help="store executed notebooks' verdicts with provenance under results/<profile>/")
+    r.add_argument("--profile", default="paper", help=f"one of {PROFILES}")
+    r.add_argument("--executed", default=None, help="folder of executed notebooks (default: _build/executed/notebooks)")
+    s = sub.add_parser("stability", help="re-run the claim notebooks under other base seeds; table of changed verdicts")
+    s.add_argument("--profile", default="default", help=f"one of {PROFILES}")
+    s.add_argument("--seeds", nargs="+", type=int, default=[0, 1], help="base seeds (at least two)")
+    s.add_argument("--only", nargs="*", help="notebook names to include")
     args = ap.parse_args(argv)
     if args.cmd == "params":
         return write_params(check_only=args.check)
+    if args.cmd == "record":
+        from .book.record import record
+        root = repo_root()
+        src = Path(args.executed) if args.executed else root / "_build" / "executed" / "notebooks"
+        for path in record(src, args.profile, root / "results" / args.profile):
+            print(f"recorded {path.relative_to(root)}")
+        return 0
+    if args.cmd == "stability":
+        from .book.stability import run as stability
+        res = stability(args.profile, args.seeds, repo_root(), args.only)
+        print(f"{res['unchanged']} of {res['rows']} rows kept their verdict across seeds {res['seeds']} "
+              f"({res['share_unchanged']:.0%}); changed: {len(res['changed'])}")
+        for c in res["changed"]:
+            print(f"  {c['notebook']}: {c['claim']}: {c['verdicts']}")
+        return 0
     try:
         return run_book(args.profile, out_root=args.out, only=args.only, build=not args.no_build,
                         strict=args.strict, force=args.force)
