@@ -15,7 +15,7 @@ from imbalanced_cl.book.runner import toc_notebooks
 from imbalanced_cl.validate import ParameterError, check_int
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = [nb for nb in toc_notebooks(ROOT) if nb.parent.name == "notebooks"]
+NOTEBOOKS = [nb for nb in toc_notebooks(ROOT) if cells.config_class(nb) is not None]
 
 
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
@@ -39,7 +39,8 @@ def test_profiles_list_only_what_they_change():
     data = yaml.safe_load((ROOT / "profiles.yaml").read_text())
     for prof, block in data.items():
         for nb, kv in (block or {}).items():
-            defaults = cells.declared_defaults(cells.config_class(ROOT / "notebooks" / f"{nb}.ipynb"))
+            path = next(p for p in toc_notebooks(ROOT) if p.stem == nb)
+            defaults = cells.declared_defaults(cells.config_class(path))
             unknown = set(kv) - set(defaults)
             same = [k for k, v in kv.items() if k in defaults and defaults[k] == v]
             assert not unknown, f"{prof}/{nb}: not parameters: {sorted(unknown)}"

@@ -5,6 +5,8 @@ import argparse
 import sys
 from pathlib import Path
 
+import yaml
+
 from .book.cells import sync
 from .book.profiles import repo_root
 from .book.runner import run_book, toc_notebooks
@@ -31,6 +33,8 @@ def main(argv=None) -> int:
     b.add_argument("--strict", action="store_true", help="turn Sphinx warnings into errors (-W --keep-going)")
     b.add_argument("--force", action="store_true", help="re-execute even when the cache is valid")
     b.add_argument("--out", default=None, help="folder that receives _build/ (default: the repo root)")
+    b.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE",
+                   help="override a parameter in every notebook that has it (YAML value), e.g. --set sampling=fixed")
     p = sub.add_parser("params", help="rewrite each notebook's parameters cell from its config dataclass")
     p.add_argument("--check", action="store_true", help="only report notebooks whose cell is out of date (exit 1)")
     r = sub.add_parser("record", help="store executed notebooks' verdicts with provenance under results/<profile>/")
@@ -59,8 +63,9 @@ def main(argv=None) -> int:
             print(f"  {c['notebook']}: {c['claim']}: {c['verdicts']}")
         return 0
     try:
+        overrides = {k: yaml.safe_load(v) for k, _, v in (item.partition("=") for item in args.set)}
         return run_book(args.profile, out_root=args.out, only=args.only, build=not args.no_build,
-                        strict=args.strict, force=args.force)
+                        strict=args.strict, force=args.force, overrides=overrides)
     except ParameterError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

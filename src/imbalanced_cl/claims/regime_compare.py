@@ -20,7 +20,7 @@ from .pruning import aligned_counts, amplitude_ratio, max_cosine, minority_index
 
 # arm name -> the SimConfig fields it changes
 ARMS = {"fixed": {"sampling": "fixed"}, "fresh": {"sampling": "fresh"},
-        "fresh, bias without E|z|/L": {"sampling": "fresh", "bias_token_factor": False}}
+        "fresh, bias without the token factor": {"sampling": "fresh", "bias_token_factor": False}}
 
 
 @dataclass(frozen=True)
