@@ -334,3 +334,16 @@ def test_fixed_sampling_reproduces_the_numbers_of_the_first_version():
     torch.testing.assert_close(r[:, -2:], torch.tensor(want_last, dtype=r.dtype), rtol=1e-5, atol=0)
     assert run.T1.tolist() == [38, 41]
     assert float(run.W.norm()) == pytest.approx(0.34217506647109985, rel=1e-6)
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_pairs_drawn_on_the_gpu_follow_the_same_law():
+    """data_device = "run" draws on the GPU: other numbers, the same distribution (support frequency, noise scale)."""
+    cfg = SimConfig(d=8, d1=64, L=3, n_pairs=20000, R=1, p_scale=3.0, sigma_xi=0.3, attention="mean")
+    M = data.make_dictionaries(cfg, [0])
+    cpu = data.make_pairs(cfg, M, [0])
+    gpu = data.make_pairs(cfg.replace(data_device="run"), M.cuda(), [0]).to("cpu")
+    f_cpu, f_gpu = cpu.realised_frequency()[0], gpu.realised_frequency()[0]
+    assert torch.allclose(f_cpu, f_gpu, atol=4 * math.sqrt(0.25 / cfg.n_pairs))
+    assert float(cpu.UX.std()) == pytest.approx(float(gpu.UX.std()), rel=0.02)

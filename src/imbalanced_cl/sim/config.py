@@ -66,6 +66,7 @@ class SimConfig:
     pop_batches: int = 16         # held-out batches of K pairs averaged into the population gradient
     # --- where it runs ---
     device: str = "auto"        # "auto" (cuda when available), "cpu" or "cuda"; data are drawn on the CPU per replicate, so numbers do not depend on it
+    data_device: str = "cpu"    # "cpu": pairs drawn on the CPU, identical on every device; "run": drawn on the run's device (a GPU's own generator: same law, other numbers, no transfer)
     tf32: bool = False          # allow TF32 matmuls on CUDA (faster, ~1e-3 relative error); exact float32 is what the theory checks need
 
     def __post_init__(self):
@@ -121,6 +122,7 @@ class SimConfig:
         check_int("pop_batches", self.pop_batches, 1)
         check_choice("device", self.device, ("auto", "cpu", "cuda"))
         check("tf32", self.tf32, isinstance(self.tf32, bool), "True or False")
+        check_choice("data_device", self.data_device, ("cpu", "run"))
 
     # --- construction helpers ---
     @classmethod

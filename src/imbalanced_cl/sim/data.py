@@ -17,10 +17,10 @@ from .config import SimConfig
 STREAM_DICT, STREAM_INIT, STREAM_TRAIN, STREAM_TEST = 0, 1, 2, 3
 
 
-def generator(seed: int, replicate: int, purpose: int, extra: int = 0) -> torch.Generator:
-    """A torch Generator for one replicate and one purpose, independent of every other stream."""
+def generator(seed: int, replicate: int, purpose: int, extra: int = 0, device="cpu") -> torch.Generator:
+    """A torch Generator for one replicate and one purpose, independent of every other stream (on `device`)."""
     state = np.random.SeedSequence([seed, replicate, purpose, extra]).generate_state(2, dtype=np.uint64)
-    return torch.Generator().manual_seed(int(state[0] % (2**63 - 1)))
+    return torch.Generator(device=device).manual_seed(int(state[0] % (2**63 - 1)))
 
 
 def eps_vector(cfg: SimConfig) -> torch.Tensor:
@@ -66,11 +66,12 @@ def _draws(cfg: SimConfig, n: int, gen: torch.Generator) -> list[torch.Tensor]:
     The order of the draws is fixed (support, signs, then per view: first token, later tokens, magnitudes; then
     per view: noise), so a replicate's data do not depend on batching, on the device, or on this code's layout.
     """
-    d, L, d1 = cfg.d, cfg.L, cfg.d1
-    out = [torch.rand(n, d, generator=gen), torch.rand(n, d, generator=gen)]
+    d, L, d1, dev = cfg.d, cfg.L, cfg.d1, gen.device
+    u = lambda *shape: torch.rand(*shape, generator=gen, device=dev)
+    out = [u(n, d), u(n, d)]
     for _ in range(2):
-        out += [torch.rand(n, d, generator=gen), torch.rand(n, L, d, generator=gen), torch.rand(n, L, d, generator=gen)]
-    out += [torch.randn(n, L, d1, generator=gen) for _ in range(2)]
+        out += [u(n, d), u(n, L, d), u(n, L, d)]
+    out += [torch.randn(n, L, d1, generator=gen, device=dev) for _ in range(2)]
     return out
 
 
@@ -165,10 +166,12 @@ def make_pairs(cfg: SimConfig, M: torch.Tensor, replicates, n: int | None = None
 
     `extra` selects a sub-stream: the fixed training set is extra = 0, and with sampling = "fresh" step t draws
     extra = t + 1, so a branch resumed at step t sees the same pairs as its control. Random numbers are drawn on
-    the CPU per replicate (the same data on every device), then the pairs are built for all replicates at once on
-    M's device.
+    the CPU per replicate (the same data on every device; cfg.data_device = "run" draws them on M's device instead),
+    then the pairs are built for all replicates at once on M's device.
     """
     n = cfg.n_pairs if n is None else n
-    draws = [_draws(cfg, n, generator(cfg.seed, r, purpose, extra)) for r in replicates]
+    # data_device = "run": draw on M's device (a GPU draws its own noise: the same law, other numbers)
+    where = M.device if cfg.data_device == "run" else "cpu"
+    draws = [_draws(cfg, n, generator(cfg.seed, r, purpose, extra, where)) for r in replicates]
     stacked = [torch.stack(t).to(M.device) for t in zip(*draws)]
     return pairs_from_draws(cfg, M, stacked)
