@@ -85,3 +85,27 @@ def test_hist_with_line_counts_and_marks_the_bound(ax):
     plots.hist_with_line(ax2, np.array([]), 1.0, "empty")
     assert len(ax2.patches) == 0 and ax2.get_title() == "empty"
     plt.close(fig)
+
+
+def test_series_one_coloured_interval_series_per_grid_value(ax):
+    Ys = {"d=10": np.array([[1.0, 2.0], [3.0, 4.0]]), "d=20": np.array([[5.0, 5.0], [7.0, 9.0]])}
+    colours = plots.series(ax, [0.5, 1.0], Ys)
+    assert colours == ["C0", "C1"] and len(ax.containers) == 2
+    assert np.allclose(ax.lines[1].get_ydata(), [6.0, 7.0])       # second series: the replicate means
+    assert [ln.get_color() for ln in ax.lines[:2]] == ["C0", "C1"]
+
+
+def test_pure_and_mixed_bars_stack_mixed_on_pure(ax):
+    pure, mixed = np.array([[3.0, 1.0], [2.0, 0.5]]), np.array([[2.0, 3.0], [1.0, 1.5]])
+    plots.pure_and_mixed_bars(ax, ["ρ=1", "ρ=0.5"], pure, mixed)
+    bars = ax.patches
+    assert len(bars) == 8                                       # 2 ratios x 2 groups x (pure, mixed)
+    tops = sorted(round(b.get_y() + b.get_height(), 6) for b in bars)
+    assert tops == sorted([3.0, 2.0, 1.0, 0.5, 5.0, 3.0, 4.0, 2.0])  # pure heights, then pure + mixed
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["ρ=1", "ρ=0.5"]
+
+
+def test_fit_errorbars_draws_the_interval_of_each_fit(ax):
+    plots.fit_errorbars(ax, [0.3, 0.5], [stats.SlopeFit(1.0, 0.5, 2.0, 0.0, 3), stats.SlopeFit(0.0, -1.0, 0.5, 0.0, 3)])
+    segs = ax.containers[0].lines[2][0].get_segments()
+    assert [tuple(s[:, 1]) for s in segs] == [(0.5, 2.0), (-1.0, 0.5)]

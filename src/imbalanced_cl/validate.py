@@ -50,3 +50,15 @@ def check_grid(name: str, v: Any, item_check) -> None:
     check(name, v, isinstance(v, (list, tuple)) and len(v) > 0, "a non-empty list")
     for k, item in enumerate(v):
         item_check(f"{name}[{k}]", item)
+
+
+def check_tolerances(name: str, v: Any) -> None:
+    """A verdict tolerance pair (holds, partly): distances from the claim, 0 < holds <= partly."""
+    check(name, v, isinstance(v, (tuple, list)) and len(v) == 2 and all(_is_num(x) for x in v) and 0 < v[0] <= v[1],
+          "a pair (holds, partly) with 0 < holds <= partly")
+
+
+def check_levels(name: str, v: Any) -> None:
+    """A verdict level pair (holds_at, partly_at) for a fraction or probability: 1 >= holds_at >= partly_at >= 0."""
+    check(name, v, isinstance(v, (tuple, list)) and len(v) == 2 and all(_is_num(x) for x in v)
+          and 1 >= v[0] >= v[1] >= 0, "a pair (holds_at, partly_at) with 1 >= holds_at >= partly_at >= 0")

@@ -88,13 +88,38 @@ def trajectories(ax, steps, groups: dict, T1: int | None = None, title: str | No
     ax.legend(fontsize=8)
 
 
+def fit_errorbars(ax, x, fits: list, fmt: str = "o", **kw):
+    """Fitted slopes (stats.SlopeFit, one per x) as points with their 95% intervals as error bars."""
+    s, lo, hi = (np.array([getattr(f, a) for f in fits]) for a in ("slope", "lo", "hi"))
+    ax.errorbar(_np(x), s, yerr=[s - lo, hi - s], fmt=fmt, **kw)
+
+
+def series(ax, x, Ys: dict, fmt: str = "o-", **kw) -> list:
+    """A per-grid-point summary: one error-bar series (mean and 95% interval over replicates, Y: (R, len(x))) per
+    grid value, Ys = {label: Y}, in colours C0, C1, ... in order; returns the colours, to match reference curves."""
+    colours = [f"C{i}" for i in range(len(Ys))]
+    for colour, (name, Y) in zip(colours, Ys.items()):
+        errorbars(ax, x, Y, fmt=fmt, color=colour, label=name, **kw)
+    return colours
+
+
+def pure_and_mixed_bars(ax, labels: list, pure: np.ndarray, mixed: np.ndarray, groups=("majority", "minority"),
+                        width: float = 0.35):
+    """Side-by-side stacked bars per grid point (labels): for each group (columns of pure/mixed, (len(labels), 2)),
+    the neurons that carry the group's feature alone (solid) under those that carry it with others (light)."""
+    for c, group in enumerate(groups):
+        pos = np.arange(len(labels)) + (c - 0.5) * width
+        ax.bar(pos, pure[:, c], width * 0.9, color=f"C{c}", label=f"{group}: pure")
+        ax.bar(pos, mixed[:, c], width * 0.9, bottom=pure[:, c], color=f"C{c}", alpha=0.4, label=f"{group}: mixed")
+    ax.set_xticks(range(len(labels)), labels)
+
+
 def slopes_vs_claim(ax, x, fits: dict, xlabel: str, ylabel: str, claim_label: str, zero_label: str | None = None):
     """Measured against predicted, with error bars: one fitted slope per grid point (a stats.SlopeFit with its
     95% interval), per series `fits` = {label: [SlopeFit per x]}, against the claim y = x (dashed) and,
     optionally, the competing claim y = 0 (grey)."""
     for k, (name, row) in enumerate(fits.items()):
-        s, lo, hi = (np.array([getattr(f, a) for f in row]) for a in ("slope", "lo", "hi"))
-        ax.errorbar(_np(x), s, yerr=[s - lo, hi - s], fmt="os^v"[k % 4], label=name)
+        fit_errorbars(ax, x, row, fmt="os^v"[k % 4], label=name)
     ax.plot([0, 1], [0, 1], "k--", label=claim_label)
     if zero_label:
         ax.axhline(0, color="grey", lw=0.8, label=zero_label)

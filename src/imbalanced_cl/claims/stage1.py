@@ -8,7 +8,7 @@ import torch
 from .. import stats
 from ..sim import data, metrics, theory
 from ..sim.config import SimConfig
-from ..validate import check, check_float, check_grid, check_int
+from ..validate import check_float, check_grid, check_int, check_tolerances
 from ..sim.train import Run, train
 from ..verdict import Verdict, judge_target
 
@@ -41,9 +41,7 @@ class Stage1Config(SimConfig):
         check_int("sweep_R", self.sweep_R, 1)
         check_float("horizon", self.horizon, 1.0)
         for name in ("tol_slope", "tol_ratio", "tol_exponent"):
-            v = getattr(self, name)
-            check(name, v, isinstance(v, (tuple, list)) and len(v) == 2 and 0 < v[0] <= v[1],
-                  "a pair (holds, partly) with 0 < holds <= partly")
+            check_tolerances(name, getattr(self, name))
 
 
 def feature_energy(run: Run) -> tuple[torch.Tensor, torch.Tensor]:
