@@ -109,3 +109,44 @@ def test_fit_errorbars_draws_the_interval_of_each_fit(ax):
     plots.fit_errorbars(ax, [0.3, 0.5], [stats.SlopeFit(1.0, 0.5, 2.0, 0.0, 3), stats.SlopeFit(0.0, -1.0, 0.5, 0.0, 3)])
     segs = ax.containers[0].lines[2][0].get_segments()
     assert [tuple(s[:, 1]) for s in segs] == [(0.5, 2.0), (-1.0, 0.5)]
+
+
+def _tiny_census():
+    ds, R = np.array([10, 100]), 2
+    ones = np.ones((2, 1))
+    return {"ds": ds, "rhos": np.array([1.0, 0.5]), "m": np.stack([ds ** 2.0] * 2, 1),
+            "exact": {"p_ord": 0.1 * ones.repeat(2, 1), "p_lucky": np.array([[1e-3, 0.0], [1e-4, 0.0]]),
+                      "rse_lucky": np.array([[0.1, 0.0], [0.5, 0.0]]), "Ni": ones.repeat(2, 1),
+                      "paper_B": np.array([[1.0, 0.5], [1.0, 1e-3]]), "B": np.array([[1.0, 0.2], [1.0, 0.0]])},
+            "mc": {"p_ord": np.full((2, 2, R), 0.1), "p_lucky": np.zeros((2, 2, R)), "Ni": np.ones((2, 2, R)),
+                   "B": np.full((2, 2, R), 0.5)}}
+
+
+def test_census_panels_three_log_log_panels_and_marked_unresolved_points():
+    fig, axes = plt.subplots(1, 3)
+    plots.census_panels(axes, _tiny_census(), {1.0: {"ordinary": 1.1, "lucky": 0.9, "Ni": 0.1},
+                                               0.5: {"ordinary": 1.8, "lucky": -2.4, "Ni": 0.8}}, rse_max=0.3)
+    assert all(a.get_xscale() == "log" and a.get_yscale() == "log" for a in axes)
+    crosses = [ln for ln in axes[1].lines if ln.get_marker() == "x"]
+    assert [list(ln.get_xdata()) for ln in crosses] == [[100], []]   # rho = 1 at d = 100: rse 0.5 > 0.3
+    assert "30%" in fig._suptitle.get_text()
+    plt.close(fig)
+
+
+def test_pr_b_curves_draw_paper_exact_and_the_level_one(ax):
+    plots.pr_b_curves(ax, _tiny_census())
+    dashed = [ln for ln in ax.lines if ln.get_linestyle() == "--"]
+    assert len(dashed) == 2 and list(dashed[1].get_ydata()) == [0.5, 1e-3]
+    exact = [ln for ln in ax.lines if ln.get_label().startswith("exact")]
+    assert exact[1].get_ydata()[1] == 1e-300                        # a zero probability stays on the log axis
+    assert ax.get_ylim()[1] == 2 and ax.get_yscale() == "log"
+
+
+def test_cos2_heatmaps_one_panel_per_run_first_neurons_and_split_line():
+    fig, axes = plt.subplots(1, 2)
+    c = torch.rand(2, 6, 5)
+    im = plots.cos2_heatmaps(axes, {"vanilla": c, "pruned": c.flip(1)}, n_major=3, n_neurons=4)
+    assert im.get_array().shape == (4, 5) and im.get_clim() == (0, 1)
+    assert np.allclose(axes[0].images[0].get_array(), c[0, :4].numpy())
+    assert list(axes[1].lines[0].get_xdata()) == [2.5, 2.5] and axes[1].get_title() == "pruned"
+    plt.close(fig)

@@ -139,3 +139,65 @@ def hist_with_line(ax, values, at: float, title: str, xlabel: str | None = None,
     ax.set_title(title)
     if xlabel:
         ax.set_xlabel(xlabel)
+
+
+def census_panels(axes, cen: dict, exponents: dict, rse_max: float):
+    """The census at initialisation on a (d, rho) grid, three log-log panels (notebook 02, Def. B.1, Lemma B.2):
+    E|M_j| (ordinary), E|M_j*| (lucky) per feature for m = d^C_m neurons, and |N_i|. Per rho (one colour): dots,
+    Monte Carlo (95% interval over replicates; the lucky panel shows only d where Monte Carlo found any); solid, the
+    exact expectation (lucky: x where its relative standard error exceeds rse_max); dotted, the paper's d^omega with
+    constant 1. cen: lucky.run_census's result; exponents: {rho: {'ordinary', 'lucky', 'Ni'}} (paper_exponents)."""
+    ds, m_of_d, ex, mc = cen["ds"], cen["m"][:, 0], cen["exact"], cen["mc"]
+    for k, rho in enumerate(cen["rhos"]):
+        col, e = f"C{k}", exponents[rho]
+        errorbars(axes[0], ds, mc["p_ord"][:, k, :].T * m_of_d[None, :], color=col, label=f"MC ρ={rho}")
+        axes[0].plot(ds, ex["p_ord"][:, k] * m_of_d, "-", color=col)
+        axes[0].plot(ds, ds ** e["ordinary"], ":", color=col)
+        mcl, exl = mc["p_lucky"][:, k, :].mean(-1) * m_of_d, ex["p_lucky"][:, k] * m_of_d
+        ok = ex["rse_lucky"][:, k] < rse_max
+        axes[1].plot(ds[mcl > 0], mcl[mcl > 0], "o", color=col, label=f"MC ρ={rho}")
+        axes[1].plot(ds[ok], exl[ok], "-", color=col)
+        axes[1].plot(ds[~ok & (exl > 0)], exl[~ok & (exl > 0)], "x", color=col)
+        axes[1].plot(ds, ds ** e["lucky"], ":", color=col)
+        errorbars(axes[2], ds, mc["Ni"][:, k, :].T, color=col, label=f"MC ρ={rho}")
+        axes[2].plot(ds, ex["Ni"][:, k], "-", color=col)
+        axes[2].plot(ds, ds ** e["Ni"], ":", color=col)
+    for ax, title in zip(axes, ["E|M_j| (ordinary), m = d^C_m", "E|M_j*| (lucky), m = d^C_m", "|N_i| at init"]):
+        loglog(ax, "d", None, title)
+    axes[1].set_ylim(1e-12, None)
+    axes[0].legend(fontsize=7)
+    axes[2].legend(fontsize=7)
+    axes[0].figure.suptitle("dots: Monte Carlo (95% interval over replicates); solid: exact expectation; dotted: the "
+                            "paper's d^ω (constant 1); x: conditional estimate with relative error > "
+                            f"{rse_max:.0%}")
+
+
+def pr_b_curves(ax, cen: dict):
+    """Pr[B_i] (every other feature below the c2 threshold) against d on log-log axes, per rho (one colour): the
+    paper's (1 - p2)^(d-1), which L1967 sets to 1 (dashed); the exact probability (solid); Monte Carlo (dots, where
+    it found any); and the level 1 itself (black)."""
+    ds, ex = cen["ds"], cen["exact"]
+    for k, rho in enumerate(cen["rhos"]):
+        col = f"C{k}"
+        ax.plot(ds, ex["paper_B"][:, k], "--", color=col, label=f"(1-p2)^(d-1), ρ={rho}")
+        ax.plot(ds, np.maximum(ex["B"][:, k], 1e-300), "-", color=col, label=f"exact Pr[B_i], ρ={rho}")
+        mcB = cen["mc"]["B"][:, k, :].mean(-1)
+        ax.plot(ds[mcB > 0], mcB[mcB > 0], "o", color=col)
+    ax.axhline(1.0, color="k", lw=0.8)
+    loglog(ax, "d", "Pr[B_i]")
+    ax.set_ylim(1e-30, 2)
+    ax.legend(fontsize=7, ncol=2)
+
+
+def cos2_heatmaps(axes, cos2: dict, n_major: int, n_neurons: int, replicate: int = 0):
+    """Workshop Figure 1: cos²(w_i, M_j) of the first n_neurons neurons (rows) against every atom (columns), one panel
+    per run (cos2 = {title: (R, m, d)}), one replicate, on a shared 0..1 colour scale; a white line separates the
+    majority atoms (the first n_major) from the minority ones. Returns the last image, for a colour bar."""
+    for ax, (name, c) in zip(axes, cos2.items()):
+        d = c.shape[-1]
+        im = ax.imshow(_np(c[replicate, :n_neurons]), vmin=0, vmax=1, cmap="viridis", aspect="auto")
+        ax.axvline(n_major - 0.5, color="w", lw=1.5)
+        ax.set_xticks(range(d), [str(j + 1) for j in range(d)])
+        ax.set_yticks(range(n_neurons), [str(i + 1) for i in range(n_neurons)])
+        ax.set(xlabel=f"atom j (1-{n_major} majority | {n_major + 1}-{d} minority)", ylabel="neuron i", title=name)
+    return im
