@@ -4,9 +4,19 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .book.runner import run_book
+from .book.cells import sync
+from .book.profiles import repo_root
+from .book.runner import run_book, toc_notebooks
 from .validate import ParameterError
 from .book.profiles import PROFILES
+
+
+def write_params(check_only: bool = False) -> int:
+    """Regenerate (or check) the parameters cell of every notebook in the toc from its config class."""
+    stale = [nb for nb in toc_notebooks(repo_root()) if not sync(nb, write=not check_only)]
+    for nb in stale:
+        print(f"{'out of date' if check_only else 'rewrote'}: {nb.relative_to(repo_root())}")
+    return 1 if (check_only and stale) else 0
 
 
 def main(argv=None) -> int:
@@ -20,7 +30,11 @@ def main(argv=None) -> int:
     b.add_argument("--strict", action="store_true", help="turn Sphinx warnings into errors (-W --keep-going)")
     b.add_argument("--force", action="store_true", help="re-execute even when the cache is valid")
     b.add_argument("--out", default=None, help="folder that receives _build/ (default: the repo root)")
+    p = sub.add_parser("params", help="rewrite each notebook's parameters cell from its config dataclass")
+    p.add_argument("--check", action="store_true", help="only report notebooks whose cell is out of date (exit 1)")
     args = ap.parse_args(argv)
+    if args.cmd == "params":
+        return write_params(check_only=args.check)
     try:
         return run_book(args.profile, out_root=args.out, only=args.only, build=not args.no_build,
                         strict=args.strict, force=args.force)
