@@ -82,12 +82,12 @@ def test_verdict_rows_on_hand_made_results():
 
 
 def test_verdict_levels_and_tolerances_come_from_the_config():
-    rows = lucky.verdict_rows(_results(), _cfg(pr_b_levels=(0.5, 0.1), tol_t2=(0.01, 0.05)))
+    rows = lucky.verdict_rows(_results(), _cfg(pr_b_levels=(0.5, 0.1), tol_t2=0.01))
     assert rows[6].verdict == HOLDS and "holds if > 0.5" in rows[6].rule
     assert rows[7].verdict == INCONCLUSIVE                         # [0.9, 1.15] straddles the band 1 ± 0.01
 
 
-@pytest.mark.parametrize("kw", [{"tol_omega": (0.5, 0.1)}, {"tol_t2": (0.0, 0.5)}, {"pr_b_levels": (0.5, 0.9)},
+@pytest.mark.parametrize("kw", [{"tol_omega": -0.1}, {"tol_t2": 0.0}, {"pr_b_levels": (0.5, 0.9)},
                                 {"rse_max": 0.0}, {"tol_ni_init": "0.1"}])
 def test_bad_tolerances_name_the_parameter(kw):
     with pytest.raises(ParameterError, match=list(kw)[0]):

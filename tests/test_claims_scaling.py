@@ -93,10 +93,12 @@ def test_verdict_tolerances_come_from_the_config():
     rows = scaling.verdict_rows(_results(), loose)
     assert rows[1].verdict == PARTLY and "claim + 0.5" in rows[1].rule   # slope 1.2 <= 0.75 + 0.5, end 1.4 > 1.35
     assert rows[3].verdict == HOLDS
+    tight = scaling.verdict_rows(_results(), scaling.ScalingConfig(ratios=(1.0, 0.5, 0.3), progress=False, tol_A=0.01))
+    assert tight[6].verdict == INCONCLUSIVE and "1 ± 0.01" in tight[6].rule   # A slope [0.8, 1.1] straddles 1 ± 0.01
 
 
-@pytest.mark.parametrize("kw", [{"tol_A": (0.5, 0.2)}, {"tol_F": (0, 1)}, {"precision_levels": (0.4, 0.5)},
-                                {"precision_levels": (1.2, 0.5)}, {"tol_ni": 0.1}])
+@pytest.mark.parametrize("kw", [{"tol_A": -0.2}, {"tol_F": 0}, {"tol_tracking": (0.2, 0.5)}, {"precision_levels": (0.4, 0.5)},
+                                {"precision_levels": (1.2, 0.5)}, {"tol_ni": 0.1}, {"tol_ni": (0.3, 0.1)}])
 def test_bad_tolerances_name_the_parameter(kw):
     from imbalanced_cl.validate import ParameterError
     with pytest.raises(ParameterError, match=list(kw)[0]):

@@ -18,7 +18,7 @@ from .. import verdict as V
 from ..sim import metrics
 from ..sim.config import SimConfig
 from ..sim.train import train
-from ..validate import check_float, check_grid, check_int, check_levels, check_tolerances
+from ..validate import check_float, check_grid, check_int, check_levels
 
 from .census import census_of
 # the census grid lives in census_grid; these names stay importable from here (notebook 02 and its tests use them)
@@ -55,16 +55,16 @@ class LuckyConfig(SimConfig):
     fig_steps: int = 1500
     fig_prune_alpha: float = 0.2
     rse_max: float = 0.3      # exact lucky-count expectations with a larger relative standard error are not fitted
-    tol_omega: tuple = (0.1, 0.5)     # |M_j*| and |M_j| exponent bounds (Lemma B.2(c)): slack for holds / partly
-    tol_ni_init: tuple = (0.1, 0.3)   # |N_i| exponent bound at initialisation (Lemma B.2(d)): slack for holds / partly
+    tol_omega: float = 0.1    # |M_j*| and |M_j| exponent bounds (Lemma B.2(c)) are relaxed by this much
+    tol_ni_init: float = 0.1  # the |N_i| exponent bound at initialisation (Lemma B.2(d)) is relaxed by this much
     pr_b_levels: tuple = (0.9, 0.5)   # (1-p2)^(d-1) at the largest d (L1967 sets it to 1): holds above / partly above
-    tol_t2: tuple = (0.2, 0.5)        # |slope of T2 - T1 on 1/eps_max - 1| (eq. 60) for holds / partly
+    tol_t2: float = 0.2       # band 1 ± tol_t2 for the slope of T2 - T1 on 1/eps_max (eq. 60)
 
     def validate(self) -> None:
         super().validate()
         check_float("rse_max", self.rse_max, 0.0, lo_open=True)
         for name in ("tol_omega", "tol_ni_init", "tol_t2"):
-            check_tolerances(name, getattr(self, name))
+            check_float(name, getattr(self, name), 0.0, lo_open=True)
         check_levels("pr_b_levels", self.pr_b_levels)
         CensusConfig(**{k: getattr(self, k) for k in CensusConfig.__dataclass_fields__})
         check_grid("train_eps_max", self.train_eps_max, lambda n, v: check_float(n, v, 0.0, lo_open=True))
@@ -246,13 +246,13 @@ def census_rows(cen: dict, fits: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
         else:
             lo = fl.lo if not math.isnan(fl.lo) else fl.slope
             hi = fl.hi if not math.isnan(fl.hi) else fl.slope
-            verd, rule = V.judge_bound(lo, hi, w1, True, *cfg.tol_omega)
+            verd, rule = V.judge_bound(lo, hi, w1, True, cfg.tol_omega)
             rows.append(V.Verdict(f"|M_j*| ≥ Ω(d^ω1), ρ={rho}", "Lemma B.2(c), eqs. 31-32", f"exponent ≥ {w1:.2f}",
                                   fl.slope, lo, hi, verd, "fit of exact E|M_j*| over d; " + rule))
-        verd, rule = V.judge_bound(fo.lo, fo.hi, w2, False, *cfg.tol_omega)
+        verd, rule = V.judge_bound(fo.lo, fo.hi, w2, False, cfg.tol_omega)
         rows.append(V.Verdict(f"|M_j| ≤ O(d^ω2), ρ={rho}", "Lemma B.2(c)", f"exponent ≤ {w2:.2f}", fo.slope,
                               fo.lo, fo.hi, verd, "fit of exact E|M_j| over d; " + rule))
-        verd, rule = V.judge_bound(fnr.lo, fnr.hi, e, False, *cfg.tol_ni_init)
+        verd, rule = V.judge_bound(fnr.lo, fnr.hi, e, False, cfg.tol_ni_init)
         rows.append(V.Verdict(f"|N_i| ≤ O(d^(1-ρ²(1-γ))) at init, ρ={rho}", "Lemma B.2(d)", f"exponent ≤ {e:.2f}",
                               fnr.slope, fnr.lo, fnr.hi, verd, "MC slope over replicates; " + rule))
     h, p = cfg.pr_b_levels
@@ -280,7 +280,7 @@ def verdict_rows(results: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
     'lemma32' (lemma32_run) and 'workshop' (workshop_figure). Tolerances from cfg (tol_*, pr_b_levels, lemma_C)."""
     rows = census_rows(results["census"], results["census_fits"], cfg)
     f = results["t2"]["fit"]
-    verd, rule = V.judge_target(f.lo, f.hi, 1.0, *cfg.tol_t2)
+    verd, rule = V.judge_target(f.lo, f.hi, 1.0, cfg.tol_t2)
     rows.append(V.Verdict("T2 - T1 ∝ 1/eps_max", "Thm D.1, eq. (60)", "slope 1", f.slope, f.lo, f.hi, verd,
                           rule + f"; T2 rule: ||w||² ≥ {cfg.t2_factor or cfg.d}·||w(T1)||² (eq. 61)"))
     L = results["lemma32"]

@@ -34,9 +34,9 @@ class ScalingConfig(SimConfig):
     gamma: float = 0.1     # eq. (28) constant for the definitional N_i at initialisation
     tol_ni: tuple = (0.1, 0.3)            # |N_i| exponent bound (eq. 14): slack above the claim for holds / partly
     precision_levels: tuple = (0.8, 0.5)  # final-vs-initial set precision (L445): holds at / partly at
-    tol_tracking: tuple = (0.2, 0.5)      # |slope of the exponent on 1 - rho^2 - 1| for holds / partly
-    tol_A: tuple = (0.2, 0.5)             # |log-log slope of A_min/A_maj on rho - 1| for holds / partly
-    tol_F: tuple = (0.3, 0.8)             # |log-log slope of F_min/F_maj on rho - 2| for holds / partly
+    tol_tracking: float = 0.2             # band 1 ± tol_tracking for the slope of the |N_i| exponent on 1 - rho^2
+    tol_A: float = 0.2                    # band 1 ± tol_A for the log-log slope of A_min/A_maj on rho (eq. 13)
+    tol_F: float = 0.3                    # band 2 ± tol_F for the log-log slope of F_min/F_maj on rho (eqs. 12-13)
 
     def validate(self) -> None:
         super().validate()
@@ -46,8 +46,9 @@ class ScalingConfig(SimConfig):
             check_int(f"ds[{k}]", d, 3, self.d1)
         check_float("ni_rel", self.ni_rel, 0.0, 1.0, lo_open=True)
         check_float("gamma", self.gamma, 0.0, 1.0, hi_open=True)
-        for name in ("tol_ni", "tol_tracking", "tol_A", "tol_F"):
-            check_tolerances(name, getattr(self, name))
+        check_tolerances("tol_ni", self.tol_ni)
+        for name in ("tol_tracking", "tol_A", "tol_F"):
+            check_float(name, getattr(self, name), 0.0, lo_open=True)
         check_levels("precision_levels", self.precision_levels)
 
 
@@ -282,14 +283,14 @@ def verdict_rows(results: dict, cfg: ScalingConfig) -> list["V.Verdict"]:
         if len(cfg.ratios) < 2 or math.isnan(f.lo):
             verdict, rule = V.UNTESTED, "needs two ratios and two replicates"
         else:
-            verdict, rule = V.judge_target(f.lo, f.hi, 1.0, *cfg.tol_tracking)
+            verdict, rule = V.judge_target(f.lo, f.hi, 1.0, cfg.tol_tracking)
         rows.append(V.Verdict(f"|N_i| exponent follows 1-ρ² — {lab}", "claim 3; eq. (14) as a scaling law",
                               "slope 1", f.slope, f.lo, f.hi, verdict, rule))
     fr = results["ratios"]
     for claim, source, pred, f, target, tol in (
             ("A_j ∝ eps_j/eps_max", "Thm 3.1, eq. (13)", "log-log slope 1", fr["fitA"], 1.0, cfg.tol_A),
             ("F_j ∝ (eps_j/eps_max)²", "Thm 3.1, eqs. (12)-(13)", "log-log slope 2", fr["fitF"], 2.0, cfg.tol_F)):
-        rows.append(V.Verdict(claim, source, pred, f.slope, f.lo, f.hi, *V.judge_target(f.lo, f.hi, target, *tol)))
+        rows.append(V.Verdict(claim, source, pred, f.slope, f.lo, f.hi, *V.judge_target(f.lo, f.hi, target, tol)))
     ok = fr["single_ok"]
     rows.append(_fraction_row("≥ m d^(-(eps_max/eps_min)²) neurons with N_i = {j} (minority j)", "Thm 3.1",
                               "fraction of (d, ρ, replicate) cells = 1", float(ok.mean()), float(ok.sum()), ok.size,
