@@ -12,6 +12,7 @@ import torch
 
 from .. import stats
 from .. import verdict as V
+from ..sim import regime
 from ..sim.config import SimConfig
 from ..sim.metrics import dominant_sets
 from ..sim.train import train
@@ -137,7 +138,9 @@ def train_grid(cfg: ScalingConfig, log=partial(print, flush=True)) -> dict:
     res = {}
     for d in cfg.ds:
         for rho in cfg.ratios:
-            v = res[(d, rho)] = stage3(train(cfg.sim(d=d, eps_min=rho * cfg.eps_max)), cfg.ni_rel, cfg.gamma)
+            run = train(cfg.sim(d=d, eps_min=rho * cfg.eps_max))
+            v = res[(d, rho)] = stage3(run, cfg.ni_rel, cfg.gamma)
+            v["regime"] = regime.measure(run)      # the premises of Theorem 3.1 at this grid point
             if log:
                 log(f"d={d:3d} rho={rho:.2f}: loss {v['loss']:.3f}, |N_i| final {v['Ni_final'].mean():.2f}, "
                     f"init {v['Ni_init'].mean():.2f}")
