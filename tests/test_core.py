@@ -6,9 +6,11 @@ import math
 import pytest
 import torch
 
-from imbalanced_cl import data, encoder, loss, metrics, theory
-from imbalanced_cl.config import ParameterError, SimConfig
-from imbalanced_cl.train import Run, gradient, train
+from imbalanced_cl.sim import data, encoder, loss, metrics, theory
+from imbalanced_cl.validate import ParameterError
+from imbalanced_cl.sim.config import SimConfig
+from imbalanced_cl.sim.train import Run, gradient, train
+from imbalanced_cl import stats
 
 TINY = dict(d=6, d1=12, m=5, L=3, n_pairs=16, R=2, steps=5, progress=False, sigma0=0.3, p_scale=3.0)
 
@@ -173,7 +175,7 @@ def test_bad_parameters_name_the_parameter_and_range(bad, name):
 
 
 def test_metrics_on_hand_made_cases():
-    m, lo, hi = metrics.mean_ci(torch.tensor([1.0, 2.0, 3.0]))
+    m, lo, hi = stats.mean_ci(torch.tensor([1.0, 2.0, 3.0]))
     assert float(m) == pytest.approx(2.0) and float(hi - m) == pytest.approx(4.303 / math.sqrt(3))
     steps = torch.arange(0, 50)
     series = torch.exp(0.03 * steps.double()).unsqueeze(1) * torch.tensor([[1.0, 2.0]])
@@ -185,7 +187,7 @@ def test_metrics_on_hand_made_cases():
     assert torch.allclose(metrics.feature_share(W, M), torch.tensor([[1.0, 0.0]]))
     assert torch.allclose(metrics.perp_norm2(W, M), torch.tensor([[0.0, 4.0]]))
     x = torch.tensor([1.0, 2.0, 4.0, 8.0])
-    assert metrics.loglog_fit(x, 3 * x ** 1.7)[0] == pytest.approx(1.7)
+    assert stats.loglog_fit(x, 3 * x ** 1.7)[0] == pytest.approx(1.7)
     share = torch.tensor([[[0.1, 0.6]], [[0.7, 0.2]], [[0.8, 0.9]]])  # (T=3, R=1, m=2)
     assert metrics.stage_time(share, torch.tensor([0, 10, 20])).tolist() == [[10, 0]]
 
@@ -220,7 +222,7 @@ def test_one_pass_brelu_equals_definition():
 
 def test_perp_ratio_is_one_under_pure_decay_and_nan_without_t1():
     """A run whose perpendicular part only decays gives ratio 1; a replicate with no T1 gives NaN."""
-    from imbalanced_cl import stage1
+    from imbalanced_cl.claims import stage1
     cfg = SimConfig(**{**TINY, "steps": 30, "record_every": 1, "weight_decay": 0.1, "lr": 0.5})
     run = train(cfg)
     decay = theory.perp_decay(cfg, run.history.get("steps")).float()

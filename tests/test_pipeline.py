@@ -10,9 +10,9 @@ import papermill as pm
 import pytest
 import yaml
 
-from imbalanced_cl import book
-from imbalanced_cl.config import ParameterError
-from imbalanced_cl.profiles import PROFILES, params
+from imbalanced_cl.book import runner as book
+from imbalanced_cl.validate import ParameterError
+from imbalanced_cl.book.profiles import PROFILES, params
 
 ROOT = book.repo_root()
 NOTEBOOKS = book.toc_notebooks(ROOT)

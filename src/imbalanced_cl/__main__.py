@@ -4,9 +4,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .book import run_book
-from .config import ParameterError
-from .profiles import PROFILES
+from .book.runner import run_book
+from .validate import ParameterError
+from .book.profiles import PROFILES
 
 
 def main(argv=None) -> int:

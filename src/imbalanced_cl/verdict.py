@@ -6,13 +6,18 @@ The tolerances are arguments chosen before looking at results and printed in the
 """
 from __future__ import annotations
 
-import html
-import json
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+
+from .stats import binom_ci
+
 
 HOLDS, PARTLY, FAILS = "holds", "partly", "does not hold"
+
+
 INCONCLUSIVE, UNTESTED = "inconclusive", "not tested"
+
+
 VERDICTS = (HOLDS, PARTLY, FAILS, INCONCLUSIVE, UNTESTED)
 
 
@@ -105,7 +110,6 @@ def judge_fraction(frac: float, holds_at: float = 0.9, partly_at: float = 0.5) -
 def judge_count(k: float, n: float, holds_at: float = 0.9, partly_at: float = 0.5) -> tuple[str, str]:
     """judge_fraction on k of n cases, but 'inconclusive' when the 95% Wilson interval of k/n reaches both
     the holds level and below the partly level (2 of 2 is not evidence that every neuron satisfies a bound)."""
-    from .census import binom_ci
     if n <= 0:
         return UNTESTED, "no case to count"
     lo, hi = binom_ci(k, n)
@@ -114,84 +118,38 @@ def judge_count(k: float, n: float, holds_at: float = 0.9, partly_at: float = 0.
     return (INCONCLUSIVE if lo < partly_at and hi >= holds_at else verdict), rule
 
 
-class VerdictTable:
-    """A list of Verdict rows with HTML and JSON representations (JSON is what glue stores)."""
-
-    def __init__(self, notebook: str, rows: list[Verdict]):
-        self.notebook = notebook
-        self.rows = [Verdict(**{**asdict(r), "notebook": notebook}) for r in rows]
-
-    def to_json(self) -> list[dict]:
-        """Rows as plain dicts (NaN becomes None so the JSON is valid)."""
-        clean = lambda v: None if isinstance(v, float) and math.isnan(v) else v
-        return [{k: clean(v) for k, v in asdict(r).items()} for r in self.rows]
-
-    def _repr_json_(self):
-        return {"notebook": self.notebook, "rows": self.to_json()}
-
-    def _repr_html_(self):
-        return render_html(self.to_json())
-
-    def __repr__(self):
-        return "\n".join(f"[{r.verdict}] {r.claim}: predicted {r.predicted}; measured {fmt(r.measured)} "
-                         f"[{fmt(r.lo)}, {fmt(r.hi)}]" for r in self.rows)
-
-    def glue(self, key: str | None = None):
-        """Show the table and record it with myst-nb glue as '<notebook>_verdicts' (HTML shown, JSON kept)."""
-        try:
-            from myst_nb import glue
-        except ImportError:  # outside the book toolchain the table is still shown
-            from IPython.display import display
-            display(self)
-            return self
-        # display=True keeps the mime type plain "application/json", which nbformat accepts as a dict.
-        glue(key or f"{self.notebook}_verdicts", self, display=True)
-        return self
+def judge_factor(lo: float, hi: float, target: float, f_holds: float, f_partly: float) -> tuple[str, str]:
+    """Holds if the interval meets [target/f_holds, target*f_holds]; partly with f_partly; fails otherwise."""
+    rule = f"holds if the interval meets [{target:g}/{f_holds:g}, {target:g}×{f_holds:g}]; partly with factor {f_partly:g}"
+    rule += "; an interval reaching 0 or below is at most partly (the sign is not established)"
+    if any(math.isnan(x) for x in (lo, hi)):
+        return UNTESTED, "no finite measurement"
+    if hi <= 0:
+        return FAILS, rule
+    meets = lambda f: lo <= target * f and hi >= target / f
+    if lo <= 0:
+        return (PARTLY if meets(f_partly) else FAILS), rule
+    return (HOLDS if meets(f_holds) else PARTLY if meets(f_partly) else FAILS), rule
 
 
-def fmt(x) -> str:
-    """Compact number formatting for tables."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
-    x = float(x)
-    if x != 0 and (abs(x) >= 1e4 or abs(x) < 1e-3):
-        return f"{x:.3g}"
-    return f"{x:.3f}".rstrip("0").rstrip(".") if abs(x) < 100 else f"{x:.1f}"
+def judge_at_least(lo: float, hi: float, bound: float, name: str) -> tuple[str, str]:
+    """Holds if the whole interval is >= bound, partly if it contains the bound, fails if wholly below."""
+    rule = f"holds if the interval of the {name} lies at or above {bound:g}; partly if it contains it"
+    if any(math.isnan(x) for x in (lo, hi)):
+        return UNTESTED, "no finite measurement"
+    return (HOLDS if lo >= bound else PARTLY if hi >= bound else FAILS), rule
 
 
-_COLOURS = {HOLDS: "#1a7f37", PARTLY: "#9a6700", FAILS: "#cf222e", INCONCLUSIVE: "#57606a", UNTESTED: "#57606a"}
-
-
-def render_html(rows: list[dict], link: bool = False) -> str:
-    """An HTML table of verdict rows; with link=True the notebook column links to its page."""
-    head = ["claim", "source", "predicted", "measured [interval]", "verdict", "rule"]
-    if link:
-        head.append("evidence")
-    out = ['<table class="verdict-table"><thead><tr>' + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead><tbody>"]
-    for r in rows:
-        cells = [html.escape(r["claim"]), html.escape(r["source"]), html.escape(r["predicted"]),
-                 f'{fmt(r["measured"])} [{fmt(r["lo"])}, {fmt(r["hi"])}]',
-                 f'<b style="color:{_COLOURS[r["verdict"]]}">{r["verdict"]}</b>', html.escape(r.get("rule", ""))]
-        if link:
-            nb = html.escape(r["notebook"])
-            cells.append(f'<a href="notebooks/{nb}.html">{nb}</a>')
-        out.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    return "\n".join(out) + "</tbody></table>"
-
-
-def collect(executed_dir) -> list[dict]:
-    """Gather the glued verdict rows of every executed notebook under executed_dir (for the scoreboard)."""
-    from pathlib import Path
-    import nbformat
-    rows = []
-    for path in sorted(Path(executed_dir).glob("*.ipynb")):
-        nb = nbformat.read(path, as_version=4)
-        for cell in nb.cells:
-            for out in cell.get("outputs", []):
-                name = out.get("metadata", {}).get("scrapbook", {}).get("name", "")
-                mime = [k for k in out.get("data", {}) if k.endswith("application/json")]
-                if name.endswith("_verdicts") and mime:
-                    payload = out["data"][mime[0]]
-                    payload = json.loads(payload) if isinstance(payload, str) else payload
-                    rows.extend(payload["rows"])
-    return rows
+def judge_trend(rho_lo: float, rho_hi: float, direction: int, holds_at: float) -> tuple[str, str]:
+    """Oriented to the predicted sign: holds beyond holds_at, partly beyond 0, fails if wholly <= 0, else inconclusive."""
+    word = "above" if direction > 0 else "below"
+    rule = (f"holds if the bootstrap interval of ρ lies {word} {direction * holds_at:+g}; partly if it lies "
+            f"{word} 0; does not hold if it lies wholly on the other side of 0 (or at 0); inconclusive if it contains 0")
+    if any(math.isnan(v) for v in (rho_lo, rho_hi)):
+        return UNTESTED, "no finite measurement"
+    lo, hi = (rho_lo, rho_hi) if direction > 0 else (-rho_hi, -rho_lo)
+    if lo >= holds_at:
+        return HOLDS, rule
+    if lo > 0:
+        return PARTLY, rule
+    return (FAILS, rule) if hi <= 0 else (INCONCLUSIVE, rule)

@@ -5,7 +5,7 @@ import dataclasses
 from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
-from ..config import ParameterError, check, check_choice, check_float, check_grid, check_int
+from ..validate import ParameterError, check, check_choice, check_float, check_grid, check_int
 from .datasets import DATASETS
 
 METHODS = ("random", "simclr", "sdclr", "alg1")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from .config import ParameterError
+from ..validate import ParameterError
 from .profiles import params as profile_params
 from .profiles import repo_root
 

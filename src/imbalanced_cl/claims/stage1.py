@@ -5,9 +5,10 @@ from dataclasses import dataclass
 
 import torch
 
-from . import metrics, theory
-from .config import SimConfig, check, check_float, check_grid, check_int
-from .train import Run, train
+from ..sim import metrics, theory
+from ..sim.config import SimConfig
+from ..validate import check, check_float, check_grid, check_int
+from ..sim.train import Run, train
 
 
 @dataclass(frozen=True)
