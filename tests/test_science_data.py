@@ -10,8 +10,8 @@ import math
 import pytest
 import torch
 
-from imbalanced_cl import data
-from imbalanced_cl.config import SimConfig
+from imbalanced_cl.sim import data
+from imbalanced_cl.sim.config import SimConfig
 
 N = 20000  # samples per frequency check: binomial standard errors of about 0.002
 

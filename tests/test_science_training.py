@@ -11,9 +11,9 @@ import math
 import pytest
 import torch
 
-from imbalanced_cl import data, encoder, metrics, theory
-from imbalanced_cl.config import SimConfig
-from imbalanced_cl.train import train
+from imbalanced_cl.sim import data, encoder, metrics, theory
+from imbalanced_cl.sim.config import SimConfig
+from imbalanced_cl.sim.train import train
 
 # ---------------------------------------------------------------- reference model, written from the paper
 
@@ -75,7 +75,7 @@ def ref_bias(cfg, W, t, T1):
 
 def reference_train(cfg):
     """Algorithm 1 written out in float64: mask schedule, gradient by autograd, decoupled decay, T1 by eq. (34)."""
-    from imbalanced_cl.prune import mask_for
+    from imbalanced_cl.sim.prune import mask_for
     reps = list(range(cfg.R))
     M = data.make_dictionaries(cfg, reps).double()
     W = encoder.init_weights(cfg, reps).double()
