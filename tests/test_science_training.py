@@ -125,9 +125,10 @@ LOOP = dict(d=5, d1=10, m=6, L=3, n_pairs=24, R=2, steps=20, sigma0=0.05, p_scal
     dict(bias="none", tau=0.5, tau_scaled=False, weight_decay=0.05),
     dict(bias="none", prune_alpha=0.4, prune_every=1, prune_start=0),
     dict(bias="none", prune_alpha=0.4, prune_every=7, prune_start=4),
+    dict(bias="none", prune_alpha=0.4, prune_every=1000, prune_start=3),
     dict(bias="none", prune_alpha=0.3, prune_unit="weight", prune_backward="literal", prune_start=3),
     dict(bias="none", prune_alpha=0.4, prune_backward="literal", prune_every=1000, prune_start=3),
-], ids=["vanilla", "tau-unscaled-decay", "prune-every-step", "prune-every-7-from-4", "weight-literal",
+], ids=["vanilla", "tau-unscaled-decay", "prune-every-step", "prune-every-7-from-4", "prune-once-at-3", "weight-literal",
         "neuron-literal-once"])
 def test_training_loop_matches_algorithm1_by_autograd(kw):
     cfg = SimConfig(**{**LOOP, **kw})
