@@ -73,8 +73,11 @@ def ref_bias(cfg, W, t, T1):
     return out
 
 
-def reference_train(cfg):
-    """Algorithm 1 written out in float64: mask schedule, gradient by autograd, decoupled decay, T1 by eq. (34)."""
+def reference_train(cfg, trajectory=None):
+    """Algorithm 1 written out in float64: mask schedule, gradient by autograd, decoupled decay, T1 by eq. (34).
+
+    With a list as `trajectory`, appends (t, W_t, b_t, keep_t) for every step and the final state.
+    """
     from imbalanced_cl.sim.prune import mask_for
     reps = list(range(cfg.R))
     M = data.make_dictionaries(cfg, reps).double()
@@ -87,10 +90,15 @@ def reference_train(cfg):
         b = ref_bias(cfg, W, t, T1)
         if cfg.prune_alpha > 0 and t >= cfg.prune_start and (t - cfg.prune_start) % cfg.prune_every == 0:
             keep = mask_for(W, cfg.prune_alpha, cfg.prune_unit)
+        if trajectory is not None:
+            trajectory.append((t, W, b, keep))
         g = ref_grad(W, b, UX, UY, cfg, keep)
         W = (1 - cfg.lr * cfg.weight_decay) * W - cfg.lr * g       # decay on the full theta (L155)
         frac = (ref_share(W, M) >= 0.5).double().mean(-1)
         T1 = torch.where((T1 < 0) & (frac >= cfg.t1_fraction), torch.full_like(T1, t + 1), T1)
+    if trajectory is not None:   # the final snapshot: mask recomputed from the final weights
+        keep = mask_for(W, cfg.prune_alpha, cfg.prune_unit) if keep is not None else None
+        trajectory.append((cfg.steps, W, ref_bias(cfg, W, cfg.steps, T1), keep))
     return W, T1
 
 
@@ -267,3 +275,107 @@ def test_recorded_bias_is_zero_before_t1_in_a_run():
     for r in range(cfg.R):
         assert bool((bias[steps < T1[r], r] == 0).all())
         assert bool((bias[steps > T1[r], r] > 0).all())
+
+
+# ---------------------------------------------------------------- what a run records, and how it is assembled
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(prune_alpha=0.4, prune_start=2, prune_every=3),
+                                dict(prune_alpha=0.3, prune_unit="weight", prune_backward="literal")],
+                         ids=["bias-schedule", "neuron-pruned", "weight-literal"])
+def test_history_records_the_state_of_each_step(kw):
+    """Each snapshot holds <w_i, M_j>, ||w_i||^2, b_i, the InfoNCE of the forward (masked) model and its mean
+    positive softmax l'_p, at the weights of that step; the last one is taken after the last step."""
+    cfg = SimConfig(**{**LOOP, "steps": 12, "sigma0": 0.01, "t1_fraction": 0.5, "record_every": 1, **kw})
+    traj = []
+    reference_train(cfg, traj)
+    run = train(cfg)
+    h = run.history
+    assert h.steps == list(range(cfg.steps + 1))
+    M = run.M.double()
+    for t, W, b, keep in traj:
+        UX, UY = run.pairs.UX.double(), run.pairs.UY.double()
+        Wm = W if keep is None else W * (keep.unsqueeze(-1) if keep.dim() == 2 else keep)
+        lg = ref_h(Wm, UX, b) @ ref_h(Wm, UY, b).transpose(-1, -2) / cfg.tau
+        loss = -(torch.diagonal(lg, dim1=-2, dim2=-1) - torch.logsumexp(lg, -1)).mean(-1)
+        pos = torch.softmax(lg, -1).diagonal(dim1=-2, dim2=-1).mean(-1)
+        close = dict(rtol=2e-4, atol=1e-6)
+        torch.testing.assert_close(h.coef[t].double(), W @ M, **close)
+        torch.testing.assert_close(h.norm2[t].double(), W.pow(2).sum(-1), **close)
+        torch.testing.assert_close(h.bias[t].double(), b, **close)
+        torch.testing.assert_close(h.loss[t].double(), loss, **close)
+        torch.testing.assert_close(h.pos_prob[t].double(), pos, **close)
+    assert bool((h.get("bias")[-1] > 0).all()) or "prune_alpha" in kw   # the schedule run reached T1
+
+
+def test_record_every_counts_from_the_start_of_each_leg():
+    """Snapshots every record_every steps from the first step of the run (or of the resumed leg), plus the last."""
+    cfg = SimConfig(**{**LOOP, "steps": 17, "record_every": 5})
+    assert train(cfg).history.steps == [0, 5, 10, 15, 17]
+    half = train(cfg.replace(steps=7))
+    assert train(cfg, resume=half).history.steps == [0, 5, 7, 12, 17]
+
+
+def test_chunked_run_equals_one_chunk_in_every_field():
+    cfg = SimConfig(**{**LOOP, "R": 3, "steps": 8, "record_every": 3, "t1_fraction": 0.5, "sigma0": 0.01})
+    one, three = train(cfg), train(cfg.replace(chunk=1))
+    assert three.cfg == cfg.replace(chunk=1) and three.replicates == [0, 1, 2] and three.step == 8
+    for name in ("M", "W0", "T1"):
+        assert torch.equal(getattr(one, name), getattr(three, name)), name
+    torch.testing.assert_close(one.W, three.W, rtol=1e-5, atol=1e-7)
+    for f in ("UX", "UY", "S", "ZX", "ZY"):
+        assert torch.equal(getattr(one.pairs, f), getattr(three.pairs, f)), f
+    assert one.history.steps == three.history.steps == [0, 3, 6, 8]
+    for name in ("coef", "norm2", "bias", "loss", "pos_prob"):
+        torch.testing.assert_close(one.history.get(name), three.history.get(name), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("chunk", [0, 1])
+def test_resume_continues_from_the_given_state(chunk):
+    """A resumed run starts from the checkpoint's weights, pairs and T1: two more steps of the reference gradient."""
+    first = SimConfig(**{**LOOP, "steps": 10, "lr": 0.1, "bias": "none", "chunk": chunk, "t1_max": 3})
+    half = train(first)
+    cfg = first.replace(steps=12, lr=0.5)                      # a different rate: retraining from 0 would not match
+    out = train(cfg, resume=half)
+    W, b = half.W.double(), torch.zeros(cfg.R, cfg.m, dtype=torch.float64)
+    for _ in range(2):
+        W = (1 - 0.5 * cfg.weight_decay) * W - 0.5 * ref_grad(W, b, half.pairs.UX.double(), half.pairs.UY.double(), cfg)
+    torch.testing.assert_close(out.W.double(), W, rtol=2e-4, atol=1e-6)
+    assert torch.equal(half.T1, torch.full((2,), 3))            # forced by t1_max, kept by the resumed leg
+    assert torch.equal(out.W0, half.W0) and torch.equal(out.M, half.M) and torch.equal(out.T1, half.T1)
+    for f in ("UX", "UY", "S", "ZX", "ZY"):
+        assert torch.equal(getattr(out.pairs, f), getattr(half.pairs, f)), f
+    assert out.replicates == half.replicates and out.cfg == cfg and out.step == 12
+
+
+def test_resuming_a_finished_run_changes_nothing():
+    cfg = SimConfig(**{**LOOP, "steps": 6})
+    full = train(cfg)
+    again = train(cfg, resume=full)
+    assert torch.equal(again.W, full.W) and again.history.steps == full.history.steps
+
+
+def test_t1_max_of_one_forces_t1_after_the_first_step():
+    base = SimConfig(**{**T1RUN, "steps": 4, "sigma0": 0.5, "lr": 0.01, "t1_max": 1})
+    assert torch.equal(train(base).T1, torch.full((3,), 1))
+
+
+def test_run_features_are_eq4_with_the_current_bias():
+    """Run.features: f(X), f(Y) = h(X), h(Y) of eq. (4) at the final weights, with the bias of the final step."""
+    cfg = SimConfig(**{**T1RUN, "t1_fraction": 0.5, "steps": 12})
+    run = train(cfg)
+    assert bool((run.T1 > 0).all())
+    b = ref_bias(cfg, run.W.double(), cfg.steps, run.T1)
+    assert bool((b > 0).all())
+    FX, FY = run.features(run.pairs)
+    torch.testing.assert_close(FX.double(), ref_h(run.W.double(), run.pairs.UX.double(), b), rtol=1e-4, atol=1e-6)
+    torch.testing.assert_close(FY.double(), ref_h(run.W.double(), run.pairs.UY.double(), b), rtol=1e-4, atol=1e-6)
+
+
+def test_progress_bar_only_when_asked(capfd):
+    cfg = SimConfig(**{**LOOP, "steps": 3})
+    train(cfg)
+    assert capfd.readouterr().err == ""
+    train(cfg.replace(progress=True))
+    err = capfd.readouterr().err
+    assert "train:" in err and "/3" in err
