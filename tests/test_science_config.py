@@ -51,6 +51,15 @@ RANGES = {
     "record_every": ([0], [1]),
     "chunk": ([-1], [0]),
     "progress": ([0, "no"], [True, False]),
+    "sampling": (["online", None], ["fresh", "fixed"]),
+    "bias_token_factor": ([1, "True"], [True, False]),
+    "regime_share_min": ([-1e-9, 1.0001], [0.0, 1.0]),
+    "regime_grad_poly": ([0.0, -1.0], [1e-9]),
+    "regime_loss_gap_max": ([0.0], [1e-9]),
+    "pop_batches": ([0, 2.0], [1]),
+    "device": (["gpu", "cuda:0"], ["auto", "cpu"]),
+    "data_device": (["cuda"], ["cpu", "run"]),
+    "tf32": ([0, "yes"], [True, False]),
 }
 
 
@@ -71,12 +80,16 @@ def test_every_field_is_covered():
 
 def test_cross_field_messages_name_the_other_field():
     """A range that depends on another field says which value it was checked against."""
-    with pytest.raises(ParameterError, match=r"d1=10 .*>= d \(d=20\)"):
+    with pytest.raises(ParameterError, match=r"d1=10 .*given d=20.*>= d"):
         SimConfig(d=20, d1=10)
     with pytest.raises(ParameterError, match=r"weight_decay=3.*lr=0.5"):
         SimConfig(weight_decay=3.0)
-    with pytest.raises(ParameterError, match=r"eps_min=0.3 .*\(0.0, 0.2\]"):
+    with pytest.raises(ParameterError, match=r"eps_min=0.3 .*given eps_max=0.2.*\(0.0, 0.2\]"):
         SimConfig(eps_max=0.2)                                   # eps_min = 0.3 default is now above eps_max
+    with pytest.raises(ParameterError, match=r"n_minority=5 .*given d=4.*\[0, 4\]"):
+        SimConfig(d=4, n_minority=5)
+    with pytest.raises(ParameterError, match=r"mag_hi=0.4 .*given mag_lo=0.5"):
+        SimConfig(mag_hi=0.4)
     assert SimConfig(eps_max=1e-9, eps_min=1e-9).eps_max == 1e-9
     assert SimConfig(d=100, d1=100).d1 == 100
 
@@ -90,9 +103,12 @@ def test_replace_and_sim_validate_again_and_keep_fields():
     assert cfg.to_dict()["d"] == 7 and len(cfg.to_dict()) == len(SimConfig.field_names())
 
 
-def test_from_namespace_takes_only_fields_and_turns_lists_into_tuples():
-    cfg = SimConfig.from_namespace({"d": 8, "not_a_field": 1, "m": 5}, m=6)
+def test_from_namespace_takes_fields_refuses_unknown_names_unless_told():
+    cfg = SimConfig.from_namespace({"d": 8, "m": 5, "_private": 1, "np": math}, m=6)
     assert (cfg.d, cfg.m) == (8, 6)
+    with pytest.raises(ParameterError, match="eps_minn.*did you mean eps_min"):
+        SimConfig.from_namespace({"eps_minn": 0.1})
+    assert SimConfig.from_namespace({"d": 8, "other": 1}, strict=False).d == 8
 
 
 def test_derived_quantities_by_hand():
@@ -100,3 +116,13 @@ def test_derived_quantities_by_hand():
     assert SimConfig(d1=64).softmax_scale == pytest.approx(0.125)
     assert SimConfig(d1=64, attn_scale=2.0).softmax_scale == 2.0
     assert SimConfig(d1=500, sigma_xi=0.1).nsr == pytest.approx(5.0)
+
+
+def test_torch_device():
+    """'cpu' is the CPU; 'auto' is CUDA exactly when present; 'cuda' without a GPU is refused, naming the parameter."""
+    import torch
+    assert SimConfig(device="cpu").torch_device == torch.device("cpu")
+    assert SimConfig(device="auto").torch_device.type == ("cuda" if torch.cuda.is_available() else "cpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(ParameterError, match="parameter device='cuda'"):
+            SimConfig(device="cuda").torch_device

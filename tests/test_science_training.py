@@ -76,29 +76,36 @@ def ref_bias(cfg, W, t, T1):
 def reference_train(cfg, trajectory=None):
     """Algorithm 1 written out in float64: mask schedule, gradient by autograd, decoupled decay, T1 by eq. (34).
 
-    With a list as `trajectory`, appends (t, W_t, b_t, keep_t) for every step and the final state.
+    The pairs are inputs: with sampling "fixed" one set (train stream, sub-stream 0) every step; with "fresh", step
+    t draws K new pairs from sub-stream t + 1 of the train stream (the package's sampler, used only for the data).
+    With a list as `trajectory`, appends (t, W_t, b_t, keep_t, UX_t, UY_t) for every step and the final state.
     """
     from imbalanced_cl.sim.prune import mask_for
     reps = list(range(cfg.R))
     M = data.make_dictionaries(cfg, reps).double()
     W = encoder.init_weights(cfg, reps).double()
-    P = data.make_pairs(cfg, M.float(), reps)
-    UX, UY = P.UX.double(), P.UY.double()
+    fixed = data.make_pairs(cfg, M.float(), reps) if cfg.sampling == "fixed" else None
+
+    def pairs_at(t):
+        P = fixed if fixed is not None else data.make_pairs(cfg, M.float(), reps, extra=t + 1)
+        return P.UX.double(), P.UY.double()
+
     T1 = torch.full((cfg.R,), -1, dtype=torch.long)
     keep = None
     for t in range(cfg.steps):
+        UX, UY = pairs_at(t)
         b = ref_bias(cfg, W, t, T1)
         if cfg.prune_alpha > 0 and t >= cfg.prune_start and (t - cfg.prune_start) % cfg.prune_every == 0:
             keep = mask_for(W, cfg.prune_alpha, cfg.prune_unit)
         if trajectory is not None:
-            trajectory.append((t, W, b, keep))
+            trajectory.append((t, W, b, keep, UX, UY))
         g = ref_grad(W, b, UX, UY, cfg, keep)
         W = (1 - cfg.lr * cfg.weight_decay) * W - cfg.lr * g       # decay on the full theta (L155)
         frac = (ref_share(W, M) >= 0.5).double().mean(-1)
         T1 = torch.where((T1 < 0) & (frac >= cfg.t1_fraction), torch.full_like(T1, t + 1), T1)
     if trajectory is not None:   # the final snapshot: mask recomputed from the final weights
         keep = mask_for(W, cfg.prune_alpha, cfg.prune_unit) if keep is not None else None
-        trajectory.append((cfg.steps, W, ref_bias(cfg, W, cfg.steps, T1), keep))
+        trajectory.append((cfg.steps, W, ref_bias(cfg, W, cfg.steps, T1), keep, *pairs_at(cfg.steps)))
     return W, T1
 
 
@@ -125,18 +132,20 @@ def test_reference_gradient_matches_finite_differences():
 # ---------------------------------------------------------------- Algorithm 1 loop against the reference
 
 LOOP = dict(d=5, d1=10, m=6, L=3, n_pairs=24, R=2, steps=20, sigma0=0.05, p_scale=3.0, progress=False,
-            record_every=5)
+            record_every=5, sampling="fixed")
 
 
 @pytest.mark.parametrize("kw", [
     dict(bias="none"),
+    dict(bias="none", sampling="fresh"),
+    dict(bias="none", sampling="fresh", prune_alpha=0.4, prune_every=3, prune_start=2),
     dict(bias="none", tau=0.5, tau_scaled=False, weight_decay=0.05),
     dict(bias="none", prune_alpha=0.4, prune_every=1, prune_start=0),
     dict(bias="none", prune_alpha=0.4, prune_every=7, prune_start=4),
     dict(bias="none", prune_alpha=0.4, prune_every=1000, prune_start=3),
     dict(bias="none", prune_alpha=0.3, prune_unit="weight", prune_backward="literal", prune_start=3),
     dict(bias="none", prune_alpha=0.4, prune_backward="literal", prune_every=1000, prune_start=3),
-], ids=["vanilla", "tau-unscaled-decay", "prune-every-step", "prune-every-7-from-4", "prune-once-at-3", "weight-literal",
+], ids=["vanilla", "fresh", "fresh-pruned", "tau-unscaled-decay", "prune-every-step", "prune-every-7-from-4", "prune-once-at-3", "weight-literal",
         "neuron-literal-once"])
 def test_training_loop_matches_algorithm1_by_autograd(kw):
     cfg = SimConfig(**{**LOOP, **kw})
@@ -144,10 +153,11 @@ def test_training_loop_matches_algorithm1_by_autograd(kw):
     torch.testing.assert_close(train(cfg).W.double(), W_ref, rtol=2e-4, atol=1e-6)
 
 
-def test_training_loop_with_bias_schedule_matches_reference():
+@pytest.mark.parametrize("sampling", ["fixed", "fresh"])
+def test_training_loop_with_bias_schedule_matches_reference(sampling):
     """Stage 1 without bias, then the documented schedule from T1 (eq. 34) on: weights and T1 agree."""
     cfg = SimConfig(**{**LOOP, "steps": 40, "sigma0": 0.01, "t1_fraction": 0.5, "bias_coef": 2.0,
-                       "bias_ramp": 0.05, "bias_ramp_max": 1.2})
+                       "bias_ramp": 0.05, "bias_ramp_max": 1.2, "sampling": sampling})
     W_ref, T1_ref = reference_train(cfg)
     run = train(cfg)
     assert bool((T1_ref > 0).all()) and torch.equal(run.T1, T1_ref)
@@ -228,6 +238,13 @@ def test_bias_value_by_hand():
     torch.testing.assert_close(b, torch.tensor([[1.3245863, 0.2649173], [1.3245863, 0.2649173]]))
 
 
+def test_bias_without_token_factor_by_hand():
+    """bias_token_factor=False (the regime page's ablation): a = 1, so b = 1.5 * 0.588705 * 5 = 4.4152876."""
+    cfg = SimConfig(**BIAS, bias_token_factor=False)
+    b = encoder.bias_at(cfg, _bias_weights(), 10, torch.tensor([10, 3]))
+    torch.testing.assert_close(b, torch.tensor([[4.4152876, 0.8830575], [4.4152876, 0.8830575]]))
+
+
 def test_bias_ramp_and_cap_by_hand():
     """After T1 the bias grows by (1 + ramp) per step up to the cap: x1, x1.1, x1.21, then 1.25 for ever."""
     cfg = SimConfig(**BIAS, bias_ramp=0.1, bias_ramp_max=1.25)
@@ -280,9 +297,9 @@ def test_recorded_bias_is_zero_before_t1_in_a_run():
 # ---------------------------------------------------------------- what a run records, and how it is assembled
 
 
-@pytest.mark.parametrize("kw", [dict(), dict(prune_alpha=0.4, prune_start=2, prune_every=3),
-                                dict(prune_alpha=0.3, prune_unit="weight", prune_backward="literal")],
-                         ids=["bias-schedule", "neuron-pruned", "weight-literal"])
+@pytest.mark.parametrize("kw", [dict(), dict(sampling="fresh"), dict(prune_alpha=0.4, prune_start=2, prune_every=3),
+                                dict(prune_alpha=0.3, prune_unit="weight", prune_backward="literal", sampling="fresh")],
+                         ids=["bias-schedule", "fresh", "neuron-pruned", "weight-literal-fresh"])
 def test_history_records_the_state_of_each_step(kw):
     """Each snapshot holds <w_i, M_j>, ||w_i||^2, b_i, the InfoNCE of the forward (masked) model and its mean
     positive softmax l'_p, at the weights of that step; the last one is taken after the last step."""
@@ -293,8 +310,7 @@ def test_history_records_the_state_of_each_step(kw):
     h = run.history
     assert h.steps == list(range(cfg.steps + 1))
     M = run.M.double()
-    for t, W, b, keep in traj:
-        UX, UY = run.pairs.UX.double(), run.pairs.UY.double()
+    for t, W, b, keep, UX, UY in traj:
         Wm = W if keep is None else W * (keep.unsqueeze(-1) if keep.dim() == 2 else keep)
         lg = ref_h(Wm, UX, b) @ ref_h(Wm, UY, b).transpose(-1, -2) / cfg.tau
         loss = -(torch.diagonal(lg, dim1=-2, dim2=-1) - torch.logsumexp(lg, -1)).mean(-1)
@@ -306,6 +322,7 @@ def test_history_records_the_state_of_each_step(kw):
         torch.testing.assert_close(h.loss[t].double(), loss, **close)
         torch.testing.assert_close(h.pos_prob[t].double(), pos, **close)
     assert bool((h.get("bias")[-1] > 0).all()) or "prune_alpha" in kw   # the schedule run reached T1
+    torch.testing.assert_close(run.pairs.UX.double(), traj[-1][4])       # "fresh": run.pairs are the last pairs drawn
 
 
 def test_record_every_counts_from_the_start_of_each_leg():
@@ -330,21 +347,25 @@ def test_chunked_run_equals_one_chunk_in_every_field():
         torch.testing.assert_close(one.history.get(name), three.history.get(name), rtol=1e-5, atol=1e-7)
 
 
-@pytest.mark.parametrize("chunk", [0, 1])
-def test_resume_continues_from_the_given_state(chunk):
-    """A resumed run starts from the checkpoint's weights, pairs and T1: two more steps of the reference gradient."""
-    first = SimConfig(**{**LOOP, "steps": 10, "lr": 0.1, "bias": "none", "chunk": chunk, "t1_max": 3})
+@pytest.mark.parametrize("chunk,sampling", [(0, "fixed"), (1, "fixed"), (0, "fresh"), (1, "fresh")])
+def test_resume_continues_from_the_given_state(chunk, sampling):
+    """A resumed run starts from the checkpoint's weights and T1, and from its pairs ("fixed") or the stream's pairs
+    of steps 10 and 11 ("fresh", sub-streams 11 and 12): two more steps of the reference gradient."""
+    first = SimConfig(**{**LOOP, "steps": 10, "lr": 0.1, "bias": "none", "chunk": chunk, "t1_max": 3,
+                         "sampling": sampling})
     half = train(first)
     cfg = first.replace(steps=12, lr=0.5)                      # a different rate: retraining from 0 would not match
     out = train(cfg, resume=half)
     W, b = half.W.double(), torch.zeros(cfg.R, cfg.m, dtype=torch.float64)
-    for _ in range(2):
-        W = (1 - 0.5 * cfg.weight_decay) * W - 0.5 * ref_grad(W, b, half.pairs.UX.double(), half.pairs.UY.double(), cfg)
+    for t in (10, 11):
+        P = half.pairs if sampling == "fixed" else data.make_pairs(cfg, half.M, half.replicates, extra=t + 1)
+        W = (1 - 0.5 * cfg.weight_decay) * W - 0.5 * ref_grad(W, b, P.UX.double(), P.UY.double(), cfg)
     torch.testing.assert_close(out.W.double(), W, rtol=2e-4, atol=1e-6)
     assert torch.equal(half.T1, torch.full((2,), 3))            # forced by t1_max, kept by the resumed leg
     assert torch.equal(out.W0, half.W0) and torch.equal(out.M, half.M) and torch.equal(out.T1, half.T1)
-    for f in ("UX", "UY", "S", "ZX", "ZY"):
-        assert torch.equal(getattr(out.pairs, f), getattr(half.pairs, f)), f
+    if sampling == "fixed":
+        for f in ("UX", "UY", "S", "ZX", "ZY"):
+            assert torch.equal(getattr(out.pairs, f), getattr(half.pairs, f)), f
     assert out.replicates == half.replicates and out.cfg == cfg and out.step == 12
 
 
