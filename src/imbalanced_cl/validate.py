@@ -1,7 +1,6 @@
 """Parameter validation shared by every layer: ParameterError names the parameter, its value and the allowed range."""
 from __future__ import annotations
 
-import ast
 import difflib
 import math
 from typing import Any, Iterable, Mapping
@@ -15,10 +14,15 @@ class ParameterError(ValueError):
         return [f"ParameterError: {self}"]
 
 
-def check(name: str, value: Any, ok: bool, allowed: str) -> None:
-    """Raise ParameterError naming `name`, its value and the allowed range unless `ok`."""
+def check(name: str, value: Any, ok: bool, allowed: str, given: str = "") -> None:
+    """Raise ParameterError naming `name`, its value and the allowed range unless `ok`.
+
+    `given` names the other parameters a cross-parameter bound depends on ("steps=60"), so a reader who set only
+    `steps` sees why `fit_start` is now out of range.
+    """
     if not ok:
-        raise ParameterError(f"parameter {name}={value!r} is invalid: allowed {allowed}")
+        extra = f" (given {given})" if given else ""
+        raise ParameterError(f"parameter {name}={value!r} is invalid{extra}: allowed {allowed}")
 
 
 def _is_int(v: Any) -> bool:
@@ -29,21 +33,21 @@ def _is_num(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def check_int(name: str, v: Any, lo: int, hi: int | None = None) -> None:
-    """Integer in [lo, hi]."""
+def check_int(name: str, v: Any, lo: int, hi: int | None = None, given: str = "") -> None:
+    """Integer in [lo, hi]; `given` names the parameters a bound comes from."""
     rng = f"an integer in [{lo}, {hi if hi is not None else 'inf'}]"
-    check(name, v, _is_int(v) and v >= lo and (hi is None or v <= hi), rng)
+    check(name, v, _is_int(v) and v >= lo and (hi is None or v <= hi), rng, given)
 
 
 def check_float(name: str, v: Any, lo: float, hi: float | None = None,
-                lo_open: bool = False, hi_open: bool = False) -> None:
-    """Finite number in the interval [lo, hi] (ends open when asked)."""
+                lo_open: bool = False, hi_open: bool = False, given: str = "") -> None:
+    """Finite number in the interval [lo, hi] (ends open when asked); `given` names the parameters a bound comes from."""
     left, right = "(" if lo_open else "[", ")" if hi_open else "]"
     rng = f"a number in {left}{lo}, {hi if hi is not None else 'inf'}{right}"
     ok = _is_num(v) and (v > lo if lo_open else v >= lo)
     if ok and hi is not None:
         ok = v < hi if hi_open else v <= hi
-    check(name, v, ok, rng)
+    check(name, v, ok, rng, given)
 
 
 def check_choice(name: str, v: Any, choices: tuple) -> None:
@@ -58,10 +62,33 @@ def check_grid(name: str, v: Any, item_check) -> None:
         item_check(f"{name}[{k}]", item)
 
 
-# --- unknown parameter names (a typo in `papermill -p NAME` or in a parameters cell) ---
+# ----------------------------------------------------------------------------------------------------
+# notebook namespaces: building a config from a notebook's globals(), refusing names it does not know
+# ----------------------------------------------------------------------------------------------------
+# Names IPython itself puts in a kernel's globals (never parameters).
+_KERNEL_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython", "open"})
+_DATA = (bool, int, float, str, list, tuple, dict, type(None))
 
-# Names IPython puts in every notebook namespace; never parameters.
-_IPYTHON_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
+
+def parameter_like(ns: Mapping[str, Any]) -> dict:
+    """The plain-data names of a namespace (what papermill can inject): no _private names, modules or functions."""
+    return {k: v for k, v in ns.items()
+            if not k.startswith("_") and k not in _KERNEL_NAMES and isinstance(v, _DATA)}
+
+
+def check_known(names, allowed, where: str = "this notebook") -> None:
+    """Raise ParameterError for the first name not in `allowed`, suggesting the nearest valid one.
+
+    papermill only warns about a parameter the notebook does not declare and then runs with the default:
+    a misspelt `-p eps_minn 0.05` would silently run at the default eps_min. This makes it an error.
+    """
+    allowed = list(allowed)
+    for name in sorted(set(names) - set(allowed)):
+        near = difflib.get_close_matches(name, allowed, n=1)
+        hint = f"did you mean {near[0]}? " if near else ""
+        raise ParameterError(f"unknown parameter {name!r} for {where}: {hint}"
+                             f"the parameters are listed in the notebook's parameters cell "
+                             f"(papermill --help-notebook NOTEBOOK)")
 
 
 def nearest(name: str, allowed: Iterable[str]) -> str | None:
@@ -71,7 +98,7 @@ def nearest(name: str, allowed: Iterable[str]) -> str | None:
 
 
 def unknown_message(unknown: Mapping[str, Any], allowed: Iterable[str]) -> str:
-    """One line naming each unknown parameter, its value and the nearest allowed name."""
+    """One line naming each unknown parameter, its value and the nearest allowed name (for the book runner)."""
     allowed = list(allowed)
     parts = []
     for name, value in unknown.items():
@@ -82,65 +109,23 @@ def unknown_message(unknown: Mapping[str, Any], allowed: Iterable[str]) -> str:
             "(`papermill --help-notebook NOTEBOOK` lists them)")
 
 
-def _is_literal(node: ast.AST) -> bool:
-    try:
-        ast.literal_eval(node)
-        return True
-    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        # papermill writes a non-finite float as float('nan') / float('inf')
-        return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "float"
-                and len(node.args) == 1 and isinstance(node.args[0], ast.Constant) and not node.keywords)
+def namespace_kwargs(fields: list[str], ns: Mapping[str, Any], overrides: Mapping[str, Any],
+                     where: str, strict: bool = True) -> dict:
+    """Keyword arguments for a config from a namespace: its fields only, lists as tuples; strict refuses extras."""
+    if strict:
+        check_known(parameter_like(ns), fields, where)
+    kw = {k: ns[k] for k in fields if k in ns}
+    kw.update(overrides)
+    return {k: (tuple(v) if isinstance(v, list) else v) for k, v in kw.items()}
 
 
-def literal_assignments(source: str) -> list[str]:
-    """Names a cell binds when it is a parameters cell: every statement binds one name to a literal.
-
-    Both a notebook's `parameters` cell and the cell papermill injects after it have this form; a cell
-    with anything else in it (an import, a call, a loop) is not one, and gives [].
-    """
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return []
-    names = []
-    for stmt in tree.body:
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
-            target, value = stmt.targets[0].id, stmt.value
-        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
-            target, value = stmt.target.id, stmt.value
-        else:
-            return []
-        if not _is_literal(value):
-            return []
-        names.append(target)
-    return names
+def check_tolerances(name: str, v: Any) -> None:
+    """A verdict tolerance pair (holds, partly): distances from the claim, 0 < holds <= partly."""
+    check(name, v, isinstance(v, (tuple, list)) and len(v) == 2 and all(_is_num(x) for x in v) and 0 < v[0] <= v[1],
+          "a pair (holds, partly) with 0 < holds <= partly")
 
 
-def set_parameters(ns: Mapping[str, Any]) -> list[str]:
-    """Names the executed parameters cells of a notebook namespace set, in order (none outside IPython).
-
-    IPython keeps every executed cell's source in `In`; the parameters cells are those made only of
-    literal assignments. Later cells (helpers, results, a re-run out of order) are never counted.
-    """
-    history = ns.get("In")
-    if not isinstance(history, list):
-        return []
-    seen: dict[str, None] = {}
-    for source in history:
-        if isinstance(source, str):
-            for name in literal_assignments(source):
-                seen.setdefault(name)
-    return [n for n in seen if n in ns and not n.startswith("_") and n not in _IPYTHON_NAMES]
-
-
-def check_namespace(ns: Mapping[str, Any], allowed: Iterable[str]) -> None:
-    """Stop a notebook whose parameters cells set a name it does not accept (ParameterError, with a suggestion).
-
-    Call it right after the parameters cell with globals(): `papermill -p eps_minn 0.05` then fails with
-    "unknown parameter eps_minn=0.05 (did you mean eps_min?)" instead of silently running at the default.
-    A plain dict (no IPython history) is not checked: its caller chose its keys.
-    """
-    allowed = set(allowed)
-    unknown = {n: ns[n] for n in set_parameters(ns) if n not in allowed}
-    if unknown:
-        raise ParameterError(unknown_message(unknown, allowed))
+def check_levels(name: str, v: Any) -> None:
+    """A verdict level pair (holds_at, partly_at) for a fraction or probability: 1 >= holds_at >= partly_at >= 0."""
+    check(name, v, isinstance(v, (tuple, list)) and len(v) == 2 and all(_is_num(x) for x in v)
+          and 1 >= v[0] >= v[1] >= 0, "a pair (holds_at, partly_at) with 1 >= holds_at >= partly_at >= 0")

@@ -12,7 +12,6 @@ itself builds it (`Config.from_namespace(globals())`), so the runner and the not
 from __future__ import annotations
 
 import ast
-import importlib
 import json
 import re
 from pathlib import Path
@@ -41,14 +40,12 @@ def defaults(decl: dict[str, dict]) -> dict[str, Any]:
 
 
 def config_class(nb: Path):
-    """The config class named in the notebook's metadata (imbalanced_cl.config = "module:Class"), or None."""
-    ref = json.loads(Path(nb).read_text()).get("metadata", {}).get("imbalanced_cl", {}).get("config")
-    if not ref:
-        return None
-    module, _, name = str(ref).partition(":")
+    """The config class named in the notebook's metadata (cells.config_class), as a ParameterError if it is broken."""
+    from .cells import config_class as named
     try:
-        return getattr(importlib.import_module(module), name)
+        return named(nb)
     except (ImportError, AttributeError) as e:
+        ref = json.loads(Path(nb).read_text()).get("metadata", {}).get("imbalanced_cl", {}).get("config")
         raise ParameterError(f"{Path(nb).stem}: its metadata names the config class {ref!r}, which cannot be "
                              f"imported ({type(e).__name__}: {e})") from None
 
@@ -110,8 +107,9 @@ def check_values(cls, dflt: dict, given: dict) -> list[str]:
             if reset is None:
                 out.append(f"{err} (the notebook's own defaults are invalid)")
                 break
-            out.append(f"{err}; {bad} is at its default and {reset}={given[reset]!r} moves its range: "
-                       f"change {reset} or set {bad} too")
+            named = f"{reset}=" in str(err)  # check(..., given=...) already names the other parameter
+            out.append(str(err) if named else f"{err}; {bad} is at its default and {reset}={given[reset]!r} "
+                                              f"moves its range: change {reset} or set {bad} too")
         if reset in dflt:
             values[reset] = dflt[reset]
         else:

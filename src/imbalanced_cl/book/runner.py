@@ -182,13 +182,14 @@ def build_html(executed: Path, out_root: Path, strict: bool = False) -> int:
 
 
 def run_book(profile: str = "default", out_root: Path | None = None, only: list[str] | None = None,
-             build: bool = True, strict: bool = False, force: bool = False, root: Path | None = None,
-             profiles: Path | None = None) -> int:
+             build: bool = True, strict: bool = False, force: bool = False, overrides: dict | None = None,
+             root: Path | None = None, profiles: Path | None = None) -> int:
     """Execute (or reuse) every notebook at a profile, then build the HTML. Returns a process exit code.
 
     Before anything runs, every selected notebook's parameters are checked (names and values); any error
     raises ParameterError with one line per problem. `only` executes the named notebooks; when the HTML is
     built, notebooks that collect the others (the scoreboard) run too, so the book never shows stale verdicts.
+    `overrides` (e.g. {"seed": 1} for the stability command) apply only where the notebook has the parameter.
     """
     root = Path(root or repo_root()).resolve()
     out_root = Path(out_root or root).resolve()
@@ -200,6 +201,11 @@ def run_book(profile: str = "default", out_root: Path | None = None, only: list[
     where = f"profile {profile}" + (f" in {profiles}" if profiles else "")
     profiles_file = Path(profiles) if profiles else root / "profiles.yaml"
     plan = [(nb, profile_params(profile, nb.stem, profiles_file)) for nb in chosen]
+    if overrides:
+        import papermill as pm
+        for nb, params in plan:
+            declared = pm.inspect_notebook(str(nb))
+            params.update({k: v for k, v in overrides.items() if k in declared})
     problems = [line for nb, params in plan for line in check_notebook(nb, params, where)]
     if problems:
         raise ParameterError("\n".join(problems))
