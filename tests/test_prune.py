@@ -242,3 +242,83 @@ def test_training_loop_matches_algorithm1_written_out(every, start):
     cfg = SimConfig(**{**TINY, "steps": 20}, bias="none", prune_alpha=0.4, prune_every=every,
                     prune_start=start)
     torch.testing.assert_close(train(cfg).W, _reference_loop(cfg), rtol=1e-5, atol=1e-7)
+
+
+# ---------------------------------------------------------------- the 2x2 mask control (issue 14)
+
+def _masker(alpha, rule, schedule, reps=(0,), seed=0, start=0, every=1, unit="neuron"):
+    n = len(reps)
+    return prune.Masker([alpha] * n, [rule == "random"] * n, [schedule == "static"] * n, list(reps), seed, start,
+                        every, unit)
+
+
+def _hand_W():
+    """Five neurons with norms 5, 1, 4, 2, 3 (one replicate, d1 = 2)."""
+    return torch.tensor([[[3.0, 4.0], [1.0, 0.0], [0.0, 4.0], [0.0, 2.0], [3.0, 0.0]]])
+
+
+def test_magnitude_cells_on_hand_made_weights():
+    W = _hand_W()
+    dyn, sta = _masker(0.4, "magnitude", "dynamic", start=2), _masker(0.4, "magnitude", "static", start=2)
+    assert dyn.at(W, 1) is None and sta.at(W, 1) is None                    # before the branch point
+    for mk in (dyn, sta):
+        assert mk.at(W, 2).tolist() == [[1.0, 0.0, 1.0, 0.0, 1.0]]          # norms 1 and 2 dropped
+    W2 = W.clone()
+    W2[0, 1] *= 10.0                                                        # neuron 1 grows to norm 10
+    W2[0, 0] /= 10.0                                                        # neuron 0 shrinks to norm 0.5
+    assert dyn.at(W2, 3).tolist() == [[0.0, 1.0, 1.0, 0.0, 1.0]]            # dynamic follows the weights
+    assert sta.at(W2, 3).tolist() == [[1.0, 0.0, 1.0, 0.0, 1.0]]            # static stays fixed
+    assert sta.final(W2, 9).tolist() == [[1.0, 0.0, 1.0, 0.0, 1.0]]
+    assert torch.equal(_masker(0.4, "magnitude", "dynamic").at(W2, 0), prune.neuron_mask(W2, 0.4))  # Alg. 1's mask
+
+
+def test_magnitude_weight_unit_matches_weight_mask():
+    W = torch.randn(3, 4, 5, generator=torch.Generator().manual_seed(11))
+    mk = _masker(0.3, "magnitude", "dynamic", reps=(0, 1, 2), unit="weight")
+    assert torch.equal(mk.at(W, 0), prune.weight_mask(W, 0.3))
+
+
+def test_random_cells_drop_the_same_count_and_redraw_only_when_dynamic():
+    W = _hand_W().expand(2, 5, 2).clone()
+    dyn = _masker(0.4, "random", "dynamic", reps=(0, 1), start=3)
+    sta = _masker(0.4, "random", "static", reps=(0, 1), start=3)
+    masks_dyn = [dyn.at(W, t).clone() for t in range(3, 23)]
+    masks_sta = [sta.at(W, t).clone() for t in range(3, 23)]
+    for m_ in masks_dyn + masks_sta:
+        assert torch.all((m_ == 0).sum(-1) == 2)                            # round(0.4 * 5) units, as Alg. 1
+    assert all(torch.equal(m_, masks_sta[0]) for m_ in masks_sta)            # static: fixed at the branch point
+    assert torch.equal(masks_sta[0], masks_dyn[0])                          # both drawn from (seed, rep, start)
+    assert len({tuple(m_[0].tolist()) for m_ in masks_dyn}) > 1             # dynamic: redrawn
+    assert not torch.equal(masks_dyn[0][0], masks_dyn[0][1])                # replicates draw independently
+    # the draw ignores the weights: a magnitude ordering is not used
+    assert torch.equal(_masker(0.4, "random", "dynamic", reps=(0, 1), start=3).at(-W * 7, 3), masks_dyn[0])
+
+
+def test_random_masks_draw_the_same_under_the_same_seed_in_any_batch():
+    W = torch.randn(4, 10, 3, generator=torch.Generator().manual_seed(0))
+    a = _masker(0.3, "random", "dynamic", reps=(0, 1, 2, 3), seed=7)
+    b = _masker(0.3, "random", "dynamic", reps=(0, 1, 2, 3), seed=7)
+    alone = _masker(0.3, "random", "dynamic", reps=(2,), seed=7)
+    other = _masker(0.3, "random", "dynamic", reps=(0, 1, 2, 3), seed=8)
+    for t in range(5):
+        ma = a.at(W, t)
+        assert torch.equal(ma, b.at(W, t))
+        assert torch.equal(ma[2:3], alone.at(W[2:3], t))                    # replicate 2 alone or in a batch
+        assert not torch.equal(ma, other.at(W, t))
+
+
+def test_rows_of_one_batch_may_differ_in_ratio_rule_and_schedule():
+    W = _hand_W().expand(4, 5, 2).clone()
+    mk = prune.Masker([0.0, 0.2, 0.4, 0.6], [False, True, False, True], [False, False, True, True],
+                      [0, 0, 0, 0], 0, 0, 1, "neuron")
+    keep = mk.at(W, 0)
+    assert (keep == 0).sum(-1).tolist() == [0, 1, 2, 3]
+    assert keep[2].tolist() == [1.0, 0.0, 1.0, 0.0, 1.0]
+    assert torch.equal(mk.rows(2, 4).at(W[2:], 0), keep[2:])
+
+
+def test_alpha_zero_gives_no_mask_in_every_cell():
+    for rule in prune.MASK_RULES:
+        for schedule in prune.SCHEDULES:
+            mk = _masker(0.0, rule, schedule, reps=(0, 1))
+            assert mk.at(_hand_W().expand(2, 5, 2), 0) is None and mk.final(_hand_W(), 1) is None

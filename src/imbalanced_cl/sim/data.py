@@ -15,6 +15,7 @@ from .config import SimConfig
 
 # Purposes of the per-replicate random streams (never reorder: seeds would change).
 STREAM_DICT, STREAM_INIT, STREAM_TRAIN, STREAM_TEST = 0, 1, 2, 3
+STREAM_MASK = 4  # random pruning masks (prune.random_rank)
 
 
 def generator(seed: int, replicate: int, purpose: int, extra: int = 0) -> torch.Generator:
