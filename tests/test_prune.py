@@ -12,7 +12,7 @@ from imbalanced_cl.sim.config import SimConfig
 from imbalanced_cl.sim.data import Pairs
 from imbalanced_cl.sim.encoder import brelu, embed
 from imbalanced_cl.sim.loss import infonce
-from imbalanced_cl.sim.train import gradient, train
+from imbalanced_cl.sim.train import History, Run, gradient, train
 
 TINY = dict(d=4, d1=6, L=2, m=5, n_pairs=8, R=2, steps=30, record_every=5, progress=False)
 
@@ -269,7 +269,8 @@ def test_magnitude_cells_on_hand_made_weights():
     assert dyn.at(W2, 3).tolist() == [[0.0, 1.0, 1.0, 0.0, 1.0]]            # dynamic follows the weights
     assert sta.at(W2, 3).tolist() == [[1.0, 0.0, 1.0, 0.0, 1.0]]            # static stays fixed
     assert sta.final(W2, 9).tolist() == [[1.0, 0.0, 1.0, 0.0, 1.0]]
-    assert torch.equal(_masker(0.4, "magnitude", "dynamic").at(W2, 0), prune.neuron_mask(W2, 0.4))  # Alg. 1's mask
+    assert torch.equal(prune.Masker.from_config(SimConfig(d=3, d1=3, m=5, prune_alpha=0.4), [0]).at(W2, 0),
+                       prune.neuron_mask(W2, 0.4))                          # Algorithm 1's mask
 
 
 def test_magnitude_weight_unit_matches_weight_mask():
@@ -322,3 +323,54 @@ def test_alpha_zero_gives_no_mask_in_every_cell():
         for schedule in prune.SCHEDULES:
             mk = _masker(0.0, rule, schedule, reps=(0, 1))
             assert mk.at(_hand_W().expand(2, 5, 2), 0) is None and mk.final(_hand_W(), 1) is None
+
+
+@pytest.mark.parametrize("rule", prune.MASK_RULES)
+@pytest.mark.parametrize("schedule", prune.SCHEDULES)
+def test_alpha_zero_is_bit_identical_to_no_pruning_in_every_cell(rule, schedule):
+    cfg = SimConfig(**TINY)
+    W0 = train(cfg).W
+    for unit in ("neuron", "weight"):
+        for back in ("faithful", "literal"):
+            c = cfg.replace(prune_alpha=0.0, prune_mask=rule, prune_schedule=schedule, prune_unit=unit,
+                            prune_backward=back)
+            assert torch.equal(train(c).W, W0), (unit, back)
+    # and an all-keep row inside a pruning batch (a mask of ones) changes nothing either
+    mk = prune.Masker([0.0, 0.4], [rule == "random"] * 2, [schedule == "static"] * 2, [0, 1], 0, 0, 1, "neuron")
+    two = train(cfg.replace(R=2), masker=mk)
+    assert torch.equal(two.W[0], W0[0]) and not torch.equal(two.W[1], W0[1])
+
+
+@pytest.mark.parametrize("rule", prune.MASK_RULES)
+def test_static_mask_stays_fixed_through_a_literal_branch(rule):
+    """Under the literal backward a pruned neuron gets no gradient, so over a branch with a static mask the
+    neurons pruned at the branch point only decay: W_T = (1 - eta lambda)^T W_Ta, exactly those and no others."""
+    cfg = SimConfig(**{**TINY, "steps": 30}, bias="none")     # no BReLU gate: every kept neuron gets gradient
+    base = train(cfg.replace(steps=12))
+    branch = cfg.replace(prune_alpha=0.4, prune_start=12, prune_backward="literal", prune_mask=rule,
+                         prune_schedule="static")
+    out = train(branch, resume=base)
+    pruned = prune.Masker.from_config(branch, base.replicates).at(base.W, 12) == 0       # (R, m)
+    decay = torch.full((), 1.0 - cfg.lr * cfg.weight_decay) ** 18
+    torch.testing.assert_close(out.W[pruned], decay * base.W[pruned])
+    moved = (out.W - decay * base.W).norm(dim=-1) > 1e-6 * base.W.norm(dim=-1)
+    assert torch.equal(moved, ~pruned)
+
+
+def test_one_batch_of_cells_equals_each_cell_trained_alone():
+    cfg = SimConfig(**{**TINY, "steps": 24, "R": 2})
+    base = train(cfg.replace(steps=10))
+    cells = [(r, s, a) for r in prune.MASK_RULES for s in prune.SCHEDULES for a in (0.2, 0.6)]
+    n = len(cells)
+    rep = lambda x: x.repeat(n, *[1] * (x.dim() - 1))                       # the checkpoint once per cell
+    pairs = Pairs(*(rep(getattr(base.pairs, f)) for f in ("UX", "UY", "S", "ZX", "ZY")))
+    stacked = Run(cfg, base.replicates * n, rep(base.M), rep(base.W), rep(base.T1), base.step, History(), pairs,
+                  rep(base.W0))
+    per_row = lambda f: [f(c) for c in cells for _ in base.replicates]
+    mk = prune.Masker(per_row(lambda c: c[2]), per_row(lambda c: c[0] == "random"),
+                      per_row(lambda c: c[1] == "static"), stacked.replicates, cfg.seed, 10, 1, "neuron")
+    big = train(cfg.replace(prune_start=10), resume=stacked, masker=mk)
+    for k, (rule, schedule, a) in enumerate(cells):
+        alone = train(cfg.replace(prune_alpha=a, prune_start=10, prune_mask=rule, prune_schedule=schedule),
+                      resume=base)
+        torch.testing.assert_close(big.W[2 * k:2 * k + 2], alone.W, rtol=1e-5, atol=1e-7)

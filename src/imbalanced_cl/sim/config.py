@@ -49,6 +49,8 @@ class SimConfig:
     prune_backward: str = "faithful"  # "faithful" (eq. 5, full h and grad h) or "literal" (masked autograd)
     prune_start: int = 0        # first step at which the mask takes effect
     prune_every: int = 1        # recompute the mask every this many steps (1 = every iteration, L150)
+    prune_mask: str = "magnitude"     # "magnitude" (Alg. 1: smallest units) or "random" (control, issue 14)
+    prune_schedule: str = "dynamic"   # "dynamic" (recomputed every prune_every steps) or "static" (fixed at prune_start)
     # --- replicates, seeds, bookkeeping ---
     R: int = 4                  # independent replicates trained in one batched computation
     seed: int = 0
@@ -96,6 +98,8 @@ class SimConfig:
         check_choice("prune_backward", self.prune_backward, ("faithful", "literal"))
         check_int("prune_start", self.prune_start, 0)
         check_int("prune_every", self.prune_every, 1)
+        check_choice("prune_mask", self.prune_mask, ("magnitude", "random"))
+        check_choice("prune_schedule", self.prune_schedule, ("dynamic", "static"))
         check_int("R", self.R, 1)
         check_int("seed", self.seed, 0, 2**31 - 1)
         check_int("record_every", self.record_every, 1)

@@ -15,7 +15,7 @@ from .config import SimConfig
 from .encoder import bias_at, brelu_and_gate, embed, init_weights
 from .metrics import feature_share
 from .loss import infonce_and_grad
-from .prune import apply_mask, mask_for
+from .prune import Masker, apply_mask
 
 
 _FIELDS = ("steps", "coef", "norm2", "bias", "loss", "pos_prob")
@@ -143,7 +143,7 @@ def step_flops(cfg: SimConfig, R: int, linear: bool) -> float:
     return matmuls + 2 * 2 * R * cfg.n_pairs ** 2 * cfg.m
 
 
-def _train_chunk(cfg: SimConfig, reps: list, resume: Run | None, bar) -> Run:
+def _train_chunk(cfg: SimConfig, reps: list, resume: Run | None, bar, masker: Masker) -> Run:
     if resume is None:
         M = D.make_dictionaries(cfg, reps)
         W = init_weights(cfg, reps)
@@ -156,12 +156,9 @@ def _train_chunk(cfg: SimConfig, reps: list, resume: Run | None, bar) -> Run:
     hist = History()
     Usum = (_summed(pairs.UX), _summed(pairs.UY))
     decay = 1.0 - cfg.lr * cfg.weight_decay
-    mask = None
     for t in range(start, cfg.steps):
         b = bias_at(cfg, W, t, T1)
-        if cfg.prune_alpha > 0 and t >= cfg.prune_start:
-            if mask is None or (t - cfg.prune_start) % cfg.prune_every == 0:
-                mask = mask_for(W, cfg.prune_alpha, cfg.prune_unit)
+        mask = masker.at(W, t)  # None before prune_start; Alg. 1 recomputes it every prune_every steps
         g, loss, pp = gradient(W, b, pairs, cfg, mask, Usum)
         if (t - start) % cfg.record_every == 0:
             hist.add(t, W @ M, W.pow(2).sum(-1), b, loss, pp)
@@ -172,8 +169,7 @@ def _train_chunk(cfg: SimConfig, reps: list, resume: Run | None, bar) -> Run:
             T1 = torch.where(hit, torch.full_like(T1, t + 1), T1)
         bar.update(1)
     b = bias_at(cfg, W, cfg.steps, T1)
-    if mask is not None:  # only ever set when prune_alpha > 0
-        mask = mask_for(W, cfg.prune_alpha, cfg.prune_unit)
+    mask = masker.final(W, cfg.steps)  # None unless a mask was in force
     _, loss, pp = gradient(W, b, pairs, cfg, mask, Usum)
     if not hist.steps or hist.steps[-1] != cfg.steps:
         hist.add(cfg.steps, W @ M, W.pow(2).sum(-1), b, loss, pp)
@@ -200,12 +196,14 @@ def _slice_run(run: Run, lo: int, hi: int) -> Run:
                History(), pairs, run.W0[lo:hi])
 
 
-def train(cfg: SimConfig, replicates=None, resume: Run | None = None) -> Run:
+def train(cfg: SimConfig, replicates=None, resume: Run | None = None, masker: Masker | None = None) -> Run:
     """Train cfg.R replicates (or the given replicate indices) for cfg.steps steps in total.
 
     With `resume`, continue from that run's weights, data and T1 (same data stream) up to cfg.steps:
     this is how a pruned branch starts from a vanilla checkpoint. Replicates are trained in chunks of
-    cfg.chunk to bound memory; each replicate's numbers do not depend on the chunking.
+    cfg.chunk to bound memory; each replicate's numbers do not depend on the chunking. The pruning mask is
+    the one cfg describes (prune.Masker.from_config), unless `masker` gives one per replicate row (several
+    mask cells or ratios trained in one batch).
     """
     reps = list(range(cfg.R)) if replicates is None else list(replicates)
     if resume is not None:
@@ -213,12 +211,13 @@ def train(cfg: SimConfig, replicates=None, resume: Run | None = None) -> Run:
     size = cfg.chunk or auto_chunk(cfg)
     bounds = [(lo, min(lo + size, len(reps))) for lo in range(0, len(reps), size)]
     start = resume.step if resume is not None else 0
+    masker = masker or Masker.from_config(cfg, reps)
     runs = []
     with tqdm(total=(cfg.steps - start) * len(bounds), disable=not cfg.progress, desc="train",
               mininterval=2.0, leave=False) as bar:
         for lo, hi in bounds:
             part = _slice_run(resume, lo, hi) if resume is not None else None
-            runs.append(_train_chunk(cfg, reps[lo:hi], part, bar))
+            runs.append(_train_chunk(cfg, reps[lo:hi], part, bar, masker.rows(lo, hi)))
     if len(runs) == 1:
         out = runs[0]
     else:
