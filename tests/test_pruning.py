@@ -23,6 +23,8 @@ TINY = dict(d=4, d1=8, L=2, m=6, n_pairs=16, R=2, record_every=5, progress=False
     ("alpha_main", 1.2), ("eps_min_grid", (0.5, 1.5)), ("rate_window", 100), ("rate_window", 1),
     ("vanilla_steps", 0), ("top_k", 7), ("tol_slope", (0.5, 0.2)), ("tol_factor", (3.0,)),
     ("cos_threshold", 0.0), ("degrade_tol", 1.0), ("n_minority", 0), ("prune_alpha", 1.0),
+    ("mask_control", "yes"), ("effect_tol", 0.0), ("effect_tol", 1.0), ("prune_mask", "smallest"),
+    ("prune_schedule", "once"),
 ])
 def test_config_rejects_bad_values_naming_the_parameter(field, value):
     with pytest.raises(ParameterError, match=field):
@@ -151,7 +153,8 @@ def _results(cfg, alphas=(0.1, 0.2, 0.4), slope=1.0, R=3):
 def test_verdict_rows_on_hand_made_results():
     cfg = pa.PruningConfig(**{**TINY, "alpha_grid": (0.1, 0.2, 0.4), "alpha_main": 0.2, "d": 10, "d1": 20, "m": 20})
     rows = pa.verdict_rows(_results(cfg), cfg)
-    assert len(rows) == 16 and len({r.claim for r in rows}) == 16
+    assert len(rows) == 18 and len({r.claim for r in rows}) == 18
+    assert [r.verdict for r in rows[16:]] == [UNTESTED, UNTESTED]                        # no control in these results
     assert rows[0].verdict == HOLDS and rows[0].measured == pytest.approx(0.2)          # excess at alpha_main > 0
     assert rows[1].verdict == HOLDS and rows[1].measured == pytest.approx(1.0)          # slope 1 in alpha
     assert rows[2].verdict == HOLDS and rows[2].measured == pytest.approx(2.0)          # slope 2 in eps
@@ -203,7 +206,7 @@ def test_the_notebook_pipeline_on_a_tiny_model(tiny_runs):
     res = pa.Results(alphas, tables, exc, mech["gap_diff"], pa.mask_share(cen, base, cfg),
                      pa.degradation(runs, tables, cen, alphas, cfg), pa.final_ratios(runs, var, cfg), sw)
     rows = pa.verdict_rows(res, cfg)
-    assert len(rows) == 16
+    assert len(rows) == 18
     for r in rows:
         if not math.isnan(r.lo):
             assert r.lo <= r.measured <= r.hi, r.claim

@@ -153,3 +153,18 @@ def judge_trend(rho_lo: float, rho_hi: float, direction: int, holds_at: float) -
     if lo > 0:
         return PARTLY, rule
     return (FAILS, rule) if hi <= 0 else (INCONCLUSIVE, rule)
+
+
+def judge_difference(lo: float, hi: float, tol: float) -> tuple[str, str]:
+    """For 'A beats B' on a paired difference A - B: does not hold if the interval lies inside ±tol (no effect
+    worth the name) or wholly at or below 0; holds if it lies above 0 and reaches beyond tol; inconclusive if it
+    contains 0 and reaches beyond ±tol (an interval that contains 0 is never support)."""
+    rule = (f"holds if the interval lies above 0; does not hold if it lies at or below 0 or inside ±{tol:g} "
+            f"(no effect); inconclusive if it contains 0 and reaches beyond ±{tol:g}")
+    if any(math.isnan(x) for x in (lo, hi)):
+        return UNTESTED, "no finite measurement"
+    if -tol <= lo and hi <= tol:
+        return FAILS, rule
+    if lo > 0:
+        return HOLDS, rule
+    return (FAILS, rule) if hi <= 0 else (INCONCLUSIVE, rule)

@@ -17,6 +17,7 @@ from .tables import fmt
 MINORITY, MAJORITY = "C3", "C0"
 GROUP_COLORS = {"minority j*": MINORITY, "majority (mean)": MAJORITY}
 LEVEL_COLORS = ("tab:blue", "tab:orange", "tab:red")
+CELL_COLORS = {"magnitude/dynamic": "C1", "magnitude/static": "C5", "random/dynamic": "C2", "random/static": "C7"}
 
 
 def band(ax, x, Y, color, label=None, dim: int = 1, shade: float = 0.15):
@@ -47,17 +48,19 @@ def bands_over_steps(curves: dict, ax=None, mark: float | None = None, xmin: flo
 
 
 def per_alpha(ax, x, series: dict, colors: dict | None = None, logx: bool = False, zero: bool = False,
-              xlabel: str = "alpha", ylabel: str = "", title: str = ""):
+              xlabel: str = "alpha", ylabel: str = "", title: str = "", dodge: float = 0.0):
     """Per-α summary: for each {label: Y (R, k)}, the mean over replicates at each x (k,) with 95% t-interval bars.
 
-    Colours come from `colors` (default: minority red, majority blue, else the colour cycle); `zero` draws y = 0.
+    Colours come from `colors` (default: minority red, majority blue, else the colour cycle); `zero` draws y = 0;
+    `dodge` shifts series j by the factor 1 + dodge * (j - centre) so that overlapping bars stay readable.
     """
     colors = {**GROUP_COLORS, **(colors or {})}
     x = torch.as_tensor(x, dtype=torch.float64).numpy()
-    for label, Y in series.items():
+    centre = (len(series) - 1) / 2
+    for j, (label, Y) in enumerate(series.items()):
         mean, lo, hi = (v.numpy() for v in stats.mean_ci(torch.as_tensor(Y)))
-        ax.errorbar(x, mean, yerr=[mean - lo, hi - mean], marker="o", capsize=3, label=label,
-                    color=colors.get(label))
+        ax.errorbar(x * (1 + dodge * (j - centre)), mean, yerr=[mean - lo, hi - mean], marker="o", capsize=3,
+                    label=label, color=colors.get(label))
     if zero:
         ax.axhline(0, color="grey", lw=0.8)
     if logx:

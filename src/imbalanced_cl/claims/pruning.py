@@ -19,6 +19,7 @@ from ..sim.prune import mask_for  # noqa: F401  (re-exported for the notebook)
 from ..sim.train import Run, train
 from ..validate import check, check_float, check_grid, check_int
 from ..verdict import UNTESTED, Verdict, judge_at_least, judge_factor, judge_fraction, judge_positive, judge_target
+from .pruning_control import control_rows
 from .pruning_metrics import (FEATURE_STATS, aligned_counts, amplitude_ratio, amplitude_ratio_history,  # noqa: F401
                               amplitudes, by_run, degradation, degradation_threshold, excess_by_alpha, excess_growth,
                               excess_growth_per_feature, feature_stats, gap_by_feature, growth_rates, main_index,
@@ -50,6 +51,8 @@ class PruningConfig(SimConfig):
     tol_slope: tuple = (0.25, 0.5)   # |slope - predicted| for holds / partly
     tol_factor: tuple = (3.0, 10.0)  # ratio within this factor of d for holds / partly
     threads: int = 0                 # torch threads for the notebook (0: torch's default); results do not depend on it
+    mask_control: bool = True        # run the 2x2 random-mask control of Step 8 (beyond the paper, issue 14); True or False
+    effect_tol: float = 0.02         # paired differences of A_j*/A_maj inside ±effect_tol count as no effect; in (0, 1)
 
     def validate(self) -> None:
         """SimConfig's checks plus the protocol's grids, windows and tolerances."""
@@ -71,6 +74,8 @@ class PruningConfig(SimConfig):
         check_float("lucky_gamma", self.lucky_gamma, 0.0, 1.0, hi_open=True)
         check_float("degrade_tol", self.degrade_tol, 0.0, 1.0, lo_open=True, hi_open=True)
         check_int("threads", self.threads, 0, 256)
+        check("mask_control", self.mask_control, isinstance(self.mask_control, bool), "True or False")
+        check_float("effect_tol", self.effect_tol, 0.0, 1.0, lo_open=True, hi_open=True)
         for name in ("tol_slope", "tol_factor"):
             v = getattr(self, name)
             check(name, v, isinstance(v, (tuple, list)) and len(v) == 2 and 0 < v[0] <= v[1],
@@ -200,6 +205,7 @@ class Results:
     degradation: dict         # degradation
     ratios: dict              # final_ratios
     sweep: dict               # eps_sweep: xr (k,), ar_ctl, ar_pr, exc (R, k)
+    control: dict | None = None  # pruning_control.cell_stats of the 2x2 mask control (None: not run)
 
 
 def mask_share(census: dict, base: Run, cfg: PruningConfig) -> torch.Tensor:
@@ -213,7 +219,8 @@ def _nan3() -> tuple:
 
 
 def verdict_rows(res: Results, cfg: PruningConfig) -> list:
-    """The 16 verdict rows of notebook 04, judged with the tolerances of cfg (tol_slope, tol_factor, degrade_tol)."""
+    """The verdict rows of notebook 04, judged with the tolerances of cfg (tol_slope, tol_factor, degrade_tol,
+    effect_tol): 16 rows on the paper's claims, then the 2 rows of the random-mask control (beyond the paper)."""
     ts, tp = cfg.tol_slope
     al, ex, sw, dg, R = res.alphas, res.excess, res.sweep, res.degradation, res.ratios
     k = ex["k_main"]
@@ -270,7 +277,7 @@ def verdict_rows(res: Results, cfg: PruningConfig) -> list:
     d_s = stats.ci(R["Alg. 1 from t=0"] - R[0.0])
     add("Algorithm 1 from t = 0 raises A_j*/A_maj over vanilla", "Algorithm 1, Sec. 2 (K3)",
         "> 0 (pruned - vanilla, same steps)", d_s, judge_positive(d_s[1], d_s[2], "change"))
-    return rows
+    return rows + control_rows(res.control, al, cfg)
 
 
 def majority_change_within_bound(alphas: list, A: torch.Tensor, A0: torch.Tensor, bound: torch.Tensor) -> torch.Tensor:
