@@ -23,19 +23,6 @@ def test_toc_lists_notebooks():
 
 
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
-def test_parameters_cell_matches_default_profile(nb):
-    """The parameters cell holds exactly the default profile's values, so a bare run equals `make book`."""
-    declared = {k: v["default"] for k, v in pm.inspect_notebook(str(nb)).items()}
-    default = params("default", nb.stem)
-    for key, value in default.items():
-        assert key in declared, f"{nb.stem}: profile parameter {key} missing from the parameters cell"
-        assert eval(declared[key]) == value, f"{nb.stem}: {key} is {declared[key]} in the notebook, {value!r} in profiles.yaml"
-    for profile in PROFILES:
-        unknown = set(params(profile, nb.stem)) - set(declared)
-        assert not unknown, f"{nb.stem}: profile {profile} sets unknown parameters {unknown}"
-
-
-@pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
 def test_notebook_has_kernel_metadata_and_no_outputs(nb):
     data = json.loads(nb.read_text())
     assert data["metadata"]["kernelspec"]["name"] == "python3"

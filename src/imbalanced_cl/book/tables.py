@@ -5,7 +5,7 @@ import html
 import math
 from dataclasses import asdict
 
-from ..verdict import FAILS, HOLDS, INCONCLUSIVE, PARTLY, UNTESTED, Verdict
+from ..verdict import FAILS, HOLDS, INCONCLUSIVE, NOT_COMPARABLE, PARTLY, UNTESTED, Verdict
 
 
 class VerdictTable:
@@ -53,7 +53,19 @@ def fmt(x) -> str:
     return f"{x:.3f}".rstrip("0").rstrip(".") if abs(x) < 100 else f"{x:.1f}"
 
 
-_COLOURS = {HOLDS: "#1a7f37", PARTLY: "#9a6700", FAILS: "#cf222e", INCONCLUSIVE: "#57606a", UNTESTED: "#57606a"}
+_COLOURS = {HOLDS: "#1a7f37", PARTLY: "#9a6700", FAILS: "#cf222e", INCONCLUSIVE: "#57606a",
+            NOT_COMPARABLE: "#8250df", UNTESTED: "#57606a"}
+
+
+def details(r: dict) -> str:
+    """The rule of a row, its premises, and for an inconclusive row the replicates that would settle it."""
+    parts = [r.get("rule", "")]
+    if r.get("premise"):
+        parts.append(f"premises {r['premise']}")
+    need = r.get("n_needed")
+    if need is not None and not (isinstance(need, float) and math.isnan(need)):
+        parts.append(f"about {int(need)} replicates (now {r.get('n', 0)}) would settle it")
+    return ". ".join(p for p in parts if p)
 
 
 def render_html(rows: list[dict], link: bool = False) -> str:
@@ -65,7 +77,7 @@ def render_html(rows: list[dict], link: bool = False) -> str:
     for r in rows:
         cells = [html.escape(r["claim"]), html.escape(r["source"]), html.escape(r["predicted"]),
                  f'{fmt(r["measured"])} [{fmt(r["lo"])}, {fmt(r["hi"])}]',
-                 f'<b style="color:{_COLOURS[r["verdict"]]}">{r["verdict"]}</b>', html.escape(r.get("rule", ""))]
+                 f'<b style="color:{_COLOURS[r["verdict"]]}">{r["verdict"]}</b>', html.escape(details(r))]
         if link:
             nb = html.escape(r["notebook"])
             cells.append(f'<a href="notebooks/{nb}.html">{nb}</a>')

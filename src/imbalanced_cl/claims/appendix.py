@@ -58,6 +58,7 @@ class AppendixConfig(SimConfig):
 
     d1: int = 500                                     # App. A.2: d1 = 500
     m: int = 30                                       # neurons (workshop experiment, W132: m = 30)
+    progress: bool = False                            # tqdm progress bar
     n_pairs: int = 256                                # K, full batch (unstated in A.2)
     steps: int = 300                                  # unstated in A.2
     prune_alpha: float = 0.1                          # ratio of the pruned arm (Alg. 1); control arm uses 0
@@ -68,7 +69,7 @@ class AppendixConfig(SimConfig):
     sigmas_3: tuple = (0.05, 0.075, 0.1)              # Fig. 3
     sigmas_4: tuple = (0.03, 0.05, 0.075)             # Fig. 4
     eps_34: tuple = _grid(0.05, 0.5, 0.05)             # Figs. 3-4: 0.05 .. 0.5 step 0.05
-    repeats: int = 100                                # App. A.2: each configuration repeated 100 times
+    repeats: int = 3                                  # repeats per grid point (App. A.2 uses 100: the paper profile)
     pruning: bool = True                              # also train the Algorithm 1 arm (not in the paper)
     # --- metrics ---
     align_threshold: float = 0.3                      # Fig. 1: |cos(w_i, M_minority)| >= 0.3
@@ -179,12 +180,26 @@ def _start(cfg: AppendixConfig, items: list) -> train.Run:
                      0, train.History(), pairs, W0)
 
 
+def _fresh_sampler(cfg: AppendixConfig, start: train.Run, items: list):
+    """sampler(t, reps) for train.train: K fresh pairs per step for each batched (point, repeat), drawn with that
+    point's eps_min and sigma from its own sub-stream (point, t), so every arm of a repeat sees the same pairs."""
+    def sample(t: int, reps: list) -> D.Pairs:
+        parts = []
+        for k in reps:
+            (eps, sig), rep = items[k]
+            pc = cfg.point_cfg(eps, sig)
+            parts.append(D.make_pairs(pc, start.M[k:k + 1], [rep], extra=point_code(eps, sig) * 2**20 + t + 1))
+        return D.Pairs(*(torch.cat([getattr(p, f) for p in parts]) for f in ("UX", "UY", "S", "ZX", "ZY")))
+    return sample
+
+
 def _train_arm(cfg: AppendixConfig, start: train.Run, items: list, alpha: float) -> train.Run:
     """Train one pruning arm of a batch in one batched call (the loop only reads shared settings)."""
     arm = cfg.point_cfg(*items[0][0], alpha=alpha)
     for (eps, sig), rep in items:
         TRAINING_LOG[(eps, sig, rep, alpha)] += 1
-    return train.train(arm, resume=start)
+    sampler = _fresh_sampler(cfg, start, items) if cfg.sampling == "fresh" else None
+    return train.train(arm, resume=start, sampler=sampler)
 
 
 @dataclass

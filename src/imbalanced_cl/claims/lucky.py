@@ -133,6 +133,12 @@ def run_census(cfg: CensusConfig, progress: bool = False) -> dict:
 class LuckyConfig(SimConfig):
     """Notebook 02: census grid (see census.CensusConfig), training grid over eps_max, workshop figure."""
 
+    # notebook 02's model (overrides of SimConfig)
+    m: int = 100                     # neurons of the training runs
+    eps_min: float = 0.8             # minority frequency (the lucky-neuron regime needs a ratio near 1, brief §6.1)
+    n_minority: int = 10             # how many features are minority (the last ones)
+    record_every: int = 1            # history every step (T2 detection needs it)
+    progress: bool = False           # tqdm progress bar
     census_ds: tuple = (10, 30, 100, 300, 1000, 3000, 10000)
     census_ratios: tuple = (1.0, 0.8, 0.6, 0.5)
     gamma: float = 0.1
@@ -144,8 +150,8 @@ class LuckyConfig(SimConfig):
     train_eps_max: tuple = (0.5, 1.0, 2.0)   # eps_max grid for T2 - T1 (eps_min = eps_max * eps_min/eps_max of the base)
     t2_factor: float = 0.0    # T2 = first step with max_i ||w_i||^2 >= t2_factor ||w_i(T1)||^2 (eq. 61); 0 means d
     lemma_C: float = 3.0      # the O(1) constant of eq. (10) used to judge it
-    lemma_m: int = 0          # neurons in the Lemma 3.2 run (0: m); lucky pairs are rare, so more neurons, more cases
-    lemma_steps: int = 0      # steps of the Lemma 3.2 run (0: steps); it must reach T2
+    lemma_m: int = 1000          # neurons in the Lemma 3.2 run (0: m); lucky pairs are rare, so more neurons, more cases
+    lemma_steps: int = 150      # steps of the Lemma 3.2 run (0: steps); it must reach T2
     fig_m: int = 30           # workshop Figure 1 (W132): m = 30, d = 9, 5 majority + 4 minority
     fig_d: int = 9
     fig_minority: int = 4

@@ -38,8 +38,9 @@ class PruningConfig(SimConfig):
 
     vanilla_steps: int = 1500        # T_a: vanilla training before the branch (>= T4 = d^1.99/eta = 775 at d=20)
     prune_steps: int = 1000          # T_b - T_a: length of every branch
-    alpha_grid: tuple = (0.1, 0.2, 0.3, 0.5)  # pruning ratios of the branches
-    alpha_main: float = 0.2          # ratio used for the backward, t = 0 and eps_min comparisons
+    alpha_grid: tuple = (0.02, 0.05, 0.1, 0.2, 0.4)  # pruning ratios of the branches
+    alpha_main: float = 0.05          # ratio used for the backward, t = 0 and eps_min comparisons
+    progress: bool = False            # tqdm progress bar
     eps_min_grid: tuple = (0.3, 0.5, 0.7, 1.0)  # eps_min sweep for A_j*/A_maj and excess growth vs eps_j*
     cos_threshold: float = 0.3       # "aligned" means cos(w_i, M_j) >= this (App. A.2, Fig. 1)
     single_rel: float = 0.5          # N_i = {j : |<w_i,M_j>| >= single_rel * max_j' |<w_i,M_j'>|}
@@ -52,7 +53,7 @@ class PruningConfig(SimConfig):
     tol_factor: tuple = (3.0, 10.0)  # ratio within this factor of d for holds / partly
     threads: int = 0                 # torch threads for the notebook (0: torch's default); results do not depend on it
     mask_control: bool = True        # run the 2x2 random-mask control of Step 8 (beyond the paper, issue 14); True or False
-    effect_tol: float = 0.02         # paired differences of A_j*/A_maj inside ±effect_tol count as no effect; in (0, 1)
+    effect_tol: float = 0.02         # smallest effect of interest for Step 8's paired differences of A_j*/A_maj
 
     def validate(self) -> None:
         """SimConfig's checks plus the protocol's grids, windows and tolerances."""

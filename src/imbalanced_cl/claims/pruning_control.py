@@ -3,7 +3,8 @@
 The four cells are (magnitude | random units) x (dynamic | static mask), sim/prune.Masker. Every cell resumes
 from notebook 04's vanilla checkpoint T_a, trains on the same pairs, over the same alpha grid and with the same
 backward (cfg.prune_backward) and unit; magnitude/dynamic is Algorithm 1 and reuses notebook 04's branches.
-The other three cells at every alpha train in one batch (replicate dimension = cells x alphas x R). A random
+The other three cells at every alpha train in one batch (replicate dimension = cells x alphas x R), on the same
+pairs as the branches (fixed set, or step t's fresh pairs drawn once per replicate: shared_sampler). A random
 mask of a replicate is drawn from (seed, replicate, step), so across alphas the random masks are nested and the
 static and dynamic random cells start from the same draw: every comparison between cells is paired.
 """
@@ -18,7 +19,7 @@ from ..sim import data as D
 from ..sim import metrics
 from ..sim.prune import Masker
 from ..sim.train import History, Run, train
-from ..verdict import UNTESTED, Verdict, judge_difference
+from ..verdict import UNTESTED, Verdict, judge_positive, row
 from .pruning_metrics import aligned_counts, amplitude_ratio, amplitudes, degradation_threshold, main_index
 from .pruning_metrics import minority_index, split_mean
 
@@ -65,13 +66,29 @@ def cell_masker(cfg: PruningConfig, items: list, replicates: list) -> Masker:
                   list(replicates) * len(items), cfg.seed, cfg.vanilla_steps, cfg.prune_every, cfg.prune_unit)
 
 
+def shared_sampler(cfg: PruningConfig, base: Run):
+    """sampler(t, reps) for train with sampling = "fresh": step t's pairs drawn once per distinct replicate and
+    repeated for its copies in the batch (the very pairs notebook 04's branches see, drawn once instead of once
+    per cell and alpha)."""
+    M = base.M.to(cfg.torch_device)
+    pos = {r: i for i, r in enumerate(base.replicates)}
+
+    def sample(t: int, reps: list) -> D.Pairs:
+        uniq = list(dict.fromkeys(reps))
+        P = D.make_pairs(cfg, M[[pos[r] for r in uniq]], uniq, extra=t + 1)
+        idx = torch.tensor([uniq.index(r) for r in reps], device=P.UX.device)
+        return D.Pairs(*(getattr(P, f)[idx] for f in ("UX", "UY", "S", "ZX", "ZY")))
+    return sample
+
+
 def run_cells(cfg: PruningConfig, base: Run, runs: dict, alphas: list) -> dict:
     """Every cell at every alpha, {(cell, alpha): Run}: magnitude/dynamic from `runs` (notebook 04's branches),
     the three other cells trained in one batch from the same checkpoint `base`."""
     items = [(c, a) for c in CELLS[1:] for a in alphas]
     R = base.W.shape[0]
+    sampler = shared_sampler(cfg, base) if cfg.sampling == "fresh" else None
     batch = train(cell_config(cfg, CELLS[0], max(alphas)), resume=stack(base, len(items)),
-                  masker=cell_masker(cfg, items, base.replicates))
+                  masker=cell_masker(cfg, items, base.replicates), sampler=sampler)
     out = {(CELLS[0], a): runs[a] for a in alphas}
     out.update({(c, a): take(batch, k, R, cell_config(cfg, c, a)) for k, (c, a) in enumerate(items)})
     return out
@@ -127,24 +144,29 @@ def cell_stats(cells: dict, control: Run, base: Run, alphas: list, cfg: PruningC
 
 
 def control_rows(cs: dict | None, alphas: list, cfg: PruningConfig) -> list:
-    """The two verdict rows of the control at alpha_main (paired differences of A_j*/A_maj over replicates),
-    judged by verdict.judge_difference with cfg.effect_tol; 'not tested' without the control (cs is None)."""
+    """The two verdict rows of the control at alpha_main (paired differences of A_j*/A_maj over replicates), judged
+    as directional claims with the smallest effect of interest cfg.effect_tol (verdict.judge_positive); marked
+    kind="diagnostic" (a control of Remark 2's mechanism, not a claim of the paper); 'not tested' without the
+    control (cs is None)."""
     k = main_index(alphas, cfg)
     specs = [("Magnitude beats random at equal alpha (dynamic masks, alpha={a:g})", "magnitude/dynamic",
-              "random/dynamic", "> 0 (magnitude - random)"),
+              "random/dynamic", "> {tol:g} (magnitude - random)"),
              ("The effect needs a dynamic mask (magnitude masks, alpha={a:g})", "magnitude/dynamic",
-              "magnitude/static", "> 0 (dynamic - static)")]
+              "magnitude/static", "> {tol:g} (dynamic - static)")]
     rows = []
     for claim, a_cell, b_cell, pred in specs:
+        pred = pred.format(tol=cfg.effect_tol)
         src = "Beyond the paper: random-mask control (issue 14); Remark 2"
         if cs is None:
             rows.append(Verdict(claim.format(a=alphas[k]), src, pred, float("nan"), float("nan"), float("nan"),
-                                UNTESTED, "mask_control=False: the control was not run"))
+                                UNTESTED, "mask_control=False: the control was not run", kind="diagnostic"))
             continue
-        d = stats.ci(cs[a_cell]["A_j*/A_maj"][:, k] - cs[b_cell]["A_j*/A_maj"][:, k])
-        verdict, rule = judge_difference(d[1], d[2], cfg.effect_tol)
-        rows.append(Verdict(claim.format(a=alphas[k]), src, pred, *d, verdict,
-                            rule + " (paired over replicates: same checkpoint, data and random draws)"))
+        diff = cs[a_cell]["A_j*/A_maj"][:, k] - cs[b_cell]["A_j*/A_maj"][:, k]
+        d = stats.ci(diff)
+        verdict, rule = judge_positive(d[1], d[2], "paired difference", sesoi=cfg.effect_tol)
+        rows.append(row(claim.format(a=alphas[k]), src, pred, *d,
+                        (verdict, rule + " (paired over replicates: same checkpoint, data and random draws)"),
+                        n=int(diff.numel()), band=cfg.effect_tol, kind="diagnostic"))
     return rows
 
 

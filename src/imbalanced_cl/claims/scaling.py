@@ -19,6 +19,11 @@ from . import census as CS
 class ScalingConfig(SimConfig):
     """Notebook 03: grid over eps_min/eps_max and d trained to Stage 3; the dominant-set threshold."""
 
+    # notebook 03's model (overrides of SimConfig)
+    n_minority: int = 3              # how many features are minority (the last ones)
+    steps: int = 1500                # long enough to reach Stage 3 at d = 40
+    record_every: int = 50           # history every this many steps
+    progress: bool = False           # tqdm progress bar
     ratios: tuple = (1.0, 0.7, 0.5, 0.3)   # eps_min/eps_max grid, each in (0, 1]
     ds: tuple = (10, 20, 40)               # numbers of features, each >= 2 (and <= d1)
     ni_rel: float = 0.5    # empirical N_i: j with |<w_i,M_j>| >= ni_rel * max_j' |<w_i,M_j'>|

@@ -18,10 +18,10 @@ STREAM_DICT, STREAM_INIT, STREAM_TRAIN, STREAM_TEST = 0, 1, 2, 3
 STREAM_MASK = 4  # random pruning masks (prune.random_rank)
 
 
-def generator(seed: int, replicate: int, purpose: int, extra: int = 0) -> torch.Generator:
-    """A torch Generator for one replicate and one purpose, independent of every other stream."""
+def generator(seed: int, replicate: int, purpose: int, extra: int = 0, device="cpu") -> torch.Generator:
+    """A torch Generator for one replicate and one purpose, independent of every other stream (on `device`)."""
     state = np.random.SeedSequence([seed, replicate, purpose, extra]).generate_state(2, dtype=np.uint64)
-    return torch.Generator().manual_seed(int(state[0] % (2**63 - 1)))
+    return torch.Generator(device=device).manual_seed(int(state[0] % (2**63 - 1)))
 
 
 def eps_vector(cfg: SimConfig) -> torch.Tensor:
@@ -61,26 +61,46 @@ def _first_token(p: torch.Tensor, L: int, u: torch.Tensor) -> torch.Tensor:
     return k.clamp(0, L - 1).long()
 
 
-def sample_latents(cfg: SimConfig, n: int, gen: torch.Generator):
-    """Support S (n,d), shared signs (n,d), and the two views' token latents zx, zy (n,L,d).
+def _draws(cfg: SimConfig, n: int, gen: torch.Generator) -> list[torch.Tensor]:
+    """The raw random numbers of n pairs of one replicate, drawn on the CPU from its own stream.
 
-    Assumption 3.4: both views share support and sign of the token-summed latent; token placement
-    and magnitudes are drawn independently per view. Within a view, each feature in the support sits
-    on tokens i.i.d. Bernoulli(p_j), conditioned on at least one token (so Pr(z_j^(l) != 0) = p_j).
+    The order of the draws is fixed (support, signs, then per view: first token, later tokens, magnitudes; then
+    per view: noise), so a replicate's data do not depend on batching, on the device, or on this code's layout.
     """
-    p = token_prob(cfg).float()
-    q = 1.0 - (1.0 - p) ** cfg.L
-    S = torch.rand(n, cfg.d, generator=gen) < q
-    sign = torch.where(torch.rand(n, cfg.d, generator=gen) < 0.5, -1.0, 1.0)
-    views = []
+    d, L, d1, dev = cfg.d, cfg.L, cfg.d1, gen.device
+    u = lambda *shape: torch.rand(*shape, generator=gen, device=dev)
+    out = [u(n, d), u(n, d)]
     for _ in range(2):
-        first = _first_token(p.expand(n, cfg.d), cfg.L, torch.rand(n, cfg.d, generator=gen))
-        tok = torch.arange(cfg.L).view(1, cfg.L, 1)
-        later = torch.rand(n, cfg.L, cfg.d, generator=gen) < p
-        on = (tok == first.unsqueeze(1)) | ((tok > first.unsqueeze(1)) & later)
-        mag = cfg.mag_lo + (cfg.mag_hi - cfg.mag_lo) * torch.rand(n, cfg.L, cfg.d, generator=gen)
-        views.append(on * S.unsqueeze(1) * sign.unsqueeze(1) * mag)
+        out += [u(n, d), u(n, L, d), u(n, L, d)]
+    out += [torch.randn(n, L, d1, generator=gen, device=dev) for _ in range(2)]
+    return out
+
+
+def latents_from(cfg: SimConfig, u_S, u_sign, views_u):
+    """Support S (..., n, d), shared signs, and the two views' token latents zx, zy (..., n, L, d) from uniforms.
+
+    Assumption 3.4: both views share support and sign of the token-summed latent; token placement and magnitudes
+    are drawn independently per view. Within a view, each feature in the support sits on tokens i.i.d.
+    Bernoulli(p_j), conditioned on at least one token (so Pr(z_j^(l) != 0) = p_j, Def. 3.1).
+    """
+    p = token_prob(cfg).float().to(u_S.device)
+    q = 1.0 - (1.0 - p) ** cfg.L
+    S = u_S < q
+    sign = torch.where(u_sign < 0.5, -1.0, 1.0)
+    tok = torch.arange(cfg.L, device=u_S.device).view(cfg.L, 1)
+    views = []
+    for u_first, u_later, u_mag in views_u:
+        first = _first_token(p.expand_as(u_first), cfg.L, u_first).unsqueeze(-2)     # (..., n, 1, d)
+        on = (tok == first) | ((tok > first) & (u_later < p))
+        mag = cfg.mag_lo + (cfg.mag_hi - cfg.mag_lo) * u_mag
+        views.append(on * S.unsqueeze(-2) * sign.unsqueeze(-2) * mag)
     return S, sign, views[0], views[1]
+
+
+def sample_latents(cfg: SimConfig, n: int, gen: torch.Generator):
+    """Support S (n,d), shared signs (n,d), and the two views' token latents zx, zy (n,L,d) of one replicate."""
+    u = _draws(cfg, n, gen)
+    return latents_from(cfg, u[0], u[1], [u[2:5], u[5:8]])
 
 
 def attention(X: torch.Tensor, cfg: SimConfig) -> torch.Tensor:
@@ -106,31 +126,53 @@ class Pairs:
         """Number of pairs."""
         return self.UX.shape[1]
 
+    def to(self, device) -> "Pairs":
+        """The same pairs on `device`."""
+        return Pairs(self.UX.to(device), self.UY.to(device), self.S.to(device), self.ZX.to(device), self.ZY.to(device))
+
     def realised_frequency(self) -> torch.Tensor:
         """Fraction of samples that contain each feature, per replicate (R, d)."""
         return self.S.float().mean(dim=1)
 
 
-def sample_pairs_one(cfg: SimConfig, M: torch.Tensor, n: int, gen: torch.Generator):
-    """n positive pairs for one replicate: tokens x = M z + xi (eq. 6), then attention."""
-    S, _, zx, zy = sample_latents(cfg, n, gen)
+def pairs_from_draws(cfg: SimConfig, M: torch.Tensor, u: list[torch.Tensor]) -> Pairs:
+    """Pairs for R replicates at once from their stacked draws (each (R, ...)): x = M z + xi (eq. 6), then attention.
+
+    The noise of the two views is drawn independently (Assumption 3.3); only support and signs are shared.
+    """
+    S, _, zx, zy = latents_from(cfg, u[0], u[1], [u[2:5], u[5:8]])
     us = []
-    for z in (zx, zy):
-        xi = cfg.sigma_xi * torch.randn(n, cfg.L, cfg.d1, generator=gen)
-        us.append(attention(z @ M.T + xi, cfg))
-    return us[0], us[1], S, zx.sum(1), zy.sum(1)
+    for z, xi in ((zx, u[8]), (zy, u[9])):
+        R, n = z.shape[:2]
+        tokens = torch.bmm(z.reshape(R, n * cfg.L, cfg.d), M.transpose(1, 2)).view(R, n, cfg.L, cfg.d1)
+        us.append(attention(tokens + cfg.sigma_xi * xi, cfg))
+    return Pairs(us[0], us[1], S, zx.sum(-2), zy.sum(-2))
 
 
-def make_dictionaries(cfg: SimConfig, replicates) -> torch.Tensor:
-    """Dictionary M (R, d1, d) for the given replicate indices."""
-    return torch.stack([haar_dictionary(cfg.d1, cfg.d, generator(cfg.seed, r, STREAM_DICT))
-                        for r in replicates])
+def sample_pairs_one(cfg: SimConfig, M: torch.Tensor, n: int, gen: torch.Generator):
+    """n positive pairs for one replicate (UX, UY, S, ZX, ZY); see pairs_from_draws."""
+    p = pairs_from_draws(cfg, M.unsqueeze(0), [t.unsqueeze(0) for t in _draws(cfg, n, gen)])
+    return p.UX[0], p.UY[0], p.S[0], p.ZX[0], p.ZY[0]
+
+
+def make_dictionaries(cfg: SimConfig, replicates, device=None) -> torch.Tensor:
+    """Dictionary M (R, d1, d) for the given replicate indices, drawn on the CPU and moved to `device`."""
+    M = torch.stack([haar_dictionary(cfg.d1, cfg.d, generator(cfg.seed, r, STREAM_DICT)) for r in replicates])
+    return M.to(device) if device is not None else M
 
 
 def make_pairs(cfg: SimConfig, M: torch.Tensor, replicates, n: int | None = None,
                purpose: int = STREAM_TRAIN, extra: int = 0) -> Pairs:
-    """Positive pairs for each replicate (train stream by default; STREAM_TEST for held-out pairs)."""
+    """Positive pairs for each replicate (train stream by default; STREAM_TEST for held-out pairs).
+
+    `extra` selects a sub-stream: the fixed training set is extra = 0, and with sampling = "fresh" step t draws
+    extra = t + 1, so a branch resumed at step t sees the same pairs as its control. Random numbers are drawn on
+    the CPU per replicate (the same data on every device; cfg.data_device = "run" draws them on M's device instead),
+    then the pairs are built for all replicates at once on M's device.
+    """
     n = cfg.n_pairs if n is None else n
-    parts = [sample_pairs_one(cfg, M[k], n, generator(cfg.seed, r, purpose, extra))
-             for k, r in enumerate(replicates)]
-    return Pairs(*(torch.stack(t) for t in zip(*parts)))
+    # data_device = "run": draw on M's device (a GPU draws its own noise: the same law, other numbers)
+    where = M.device if cfg.data_device == "run" else "cpu"
+    draws = [_draws(cfg, n, generator(cfg.seed, r, purpose, extra, where)) for r in replicates]
+    stacked = [torch.stack(t).to(M.device) for t in zip(*draws)]
+    return pairs_from_draws(cfg, M, stacked)

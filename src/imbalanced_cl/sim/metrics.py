@@ -32,7 +32,7 @@ def stage_time(share_hist: torch.Tensor, steps: torch.Tensor, threshold: float =
     share_hist: (T, R, m). Returns (R, m) long.
     """
     hit = share_hist >= threshold
-    first = torch.where(hit.any(0), hit.float().argmax(0), torch.full(hit.shape[1:], -1))
+    first = torch.where(hit.any(0), hit.float().argmax(0), torch.full(hit.shape[1:], -1, device=hit.device))
     return torch.where(first >= 0, steps[first.clamp(min=0)], torch.full_like(first, -1))
 
 
@@ -40,7 +40,7 @@ def log_slope(series: torch.Tensor, steps: torch.Tensor, lo: float, hi: float) -
     """Least-squares slope of log(series) against step for lo <= t < hi, along dim 0 (time)."""
     sel = (steps >= lo) & (steps < hi)
     if int(sel.sum()) < 2:
-        return torch.full(series.shape[1:], float("nan"))
+        return torch.full(series.shape[1:], float("nan"), device=series.device)
     t = steps[sel].to(torch.float64)
     y = torch.log(series[sel].to(torch.float64).clamp(min=1e-300))
     tc = (t - t.mean()).view((-1,) + (1,) * (y.dim() - 1))

@@ -24,7 +24,7 @@ def neuron_mask(W: torch.Tensor, alpha: float) -> torch.Tensor:
     """Keep-mask (R, m): drop the round(alpha*m) neurons with the smallest ||w_i|| (ties: lower index first)."""
     R, m, _ = W.shape
     k = n_pruned(alpha, m)
-    keep = torch.ones(R, m, dtype=W.dtype)
+    keep = torch.ones(R, m, dtype=W.dtype, device=W.device)
     if k == 0:
         return keep
     order = torch.argsort(W.norm(dim=-1), dim=-1, stable=True)
@@ -36,7 +36,7 @@ def weight_mask(W: torch.Tensor, alpha: float) -> torch.Tensor:
     """Keep-mask (R, m, d1): drop the round(alpha*m*d1) smallest |w_ik| per replicate (ties: lower index)."""
     R, m, d1 = W.shape
     k = n_pruned(alpha, m * d1)
-    keep = torch.ones(R, m * d1, dtype=W.dtype)
+    keep = torch.ones(R, m * d1, dtype=W.dtype, device=W.device)
     if k:
         order = torch.argsort(W.abs().reshape(R, -1), dim=-1, stable=True)
         keep.scatter_(1, order[:, :k], 0.0)
@@ -109,15 +109,15 @@ class Masker:
     def draw(self, W: torch.Tensor, t: int) -> torch.Tensor:
         """A fresh keep-mask of every row at step t ((N, m) or (N, m, d1)); static random rows draw at `start`."""
         count = W.shape[1] * (1 if self.unit == "neuron" else W.shape[2])
-        k = torch.tensor([n_pruned(a, count) for a in self.alpha.tolist()])
+        k = torch.tensor([n_pruned(a, count) for a in self.alpha.tolist()], device=W.device)
         rank = magnitude_rank(W, self.unit) if not bool(self.random.all()) else None
         if bool(self.random.any()):
             rows = self.random.nonzero().flatten().tolist()
             reps = [self.replicates[i] for i in rows]
             steps = [self.start if bool(self.static[i]) else t for i in rows]
             draws = {s: random_rank(count, self.seed, reps, s) for s in set(steps)}
-            rnd = torch.stack([draws[s][j] for j, s in enumerate(steps)])
-            rank = torch.zeros(W.shape[0], count, dtype=torch.long) if rank is None else rank
+            rnd = torch.stack([draws[s][j] for j, s in enumerate(steps)]).to(W.device)   # drawn on the CPU
+            rank = torch.zeros(W.shape[0], count, dtype=torch.long, device=W.device) if rank is None else rank
             rank[rows] = rnd
         keep = _keep_lowest_rank(rank, k, W.dtype)
         return keep if self.unit == "neuron" else keep.view(W.shape)
@@ -143,5 +143,5 @@ class Masker:
         new = self.draw(W, t)
         if not bool(self.static.any()):
             return new
-        keep_old = self.static.view(-1, *([1] * (new.dim() - 1)))
+        keep_old = self.static.to(new.device).view(-1, *([1] * (new.dim() - 1)))
         return torch.where(keep_old, self.mask, new)
