@@ -1,4 +1,5 @@
-"""Figure kinds of notebooks 04, 05 and 07, and the small tables they print; each draws from tensors it is given.
+"""Figure kinds of notebooks 04, 05 and 07 alone, and the small tables they print; the shared kinds (a mean with
+its interval band, error bars over replicates) are plots.band and plots.errorbars, which these build on.
 
 Intervals are 95% t-intervals over replicates (stats.mean_ci) unless a docstring says otherwise. Every
 function draws on the Axes it is given (or on a new figure) and returns what it drew on, so a notebook
@@ -12,6 +13,7 @@ import torch
 from IPython.display import Markdown
 
 from .. import stats
+from . import plots
 from .tables import fmt
 
 MINORITY, MAJORITY = "C3", "C0"
@@ -20,11 +22,9 @@ LEVEL_COLORS = ("tab:blue", "tab:orange", "tab:red")
 CELL_COLORS = {"magnitude/dynamic": "C1", "magnitude/static": "C5", "random/dynamic": "C2", "random/static": "C7"}
 
 
-def band(ax, x, Y, color, label=None, dim: int = 1, shade: float = 0.15):
-    """A mean over replicates with its 95% t-interval as a shaded band: Y (T, R) (dim=1) against x (T,)."""
-    mean, lo, hi = (v.numpy() for v in stats.mean_ci(torch.as_tensor(Y), dim=dim))
-    ax.plot(x, mean, color=color, label=label)
-    ax.fill_between(x, lo, hi, color=color, alpha=shade)
+def band(ax, x, Y, color, label=None):
+    """plots.band for a history: Y (T, R), time first as train.History stacks it, against x (T,). Returns ax."""
+    plots.band(ax, x, torch.as_tensor(Y).T, color=color, label=label, alpha=0.15)
     return ax
 
 
@@ -58,9 +58,8 @@ def per_alpha(ax, x, series: dict, colors: dict | None = None, logx: bool = Fals
     x = torch.as_tensor(x, dtype=torch.float64).numpy()
     centre = (len(series) - 1) / 2
     for j, (label, Y) in enumerate(series.items()):
-        mean, lo, hi = (v.numpy() for v in stats.mean_ci(torch.as_tensor(Y)))
-        ax.errorbar(x * (1 + dodge * (j - centre)), mean, yerr=[mean - lo, hi - mean], marker="o", capsize=3,
-                    label=label, color=colors.get(label))
+        plots.errorbars(ax, x * (1 + dodge * (j - centre)), Y, fmt="o-", capsize=3, label=label,
+                        color=colors.get(label))
     if zero:
         ax.axhline(0, color="grey", lw=0.8)
     if logx:
@@ -102,9 +101,7 @@ def feature_scatter(ax, share, y, minority: list, xlabel: str, ylabel: str):
 def level_curves(ax, x, V, labels: list, colors=LEVEL_COLORS):
     """One curve per level (e.g. NSR) of V (n_level, n_x, R) against x (n_x,): replicate mean with its band."""
     for k, lab in enumerate(labels):
-        mean, lo, hi = (v.numpy() for v in stats.mean_ci(torch.as_tensor(np.asarray(V[k])), dim=1))
-        ax.plot(x, mean, "o-", color=colors[k % len(colors)], ms=3, label=lab)
-        ax.fill_between(x, lo, hi, color=colors[k % len(colors)], alpha=0.15)
+        plots.band(ax, x, np.asarray(V[k]).T, color=colors[k % len(colors)], label=lab, alpha=0.15)
     ax.grid(alpha=0.3)
     return ax
 
