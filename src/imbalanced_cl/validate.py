@@ -3,11 +3,15 @@ from __future__ import annotations
 
 import difflib
 import math
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 
 class ParameterError(ValueError):
     """A notebook parameter is outside its allowed range; the message names both."""
+
+    def _render_traceback_(self) -> list[str]:
+        # IPython (and so papermill) shows this instead of a full traceback: the message is all a reader needs.
+        return [f"ParameterError: {self}"]
 
 
 def check(name: str, value: Any, ok: bool, allowed: str, given: str = "") -> None:
@@ -85,6 +89,24 @@ def check_known(names, allowed, where: str = "this notebook") -> None:
         raise ParameterError(f"unknown parameter {name!r} for {where}: {hint}"
                              f"the parameters are listed in the notebook's parameters cell "
                              f"(papermill --help-notebook NOTEBOOK)")
+
+
+def nearest(name: str, allowed: Iterable[str]) -> str | None:
+    """The allowed name closest to `name` (difflib), or None when nothing is close."""
+    close = difflib.get_close_matches(name, sorted(allowed), n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def unknown_message(unknown: Mapping[str, Any], allowed: Iterable[str]) -> str:
+    """One line naming each unknown parameter, its value and the nearest allowed name (for the book runner)."""
+    allowed = list(allowed)
+    parts = []
+    for name, value in unknown.items():
+        near = nearest(name, allowed)
+        parts.append(f"{name}={value!r} (did you mean {near}?)" if near else f"{name}={value!r}")
+    noun = "parameter" if len(parts) == 1 else "parameters"
+    return (f"unknown {noun} {', '.join(parts)}: not a parameter of this notebook "
+            "(`papermill --help-notebook NOTEBOOK` lists them)")
 
 
 def namespace_kwargs(fields: list[str], ns: Mapping[str, Any], overrides: Mapping[str, Any],
