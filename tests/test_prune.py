@@ -83,7 +83,7 @@ def _eq5_by_hand(W, b, P, keep, tau, weight_keep=None):
         def h(Wr, U, i):  # h_i(X) = sum_t BReLU_b(<w_i, u^(t)>)  (eq. 4)
             pre = [float(Wr[i] @ U[t]) for t in range(L)]
             return sum(max(v - float(b[r, i]), 0.0) - max(-v - float(b[r, i]), 0.0) for v in pre)
-        hX = [[h(W[r], P.UX[r, k], i) for i in range(m)] for k in range(n)]
+        # (h(X) itself enters eq. (5) only through the logits, which use the masked fX below)
         hY = [[h(W[r], P.UY[r, k], i) for i in range(m)] for k in range(n)]
         fX = [[h(Wm[r], P.UX[r, k], i) for i in range(m)] for k in range(n)]
         fY = [[h(Wm[r], P.UY[r, k], i) for i in range(m)] for k in range(n)]

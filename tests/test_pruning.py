@@ -11,7 +11,6 @@ from imbalanced_cl.validate import ParameterError
 from imbalanced_cl.sim.train import train
 from imbalanced_cl.verdict import FAILS, HOLDS, PARTLY, UNTESTED
 from imbalanced_cl import stats
-from imbalanced_cl import verdict as V
 
 TINY = dict(d=4, d1=8, L=2, m=6, n_pairs=16, R=2, record_every=5, progress=False, vanilla_steps=20,
             prune_steps=20, rate_window=10, top_k=2, alpha_grid=(0.2, 0.5), alpha_main=0.2,
