@@ -71,6 +71,8 @@ class SimConfig:
     mag_hi: float = 1.0
     sigma_xi: float = 0.05      # token noise std (Assumption 3.3); NSR = sigma_xi^2 * d1 (App. A.2)
     n_pairs: int = 512          # K: training pairs (eq. 3); negatives are the other pairs' Y
+    views: str = "paper"        # how a pair's two views are built (sim/views.py): "paper" (Assumption 3.4),
+                                # "identical" copies or "random_mask" (Wen & Li Def. 2.3)
     # --- encoder: eq. (4) with W_Q = W_K = W_V = I frozen ---
     attention: str = "softmax"  # "softmax" (identity attention) or "mean" (exact token average)
     attn_scale: float = 0.0     # softmax scale s; 0 means 1/sqrt(d1)
@@ -119,6 +121,7 @@ class SimConfig:
         check_float("mag_hi", self.mag_hi, self.mag_lo)
         check_float("sigma_xi", self.sigma_xi, 0.0)
         check_int("n_pairs", self.n_pairs, 2)
+        check_choice("views", self.views, ("paper", "identical", "random_mask"))
         check_choice("attention", self.attention, ("softmax", "mean"))
         check_float("attn_scale", self.attn_scale, 0.0)
         check_int("m", self.m, 1)

@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from .config import SimConfig
+from .sim import views as V
 
 # Purposes of the per-replicate random streams (never reorder: seeds would change).
 STREAM_DICT, STREAM_INIT, STREAM_TRAIN, STREAM_TEST = 0, 1, 2, 3
@@ -111,13 +112,10 @@ class Pairs:
 
 
 def sample_pairs_one(cfg: SimConfig, M: torch.Tensor, n: int, gen: torch.Generator):
-    """n positive pairs for one replicate: tokens x = M z + xi (eq. 6), then attention."""
+    """n positive pairs for one replicate: tokens x = M z + xi (eq. 6) built into two views (cfg.views), then attention."""
     S, _, zx, zy = sample_latents(cfg, n, gen)
-    us = []
-    for z in (zx, zy):
-        xi = cfg.sigma_xi * torch.randn(n, cfg.L, cfg.d1, generator=gen)
-        us.append(attention(z @ M.T + xi, cfg))
-    return us[0], us[1], S, zx.sum(1), zy.sum(1)
+    X, Y = V.make_views(cfg.views, zx, zy, M, cfg.sigma_xi, gen)   # cfg.views picks the pair builder
+    return attention(X, cfg), attention(Y, cfg), S, zx.sum(1), V.target_latent(cfg.views, zx, zy).sum(1)
 
 
 def make_dictionaries(cfg: SimConfig, replicates) -> torch.Tensor:

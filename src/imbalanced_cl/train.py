@@ -143,11 +143,11 @@ def step_flops(cfg: SimConfig, R: int, linear: bool) -> float:
     return matmuls + 2 * 2 * R * cfg.n_pairs ** 2 * cfg.m
 
 
-def _train_chunk(cfg: SimConfig, reps: list, resume: Run | None, bar) -> Run:
+def _train_chunk(cfg: SimConfig, reps: list, resume: Run | None, bar, pairs_at=None) -> Run:
     if resume is None:
         M = D.make_dictionaries(cfg, reps)
         W = init_weights(cfg, reps)
-        pairs = D.make_pairs(cfg, M, reps)
+        pairs = D.make_pairs(cfg, M, reps) if pairs_at is None else pairs_at(M, reps, 0)
         T1 = torch.full((len(reps),), -1, dtype=torch.long)
         start, W0 = 0, W.clone()
     else:
@@ -158,6 +158,8 @@ def _train_chunk(cfg: SimConfig, reps: list, resume: Run | None, bar) -> Run:
     decay = 1.0 - cfg.lr * cfg.weight_decay
     mask = None
     for t in range(start, cfg.steps):
+        if pairs_at is not None and (new := pairs_at(M, reps, t)) is not pairs:   # a pair source may renew the data
+            pairs, Usum = new, (_summed(new.UX), _summed(new.UY))
         b = bias_at(cfg, W, t, T1)
         if cfg.prune_alpha > 0 and t >= cfg.prune_start:
             if mask is None or (t - cfg.prune_start) % cfg.prune_every == 0:
@@ -200,8 +202,12 @@ def _slice_run(run: Run, lo: int, hi: int) -> Run:
                History(), pairs, run.W0[lo:hi])
 
 
-def train(cfg: SimConfig, replicates=None, resume: Run | None = None) -> Run:
+def train(cfg: SimConfig, replicates=None, resume: Run | None = None, pairs_at=None) -> Run:
     """Train cfg.R replicates (or the given replicate indices) for cfg.steps steps in total.
+
+    `pairs_at(M, reps, t)`, when given, returns the Pairs of step t for replicate indices `reps` (whose
+    dictionaries are M): a fresh draw every step, or pairs built per replicate by other rules. By default
+    the pairs are one fixed set, D.make_pairs(cfg, M, reps).
 
     With `resume`, continue from that run's weights, data and T1 (same data stream) up to cfg.steps:
     this is how a pruned branch starts from a vanilla checkpoint. Replicates are trained in chunks of
@@ -218,7 +224,7 @@ def train(cfg: SimConfig, replicates=None, resume: Run | None = None) -> Run:
               mininterval=2.0, leave=False) as bar:
         for lo, hi in bounds:
             part = _slice_run(resume, lo, hi) if resume is not None else None
-            runs.append(_train_chunk(cfg, reps[lo:hi], part, bar))
+            runs.append(_train_chunk(cfg, reps[lo:hi], part, bar, pairs_at))
     if len(runs) == 1:
         out = runs[0]
     else:
