@@ -1,0 +1,435 @@
+"""Feature decoupling (Wen & Li 2021; notebook 09): what augmentation does to what the learner learns.
+
+One learner (the main paper's encoder with L = 1: Wen & Li's one-layer BReLU network), three ways to
+build positive pairs (sim/views.py), trained side by side in the replicate dimension over a grid of
+pair types x eps_min/eps_max. Measured on held-out raw samples x = M z + xi (Def. 2.1): the feature
+share, cos(f(x), f(xi)) (Thm 3.2), cos(f(x), f(Mz)) (Thm 3.4), singleton neurons per atom (Thm 3.4)
+and a ridge probe of z from f(x) (Cor. 3.3/3.5). These are companion claims, not the main paper's.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import torch
+
+from .. import data as D
+from .. import verdict as V
+from ..config import SimConfig, check, check_choice, check_float, check_grid, check_int
+from ..encoder import embed, init_weights
+from ..metrics import mean_ci
+from ..sim import views as VW
+from ..train import Run, train
+
+COMPANION = "Wen & Li 2021"   # the paper these claims come from (notebook metadata and every row's source)
+AUGMENTED = (VW.RANDOM_MASK, VW.PAPER)
+STREAM_ENERGY = 5             # random stream of latent_energy, apart from data.STREAM_* and theory.STREAM_THEORY
+
+
+@dataclass(frozen=True)
+class DecouplingConfig(SimConfig):
+    """Notebook 09: the grid of pair types x eps ratios, measurement schedule and the verdict thresholds.
+
+    The SimConfig defaults are replaced by Wen & Li's setting at d = 20 (constants of their Theta(.) set to 1):
+    one token, z in {-1, 0, 1}, sigma_xi^2 = sqrt(log d)/d, m = d^1.01, lambda = d^-1.25, tau = log d, T1 of L182.
+    """
+
+    # --- SimConfig fields, Wen & Li's values (wen_li_scales) ---
+    d1: int = 200
+    L: int = 1
+    eps_min: float = 1.0              # each cell sets eps_min = ratio * eps_max (cell_cfg)
+    n_minority: int = 10
+    mag_lo: float = 1.0
+    sigma_xi: float = 0.2942
+    m: int = 21
+    weight_decay: float = 0.0236
+    tau: float = 3.0
+    steps: int = 2000
+    t1_max: int = 193
+    progress: bool = False
+    # --- the grid and the measurements ---
+    kinds: tuple = VW.KINDS           # pair builders compared (sim/views.py)
+    ratios: tuple = (1.0, 0.3, 0.1)   # eps_min/eps_max grid; 1.0 (balanced, Wen & Li's setting) is required
+    sampling: str = "fresh"           # "fresh": new pairs every step (Wen & Li's SGD, L295-306); "fixed": one set
+    checkpoints: int = 8              # measurement times, log-spaced in [1, steps] (equal ones merge), plus step 0
+    n_test: int = 4000                # held-out samples per measurement (probe evaluation, cosines)
+    n_probe: int = 2000               # other held-out samples on which the probe is fitted
+    probe_ridge: float = 1e-3         # ridge penalty relative to the mean feature variance
+    singleton_rel: float = 0.5        # N_i = {j : |<w_i,M_j>| >= singleton_rel * max_j' |<w_i,M_j'>|}
+    singleton_cos2: float = 0.5       # ... and a singleton neuron has cos^2(w_i, M_j) >= singleton_cos2
+    share_min: float = 0.9            # "the feature share grows": final share >= share_min (Thm 3.4)
+    align_low: float = 0.5            # "noise alignment stays low": cos(f(x), f(xi)) <= align_low
+    align_high: float = 0.9           # "noise alignment approaches 1": cos(f(x), f(xi)) >= align_high (Thm 3.2)
+    removal_min: float = 0.9          # "noise removal": cos(f(x), f(Mz)) >= removal_min (Thm 3.4)
+    coverage_min: float = 0.9         # "each atom has singleton neurons": covered fraction >= coverage_min
+    probe_max: float = 0.5            # "the probe succeeds": normalised MSE <= probe_max (Cor. 3.5)
+    tol: tuple = (0.02, 0.15)         # (holds, partly) slack of every bound rule (verdict.judge_bound)
+    threads: int = 1                  # torch CPU threads while computing (0: torch's default); small models on a
+                                      # shared machine run fastest on one
+
+    def validate(self) -> None:
+        """SimConfig's checks plus the grid, the measurement schedule and the thresholds."""
+        super().validate()
+        check_grid("kinds", self.kinds, lambda n, v: check_choice(n, v, VW.KINDS))
+        check("kinds", self.kinds, len(set(self.kinds)) == len(self.kinds), "distinct pair types")
+        check_grid("ratios", self.ratios, lambda n, v: check_float(n, v, 0.0, 1.0, lo_open=True))
+        check("ratios", self.ratios, 1.0 in self.ratios, "a list of numbers in (0, 1] that contains 1.0")
+        check_choice("sampling", self.sampling, ("fresh", "fixed"))
+        check_int("checkpoints", self.checkpoints, 1)
+        check_int("n_test", self.n_test, 10)
+        check_int("n_probe", self.n_probe, 10)
+        check_float("probe_ridge", self.probe_ridge, 0.0, lo_open=True)
+        check_float("singleton_rel", self.singleton_rel, 0.0, 1.0, lo_open=True, hi_open=True)
+        for name in ("singleton_cos2", "share_min", "align_low", "align_high", "removal_min", "coverage_min",
+                     "probe_max"):
+            check_float(name, getattr(self, name), 0.0, 1.0, lo_open=True)
+        check_int("threads", self.threads, 0, 256)
+        v = self.tol
+        check("tol", v, isinstance(v, (tuple, list)) and len(v) == 2 and 0 <= v[0] <= v[1] < 1,
+              "a pair (holds, partly) with 0 <= holds <= partly < 1")
+
+    def cell_cfg(self, kind: str, ratio: float) -> SimConfig:
+        """The plain SimConfig of one grid cell: its pair builder and eps_min = ratio * eps_max."""
+        return self.sim(views=kind, eps_min=ratio * self.eps_max)
+
+    @property
+    def cells(self) -> list[tuple[str, float]]:
+        """(kind, ratio) of every cell, in the order of the batched replicate dimension."""
+        return [(k, r) for r in self.ratios for k in self.kinds]
+
+    def schedule(self) -> list[int]:
+        """Measurement steps: 0 and `checkpoints` log-spaced steps ending at `steps`."""
+        pts = torch.logspace(0, math.log10(self.steps), self.checkpoints, dtype=torch.float64)
+        return sorted({0, *(int(round(float(p))) for p in pts), self.steps})
+
+
+def wen_li_scales(d: int, d1: int, lr: float) -> dict:
+    """Wen & Li's scalings at (d, d1, eta), all Theta(.) constants set to 1, to print beside the parameters."""
+    return {"sigma_xi": math.sqrt(math.sqrt(math.log(d)) / d),          # Def. 2.1: sigma^2 = sqrt(log d) / d
+            "m": math.ceil(d ** 1.01),                                  # Thm 3.4
+            "weight_decay": (d ** -1.499, d ** -1.001),                 # L171: lambda in [d^-1.499, d^-1.001]
+            "tau": math.log(d),                                         # Thm 3.4: tau = polylog(d)
+            "T1": d * math.log(d1) / (lr * math.log(math.log(d))),      # L182
+            "bias_ramp": lr / d}                                        # L182: eta_b >= eta / d
+
+
+# --- the data: pairs for every cell of the grid, and held-out raw samples ---
+
+def cell_pairs(cfg: SimConfig, M: torch.Tensor, n: int, gen: torch.Generator) -> D.Pairs:
+    """n pairs for each of the R dictionaries M (R, d1, d) of one cell, drawn in one batched call."""
+    R = M.shape[0]
+    S, _, zx, zy = D.sample_latents(cfg, R * n, gen)
+    zx, zy = zx.view(R, n, cfg.L, cfg.d), zy.view(R, n, cfg.L, cfg.d)
+    X, Y = VW.make_views(cfg.views, zx, zy, M, cfg.sigma_xi, gen)
+    zt = VW.target_latent(cfg.views, zx, zy)
+    return D.Pairs(attend(X, cfg), attend(Y, cfg), S.view(R, n, cfg.d), zx.sum(2), zt.sum(2))
+
+
+def attend(X: torch.Tensor, cfg: SimConfig) -> torch.Tensor:
+    """The frozen attention of eq. (4); with one token it is exactly the identity (a softmax over one entry is 1)."""
+    return X if X.shape[-2] == 1 else D.attention(X, cfg)
+
+
+class GridSampler:
+    """The pair source of the batched grid: virtual replicate v belongs to cell v // R (train's `pairs_at`).
+
+    Replicates of one cell that sit in the same training chunk draw their pairs in one batched call,
+    seeded by (seed, first replicate of the group, step): fresh every step, or once when sampling is fixed.
+    """
+
+    def __init__(self, cfg: DecouplingConfig):
+        self.cfg, self.cell_cfgs = cfg, [cfg.cell_cfg(k, r) for k, r in cfg.cells]
+        self._cache: dict = {}
+
+    def __call__(self, M: torch.Tensor, reps: list, t: int) -> D.Pairs:
+        """Pairs of step t for the virtual replicates `reps` (dictionaries M)."""
+        t = t if self.cfg.sampling == "fresh" else 0
+        key = (tuple(reps), t)
+        if key not in self._cache:
+            self._cache = {key: self._draw(M, reps, t)}   # keep one entry: train asks again for the same step
+        return self._cache[key]
+
+    def _draw(self, M, reps, t):
+        R, parts, k = self.cfg.R, [], 0
+        while k < len(reps):
+            c = reps[k] // R
+            hi = k
+            while hi < len(reps) and reps[hi] // R == c:
+                hi += 1
+            gen = D.generator(self.cfg.seed, reps[k], D.STREAM_TRAIN, t)
+            parts.append(cell_pairs(self.cell_cfgs[c], M[k:hi], self.cfg.n_pairs, gen))
+            k = hi
+        return D.Pairs(*(torch.cat([getattr(p, f) for p in parts]) for f in ("UX", "UY", "S", "ZX", "ZY")))
+
+
+@dataclass
+class Raw:
+    """Held-out raw samples x = M z + xi (Def. 2.1) with their parts: tokens (R, n, L, d1), latents (R, n, d)."""
+
+    x: torch.Tensor
+    xi: torch.Tensor
+    signal: torch.Tensor
+    z: torch.Tensor
+
+
+def raw_samples(cfg: SimConfig, M: torch.Tensor, n: int, gen: torch.Generator) -> Raw:
+    """n unaugmented samples per dictionary in M (R, d1, d): the downstream data of Def. 3.1."""
+    R = M.shape[0]
+    _, _, zx, _ = D.sample_latents(cfg, R * n, gen)
+    zx = zx.view(R, n, cfg.L, cfg.d)
+    s = VW.signal(zx, M)
+    xi = VW.noise(s.shape, cfg.sigma_xi, gen)
+    return Raw(s + xi, xi, s, zx.sum(2))
+
+
+# --- measurements on weights (pure functions) ---
+
+def feature_share(W: torch.Tensor, M: torch.Tensor) -> torch.Tensor:
+    """||M^T W^T||_F^2 / ||W||_F^2 per replicate (R,): the share of all weight in the feature span."""
+    return (W @ M).pow(2).sum((-1, -2)) / W.pow(2).sum((-1, -2)).clamp(min=1e-30)
+
+
+def cosine(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Row-wise cos(a, b) over the last dim, 0 where either vector is 0 (nothing to align)."""
+    den = a.norm(dim=-1) * b.norm(dim=-1)
+    return torch.where(den > 0, (a * b).sum(-1) / den.clamp(min=1e-30), torch.zeros_like(den))
+
+
+def encode(W: torch.Tensor, tokens: torch.Tensor, b: torch.Tensor, cfg: SimConfig) -> torch.Tensor:
+    """f(X) of the encoder (eq. 4): attention, then BReLU neurons summed over tokens; (R, n, m)."""
+    return embed(W, attend(tokens, cfg), b)[0]
+
+
+def singletons(W: torch.Tensor, M: torch.Tensor, rel: float, cos2_min: float) -> torch.Tensor:
+    """Neurons per atom with N_i = {j} (Thm 3.4), counted per replicate (R, d).
+
+    N_i = {j : |<w_i,M_j>| >= rel * max_j' |<w_i,M_j'>|}; a singleton for atom j also needs
+    <w_i,M_j>^2 >= cos2_min ||w_i||^2, so a noise neuron whose largest feature coefficient stands alone
+    by chance does not count.
+    """
+    a = (W @ M).abs()                                            # (R, m, d)
+    top = a.amax(-1, keepdim=True)
+    alone = (a >= rel * top).sum(-1) == 1                        # |N_i| = 1
+    strong = a.pow(2) >= cos2_min * W.pow(2).sum(-1, keepdim=True)
+    return (strong & (a == top) & alone.unsqueeze(-1)).sum(1)
+
+
+def ridge_probe(F_fit, Z_fit, F_eval, Z_eval, ridge: float, energy: torch.Tensor) -> torch.Tensor:
+    """Test MSE of a ridge probe z ~ f (with intercept) over E[z_j^2], per replicate and coordinate (R, d).
+
+    Fit on (F_fit, Z_fit), evaluate on other samples. Dividing by the population energy E[z_j^2] (d,)
+    makes the zero predictor score about 1 (Cor. 3.3's failure is Omega(1), Cor. 3.5's success o(1)), also
+    for a rare feature that few test samples carry. The penalty is ridge times the mean feature
+    variance, so it does not depend on the scale of f.
+    """
+    F_fit, F_eval = F_fit.double(), F_eval.double()
+    Z_fit, Z_eval = Z_fit.double(), Z_eval.double()
+    mu_f, mu_z = F_fit.mean(1, keepdim=True), Z_fit.mean(1, keepdim=True)
+    A, B = F_fit - mu_f, Z_fit - mu_z
+    G = A.transpose(1, 2) @ A
+    lam = ridge * torch.diagonal(G, dim1=1, dim2=2).mean(-1).clamp(min=1e-30)
+    eye = torch.eye(G.shape[-1], dtype=G.dtype)
+    beta = torch.linalg.solve(G + lam[:, None, None] * eye, A.transpose(1, 2) @ B)
+    pred = (F_eval - mu_f) @ beta + mu_z
+    return ((Z_eval - pred).pow(2).mean(1) / energy.double()).float()
+
+
+def latent_energy(cfg: SimConfig, n: int = 100_000) -> torch.Tensor:
+    """E[z_j^2] of the token-summed latent (d,), by Monte Carlo on a stream of its own (the probe's scale)."""
+    _, _, zx, _ = D.sample_latents(cfg, n, D.generator(cfg.seed, 0, STREAM_ENERGY))
+    return zx.sum(1).pow(2).mean(0)
+
+
+def measure(W, b, M, test: Raw, fit: Raw, energy: torch.Tensor, cfg: DecouplingConfig) -> dict:
+    """Every measurement at one time for R replicates: share (R,), align (R,), removal (R,),
+    probe (R, d) and singles (R, d). Cosines are averaged over test samples with z != 0."""
+    fx = encode(W, test.x, b, cfg)
+    has = test.z.abs().sum(-1) > 0                               # samples that carry a feature
+    avg = lambda c: (c * has).sum(-1) / has.sum(-1).clamp(min=1)
+    return {
+        "share": feature_share(W, M),
+        "align": avg(cosine(fx, encode(W, test.xi, b, cfg))),
+        "removal": avg(cosine(fx, encode(W, test.signal, b, cfg))),
+        "probe": ridge_probe(encode(W, fit.x, b, cfg), fit.z, fx, test.z, cfg.probe_ridge, energy),
+        "singles": singletons(W, M, cfg.singleton_rel, cfg.singleton_cos2),
+    }
+
+
+# --- the experiment ---
+
+@dataclass
+class DecouplingResult:
+    """Measurements of the grid over time. Cell axis C follows cfg.cells; R replicates per cell."""
+
+    cells: list            # [(kind, ratio)]
+    steps: list            # measurement steps (T)
+    share: torch.Tensor    # (T, C, R) feature share
+    align: torch.Tensor    # (T, C, R) cos(f(x), f(xi))
+    removal: torch.Tensor  # (T, C, R) cos(f(x), f(Mz))
+    probe: torch.Tensor    # (T, C, R, d) normalised probe MSE per coordinate
+    singles: torch.Tensor  # (T, C, R, d) singleton neurons per atom
+    raw_probe: torch.Tensor    # (C, R, d) the same probe on the raw input x (a reference without a network)
+    minority: torch.Tensor     # (d,) bool: the features that are minority whenever eps_min < eps_max
+    share_steps: torch.Tensor  # (T',) steps of the fine feature-share record
+    share_hist: torch.Tensor   # (T', C, R) feature share every record_every steps
+    T1: torch.Tensor       # (C, R) step at which the bias switched on (-1: never)
+    seconds: float
+
+    def cell(self, kind: str, ratio: float) -> int:
+        """Index of a cell on the C axis."""
+        return self.cells.index((kind, ratio))
+
+    def final(self, name: str, kind: str, ratio: float = 1.0) -> torch.Tensor:
+        """A measurement at the last step for one cell, per replicate: (R,) or (R, d)."""
+        return getattr(self, name)[-1, self.cell(kind, ratio)]
+
+
+def run_grid(cfg: DecouplingConfig) -> DecouplingResult:
+    """Train every cell's R replicates in one batched run, measuring at cfg.schedule() on held-out samples."""
+    prev = torch.get_num_threads()
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    try:
+        return _run_grid(cfg)
+    finally:
+        torch.set_num_threads(prev)
+
+
+def _run_grid(cfg: DecouplingConfig) -> DecouplingResult:
+    t0 = time.time()
+    C, R = len(cfg.cells), cfg.R
+    reps = list(range(C * R))                                    # virtual replicate v is replicate v % R of cell v // R
+    sampler, base = GridSampler(cfg), cfg.sim(views=VW.PAPER)    # the cells differ only in their pair source
+    M = D.make_dictionaries(base, reps)                          # the same dictionaries train builds for reps
+    cell = lambda c, x: x[c * R:(c + 1) * R]
+    energy = [latent_energy(cc) for cc in sampler.cell_cfgs]
+    out = {k: [] for k in ("share", "align", "removal", "probe", "singles")}
+    run = None
+    for t in cfg.schedule():
+        if t == 0:
+            W, bias = init_weights(base, reps), torch.zeros(C * R, cfg.m)
+        else:
+            run = train(base.replace(steps=t), replicates=reps, resume=run, pairs_at=sampler)
+            W, bias = run.W, run.bias
+        per = [measure(cell(c, W), cell(c, bias), cell(c, M), *held_out(sampler.cell_cfgs[c], cell(c, M), cfg, c),
+                       energy[c], cfg) for c in range(C)]
+        for k in out:
+            out[k].append(torch.stack([p[k] for p in per]))
+    raw = []                                                     # the probe on the raw input: no network at all
+    for c in range(C):
+        test, fit = held_out(sampler.cell_cfgs[c], cell(c, M), cfg, c)
+        raw.append(ridge_probe(fit.x.sum(2), fit.z, test.x.sum(2), test.z, cfg.probe_ridge, energy[c]))
+    coef, norm2 = run.history.get("coef"), run.history.get("norm2")
+    share_hist = (coef.pow(2).sum((-1, -2)) / norm2.sum(-1).clamp(min=1e-30)).view(-1, C, R)
+    minority = torch.arange(cfg.d) >= cfg.d - cfg.n_minority
+    return DecouplingResult(cfg.cells, cfg.schedule(), *(torch.stack(out[k]) for k in out), torch.stack(raw), minority,
+                            run.history.get("steps"), share_hist, run.T1.view(C, R), time.time() - t0)
+
+
+def held_out(cell_cfg: SimConfig, M: torch.Tensor, cfg: DecouplingConfig, c: int) -> tuple[Raw, Raw]:
+    """(test, fit) raw samples of cell c from the held-out stream: the same samples at every call."""
+    gen = D.generator(cfg.seed, c, D.STREAM_TEST)
+    return raw_samples(cell_cfg, M, cfg.n_test, gen), raw_samples(cell_cfg, M, cfg.n_probe, gen)
+
+
+def view_correlations(cfg: DecouplingConfig, n: int = 20_000) -> dict:
+    """Feature decoupling measured on the views themselves (Wen & Li Sec. 4), balanced cell, one dictionary.
+
+    For each pair type: rho_F = mean_j E[<M_j, U_X><M_j, U_Y>] and rho_perp = the same averaged over the
+    directions orthogonal to M, with U summed over tokens. With b = 0 the expected update is linear,
+    w <- (1 - eta lambda) w + eta gain E[U_X U_Y^T] w (notebook 01), so a direction grows per step by
+    log(1 - eta lambda + eta gain rho): returned as rate_F and rate_perp. Augmentation that decouples the noise
+    drives rho_perp to about 0; without it rho_perp = sigma_xi^2 > 0.
+    """
+    from ..theory import gain
+    M = D.make_dictionaries(cfg, [0])
+    out = {}
+    for kind in cfg.kinds:
+        c = cfg.cell_cfg(kind, 1.0)
+        P = cell_pairs(c, M, n, D.generator(cfg.seed, 0, STREAM_ENERGY, 1))
+        A, B = P.UX.sum(2)[0].double(), P.UY.sum(2)[0].double()      # (n, d1)
+        fa, fb = A @ M[0].double(), B @ M[0].double()
+        rho_f = (fa * fb).mean(0).mean()
+        rho_p = ((A * B).sum(-1).mean() - (fa * fb).sum(-1).mean()) / (cfg.d1 - cfg.d)
+        rate = lambda rho: math.log(1 - cfg.lr * cfg.weight_decay + cfg.lr * gain(c) * float(rho))
+        out[kind] = {"rho_F": float(rho_f), "rho_perp": float(rho_p), "rate_F": rate(rho_f), "rate_perp": rate(rho_p)}
+    return out
+
+
+# --- summaries and verdicts ---
+
+LABELS = {VW.IDENTICAL: "identical copies", VW.RANDOM_MASK: "RandomMask", VW.PAPER: "the main paper's pairs"}
+
+
+def coverage(singles: torch.Tensor) -> torch.Tensor:
+    """Fraction of atoms with at least one singleton neuron, per replicate: (..., d) -> (...)."""
+    return (singles > 0).float().mean(-1)
+
+
+def split_mean(x: torch.Tensor, minority: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Mean over the majority and over the minority features of the last dim: two tensors (...)."""
+    return x[..., ~minority].mean(-1), x[..., minority].mean(-1)
+
+
+def verdict_rows(result: DecouplingResult, cfg: DecouplingConfig) -> list[V.Verdict]:
+    """Wen & Li's claims judged at the last step of the balanced cells (eps_min = eps_max), thresholds from cfg."""
+
+    def bound(claim, source, x, b, at_least):
+        m, lo, hi = (float(v) for v in mean_ci(x.float()))
+        verdict, rule = V.judge_bound(lo, hi, b, at_least, *cfg.tol)
+        return V.Verdict(claim, f"{COMPANION}, {source}", f"{'≥' if at_least else '≤'} {b:g}", m, lo, hi, verdict, rule)
+
+    rows = []
+    for kind in (k for k in cfg.kinds if k in AUGMENTED):
+        with_ = f"With {LABELS[kind]}"
+        rows += [
+            bound(f"{with_}, the feature share ||Mᵀw||²/||w||² grows to ≈ 1", "Thm 3.4 (β = o(‖w‖/√d1))",
+                  result.final("share", kind),
+                  cfg.share_min, True),
+            bound(f"{with_}, noise alignment cos(f(x), f(ξ)) stays low", "Thm 3.4 and Sec. 4",
+                  result.final("align", kind), cfg.align_low, False),
+            bound(f"{with_}, the noise is removed: cos(f(x), f(Mz)) → 1", "Thm 3.4 (L238)",
+                  result.final("removal", kind), cfg.removal_min, True),
+            bound(f"{with_}, every atom has a singleton neuron (N_i = {{j}})", "Thm 3.4 (Ω(1) neurons per atom)",
+                  coverage(result.final("singles", kind)), cfg.coverage_min, True),
+            bound(f"{with_}, a linear probe recovers z (normalised MSE)", "Cor. 3.5",
+                  result.final("probe", kind).mean(-1), cfg.probe_max, False),
+        ]
+    if VW.IDENTICAL in cfg.kinds:
+        rows += [
+            bound("Without augmentation, noise alignment cos(f(x), f(ξ)) approaches 1", "Thm 3.2 (L210)",
+                  result.final("align", VW.IDENTICAL), cfg.align_high, True),
+            bound("Without augmentation, a linear probe fails (normalised MSE)", "Cor. 3.3",
+                  result.final("probe", VW.IDENTICAL).mean(-1), cfg.probe_max, True),
+        ]
+    return rows
+
+
+def imbalance_table(result: DecouplingResult) -> list[dict]:
+    """Per pair type and eps ratio, at the last step: majority and minority probe MSE and atom coverage,
+    and the minority-minus-majority gaps (paired within each network), each as (mean, lo, hi)."""
+    rows = []
+    for c, (kind, ratio) in enumerate(result.cells):
+        pm, pn = split_mean(result.probe[-1, c], result.minority)
+        cm, cn = split_mean((result.singles[-1, c] > 0).float(), result.minority)
+        ci = lambda x: tuple(float(v) for v in mean_ci(x))
+        rows.append({"kind": kind, "ratio": ratio, "probe_major": ci(pm), "probe_minor": ci(pn),
+                     "probe_gap": ci(pn - pm), "cover_major": ci(cm), "cover_minor": ci(cn), "cover_gap": ci(cn - cm)})
+    return rows
+
+
+def imbalance_answer(result: DecouplingResult, cfg: DecouplingConfig) -> list[str]:
+    """Does augmentation protect the minority features? One sentence per pair type at the smallest ratio,
+    read off the intervals of the minority probe MSE against cfg.probe_max and of the minority-majority gap."""
+    r = min(cfg.ratios)
+    lines = []
+    for row in (x for x in imbalance_table(result) if x["ratio"] == r):
+        (mn, mn_lo, mn_hi), (mj, mj_lo, mj_hi), (g, g_lo, g_hi) = row["probe_minor"], row["probe_major"], row["probe_gap"]
+        learned = lambda lo, hi: "recovered" if hi <= cfg.probe_max else "not recovered" if lo > cfg.probe_max else "undecided"
+        gap = ("worse than" if g_lo > 0 else "better than" if g_hi < 0 else "not distinguishable from")
+        lines.append(f"{LABELS[row['kind']]} at eps_min/eps_max = {r:g}: minority probe MSE {mn:.3f} [{mn_lo:.3f}, "
+                     f"{mn_hi:.3f}] ({learned(mn_lo, mn_hi)} at the threshold {cfg.probe_max:g}), majority {mj:.3f} "
+                     f"[{mj_lo:.3f}, {mj_hi:.3f}] ({learned(mj_lo, mj_hi)}); the minority is {gap} the majority "
+                     f"(gap {g:+.3f} [{g_lo:+.3f}, {g_hi:+.3f}]).")
+    return lines
