@@ -324,3 +324,35 @@ def test_imbalance_answer_reads_the_minority_gap_from_the_intervals():
     table = DC.imbalance_table(res)
     row = [t for t in table if t["kind"] == "random_mask" and t["ratio"] == 0.1][0]
     assert row["probe_gap"][0] == pytest.approx(0.6075, abs=1e-4)
+
+
+def test_contrast_config_and_final_table():
+    cfg = DC.DecouplingConfig(ratios=(1.0, 0.3))
+    c = cfg.contrast()
+    assert c.kinds == ("identical", "random_mask") and c.ratios == (1.0,)
+    assert (c.weight_decay, c.tau, c.steps) == (cfg.contrast_weight_decay, cfg.contrast_tau, cfg.contrast_steps)
+    table = DC.final_table(_result({("share", "identical"): [0.1, 0.2, 0.3, 0.4]}))
+    assert set(table) == set(VW.KINDS)
+    m, lo, hi = table["identical"]["share"]
+    assert m == pytest.approx(0.25) and lo < 0.25 < hi
+    assert table["identical"]["coverage"] == (0.0, 0.0, 0.0)
+
+
+def test_view_correlations_match_the_closed_forms():
+    """E[<v,X><v,Y>] by hand: identical copies sigma^2 + q on atoms and sigma^2 on noise; the main paper's pairs
+    (|z| = 1, one token) q and 0; RandomMask removes the diagonal of Cov(x): q + sigma^2 - sum_l M_lj^2 C_ll on atom
+    j and -sum_l e_l^2 (M diag(q) M^T)_ll on a noise direction e."""
+    cfg = DC.DecouplingConfig(d=6, d1=30, m=6, n_minority=0, sigma_xi=0.3, p_scale=3.0)
+    vc = DC.view_correlations(cfg, n=200_000)
+    q = D.sample_prob(cfg.cell_cfg("paper", 1.0)).double()          # E[z_j^2] with |z_j| = 1
+    s2 = cfg.sigma_xi ** 2
+    M = D.make_dictionaries(cfg, [0])[0].double()
+    diag_sig = (M * M) @ q                                            # (M diag(q) M^T)_ll
+    C_ll = s2 + diag_sig
+    rm_f = float((q + s2 - (M * M).T @ C_ll).mean())
+    rm_p = float(-((1 - (M * M).sum(1)) * diag_sig).sum() / (cfg.d1 - cfg.d))
+    expect = {"identical": (float(q.mean()) + s2, s2), "paper": (float(q.mean()), 0.0), "random_mask": (rm_f, rm_p)}
+    for kind, (f, p) in expect.items():
+        assert vc[kind]["rho_F"] == pytest.approx(f, abs=0.01), kind
+        assert vc[kind]["rho_perp"] == pytest.approx(p, abs=0.004), kind
+    assert vc["identical"]["rate_perp"] > 0 > vc["random_mask"]["rate_perp"]

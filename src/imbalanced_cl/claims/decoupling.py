@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
@@ -20,7 +21,7 @@ from ..config import SimConfig, check, check_choice, check_float, check_grid, ch
 from ..encoder import embed, init_weights
 from ..metrics import mean_ci
 from ..sim import views as VW
-from ..train import Run, train
+from ..train import train
 
 COMPANION = "Wen & Li 2021"   # the paper these claims come from (notebook metadata and every row's source)
 AUGMENTED = (VW.RANDOM_MASK, VW.PAPER)
@@ -67,6 +68,10 @@ class DecouplingConfig(SimConfig):
     tol: tuple = (0.02, 0.15)         # (holds, partly) slack of every bound rule (verdict.judge_bound)
     threads: int = 1                  # torch CPU threads while computing (0: torch's default); small models on a
                                       # shared machine run fastest on one
+    # --- sensitivity run: identical copies vs RandomMask under the main paper's optimiser values ---
+    contrast_weight_decay: float = 0.001  # lambda of every other notebook (below Wen & Li's range at d = 20)
+    contrast_tau: float = 1.0             # tau of every other notebook
+    contrast_steps: int = 5000            # its length; 0 skips it
 
     def validate(self) -> None:
         """SimConfig's checks plus the grid, the measurement schedule and the thresholds."""
@@ -85,6 +90,11 @@ class DecouplingConfig(SimConfig):
                      "probe_max"):
             check_float(name, getattr(self, name), 0.0, 1.0, lo_open=True)
         check_int("threads", self.threads, 0, 256)
+        check_float("contrast_weight_decay", self.contrast_weight_decay, 0.0)
+        check("contrast_weight_decay", self.contrast_weight_decay, self.lr * self.contrast_weight_decay < 1,
+              f"a number with lr * contrast_weight_decay < 1 (lr={self.lr})")
+        check_float("contrast_tau", self.contrast_tau, 0.0, lo_open=True)
+        check_int("contrast_steps", self.contrast_steps, 0)
         v = self.tol
         check("tol", v, isinstance(v, (tuple, list)) and len(v) == 2 and 0 <= v[0] <= v[1] < 1,
               "a pair (holds, partly) with 0 <= holds <= partly < 1")
@@ -97,6 +107,12 @@ class DecouplingConfig(SimConfig):
     def cells(self) -> list[tuple[str, float]]:
         """(kind, ratio) of every cell, in the order of the batched replicate dimension."""
         return [(k, r) for r in self.ratios for k in self.kinds]
+
+    def contrast(self) -> "DecouplingConfig":
+        """The sensitivity run: identical copies and RandomMask on balanced data with the contrast_* values."""
+        kinds = tuple(k for k in self.kinds if k in (VW.IDENTICAL, VW.RANDOM_MASK))
+        return self.replace(kinds=kinds, ratios=(1.0,), weight_decay=self.contrast_weight_decay,
+                            tau=self.contrast_tau, steps=max(self.contrast_steps, 1))
 
     def schedule(self) -> list[int]:
         """Measurement steps: 0 and `checkpoints` log-spaced steps ending at `steps`."""
@@ -285,15 +301,22 @@ class DecouplingResult:
         return getattr(self, name)[-1, self.cell(kind, ratio)]
 
 
-def run_grid(cfg: DecouplingConfig) -> DecouplingResult:
-    """Train every cell's R replicates in one batched run, measuring at cfg.schedule() on held-out samples."""
+@contextmanager
+def threads(n: int):
+    """Run the block on n torch CPU threads (0: leave torch's setting), then restore the previous count."""
     prev = torch.get_num_threads()
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
+    if n:
+        torch.set_num_threads(n)
     try:
-        return _run_grid(cfg)
+        yield
     finally:
         torch.set_num_threads(prev)
+
+
+def run_grid(cfg: DecouplingConfig) -> DecouplingResult:
+    """Train every cell's R replicates in one batched run, measuring at cfg.schedule() on held-out samples."""
+    with threads(cfg.threads):
+        return _run_grid(cfg)
 
 
 def _run_grid(cfg: DecouplingConfig) -> DecouplingResult:
@@ -343,18 +366,20 @@ def view_correlations(cfg: DecouplingConfig, n: int = 20_000) -> dict:
     drives rho_perp to about 0; without it rho_perp = sigma_xi^2 > 0.
     """
     from ..theory import gain
-    M = D.make_dictionaries(cfg, [0])
-    out = {}
-    for kind in cfg.kinds:
-        c = cfg.cell_cfg(kind, 1.0)
-        P = cell_pairs(c, M, n, D.generator(cfg.seed, 0, STREAM_ENERGY, 1))
-        A, B = P.UX.sum(2)[0].double(), P.UY.sum(2)[0].double()      # (n, d1)
-        fa, fb = A @ M[0].double(), B @ M[0].double()
-        rho_f = (fa * fb).mean(0).mean()
-        rho_p = ((A * B).sum(-1).mean() - (fa * fb).sum(-1).mean()) / (cfg.d1 - cfg.d)
-        rate = lambda rho: math.log(1 - cfg.lr * cfg.weight_decay + cfg.lr * gain(c) * float(rho))
-        out[kind] = {"rho_F": float(rho_f), "rho_perp": float(rho_p), "rate_F": rate(rho_f), "rate_perp": rate(rho_p)}
-    return out
+    with threads(cfg.threads):
+        M = D.make_dictionaries(cfg, [0])
+        return {kind: _correlations(cfg, kind, M, n, gain) for kind in cfg.kinds}
+
+
+def _correlations(cfg: DecouplingConfig, kind: str, M: torch.Tensor, n: int, gain) -> dict:
+    c = cfg.cell_cfg(kind, 1.0)
+    P = cell_pairs(c, M, n, D.generator(cfg.seed, 0, STREAM_ENERGY, 1))
+    A, B = P.UX.sum(2)[0].double(), P.UY.sum(2)[0].double()          # (n, d1)
+    fa, fb = A @ M[0].double(), B @ M[0].double()                      # coordinates on the atoms
+    rho_f = (fa * fb).mean(0).mean()
+    rho_p = ((A * B).sum(-1).mean() - (fa * fb).sum(-1).mean()) / (cfg.d1 - cfg.d)   # trace over M-perp
+    rate = lambda rho: math.log(1 - cfg.lr * cfg.weight_decay + cfg.lr * gain(c) * float(rho))
+    return {"rho_F": float(rho_f), "rho_perp": float(rho_p), "rate_F": rate(rho_f), "rate_perp": rate(rho_p)}
 
 
 # --- summaries and verdicts ---
@@ -404,6 +429,19 @@ def verdict_rows(result: DecouplingResult, cfg: DecouplingConfig) -> list[V.Verd
                   result.final("probe", VW.IDENTICAL).mean(-1), cfg.probe_max, True),
         ]
     return rows
+
+
+def final_table(result: DecouplingResult, ratio: float = 1.0) -> dict:
+    """Per pair type at one ratio, the last step's share, align, removal, coverage and mean probe MSE as (mean, lo, hi)."""
+    out = {}
+    for kind, r in result.cells:
+        if r != ratio:
+            continue
+        vals = {"share": result.final("share", kind, r), "align": result.final("align", kind, r),
+                "removal": result.final("removal", kind, r), "coverage": coverage(result.final("singles", kind, r)),
+                "probe": result.final("probe", kind, r).mean(-1)}
+        out[kind] = {k: tuple(float(x) for x in mean_ci(v.float())) for k, v in vals.items()}
+    return out
 
 
 def imbalance_table(result: DecouplingResult) -> list[dict]:
