@@ -6,14 +6,17 @@ import math
 import nbformat
 import pytest
 
-from imbalanced_cl import explorer, scoreboard, verdict
-from imbalanced_cl.config import ParameterError
+from imbalanced_cl.claims import explorer
+from imbalanced_cl.book import scoreboard
+from imbalanced_cl import verdict
+from imbalanced_cl.validate import ParameterError
+from imbalanced_cl.book import tables
 
 
 def _executed_nb(path, name, rows):
     """A fake executed notebook with a glued verdict output, as VerdictTable.glue() writes it."""
     nb = nbformat.v4.new_notebook()
-    table = verdict.VerdictTable(name, rows)
+    table = tables.VerdictTable(name, rows)
     out = nbformat.v4.new_output("display_data", data={"application/json": table._repr_json_()},
                                  metadata={"scrapbook": {"name": f"{name}_verdicts"}})
     cell = nbformat.v4.new_code_cell("glue")

@@ -18,7 +18,7 @@ from urllib.parse import unquote, urldefrag, urljoin, urlparse
 import nbformat
 import pytest
 
-from imbalanced_cl import scoreboard
+from imbalanced_cl.book import scoreboard
 
 pytestmark = pytest.mark.slow
 

@@ -6,12 +6,13 @@ import math
 import pytest
 import torch
 
-from imbalanced_cl import prune
-from imbalanced_cl.config import ParameterError, SimConfig
-from imbalanced_cl.data import Pairs
-from imbalanced_cl.encoder import brelu, embed
-from imbalanced_cl.loss import infonce
-from imbalanced_cl.train import gradient, train
+from imbalanced_cl.sim import prune
+from imbalanced_cl.validate import ParameterError
+from imbalanced_cl.sim.config import SimConfig
+from imbalanced_cl.sim.data import Pairs
+from imbalanced_cl.sim.encoder import brelu, embed
+from imbalanced_cl.sim.loss import infonce
+from imbalanced_cl.sim.train import gradient, train
 
 TINY = dict(d=4, d1=6, L=2, m=5, n_pairs=8, R=2, steps=30, record_every=5, progress=False)
 
@@ -220,8 +221,8 @@ def test_pruning_changes_training_only_from_prune_start():
 
 def _reference_loop(cfg):
     """Algorithm 1 written out with bias='none': mask every prune_every steps from prune_start, decay on full W."""
-    from imbalanced_cl import data as D
-    from imbalanced_cl.encoder import init_weights
+    from imbalanced_cl.sim import data as D
+    from imbalanced_cl.sim.encoder import init_weights
     reps = list(range(cfg.R))
     M = D.make_dictionaries(cfg, reps)
     W = init_weights(cfg, reps)
@@ -239,5 +240,5 @@ def _reference_loop(cfg):
 @pytest.mark.parametrize("every,start", [(1, 0), (7, 4), (1000, 3)])
 def test_training_loop_matches_algorithm1_written_out(every, start):
     cfg = SimConfig(**{**TINY, "steps": 20}, bias="none", prune_alpha=0.4, prune_every=every,
-                    prune_start=start)
+                    prune_start=start, sampling="fixed")
     torch.testing.assert_close(train(cfg).W, _reference_loop(cfg), rtol=1e-5, atol=1e-7)

@@ -8,27 +8,40 @@ eps_min in 0.05..0.5. `grid_points` takes the union so every shared point is tra
 the repeat only (a paired design: within a repeat every eps_min and sigma sees the same network and
 feature space), the training stream depends on (repeat, point), and the 5,000 test pairs of a point
 use one fixed test seed shared by every repeat and arm (App. A.2: "a fixed test seed").
+
+The metrics themselves are in appendix_metrics.py.
 """
 from __future__ import annotations
 
 import collections
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
-from . import data as D
-from . import metrics, train
-from .config import SimConfig, check, check_choice, check_float, check_grid, check_int
-from .encoder import embed, init_weights
+from ..sim import data as D
+from ..sim import train
+from ..sim.config import SimConfig
+from ..sim.encoder import init_weights
+from ..stats import trend
+from ..validate import check, check_choice, check_float, check_grid, check_int
+from ..verdict import Verdict, judge_trend
+from .appendix_metrics import align_count, align_max, eval_metrics
+
 
 FIGURES = (1, 2, 3, 4)
+
+
 METRICS = {1: "align_count", 2: "align_max", 3: "test_cos", 4: "test_mse"}
+
+
 # Direction in which each metric "improves" as App. A.2 claims: counts, max cosine and test cosine
 # grow with eps_min (Figs. 1-3), the regression test MSE falls (Fig. 4).
 IMPROVES = {1: +1, 2: +1, 3: +1, 4: -1}
+
+
 _TEST_REPLICATE = 2**20  # replicate id of the fixed test stream (never a real repeat index)
+
 
 # Every replicate training done by run_appendix, keyed (eps_min, sigma, repeat, prune_alpha): tests
 # read it to check that shared grid points are trained exactly once.
@@ -45,6 +58,7 @@ class AppendixConfig(SimConfig):
 
     d1: int = 500                                     # App. A.2: d1 = 500
     m: int = 30                                       # neurons (workshop experiment, W132: m = 30)
+    progress: bool = False                            # tqdm progress bar
     n_pairs: int = 256                                # K, full batch (unstated in A.2)
     steps: int = 300                                  # unstated in A.2
     prune_alpha: float = 0.1                          # ratio of the pruned arm (Alg. 1); control arm uses 0
@@ -55,7 +69,7 @@ class AppendixConfig(SimConfig):
     sigmas_3: tuple = (0.05, 0.075, 0.1)              # Fig. 3
     sigmas_4: tuple = (0.03, 0.05, 0.075)             # Fig. 4
     eps_34: tuple = _grid(0.05, 0.5, 0.05)             # Figs. 3-4: 0.05 .. 0.5 step 0.05
-    repeats: int = 100                                # App. A.2: each configuration repeated 100 times
+    repeats: int = 3                                  # repeats per grid point (App. A.2 uses 100: the paper profile)
     pruning: bool = True                              # also train the Algorithm 1 arm (not in the paper)
     # --- metrics ---
     align_threshold: float = 0.3                      # Fig. 1: |cos(w_i, M_minority)| >= 0.3
@@ -136,84 +150,10 @@ def grid_points(cfg: AppendixConfig) -> list[tuple[float, float]]:
     return sorted(pts, key=lambda p: (p[1], p[0]))
 
 
-# --------------------------------------------------------------------------------------------------
-# metrics on one trained batch (App. A.2, Figs. 1-4)
-
-def minority_alignment(W: torch.Tensor, M: torch.Tensor, n_minority: int) -> torch.Tensor:
-    """Per neuron, max over minority features of |cos(w_i, M_j)| (R, m); minority features are the last ones."""
-    return metrics.cosine_matrix(W, M)[..., M.shape[-1] - n_minority:].amax(-1)
-
-
-def align_count(W: torch.Tensor, M: torch.Tensor, n_minority: int, threshold: float) -> torch.Tensor:
-    """Fig. 1: number of neurons with |cos(w_i, M_minority)| >= threshold, per replicate (R,)."""
-    return (minority_alignment(W, M, n_minority) >= threshold).sum(-1).float()
-
-
-def align_max(W: torch.Tensor, M: torch.Tensor, n_minority: int) -> torch.Tensor:
-    """Fig. 2: max over neurons of |cos(w_i, M_minority)|, per replicate (R,)."""
-    return minority_alignment(W, M, n_minority).amax(-1)
-
-
-def ridge_fit(F: torch.Tensor, Y: torch.Tensor, ridge: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """Closed-form ridge regression with intercept: (beta (m,k), intercept (k,)); penalty ridge*tr(F^T F)/m."""
-    F, Y = F.double(), Y.double()
-    mf, my = F.mean(0), Y.mean(0)
-    Fc, Yc = F - mf, Y - my
-    G = Fc.T @ Fc
-    lam = ridge * float(G.trace()) / G.shape[0]
-    A = G + lam * torch.eye(G.shape[0], dtype=G.dtype)
-    beta = torch.linalg.lstsq(A, Fc.T @ Yc, driver="gelsd").solution  # rank-deficient F (dead neurons) is fine
-    return beta, my - mf @ beta
-
-
-def ridge_errors(Ftr, Ytr, Fte, Yte, ridge: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """Per target coordinate: test MSE of a ridge head fit on (Ftr, Ytr), and the test variance (float64)."""
-    beta, c = ridge_fit(Ftr, Ytr, ridge)
-    Yte = Yte.double()
-    return (Fte.double() @ beta + c - Yte).pow(2).mean(0), Yte.var(0, unbiased=False)
-
-
-def normalised(err: torch.Tensor, var: torch.Tensor, last: int = 0) -> float:
-    """Fig. 4 diagnostic: mean of err / var (1 - R^2) over the coordinates with nonzero variance, or over the
-    `last` coordinates only (the minority ones of the latent target); NaN if none has variance.
-
-    The raw MSE grows with a coordinate's variance, which for the minority coordinate grows with eps_min;
-    dividing by it asks how much of each coordinate the head explains, whatever its scale. Ridge fits each
-    output column on its own, so a subset of columns is scored by the same fit.
-    """
-    if last:
-        err, var = err[-last:], var[-last:]
-    ok = var > 0
-    return float((err[ok] / var[ok]).mean()) if bool(ok.any()) else float("nan")
-
-
-def ridge_mse(Ftr, Ytr, Fte, Yte, ridge: float) -> float:
-    """Fig. 4: test MSE (mean over samples and target coordinates) of a linear head fit on (Ftr, Ytr)."""
-    return float(ridge_errors(Ftr, Ytr, Fte, Yte, ridge)[0].mean())
-
-
-def eval_metrics(W, b, UX, UY, UXtr, Ztr, Zte, ridge: float, last: int = 0) -> tuple[float, float, float, float]:
-    """Figs. 3-4 for one network (W (m,d1), b (m,)): mean test cos(f(X), f(Y)), the ridge head's test MSE, its
-    variance-normalised MSE, and that of the `last` target coordinates alone (diagnostics; one ridge fit).
-
-    UX, UY: (n, L, d1) test pairs after attention; UXtr: (n_tr, L, d1) the head's training anchors;
-    Ztr, Zte: regression targets of the training and test anchors.
-    """
-    W, b = W[None], b[None]
-    FX, FY = embed(W, UX[None], b)[0], embed(W, UY[None], b)[0]
-    cos = float(metrics.pos_pair_cosine(FX, FY)[0])
-    Ftr = embed(W, UXtr[None], b)[0][0]
-    err, var = ridge_errors(Ftr, Ztr, FX[0], Zte, ridge)
-    return cos, float(err.mean()), normalised(err, var), normalised(err, var, last)
-
-
 def reg_target(Z: torch.Tensor, cfg: AppendixConfig) -> torch.Tensor:
     """Fig. 4 target: the token-summed latent of X (all d coordinates) or only its minority coordinates."""
     return Z if cfg.reg_target == "latent" else Z[..., cfg.d - cfg.n_minority:]
 
-
-# --------------------------------------------------------------------------------------------------
-# data of one batch
 
 def _fixed_test(pc: SimConfig, cfg: AppendixConfig, code: int):
     """Latents and noise of a point's 5,000 test pairs, from the fixed test seed (shared by all repeats)."""
@@ -240,12 +180,26 @@ def _start(cfg: AppendixConfig, items: list) -> train.Run:
                      0, train.History(), pairs, W0)
 
 
+def _fresh_sampler(cfg: AppendixConfig, start: train.Run, items: list):
+    """sampler(t, reps) for train.train: K fresh pairs per step for each batched (point, repeat), drawn with that
+    point's eps_min and sigma from its own sub-stream (point, t), so every arm of a repeat sees the same pairs."""
+    def sample(t: int, reps: list) -> D.Pairs:
+        parts = []
+        for k in reps:
+            (eps, sig), rep = items[k]
+            pc = cfg.point_cfg(eps, sig)
+            parts.append(D.make_pairs(pc, start.M[k:k + 1], [rep], extra=point_code(eps, sig) * 2**20 + t + 1))
+        return D.Pairs(*(torch.cat([getattr(p, f) for p in parts]) for f in ("UX", "UY", "S", "ZX", "ZY")))
+    return sample
+
+
 def _train_arm(cfg: AppendixConfig, start: train.Run, items: list, alpha: float) -> train.Run:
     """Train one pruning arm of a batch in one batched call (the loop only reads shared settings)."""
     arm = cfg.point_cfg(*items[0][0], alpha=alpha)
     for (eps, sig), rep in items:
         TRAINING_LOG[(eps, sig, rep, alpha)] += 1
-    return train.train(arm, resume=start)
+    sampler = _fresh_sampler(cfg, start, items) if cfg.sampling == "fresh" else None
+    return train.train(arm, resume=start, sampler=sampler)
 
 
 @dataclass
@@ -327,53 +281,6 @@ def _run(cfg: AppendixConfig) -> AppendixResult:
                           len(items) * len(cfg.arms) * cfg.steps, float(torch.cat(t1s).mean()))
 
 
-# --------------------------------------------------------------------------------------------------
-# trend: Spearman rank correlation with eps_min, bootstrap over repeats
-
-def spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Spearman rank correlation of x (k,) with each row of y (..., k); ties get average ranks; 0 if y is constant."""
-    from scipy.stats import rankdata
-    rx = rankdata(x)
-    ry = rankdata(y, axis=-1)
-    rx, ry = rx - rx.mean(), ry - ry.mean(-1, keepdims=True)
-    den = np.sqrt((rx ** 2).sum() * (ry ** 2).sum(-1))
-    num = (ry * rx).sum(-1)
-    return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
-
-
-def trend(eps: tuple, values: np.ndarray, boot: int, seed: int) -> tuple[float, float, float, np.ndarray]:
-    """Rank correlation of the repeat-mean curve with eps_min, averaged over NSR levels, with a bootstrap interval.
-
-    values: (n_sigma, n_eps, repeats). Repeats are resampled jointly across NSR levels and eps_min (the
-    design is paired within a repeat). Returns (rho, lo, hi, rho per sigma level).
-    """
-    x = np.asarray(eps, dtype=float)
-    per = spearman(x, np.nanmean(values, axis=-1))
-    R = values.shape[-1]
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, R, size=(boot, R))
-    means = np.nanmean(values[:, :, idx], axis=-1)          # (n_sigma, n_eps, boot)
-    rb = spearman(x, np.moveaxis(means, -1, 0)).mean(-1)     # (boot,)
-    lo, hi = np.percentile(rb, [2.5, 97.5])
-    return float(per.mean()), float(lo), float(hi), per
-
-
-def judge_trend(rho_lo: float, rho_hi: float, direction: int, holds_at: float) -> tuple[str, str]:
-    """Oriented to the predicted sign: holds beyond holds_at, partly beyond 0, fails if wholly <= 0, else inconclusive."""
-    from .verdict import FAILS, HOLDS, INCONCLUSIVE, PARTLY, UNTESTED
-    word = "above" if direction > 0 else "below"
-    rule = (f"holds if the bootstrap interval of ρ lies {word} {direction * holds_at:+g}; partly if it lies "
-            f"{word} 0; does not hold if it lies wholly on the other side of 0 (or at 0); inconclusive if it contains 0")
-    if any(math.isnan(v) for v in (rho_lo, rho_hi)):
-        return UNTESTED, "no finite measurement"
-    lo, hi = (rho_lo, rho_hi) if direction > 0 else (-rho_hi, -rho_lo)
-    if lo >= holds_at:
-        return HOLDS, rule
-    if lo > 0:
-        return PARTLY, rule
-    return (FAILS, rule) if hi <= 0 else (INCONCLUSIVE, rule)
-
-
 FIG_CLAIMS = {
     1: "# neurons with |cos(w_i, M_min)| ≥ 0.3 grows with eps_min",
     2: "max_i |cos(w_i, M_min)| grows with eps_min",
@@ -385,7 +292,6 @@ FIG_CLAIMS = {
 def _trend_row(res: AppendixResult, fig: int, arm: int, metric: str | None, claim: str, source: str,
                direction: int, predicted: str):
     """One verdict row: Spearman ρ of a metric with eps_min on a figure's grid, judged by judge_trend."""
-    from .verdict import Verdict
     cfg = res.cfg
     sig, eps, v = res.curves(fig, arm, metric)
     rho, lo, hi, _ = trend(eps, v, cfg.boot, cfg.boot_seed)

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import yaml
 
-from .config import ParameterError
+from ..validate import ParameterError
 
 PROFILES = ("ci", "default", "paper")
 

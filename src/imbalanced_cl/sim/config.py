@@ -1,4 +1,4 @@
-"""Validated configuration dataclasses: one per experiment family, all built on SimConfig."""
+"""SimConfig: the validated configuration of the paper's model, data and training; every experiment config extends it."""
 from __future__ import annotations
 
 import dataclasses
@@ -6,52 +6,9 @@ import math
 from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
+import torch
 
-class ParameterError(ValueError):
-    """A notebook parameter is outside its allowed range; the message names both."""
-
-
-def check(name: str, value: Any, ok: bool, allowed: str) -> None:
-    """Raise ParameterError naming `name`, its value and the allowed range unless `ok`."""
-    if not ok:
-        raise ParameterError(f"parameter {name}={value!r} is invalid: allowed {allowed}")
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _is_num(v: Any) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def check_int(name: str, v: Any, lo: int, hi: int | None = None) -> None:
-    """Integer in [lo, hi]."""
-    rng = f"an integer in [{lo}, {hi if hi is not None else 'inf'}]"
-    check(name, v, _is_int(v) and v >= lo and (hi is None or v <= hi), rng)
-
-
-def check_float(name: str, v: Any, lo: float, hi: float | None = None,
-                lo_open: bool = False, hi_open: bool = False) -> None:
-    """Finite number in the interval [lo, hi] (ends open when asked)."""
-    left, right = "(" if lo_open else "[", ")" if hi_open else "]"
-    rng = f"a number in {left}{lo}, {hi if hi is not None else 'inf'}{right}"
-    ok = _is_num(v) and (v > lo if lo_open else v >= lo)
-    if ok and hi is not None:
-        ok = v < hi if hi_open else v <= hi
-    check(name, v, ok, rng)
-
-
-def check_choice(name: str, v: Any, choices: tuple) -> None:
-    """One of a fixed set of values."""
-    check(name, v, v in choices, f"one of {choices}")
-
-
-def check_grid(name: str, v: Any, item_check) -> None:
-    """A non-empty list whose items each pass `item_check(name_of_item, item)`."""
-    check(name, v, isinstance(v, (list, tuple)) and len(v) > 0, "a non-empty list")
-    for k, item in enumerate(v):
-        item_check(f"{name}[{k}]", item)
+from ..validate import ParameterError, check, check_choice, check_float, check_int, namespace_kwargs
 
 
 @dataclass(frozen=True)
@@ -70,16 +27,17 @@ class SimConfig:
     mag_lo: float = 0.5         # |z_j| ~ U[mag_lo, mag_hi] (Assumption 3.2: bounded, symmetric)
     mag_hi: float = 1.0
     sigma_xi: float = 0.05      # token noise std (Assumption 3.3); NSR = sigma_xi^2 * d1 (App. A.2)
-    n_pairs: int = 512          # K: training pairs (eq. 3); negatives are the other pairs' Y
-    views: str = "paper"        # how a pair's two views are built (sim/views.py): "paper" (Assumption 3.4),
-                                # "identical" copies or "random_mask" (Wen & Li Def. 2.3)
+    n_pairs: int = 512          # K: pairs per step (eq. 3); negatives are the other pairs' Y
+    sampling: str = "fresh"     # "fresh": K new pairs every step (online SGD, the population regime of Lemma B.1); "fixed": one set reused
+    views: str = "paper"        # how the two views of a pair are built (sim/views.py): "paper" (Assumption 3.4), "identical" copies, "random_mask" (Wen & Li Def. 2.3)
     # --- encoder: eq. (4) with W_Q = W_K = W_V = I frozen ---
     attention: str = "softmax"  # "softmax" (identity attention) or "mean" (exact token average)
     attn_scale: float = 0.0     # softmax scale s; 0 means 1/sqrt(d1)
     m: int = 50                 # neurons
     sigma0: float = 1e-3        # w_i ~ N(0, sigma0^2 I_d1) (Alg. 1 step 1)
     bias: str = "schedule"      # "schedule" (0 until T1, then prop. to ||w_i||) or "none" (b = 0 always)
-    bias_coef: float = 1.0      # b_i(T1) = bias_coef * sqrt(2 log d / d) * ||w_i||  (Thm C.1(b,c))
+    bias_coef: float = 1.0      # b_i(T1) = bias_coef * a * sqrt(2 log d / d) * ||w_i|| (Thm C.1(b,c)); a: bias_token_factor
+    bias_token_factor: bool = True  # a = E|z|/L converts that feature-coefficient threshold into pre-activation units (eq. 98); False: a = 1
     bias_ramp: float = 0.0      # extra per-step growth of b after T1, (1+bias_ramp)^(t-T1) (W eq. 70 uses eta/d)
     bias_ramp_max: float = 2.0  # cap on that growth factor (the uncapped ramp explodes, brief §1)
     t1_fraction: float = 0.9    # T1 = first step where this fraction of neurons satisfies eq. (34)
@@ -102,6 +60,14 @@ class SimConfig:
     record_every: int = 10      # history is kept every this many steps (and at the last step)
     chunk: int = 0              # replicates per training chunk, to bound memory (0: auto, about 64 MiB per chunk)
     progress: bool = True       # tqdm progress bar
+    # --- regime premises (sim/regime.py; thresholds fixed before any run, listed in book/methods.md) ---
+    regime_share_min: float = 0.9    # feature-span share at the end that counts as Theorem 3.1's regime (beta bound: share -> 1)
+    regime_grad_poly: float = 1.0    # Lemma B.1: the population regime needs ||g_K - g_pop|| <= ||w|| / d1^p; p = 1 is the weakest poly(d1)
+    regime_loss_gap_max: float = 0.05  # largest relative gap (held-out - train) / held-out InfoNCE without memorisation
+    pop_batches: int = 16         # held-out batches of K pairs averaged into the population gradient
+    # --- where it runs ---
+    device: str = "auto"        # "auto" (cuda when available), "cpu" or "cuda"; data are drawn on the CPU per replicate, so numbers do not depend on it
+    tf32: bool = False          # allow TF32 matmuls on CUDA (faster, ~1e-3 relative error); exact float32 is what the theory checks need
 
     def __post_init__(self):
         self.validate()
@@ -110,18 +76,17 @@ class SimConfig:
         """Check every field; raise ParameterError naming the first bad one."""
         check_int("d", self.d, 3)
         check_int("d1", self.d1, 3)
-        check("d1", self.d1, self.d1 >= self.d, f"an integer >= d (d={self.d})")
+        check("d1", self.d1, self.d1 >= self.d, "an integer >= d", given=f"d={self.d}")
         check_int("L", self.L, 1, 256)
         check_float("eps_max", self.eps_max, 0.0, lo_open=True)
-        check_float("eps_min", self.eps_min, 0.0, self.eps_max, lo_open=True)
-        check_int("n_minority", self.n_minority, 0, self.d)
+        check_float("eps_min", self.eps_min, 0.0, self.eps_max, lo_open=True, given=f"eps_max={self.eps_max}")
+        check_int("n_minority", self.n_minority, 0, self.d, given=f"d={self.d}")
         check_choice("eps_profile", self.eps_profile, ("two_level", "geometric"))
         check_float("p_scale", self.p_scale, 0.0, lo_open=True)
         check_float("mag_lo", self.mag_lo, 0.0, lo_open=True)
-        check_float("mag_hi", self.mag_hi, self.mag_lo)
+        check_float("mag_hi", self.mag_hi, self.mag_lo, given=f"mag_lo={self.mag_lo}")
         check_float("sigma_xi", self.sigma_xi, 0.0)
         check_int("n_pairs", self.n_pairs, 2)
-        check_choice("views", self.views, ("paper", "identical", "random_mask"))
         check_choice("attention", self.attention, ("softmax", "mean"))
         check_float("attn_scale", self.attn_scale, 0.0)
         check_int("m", self.m, 1)
@@ -137,7 +102,7 @@ class SimConfig:
         check_float("lr", self.lr, 0.0, lo_open=True)
         check_float("weight_decay", self.weight_decay, 0.0)
         check("weight_decay", self.weight_decay, self.lr * self.weight_decay < 1,
-              f"a number with lr * weight_decay < 1 (lr={self.lr})")
+              "a number with lr * weight_decay < 1", given=f"lr={self.lr}")
         check_int("steps", self.steps, 1)
         check_float("prune_alpha", self.prune_alpha, 0.0, 1.0, hi_open=True)
         check_choice("prune_unit", self.prune_unit, ("neuron", "weight"))
@@ -149,6 +114,15 @@ class SimConfig:
         check_int("record_every", self.record_every, 1)
         check_int("chunk", self.chunk, 0)
         check("progress", self.progress, isinstance(self.progress, bool), "True or False")
+        check_choice("sampling", self.sampling, ("fresh", "fixed"))
+        check_choice("views", self.views, ("paper", "identical", "random_mask"))
+        check("bias_token_factor", self.bias_token_factor, isinstance(self.bias_token_factor, bool), "True or False")
+        check_float("regime_share_min", self.regime_share_min, 0.0, 1.0)
+        check_float("regime_grad_poly", self.regime_grad_poly, 0.0, lo_open=True)
+        check_float("regime_loss_gap_max", self.regime_loss_gap_max, 0.0, lo_open=True)
+        check_int("pop_batches", self.pop_batches, 1)
+        check_choice("device", self.device, ("auto", "cpu", "cuda"))
+        check("tf32", self.tf32, isinstance(self.tf32, bool), "True or False")
 
     # --- construction helpers ---
     @classmethod
@@ -157,12 +131,10 @@ class SimConfig:
         return [f.name for f in fields(cls)]
 
     @classmethod
-    def from_namespace(cls, ns: Mapping[str, Any], **overrides):
-        """Build from a namespace (a notebook's globals()), taking only this class's fields."""
-        kw = {k: ns[k] for k in cls.field_names() if k in ns}
-        kw.update(overrides)
-        kw = {k: (tuple(v) if isinstance(v, list) else v) for k, v in kw.items()}
-        return cls(**kw)
+    def from_namespace(cls, ns: Mapping[str, Any], strict: bool = True, **overrides):
+        """Build from a notebook's globals(): its fields are the parameters; with strict, any other plain-data name
+        (a misspelt or unknown `papermill -p`) is a ParameterError that suggests the nearest parameter."""
+        return cls(**namespace_kwargs(cls.field_names(), ns, overrides, cls.__name__, strict))
 
     def sim(self, **changes) -> "SimConfig":
         """The plain SimConfig part of an experiment config, with optional changes."""
@@ -183,6 +155,16 @@ class SimConfig:
     def softmax_scale(self) -> float:
         """Softmax scale s of the frozen attention (default 1/sqrt(d1), brief §1)."""
         return self.attn_scale if self.attn_scale > 0 else 1.0 / math.sqrt(self.d1)
+
+    @property
+    def torch_device(self) -> torch.device:
+        """The device every tensor of a run lives on ("auto": CUDA when present, else the CPU)."""
+        if self.device == "cuda" and not torch.cuda.is_available():
+            raise ParameterError("parameter device='cuda' is invalid here: no CUDA device is available; "
+                                 "allowed 'auto' or 'cpu'")
+        if self.device == "auto":
+            return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        return torch.device(self.device)
 
     @property
     def nsr(self) -> float:

@@ -12,25 +12,14 @@ from dataclasses import dataclass
 
 import torch
 
-from . import metrics
-try:  # Def. B.1 census (census.py, written by another notebook); a private copy keeps this module standalone
-    from .census import census_of
-except ImportError:  # pragma: no cover - exercised only when census.py is absent
-    def census_of(g: torch.Tensor, d: int, rho: float, gamma: float) -> dict:
-        """Def. B.1 (eqs. 26-28) on coefficients g (..., m, d): ordinary, lucky (..., m, d) and |N_i| (..., m)."""
-        a = 2.0 * (1.0 + gamma) / rho ** 2 * math.log(d) / d      # c1 log d / d  (eq. 28)
-        b = 2.0 * (1.0 - gamma) * rho ** 2 * math.log(d) / d      # c2 log d / d
-        u2 = g.pow(2) / g.pow(2).sum(-1, keepdim=True).clamp(min=1e-300)
-        ordinary = u2 >= b                                          # eq. (26)
-        n_ord = ordinary.sum(-1, keepdim=True)
-        lucky = (u2 >= a) & (n_ord == 1)                            # eq. (27)
-        return {"ordinary": ordinary, "lucky": lucky, "Ni": n_ord.squeeze(-1)}
-from .config import SimConfig, check, check_float, check_grid, check_int
-from .encoder import embed
-from .loss import softmax_logits
-from .prune import mask_for
-from .train import Run, train
-from .verdict import FAILS, HOLDS, PARTLY, UNTESTED
+from ..sim import metrics
+from ..sim.config import SimConfig
+from ..sim.encoder import embed
+from ..sim.loss import softmax_logits
+from ..sim.prune import mask_for
+from ..sim.train import Run, train
+from ..validate import check, check_float, check_grid, check_int
+from .census import census_of
 
 
 @dataclass(frozen=True)
@@ -43,8 +32,9 @@ class PruningConfig(SimConfig):
 
     vanilla_steps: int = 1500        # T_a: vanilla training before the branch (>= T4 = d^1.99/eta = 775 at d=20)
     prune_steps: int = 1000          # T_b - T_a: length of every branch
-    alpha_grid: tuple = (0.1, 0.2, 0.3, 0.5)  # pruning ratios of the branches
-    alpha_main: float = 0.2          # ratio used for the backward, t = 0 and eps_min comparisons
+    alpha_grid: tuple = (0.02, 0.05, 0.1, 0.2, 0.4)  # pruning ratios of the branches
+    alpha_main: float = 0.05          # ratio used for the backward, t = 0 and eps_min comparisons
+    progress: bool = False            # tqdm progress bar
     eps_min_grid: tuple = (0.3, 0.5, 0.7, 1.0)  # eps_min sweep for A_j*/A_maj and excess growth vs eps_j*
     cos_threshold: float = 0.3       # "aligned" means cos(w_i, M_j) >= this (App. A.2, Fig. 1)
     single_rel: float = 0.5          # N_i = {j : |<w_i,M_j>| >= single_rel * max_j' |<w_i,M_j'>|}
@@ -106,8 +96,6 @@ def run_branches(cfg: PruningConfig, alphas, base: Run, backward: str = "faithfu
     return out
 
 
-# ---------------------------------------------------------------- feature statistics of trained weights
-
 def minority_index(cfg: SimConfig) -> list[int]:
     """Indices j* of the minority features (the last n_minority, data.eps_vector)."""
     return list(range(cfg.d - cfg.n_minority, cfg.d))
@@ -157,8 +145,6 @@ def amplitude_ratio_history(run: Run) -> tuple[torch.Tensor, torch.Tensor]:
     return run.history.get("steps"), mino / majo
 
 
-# ---------------------------------------------------------------- growth rates (Thm 3.2(a,b), Thm F.1)
-
 def growth_rates(run: Run, lo: int, hi: int) -> torch.Tensor:
     """Least-squares slope of log|<w_i, M_j>| per step over recorded steps lo <= t <= hi: (R, m, d)."""
     return metrics.log_slope(run.history.get("coef").abs(), run.history.get("steps"), lo, hi + 1)
@@ -187,8 +173,6 @@ def excess_growth(branch: Run, control: Run, cfg: PruningConfig) -> tuple[torch.
     """(minority excess (R,), majority excess (R,)): excess_growth_per_feature averaged over each group."""
     return split_mean(excess_growth_per_feature(branch, control, cfg), cfg)
 
-
-# ---------------------------------------------------------------- mechanism (Remark 2, Lemma F.2)
 
 def positive_gap(W: torch.Tensor, b: torch.Tensor, run: Run, mask: torch.Tensor | None) -> torch.Tensor:
     """1 - l'_p for every training pair under the (masked) model (eq. 5, Lemma F.2): (R, n)."""
@@ -221,8 +205,6 @@ def mechanism(run: Run, alpha: float, unit: str = "neuron") -> dict:
     return {"rise_with": w_mask - w_full, "rise_without": wo_mask - wo_full, "gap_full": full,
             "gap_mask": masked, "mask": mask}
 
-
-# ---------------------------------------------------------------- which neurons the mask removes
 
 def mask_census(run: Run, alpha: float, cfg: PruningConfig) -> dict:
     """Shares of the neurons a neuron mask removes at the current weights (R,) each.
@@ -262,8 +244,6 @@ def mask_persistence(run: Run, cfg: PruningConfig, alpha: float, first_W: torch.
     return (a & b).sum(-1).float() / a.sum(-1).clamp(min=1).float()
 
 
-# ---------------------------------------------------------------- majority degradation (Remark 1)
-
 def degradation_threshold(alphas, majority: torch.Tensor, control: torch.Tensor, tol: float) -> torch.Tensor:
     """Per replicate, the smallest alpha whose majority statistic fell below (1 - tol) x control; NaN if none.
 
@@ -275,8 +255,6 @@ def degradation_threshold(alphas, majority: torch.Tensor, control: torch.Tensor,
     return torch.where(first >= 0, alphas[first.clamp(min=0)], torch.full(first.shape, float("nan")))
 
 
-# ---------------------------------------------------------------- predictions and judging
-
 def t5_elapsed(cfg: SimConfig, alpha: float, C_z: float = 1.0) -> float:
     """Theorem 3.2 proof (F.4): steps after T4 to convergence, ((eps_max/eps_j*) - 1) d / (eta alpha eps_j*^2 C_z loglog d).
 
@@ -284,36 +262,3 @@ def t5_elapsed(cfg: SimConfig, alpha: float, C_z: float = 1.0) -> float:
     """
     e = cfg.eps_min / cfg.eps_max
     return (1.0 / e - 1.0) * cfg.d / (cfg.lr * alpha * e ** 2 * C_z * math.log(math.log(cfg.d)))
-
-
-def judge_factor(lo: float, hi: float, target: float, f_holds: float, f_partly: float) -> tuple[str, str]:
-    """Holds if the interval meets [target/f_holds, target*f_holds]; partly with f_partly; fails otherwise."""
-    rule = f"holds if the interval meets [{target:g}/{f_holds:g}, {target:g}×{f_holds:g}]; partly with factor {f_partly:g}"
-    rule += "; an interval reaching 0 or below is at most partly (the sign is not established)"
-    if any(math.isnan(x) for x in (lo, hi)):
-        return UNTESTED, "no finite measurement"
-    if hi <= 0:
-        return FAILS, rule
-    meets = lambda f: lo <= target * f and hi >= target / f
-    if lo <= 0:
-        return (PARTLY if meets(f_partly) else FAILS), rule
-    return (HOLDS if meets(f_holds) else PARTLY if meets(f_partly) else FAILS), rule
-
-
-def judge_at_least(lo: float, hi: float, bound: float, name: str) -> tuple[str, str]:
-    """Holds if the whole interval is >= bound, partly if it contains the bound, fails if wholly below."""
-    rule = f"holds if the interval of the {name} lies at or above {bound:g}; partly if it contains it"
-    if any(math.isnan(x) for x in (lo, hi)):
-        return UNTESTED, "no finite measurement"
-    return (HOLDS if lo >= bound else PARTLY if hi >= bound else FAILS), rule
-
-
-def loglog_slopes(x: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:
-    """Per replicate, the least-squares slope of log Y[r] against log x over positive entries (R,); NaN if < 2."""
-    return torch.tensor([metrics.loglog_fit(x, Y[r])[0] for r in range(Y.shape[0])])
-
-
-def ci(x: torch.Tensor) -> tuple[float, float, float]:
-    """(mean, lo, hi) of a (R,) tensor over replicates (metrics.mean_ci) as floats."""
-    m, lo, hi = metrics.mean_ci(x.reshape(-1))
-    return float(m), float(lo), float(hi)

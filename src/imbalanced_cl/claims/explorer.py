@@ -17,9 +17,10 @@ from dataclasses import dataclass
 
 import torch
 
-from .config import ParameterError, SimConfig, check, check_float, check_grid, check_int
-from .metrics import cosine_matrix
-from .train import train
+from ..sim.config import SimConfig
+from ..validate import ParameterError, check, check_float, check_grid, check_int
+from ..sim.metrics import cosine_matrix
+from ..sim.train import train
 
 
 def _num(v) -> bool:

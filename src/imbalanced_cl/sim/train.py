@@ -1,7 +1,9 @@
-"""Training: full-batch gradient descent with decoupled weight decay (Alg. 1), R replicates at once.
+"""Training: gradient descent with decoupled weight decay (Alg. 1), R replicates at once, on any device.
 
-Read top to bottom: `gradient` is eq. (21) (eq. (5) under a pruning mask), `train` is the loop of
-Algorithm 1, and `Run` holds what a notebook measures afterwards.
+Read top to bottom: `gradient` is eq. (21) (eq. (5) under a pruning mask), `step` is one update of Algorithm 1,
+`train` is the loop, and `Run` holds what a notebook measures afterwards. With cfg.sampling = "fresh" (the
+default) every step draws K new pairs, so the empirical gradient tracks the population gradient that Lemma B.1
+(L519) analyses; "fixed" reuses one set of K pairs every step (full-batch GD on a finite set).
 """
 from __future__ import annotations
 
@@ -41,6 +43,13 @@ class History:
         """One recorded quantity stacked over time: shape (T, ...)."""
         return torch.tensor(self.steps) if name == "steps" else torch.stack(getattr(self, name))
 
+    def to(self, device) -> "History":
+        """The same snapshots with their tensors on `device`."""
+        out = History(steps=list(self.steps))
+        for name in _FIELDS[1:]:
+            setattr(out, name, [v.to(device) for v in getattr(self, name)])
+        return out
+
     @staticmethod
     def concat(parts: list["History"]) -> "History":
         """Join histories of replicate chunks along the replicate dimension."""
@@ -61,8 +70,17 @@ class Run:
     T1: torch.Tensor       # (R,) first step satisfying eq. (34) for t1_fraction of neurons; -1 if never
     step: int              # number of steps taken
     history: History
-    pairs: D.Pairs
+    pairs: D.Pairs         # the training set ("fixed"), or the last step's pairs ("fresh")
     W0: torch.Tensor       # (R, m, d1) initial weights
+
+    def to(self, device) -> "Run":
+        """The same run with its tensors on `device` (train returns runs on the CPU, ready for plotting)."""
+        return Run(self.cfg, self.replicates, self.M.to(device), self.W.to(device), self.T1.to(device), self.step,
+                   self.history.to(device), self.pairs.to(device), self.W0.to(device))
+
+    def heldout(self, n: int | None = None, extra: int = 0) -> D.Pairs:
+        """Held-out pairs from the test stream of each replicate (never seen in training, whatever the sampling)."""
+        return D.make_pairs(self.cfg, self.M, self.replicates, n, purpose=D.STREAM_TEST, extra=extra)
 
     @property
     def bias(self) -> torch.Tensor:
@@ -83,12 +101,15 @@ def _summed(U: torch.Tensor) -> torch.Tensor:
     return U.sum(dim=2)
 
 
-def _h_and_gate(W, U, Usum, b, need_gate=True):
+def _h_and_gate(W, U, Usum, b, need_gate=True, linear=None):
     """h (R,n,m) and, when the bias is nonzero, the BReLU gate 1{|s| >= b} (R,n,L,m); with b = 0, h is linear.
 
-    Both products are batched matrix multiplies over (R, n*L, d1) views, with no copies of the data.
+    Both products are batched matrix multiplies over (R, n*L, d1) views, with no copies of the data. `linear`
+    says whether b = 0 everywhere (None: look at b, which costs a device sync).
     """
-    if not bool((b != 0).any()):
+    if linear is None:
+        linear = not bool((b != 0).any())
+    if linear:
         return torch.bmm(Usum, W.transpose(1, 2)), None
     R, n, L, d1 = U.shape
     s = torch.bmm(U.view(R, n * L, d1), W.transpose(1, 2)).view(R, n, L, -1)   # <w_i, u^(r)>
@@ -105,7 +126,7 @@ def _wgrad(G, gate, U, Usum):
     return torch.bmm(A.transpose(1, 2), U.view(R, n * L, d1))
 
 
-def gradient(W, b, pairs: D.Pairs, cfg: SimConfig, mask=None, Usum=None):
+def gradient(W, b, pairs: D.Pairs, cfg: SimConfig, mask=None, Usum=None, linear=None):
     """Gradient of tau*InfoNCE (eq. 21) w.r.t. W, or Algorithm 1's gradient (eq. 5) under a keep-mask.
 
     Faithful backward (default): the logits l'_p, l'_s come from the masked model while h_i(Y) and
@@ -117,16 +138,16 @@ def gradient(W, b, pairs: D.Pairs, cfg: SimConfig, mask=None, Usum=None):
     UXs, UYs = Usum if Usum is not None else (_summed(UX), _summed(UY))
     literal = mask is not None and cfg.prune_backward == "literal"
     weight_mask = mask is not None and mask.dim() == 3
-    hX, gate = _h_and_gate(W, UX, UXs, b, need_gate=not (literal and weight_mask))
-    hY, _ = _h_and_gate(W, UY, UYs, b, need_gate=False)
+    hX, gate = _h_and_gate(W, UX, UXs, b, need_gate=not (literal and weight_mask), linear=linear)
+    hY, _ = _h_and_gate(W, UY, UYs, b, need_gate=False, linear=linear)
     if mask is None:
         FX, FY = hX, hY
     elif not weight_mask:  # whole neurons: a pruned neuron's output is simply zero
         FX, FY = hX * mask.unsqueeze(1), hY * mask.unsqueeze(1)
     else:
         Wm = apply_mask(W, mask)
-        FX, gate_m = _h_and_gate(Wm, UX, UXs, b, need_gate=literal)
-        FY, _ = _h_and_gate(Wm, UY, UYs, b, need_gate=False)
+        FX, gate_m = _h_and_gate(Wm, UX, UXs, b, need_gate=literal, linear=linear)
+        FY, _ = _h_and_gate(Wm, UY, UYs, b, need_gate=False, linear=linear)
         if literal:
             gate = gate_m
     loss, G, pos_prob = infonce_and_grad(FX, FY, FY if literal else hY, cfg.tau, cfg.tau_scaled)
@@ -143,39 +164,67 @@ def step_flops(cfg: SimConfig, R: int, linear: bool) -> float:
     return matmuls + 2 * 2 * R * cfg.n_pairs ** 2 * cfg.m
 
 
-def _train_chunk(cfg: SimConfig, reps: list, resume: Run | None, bar, pairs_at=None) -> Run:
+def step(W, b, pairs: D.Pairs, cfg: SimConfig, mask=None, Usum=None, linear=None):
+    """One update of Algorithm 1: theta <- (1 - eta lambda) theta - eta g (step 7; decay on the full theta, L155).
+
+    Returns (new W, loss (R,), mean l'_p (R,)). Pure tensor code with no host round trip when `linear` is given,
+    so it runs unchanged on any device (a test runs it on the `meta` device).
+    """
+    g, loss, pp = gradient(W, b, pairs, cfg, mask, Usum, linear)
+    return (1.0 - cfg.lr * cfg.weight_decay) * W - cfg.lr * g, loss, pp
+
+
+def _batch(cfg: SimConfig, M, reps: list, t: int, fixed: D.Pairs | None, sampler=None) -> D.Pairs:
+    """The pairs of step t: the fixed training set, K fresh pairs from sub-stream t + 1 of the train stream,
+    or what a caller's sampler(t, reps) returns."""
+    if fixed is not None:
+        return fixed
+    if sampler is not None:
+        return sampler(t, reps).to(M.device)
+    return D.make_pairs(cfg, M, reps, extra=t + 1)
+
+
+def _train_chunk(cfg: SimConfig, reps: list, resume: Run | None, bar, sampler=None) -> Run:
+    dev = cfg.torch_device
     if resume is None:
-        M = D.make_dictionaries(cfg, reps)
-        W = init_weights(cfg, reps)
-        pairs = D.make_pairs(cfg, M, reps) if pairs_at is None else pairs_at(M, reps, 0)
-        T1 = torch.full((len(reps),), -1, dtype=torch.long)
+        M = D.make_dictionaries(cfg, reps, dev)
+        W = init_weights(cfg, reps).to(dev)
+        T1 = torch.full((len(reps),), -1, dtype=torch.long, device=dev)
         start, W0 = 0, W.clone()
     else:
-        M, W, pairs, T1, start = resume.M, resume.W.clone(), resume.pairs, resume.T1.clone(), resume.step
-        W0 = resume.W0
+        M, W, T1, start = resume.M.to(dev), resume.W.to(dev).clone(), resume.T1.to(dev).clone(), resume.step
+        W0 = resume.W0.to(dev)
+    if sampler is not None:      # a caller-made stream (e.g. App. A.2 batches grid points as replicates)
+        fixed = None
+    elif cfg.sampling == "fixed":
+        fixed = resume.pairs.to(dev) if resume is not None else D.make_pairs(cfg, M, reps)
+    else:
+        fixed = None
+    Usum = (_summed(fixed.UX), _summed(fixed.UY)) if fixed is not None else None
     hist = History()
-    Usum = (_summed(pairs.UX), _summed(pairs.UY))
-    decay = 1.0 - cfg.lr * cfg.weight_decay
     mask = None
+    started = bool((T1 >= 0).any())
     for t in range(start, cfg.steps):
-        if pairs_at is not None and (new := pairs_at(M, reps, t)) is not pairs:   # a pair source may renew the data
-            pairs, Usum = new, (_summed(new.UX), _summed(new.UY))
+        pairs = _batch(cfg, M, reps, t, fixed, sampler)
         b = bias_at(cfg, W, t, T1)
         if cfg.prune_alpha > 0 and t >= cfg.prune_start:
             if mask is None or (t - cfg.prune_start) % cfg.prune_every == 0:
                 mask = mask_for(W, cfg.prune_alpha, cfg.prune_unit)
-        g, loss, pp = gradient(W, b, pairs, cfg, mask, Usum)
+        linear = cfg.bias == "none" or cfg.bias_coef == 0 or not started   # b = 0 until some T1 (Lemma F.3)
+        W_new, loss, pp = step(W, b, pairs, cfg, mask, Usum, linear)
         if (t - start) % cfg.record_every == 0:
             hist.add(t, W @ M, W.pow(2).sum(-1), b, loss, pp)
-        W = decay * W - cfg.lr * g  # theta <- (1 - eta lambda) theta - eta g  (Alg. 1 step 7)
-        if bool((T1 < 0).any()):
+        W = W_new
+        if not bool((T1 >= 0).all()):   # T1: first step at which eq. (34) holds for t1_fraction of neurons
             frac = (feature_share(W, M) >= 0.5).float().mean(-1)
             hit = (T1 < 0) & ((frac >= cfg.t1_fraction) | (cfg.t1_max > 0 and t + 1 >= cfg.t1_max))
             T1 = torch.where(hit, torch.full_like(T1, t + 1), T1)
+            started = started or bool(hit.any())
         bar.update(1)
     b = bias_at(cfg, W, cfg.steps, T1)
     if mask is not None:  # only ever set when prune_alpha > 0
         mask = mask_for(W, cfg.prune_alpha, cfg.prune_unit)
+    pairs = _batch(cfg, M, reps, cfg.steps, fixed, sampler)
     _, loss, pp = gradient(W, b, pairs, cfg, mask, Usum)
     if not hist.steps or hist.steps[-1] != cfg.steps:
         hist.add(cfg.steps, W @ M, W.pow(2).sum(-1), b, loss, pp)
@@ -202,15 +251,13 @@ def _slice_run(run: Run, lo: int, hi: int) -> Run:
                History(), pairs, run.W0[lo:hi])
 
 
-def train(cfg: SimConfig, replicates=None, resume: Run | None = None, pairs_at=None) -> Run:
+def train(cfg: SimConfig, replicates=None, resume: Run | None = None, sampler=None) -> Run:
     """Train cfg.R replicates (or the given replicate indices) for cfg.steps steps in total.
 
-    `pairs_at(M, reps, t)`, when given, returns the Pairs of step t for replicate indices `reps` (whose
-    dictionaries are M): a fresh draw every step, or pairs built per replicate by other rules. By default
-    the pairs are one fixed set, D.make_pairs(cfg, M, reps).
-
     With `resume`, continue from that run's weights, data and T1 (same data stream) up to cfg.steps:
-    this is how a pruned branch starts from a vanilla checkpoint. Replicates are trained in chunks of
+    this is how a pruned branch starts from a vanilla checkpoint (with "fresh" sampling the branch and its control
+    draw the same pairs at every step: step t's pairs depend on (seed, replicate, t) only). `sampler(t, reps)`,
+    if given, supplies step t's pairs for the replicate indices `reps` instead. Replicates are trained in chunks of
     cfg.chunk to bound memory; each replicate's numbers do not depend on the chunking.
     """
     reps = list(range(cfg.R)) if replicates is None else list(replicates)
@@ -220,11 +267,14 @@ def train(cfg: SimConfig, replicates=None, resume: Run | None = None, pairs_at=N
     bounds = [(lo, min(lo + size, len(reps))) for lo in range(0, len(reps), size)]
     start = resume.step if resume is not None else 0
     runs = []
+    tf32 = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = cfg.tf32   # exact float32 unless asked (the theory checks need it)
     with tqdm(total=(cfg.steps - start) * len(bounds), disable=not cfg.progress, desc="train",
               mininterval=2.0, leave=False) as bar:
         for lo, hi in bounds:
             part = _slice_run(resume, lo, hi) if resume is not None else None
-            runs.append(_train_chunk(cfg, reps[lo:hi], part, bar, pairs_at))
+            runs.append(_train_chunk(cfg, reps[lo:hi], part, bar, sampler).to("cpu"))   # results move to the CPU once
+    torch.backends.cuda.matmul.allow_tf32 = tf32
     if len(runs) == 1:
         out = runs[0]
     else:

@@ -31,7 +31,7 @@ def softmax_logits(FX: torch.Tensor, FY: torch.Tensor, tau: float) -> torch.Tens
 def grad_features(Q: torch.Tensor, FY: torch.Tensor, tau: float, tau_scaled: bool) -> torch.Tensor:
     """dLoss/df(X_k) = (1/n)[(l'_p - 1) f(Y_k) + sum_s l'_s f(Y_s)]  (eq. 21), times 1/tau if not tau-scaled."""
     n = Q.shape[-1]
-    eye = torch.eye(n, dtype=Q.dtype)
+    eye = torch.eye(n, dtype=Q.dtype, device=Q.device)
     G = (Q - eye) @ FY / n
     return G if tau_scaled else G / tau
 

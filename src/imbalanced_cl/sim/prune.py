@@ -22,7 +22,7 @@ def neuron_mask(W: torch.Tensor, alpha: float) -> torch.Tensor:
     """Keep-mask (R, m): drop the round(alpha*m) neurons with the smallest ||w_i|| (ties: lower index first)."""
     R, m, _ = W.shape
     k = n_pruned(alpha, m)
-    keep = torch.ones(R, m, dtype=W.dtype)
+    keep = torch.ones(R, m, dtype=W.dtype, device=W.device)
     if k == 0:
         return keep
     order = torch.argsort(W.norm(dim=-1), dim=-1, stable=True)
@@ -34,7 +34,7 @@ def weight_mask(W: torch.Tensor, alpha: float) -> torch.Tensor:
     """Keep-mask (R, m, d1): drop the round(alpha*m*d1) smallest |w_ik| per replicate (ties: lower index)."""
     R, m, d1 = W.shape
     k = n_pruned(alpha, m * d1)
-    keep = torch.ones(R, m * d1, dtype=W.dtype)
+    keep = torch.ones(R, m * d1, dtype=W.dtype, device=W.device)
     if k:
         order = torch.argsort(W.abs().reshape(R, -1), dim=-1, stable=True)
         keep.scatter_(1, order[:, :k], 0.0)

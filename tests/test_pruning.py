@@ -1,4 +1,4 @@
-"""Notebook 04's measurements (pruning_analysis): config validation, feature statistics, rates, mechanism, census."""
+"""Notebook 04's measurements (claims.pruning): config validation, feature statistics, rates, mechanism, census."""
 from __future__ import annotations
 
 import math
@@ -6,10 +6,11 @@ import math
 import pytest
 import torch
 
-from imbalanced_cl import pruning_analysis as pa
-from imbalanced_cl.config import ParameterError
-from imbalanced_cl.train import train
+from imbalanced_cl.claims import pruning as pa
+from imbalanced_cl.validate import ParameterError
+from imbalanced_cl.sim.train import train
 from imbalanced_cl.verdict import FAILS, HOLDS, PARTLY, UNTESTED
+from imbalanced_cl import verdict as V
 
 TINY = dict(d=4, d1=8, L=2, m=6, n_pairs=16, R=2, record_every=5, progress=False, vanilla_steps=20,
             prune_steps=20, rate_window=10, top_k=2, alpha_grid=(0.2, 0.5), alpha_main=0.2,
@@ -28,7 +29,7 @@ def test_config_rejects_bad_values_naming_the_parameter(field, value):
 
 
 def test_config_from_namespace_and_protocol_configs():
-    cfg = pa.PruningConfig.from_namespace({**TINY, "alpha_grid": [0.2, 0.5], "unrelated": 3})
+    cfg = pa.PruningConfig.from_namespace({**TINY, "alpha_grid": [0.2, 0.5]})
     assert cfg.alpha_grid == (0.2, 0.5)
     v = cfg.vanilla()
     assert (v.steps, v.prune_alpha) == (20, 0.0)
@@ -68,17 +69,6 @@ def test_degradation_threshold():
     maj = torch.tensor([[1.0, 0.95, 0.8, 0.5], [1.0, 1.0, 1.0, 1.0]])
     thr = pa.degradation_threshold([0.1, 0.2, 0.3, 0.4], maj, torch.tensor([1.0, 1.0]), 0.1)
     assert thr[0] == pytest.approx(0.3) and math.isnan(float(thr[1]))
-
-
-def test_judges():
-    assert pa.judge_factor(8.0, 30.0, 20.0, 3.0, 10.0)[0] == HOLDS
-    assert pa.judge_factor(0.5, 1.0, 20.0, 3.0, 10.0)[0] == FAILS
-    assert pa.judge_factor(-1.0, 30.0, 20.0, 3.0, 10.0)[0] == PARTLY    # sign not established
-    assert pa.judge_factor(-3.0, -1.0, 20.0, 3.0, 10.0)[0] == FAILS
-    assert pa.judge_factor(float("nan"), 1.0, 20.0, 3.0, 10.0)[0] == UNTESTED
-    assert pa.judge_at_least(3.0, 4.0, 2.5, "n")[0] == HOLDS
-    assert pa.judge_at_least(2.0, 4.0, 2.5, "n")[0] == PARTLY
-    assert pa.judge_at_least(1.0, 2.0, 2.5, "n")[0] == FAILS
 
 
 @pytest.fixture(scope="module")
@@ -122,23 +112,3 @@ def test_t5_elapsed_matches_formula():
     assert pa.t5_elapsed(cfg, 0.1) == pytest.approx(want)
 
 
-def test_private_census_fallback_matches_census_module(monkeypatch):
-    """Without census.py the module falls back to its own Def. B.1 census; both must agree."""
-    import importlib.util
-    import sys
-    spec = importlib.util.find_spec("imbalanced_cl.pruning_analysis")
-    monkeypatch.setitem(sys.modules, "imbalanced_cl.census", None)  # makes `from .census import` fail
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    assert mod.census_of.__module__ == "imbalanced_cl.pruning_analysis"
-    monkeypatch.undo()
-    g = torch.randn(3, 200, 6, generator=torch.Generator().manual_seed(0))
-    mine = mod.census_of(g, 6, 0.9, 0.1)
-    try:
-        from imbalanced_cl.census import census_of
-    except ImportError:
-        pytest.skip("census.py not present")
-    theirs = census_of(g, 6, 0.9, 0.1)
-    for key in ("ordinary", "lucky", "Ni"):
-        assert torch.equal(mine[key], theirs[key])
-    assert int(mine["lucky"].sum()) > 0

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from .config import ParameterError
+from ..validate import ParameterError
 from .profiles import params as profile_params
 from .profiles import repo_root
 
@@ -128,7 +128,7 @@ def build_html(executed: Path, out_root: Path, strict: bool = False) -> int:
 
 
 def run_book(profile: str = "default", out_root: Path | None = None, only: list[str] | None = None,
-             build: bool = True, strict: bool = False, force: bool = False) -> int:
+             build: bool = True, strict: bool = False, force: bool = False, overrides: dict | None = None) -> int:
     """Execute (or reuse) every notebook at a profile, then build the HTML. Returns a process exit code."""
     root = repo_root()
     out_root = Path(out_root or root).resolve()
@@ -144,6 +144,10 @@ def run_book(profile: str = "default", out_root: Path | None = None, only: list[
         if only and nb.stem not in only:
             continue
         params = profile_params(profile, nb.stem)
+        if overrides:   # e.g. {"seed": 1} for the stability command: only where the notebook has the parameter
+            import papermill as pm
+            declared = pm.inspect_notebook(str(nb))
+            params.update({k: v for k, v in overrides.items() if k in declared})
         check_params(nb, params)
         extra = json.dumps(keys, sort_keys=True) if collects(nb) else ""
         key = cache_key(nb, params, profile, code, extra)

@@ -14,8 +14,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import verdict as V
-from .book import collects, toc_notebooks
+from .. import verdict as V
+from . import tables as T
+from .runner import collects, toc_notebooks
 from .profiles import repo_root
 
 ENV = "IMBALANCED_CL_EXECUTED"
@@ -67,7 +68,7 @@ def gather(executed_dir: str = "", root: Path | None = None) -> Board:
                else f"no executed notebooks: {folder} does not exist")
         board.status = {nb: why for nb in expected}
         return board
-    rows = V.collect(folder)
+    rows = collect(folder)
     by_nb: dict[str, list] = {}
     for r in rows:
         by_nb.setdefault(r.get("notebook", ""), []).append(r)
@@ -83,12 +84,12 @@ def gather(executed_dir: str = "", root: Path | None = None) -> Board:
 
 
 def _interval(r: dict) -> str:
-    return f'{V.fmt(r["measured"])} <span class="sb-ci">[{V.fmt(r["lo"])}, {V.fmt(r["hi"])}]</span>'
+    return f'{T.fmt(r["measured"])} <span class="sb-ci">[{T.fmt(r["lo"])}, {T.fmt(r["hi"])}]</span>'
 
 
 def render(board: Board, base: str = "../notebooks/") -> str:
     """HTML: a summary line, a warning for missing verdicts, and the table; evidence links to base + NN.html."""
-    colours = V._COLOURS
+    colours = T._COLOURS
     out = []
     c = board.counts()
     summary = ", ".join(f'<b style="color:{colours[v]}">{c.get(v, 0)} {v}</b>' for v in V.VERDICTS)
@@ -131,3 +132,23 @@ class Scoreboard:
         lines = [f"{len(self.board.rows)} claims; missing: {self.board.missing or 'none'}"]
         lines += [f"[{r['verdict']}] {r['notebook']}: {r['claim']}" for r in self.board.rows]
         return "\n".join(lines)
+
+def rows_of(path: Path) -> list[dict]:
+    """The glued verdict rows of one executed notebook."""
+    import nbformat
+    rows = []
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            name = out.get("metadata", {}).get("scrapbook", {}).get("name", "")
+            mime = [k for k in out.get("data", {}) if k.endswith("application/json")]
+            if name.endswith("_verdicts") and mime:
+                payload = out["data"][mime[0]]
+                payload = json.loads(payload) if isinstance(payload, str) else payload
+                rows.extend(payload["rows"])
+    return rows
+
+
+def collect(executed_dir) -> list[dict]:
+    """Gather the glued verdict rows of every executed notebook under executed_dir (for the scoreboard)."""
+    return [r for path in sorted(Path(executed_dir).glob("*.ipynb")) for r in rows_of(path)]

@@ -61,10 +61,10 @@ def bias_at(cfg: SimConfig, W: torch.Tensor, t: int, T1: torch.Tensor) -> torch.
     """
     R, m, _ = W.shape
     if cfg.bias == "none":
-        return torch.zeros(R, m, dtype=W.dtype)
+        return torch.zeros(R, m, dtype=W.dtype, device=W.device)
     started = (T1 >= 0) & (T1 <= t)
     elapsed = (t - T1).clamp(min=0).to(W.dtype)
     ramp = torch.clamp((1.0 + cfg.bias_ramp) ** elapsed, max=cfg.bias_ramp_max)
-    a = 0.5 * (cfg.mag_lo + cfg.mag_hi) / cfg.L
+    a = 0.5 * (cfg.mag_lo + cfg.mag_hi) / cfg.L if cfg.bias_token_factor else 1.0
     base = cfg.bias_coef * a * math.sqrt(2 * math.log(cfg.d) / cfg.d) * W.norm(dim=-1)
     return torch.where(started[:, None], base * ramp[:, None], torch.zeros_like(base))
