@@ -256,7 +256,7 @@ def test_view_correlations_match_the_closed_forms():
 
 # --- config, the batched grid, verdict rows ---
 
-@pytest.mark.parametrize("bad", [{"ratios": (0.3, 0.1)}, {"kinds": ("identical", "crop")}, {"tol": 1.5},
+@pytest.mark.parametrize("bad", [{"ratios": (0.3, 0.1)}, {"kinds": ("identical", "crop")}, {"tol_bound": 1.5},
                                  {"kinds": ("paper", "paper")}, {"sampling": "sometimes"}, {"probe_max": 0.0},
                                  {"contrast_weight_decay": 3.0}])
 def test_config_refuses_bad_values(bad):
@@ -321,7 +321,7 @@ def test_verdict_rows_on_a_hand_made_result():
                    ("probe", "identical"): [0.9, 0.92, 0.91, 0.9],
                    ("share", "paper"): [0.5, 0.51, 0.5, 0.52]})               # does not hold
     rows = _rows(res, cfg)
-    assert len(rows) == 12
+    assert len(rows) == 14
     assert all(r.source.startswith("Wen & Li 2021") and r.kind == "companion" and r.n == 4 for r in rows.values())
     share = rows[("With RandomMask", "Thm 3.4 (β = o(‖w‖/√d1))")]
     assert share.verdict == V.HOLDS and "0.88" in share.rule and share.predicted == "≥ 0.9"
@@ -334,10 +334,23 @@ def test_verdict_rows_on_a_hand_made_result():
     assert ident.verdict == V.INCONCLUSIVE and ident.n_needed > 4
     assert rows[("Without augmentation", "Cor. 3.3")].verdict == V.HOLDS
     assert rows[("With the main paper's pairs", "Thm 3.4 (β = o(‖w‖/√d1))")].verdict == V.FAILS
+    gap = rows[("The probe needs augmentation: its MSE without minus with RandomMask (paired)", "Cor. 3.3 vs Cor. 3.5")]
+    assert gap.verdict == V.HOLDS and gap.measured == pytest.approx(0.8, abs=1e-6) and gap.predicted == "> 0.1"
+
+
+def test_the_paired_probe_gap_is_judged_against_its_smallest_effect():
+    cfg = DC.DecouplingConfig(ratios=(1.0,), probe_gap_min=0.1)
+    gap = lambda res: [r for r in DC.verdict_rows(res, cfg) if r.claim.endswith("RandomMask (paired)")][0]
+    same = _result({("probe", "identical"): [0.5, 0.6, 0.7, 0.6], ("probe", "random_mask"): [0.5, 0.6, 0.7, 0.6]})
+    assert gap(same).verdict == V.FAILS                       # exactly 0: a tight interval short of the effect
+    small = _result({("probe", "identical"): [0.55, 0.66, 0.75, 0.65], ("probe", "random_mask"): [0.5, 0.6, 0.7, 0.6]})
+    assert gap(small).verdict == V.PARTLY                     # a real positive gap, smaller than probe_gap_min
+    big = _result({("probe", "identical"): [0.9, 0.95, 0.9, 0.92], ("probe", "random_mask"): [0.5, 0.6, 0.7, 0.6]})
+    assert gap(big).verdict == V.HOLDS
 
 
 def test_verdict_rows_are_not_comparable_before_convergence_or_without_the_bias():
-    cfg = DC.DecouplingConfig(ratios=(1.0,), converged_tol=0.02)
+    cfg = DC.DecouplingConfig(ratios=(1.0,), tol_converged=0.02)
     final = {("share", "random_mask"): [0.95, 0.96, 0.97, 0.96], ("align", "identical"): [0.95, 0.96, 0.95, 0.96]}
     moving = _rows(_result(final, moved=0.1), cfg)
     assert all(r.verdict == V.NOT_COMPARABLE for r in moving.values() if r.measured != 0.0)

@@ -39,7 +39,7 @@ def representation(res, cfg):
         band(axes[0], res.steps, res.series("align", kind), DC.LABELS[kind], COLOURS[kind])
         band(axes[1], res.steps, res.series("removal", kind), DC.LABELS[kind], COLOURS[kind])
     axes[0].axhline(cfg.align_high, color="k", ls="--", lw=0.8, label="align_high (Thm 3.2)")
-    axes[0].axhline(cfg.align_low, color="k", ls=":", lw=0.8, label="align_low")
+    axes[0].axhline(cfg.noise_align_max, color="k", ls=":", lw=0.8, label="noise_align_max")
     axes[1].axhline(cfg.removal_min, color="k", ls="--", lw=0.8, label="removal_min (Thm 3.4)")
     _steps(axes[0], r"$\cos(f(x), f(\xi))$", "noise alignment")
     _steps(axes[1], r"$\cos(f(x), f(Mz))$", "noise removal")

@@ -52,13 +52,14 @@ class DecouplingConfig(SimConfig):
     singleton_cos2: float = 0.5       # a singleton neuron also has cos^2(w_i, M_j) of at least this (not noise)
     # --- verdict thresholds, fixed before any run ---
     share_min: float = 0.9            # with augmentation the feature share reaches this (Thm 3.4: off-atom part o(1))
-    align_low: float = 0.5            # with augmentation cos(f(x), f(xi)) stays at most this
+    noise_align_max: float = 0.5      # with augmentation cos(f(x), f(xi)) stays at most this
     align_high: float = 0.9           # without augmentation cos(f(x), f(xi)) reaches this (Thm 3.2: 1 - o(1))
     removal_min: float = 0.9          # with augmentation cos(f(x), f(Mz)) reaches this (Thm 3.4)
     coverage_min: float = 0.9         # with augmentation this fraction of atoms has a singleton neuron (Thm 3.4)
     probe_max: float = 0.5            # a probe succeeds at a normalised MSE of at most this (Cor. 3.3/3.5)
-    tol: float = 0.02                 # slack of every bound rule (verdict.judge_bound)
-    converged_tol: float = 0.02       # premise t of at least T3: a row's measurement moved at most this over the last checkpoint interval
+    probe_gap_min: float = 0.1        # smallest effect of interest: identical copies' probe MSE minus the augmented one's, paired
+    tol_bound: float = 0.02           # slack of every bound rule (verdict.judge_bound)
+    tol_converged: float = 0.02       # premise t of at least T3: a row's measurement moved at most this over the last checkpoint interval
     # --- sensitivity run: identical copies vs RandomMask under the main paper's optimiser values ---
     contrast_weight_decay: float = 1e-3   # lambda of the sensitivity run (the main paper's, below Wen & Li's range here)
     contrast_tau: float = 1.0             # tau of the sensitivity run (the main paper's)
@@ -91,11 +92,12 @@ class DecouplingConfig(SimConfig):
         check_int("n_probe", self.n_probe, 10)
         check_float("probe_ridge", self.probe_ridge, 0.0, lo_open=True)
         check_float("singleton_rel", self.singleton_rel, 0.0, 1.0, lo_open=True, hi_open=True)
-        for name in ("singleton_cos2", "share_min", "align_low", "align_high", "removal_min", "coverage_min",
+        for name in ("singleton_cos2", "share_min", "noise_align_max", "align_high", "removal_min", "coverage_min",
                      "probe_max"):
             check_float(name, getattr(self, name), 0.0, 1.0, lo_open=True)
-        check_float("tol", self.tol, 0.0, 1.0, hi_open=True)
-        check_float("converged_tol", self.converged_tol, 0.0, lo_open=True)
+        check_float("probe_gap_min", self.probe_gap_min, 0.0)
+        check_float("tol_bound", self.tol_bound, 0.0, 1.0, hi_open=True)
+        check_float("tol_converged", self.tol_converged, 0.0, lo_open=True)
         check_float("contrast_weight_decay", self.contrast_weight_decay, 0.0)
         check("contrast_weight_decay", self.contrast_weight_decay, self.lr * self.contrast_weight_decay < 1,
               "a number with lr * contrast_weight_decay < 1", given=f"lr={self.lr}")
@@ -396,27 +398,44 @@ def split_mean(x: torch.Tensor, minority: torch.Tensor) -> tuple[torch.Tensor, t
     return x[..., ~minority].mean(-1), x[..., minority].mean(-1)
 
 
+def _premises(result, cfg, series: torch.Tensor, kinds: tuple, bias: bool) -> list[tuple[str, bool]]:
+    """A row's premises: its measurement has stopped moving (t >= T3), and the bias schedule switched on."""
+    moved = float((series[-1] - series[-2]).mean().abs()) if series.shape[0] > 1 else math.inf
+    checks = [(f"t ≥ T3: the measurement moved by {moved:.3g} ≤ {cfg.tol_converged:g} over the last checkpoint "
+               f"interval", moved <= cfg.tol_converged)]
+    if bias:
+        on = all(bool((result.T1[result.cell(k, 1.0)] >= 0).all()) for k in kinds)
+        checks.append(("the bias schedule of L182 switched on in every replicate", on))
+    return checks
+
+
 def _bound_row(result, cfg, claim, source, name, kind, bound, at_least, bias_premise=True) -> V.Verdict:
     """One companion row: the last step's `name` in the balanced `kind` cell against a bound, with premises."""
     series = result.series(name, kind).float()                  # (T, R)
     m, lo, hi = (float(v) for v in mean_ci(series[-1]))
-    moved = float((series[-1] - series[-2]).mean().abs()) if series.shape[0] > 1 else math.inf
-    checks = [(f"t ≥ T3: the measurement moved by {moved:.3g} ≤ {cfg.converged_tol:g} over the last checkpoint "
-               f"interval", moved <= cfg.converged_tol)]
-    if bias_premise:
-        checks.append(("the bias schedule of L182 switched on in every replicate",
-                       bool((result.T1[result.cell(kind, 1.0)] >= 0).all())))
-    edge = bound - cfg.tol if at_least else bound + cfg.tol
+    edge = bound - cfg.tol_bound if at_least else bound + cfg.tol_bound
     return V.row(claim, f"{COMPANION}, {source}", f"{'≥' if at_least else '≤'} {bound:g}", m, lo, hi,
-                 V.judge_bound(lo, hi, bound, at_least, cfg.tol), checks, n=series.shape[1], band=abs(m - edge),
+                 V.judge_bound(lo, hi, bound, at_least, cfg.tol_bound),
+                 _premises(result, cfg, series, (kind,), bias_premise), n=series.shape[1], band=abs(m - edge),
                  kind="companion")
+
+
+def _gap_row(result, cfg, kind) -> V.Verdict:
+    """"Only with augmentation": identical copies' probe MSE minus `kind`'s, paired by replicate, above probe_gap_min."""
+    series = (result.series("probe", VW.IDENTICAL) - result.series("probe", kind)).float()
+    m, lo, hi = (float(v) for v in mean_ci(series[-1]))
+    return V.row(f"The probe needs augmentation: its MSE without minus with {LABELS[kind]} (paired)",
+                 f"{COMPANION}, Cor. 3.3 vs Cor. 3.5", f"> {cfg.probe_gap_min:g}", m, lo, hi,
+                 V.judge_positive(lo, hi, "paired probe-error gap", cfg.probe_gap_min),
+                 _premises(result, cfg, series, (kind,), True), n=series.shape[1],
+                 band=abs(m - cfg.probe_gap_min), kind="companion")
 
 
 def verdict_rows(result: DecouplingResult, cfg: DecouplingConfig) -> list[V.Verdict]:
     """Wen & Li's claims judged at the last step of the balanced cells (eps_min = eps_max), thresholds from cfg.
 
     A row is "not comparable" when its run is not at the theorems' time (the measurement still moves by more
-    than converged_tol) or, with augmentation, when the bias schedule never switched on.
+    than tol_converged) or, with augmentation, when the bias schedule never switched on.
     """
     rows = []
     for kind in (k for k in cfg.kinds if k in AUGMENTED):
@@ -425,7 +444,7 @@ def verdict_rows(result: DecouplingResult, cfg: DecouplingConfig) -> list[V.Verd
             _bound_row(result, cfg, f"{w}, the feature share ||Mᵀw||²/||w||² grows to ≈ 1", "Thm 3.4 (β = o(‖w‖/√d1))",
                        "share", kind, cfg.share_min, True),
             _bound_row(result, cfg, f"{w}, noise alignment cos(f(x), f(ξ)) stays low", "Thm 3.4 and Sec. 4",
-                       "align", kind, cfg.align_low, False),
+                       "align", kind, cfg.noise_align_max, False),
             _bound_row(result, cfg, f"{w}, the noise is removed: cos(f(x), f(Mz)) → 1", "Thm 3.4 (L238)",
                        "removal", kind, cfg.removal_min, True),
             _bound_row(result, cfg, f"{w}, every atom has a singleton neuron (N_i = {{j}})",
@@ -440,6 +459,7 @@ def verdict_rows(result: DecouplingResult, cfg: DecouplingConfig) -> list[V.Verd
             _bound_row(result, cfg, "Without augmentation, a linear probe fails (normalised MSE)", "Cor. 3.3",
                        "probe", VW.IDENTICAL, cfg.probe_max, True, bias_premise=False),
         ]
+        rows += [_gap_row(result, cfg, kind) for kind in cfg.kinds if kind in AUGMENTED]
     return rows
 
 
