@@ -29,6 +29,7 @@ class SimConfig:
     sigma_xi: float = 0.05      # token noise std (Assumption 3.3); NSR = sigma_xi^2 * d1 (App. A.2)
     n_pairs: int = 512          # K: pairs per step (eq. 3); negatives are the other pairs' Y
     sampling: str = "fresh"     # "fresh": K new pairs every step (online SGD, the population regime of Lemma B.1); "fixed": one set reused
+    views: str = "paper"        # how the two views of a pair are built (sim/views.py): "paper" (Assumption 3.4), "identical" copies, "random_mask" (Wen & Li Def. 2.3)
     # --- encoder: eq. (4) with W_Q = W_K = W_V = I frozen ---
     attention: str = "softmax"  # "softmax" (identity attention) or "mean" (exact token average)
     attn_scale: float = 0.0     # softmax scale s; 0 means 1/sqrt(d1)
@@ -119,6 +120,7 @@ class SimConfig:
         check_int("chunk", self.chunk, 0)
         check("progress", self.progress, isinstance(self.progress, bool), "True or False")
         check_choice("sampling", self.sampling, ("fresh", "fixed"))
+        check_choice("views", self.views, ("paper", "identical", "random_mask"))
         check("bias_token_factor", self.bias_token_factor, isinstance(self.bias_token_factor, bool), "True or False")
         check_float("regime_share_min", self.regime_share_min, 0.0, 1.0)
         check_float("regime_grad_poly", self.regime_grad_poly, 0.0, lo_open=True)
