@@ -32,12 +32,18 @@ def share(res, cfg):
     return ax
 
 
-def representation(res, cfg):
-    """Figure 2: cos(f(x), f(xi)) and cos(f(x), f(Mz)) of the balanced cells at the checkpoints."""
+def _series_pair(res, cfg, keys: tuple[str, str]):
+    """Two panels side by side, one band per pair type in each: the checkpoint series res.series(key, kind)."""
     _, axes = plt.subplots(1, 2, figsize=(11, 3.8))
     for kind in cfg.kinds:
-        band(axes[0], res.steps, res.series("align", kind), DC.LABELS[kind], COLOURS[kind])
-        band(axes[1], res.steps, res.series("removal", kind), DC.LABELS[kind], COLOURS[kind])
+        for ax, key in zip(axes, keys):
+            band(ax, res.steps, res.series(key, kind), DC.LABELS[kind], COLOURS[kind])
+    return axes
+
+
+def representation(res, cfg):
+    """Figure 2: cos(f(x), f(xi)) and cos(f(x), f(Mz)) of the balanced cells at the checkpoints."""
+    axes = _series_pair(res, cfg, ("align", "removal"))
     axes[0].axhline(cfg.align_high, color="k", ls="--", lw=0.8, label="align_high (Thm 3.2)")
     axes[0].axhline(cfg.noise_align_max, color="k", ls=":", lw=0.8, label="noise_align_max")
     axes[1].axhline(cfg.removal_min, color="k", ls="--", lw=0.8, label="removal_min (Thm 3.4)")
@@ -49,10 +55,7 @@ def representation(res, cfg):
 
 def probe(res, cfg):
     """Figure 3: singleton coverage and the probe's normalised MSE at the checkpoints, with the raw-input probe."""
-    _, axes = plt.subplots(1, 2, figsize=(11, 3.8))
-    for kind in cfg.kinds:
-        band(axes[0], res.steps, res.series("coverage", kind), DC.LABELS[kind], COLOURS[kind])
-        band(axes[1], res.steps, res.series("probe", kind), DC.LABELS[kind], COLOURS[kind])
+    axes = _series_pair(res, cfg, ("coverage", "probe"))
     raw = stats.mean_ci(res.raw_probe[res.cell(cfg.kinds[0], 1.0)].mean(-1))[0]
     axes[0].axhline(cfg.coverage_min, color="k", ls="--", lw=0.8, label="coverage_min")
     axes[1].axhline(float(raw), color="k", ls=":", label="probe on the raw input x")
