@@ -160,6 +160,8 @@ def _summary_table(board: Board, base: str) -> str:
         c, reg = board.counts(nb), board.counts(nb, kind="regime")
         cells = "".join(f'<td style="color:{colours[v]}">{c.get(v, 0) or ""}</td>' for v in V.VERDICTS)
         note = "" if status == "ok" else f' <small>({_esc(status)})</small>'
+        if any(r.get("kind") == "companion" for r in board.rows if r["notebook"] == nb):
+            note += " <small>(companion claims, not the paper's)</small>"
         paper = "recorded" if nb in board.paper else "not yet run at paper scale"
         prem = f"{sum(reg.values()) - reg.get(V.HOLDS, 0)} of {sum(reg.values())}" if reg else ""
         out.append(f'<tr data-summary="{_esc(nb)}"><th scope="row"><a href="{base}{_esc(nb)}.html">{_esc(nb)}</a>'
