@@ -29,7 +29,7 @@ bench: venv
 clean:
 	rm -rf _build
 
-# Mutation testing of the model-and-training layer (src/imbalanced_cl/sim/; config in pyproject.toml [tool.mutmut]).
+# Mutation testing of the model-and-training layer (src/imbalanced_cl/sim/ but regime.py; config in pyproject.toml [tool.mutmut]).
 # Long (tens of minutes on 2 cores); results are cached in mutants/, so a second run only redoes changed code.
 # One thread per test process: mutmut forks its workers, and a fork after OpenMP has started its pool hangs.
 .PHONY: mutation

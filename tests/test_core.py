@@ -9,7 +9,7 @@ import torch
 from imbalanced_cl.sim import data, encoder, loss, metrics, theory
 from imbalanced_cl.validate import ParameterError
 from imbalanced_cl.sim.config import SimConfig
-from imbalanced_cl.sim.train import Run, gradient, train
+from imbalanced_cl.sim.train import gradient, train
 from imbalanced_cl import stats
 
 TINY = dict(d=6, d1=12, m=5, L=3, n_pairs=16, R=2, steps=5, progress=False, sigma0=0.3, p_scale=3.0)

@@ -106,7 +106,7 @@ def test_replace_and_sim_validate_again_and_keep_fields():
 def test_from_namespace_takes_fields_refuses_unknown_names_unless_told():
     cfg = SimConfig.from_namespace({"d": 8, "m": 5, "_private": 1, "np": math}, m=6)
     assert (cfg.d, cfg.m) == (8, 6)
-    with pytest.raises(ParameterError, match="eps_minn.*did you mean eps_min"):
+    with pytest.raises(ParameterError, match="eps_minn.*for SimConfig.*did you mean eps_min"):
         SimConfig.from_namespace({"eps_minn": 0.1})
     assert SimConfig.from_namespace({"d": 8, "other": 1}, strict=False).d == 8
 

@@ -20,14 +20,17 @@ def test_pos_pair_cosine_by_hand():
     FY = torch.tensor([[[2.0, 0.0], [0.0, 1.0]], [[-2.0, 0.0], [0.0, 0.5]]])
     got = metrics.pos_pair_cosine(FX, FY)
     torch.testing.assert_close(got, torch.tensor([(1 + 1 / math.sqrt(2)) / 2, (-1 + 1) / 2]))
+    small = metrics.pos_pair_cosine(torch.tensor([[[0.1, 0.0]]]), torch.tensor([[[0.2, 0.0]]]))
+    assert torch.allclose(small, torch.ones(1))                  # small norms: still a cosine of 1
     zero = metrics.pos_pair_cosine(torch.zeros(1, 2, 3), torch.ones(1, 2, 3))
     assert torch.equal(zero, torch.zeros(1))                     # a zero embedding counts as cosine 0, not NaN
 
 
 def test_dominant_sets_by_hand():
     """Empirical N_i: features with |<w_i,M_j>| >= rel * max_j |<w_i,M_j>|."""
-    coef = torch.tensor([[[4.0, -2.0, 1.9, -3.0], [0.0, 0.0, 0.0, 0.0]]])
-    assert metrics.dominant_sets(coef).tolist() == [[[True, True, False, True], [False, False, False, False]]]
+    coef = torch.tensor([[[4.0, -2.0, 1.9, -3.0], [0.0, 0.0, 0.0, 0.0], [0.1, -0.05, 0.04, 0.0]]])
+    assert metrics.dominant_sets(coef).tolist() == [[[True, True, False, True], [False, False, False, False],
+                                                     [True, True, False, False]]]   # each neuron against its own max
     assert metrics.dominant_sets(coef, rel=0.8).tolist()[0][0] == [True, False, False, False]
 
 
@@ -71,6 +74,8 @@ def test_paper_scales_by_hand():
     assert theory.loglog_over_d(100) == pytest.approx(0.0152718, rel=1e-5)
     rate = theory.paper_rate(cfg, torch.tensor([1.0, 0.3], dtype=torch.float64), C_z=2.0)
     torch.testing.assert_close(rate, torch.tensor([0.5 * (2 * s - 0.001), 0.5 * (0.6 * s - 0.001)], dtype=torch.float64))
+    torch.testing.assert_close(theory.paper_rate(cfg, torch.tensor([1.0], dtype=torch.float64)),
+                               torch.tensor([0.5 * (s - 0.001)], dtype=torch.float64))     # C_z = 1 by default
     assert theory.t1_main(cfg) == pytest.approx(500 * math.log(100) / (0.5 * math.log(math.log(100))))
     assert theory.t1_workshop(cfg) == pytest.approx(100 * math.log(100) / (0.5 * math.log(math.log(100))))
 
@@ -110,6 +115,7 @@ def test_kappa_uses_the_requested_sample_size_and_its_own_stream():
     a = theory.kappa_mc(cfg, n=3000, replicates=1)
     b = theory.kappa_mc(cfg, n=3000, replicates=1)
     assert torch.equal(a, b) and a.shape == (6,)
+    assert not torch.equal(a, theory.kappa_mc(cfg, n=2000, replicates=1))     # n is the sample size used
     M = data.make_dictionaries(cfg, [0])
     P = data.make_pairs(cfg, M, [0], n=3000)                  # the training stream would give these numbers
     ax = P.UX.sum(2)[0] @ M[0]
@@ -164,3 +170,35 @@ def test_auto_chunk_by_hand():
     """64 MiB over 4 bytes x n L (2 d1 + 4 m) per replicate: 67108864 // 3276800 = 20 at n=512, L=4, d1=100, m=50."""
     assert auto_chunk(SimConfig(n_pairs=512, L=4, d1=100, m=50, progress=False)) == 20
     assert auto_chunk(SimConfig(n_pairs=100000, L=256, d1=1000, m=50, progress=False)) == 1
+
+
+def test_grad_features_by_hand():
+    """eq. (21): dL/df(X_k) = (1/n)[(l'_p - 1) f(Y_k) + sum_s l'_s f(Y_s)]; 1/tau more when not tau-scaled."""
+    from imbalanced_cl.sim import loss
+    Q = torch.tensor([[[0.75, 0.25], [0.5, 0.5]]], dtype=torch.float64)
+    V = torch.tensor([[[1.0, 0.0], [0.0, 2.0]]], dtype=torch.float64)
+    want = torch.tensor([[[(0.75 - 1) * 1.0 / 2, 0.25 * 2.0 / 2], [0.5 * 1.0 / 2, (0.5 - 1) * 2.0 / 2]]], dtype=torch.float64)
+    torch.testing.assert_close(loss.grad_features(Q, V, 0.5, tau_scaled=True), want)
+    torch.testing.assert_close(loss.grad_features(Q, V, 0.5, tau_scaled=False), want / 0.5)
+
+
+def test_signs_are_independent_of_token_placement():
+    """Ass. 3.2: the sign of z_j is symmetric and independent of where the feature sits: Pr(+ | on token 0) = 1/2."""
+    cfg = SimConfig(d=10, d1=20, L=4, p_scale=3.0, progress=False)
+    S, sign, zx, _ = data.sample_latents(cfg, 20000, data.generator(0, 0, data.STREAM_TRAIN))
+    first_on = (zx[:, 0] != 0) & S
+    later_only = (zx[:, 0] == 0) & S
+    for sel in (first_on, later_only):
+        frac = float((sign[sel] > 0).double().mean())
+        assert abs(frac - 0.5) < 4.5 * math.sqrt(0.25 / int(sel.sum())), frac
+
+
+def test_sample_pairs_one_is_eq6_then_attention():
+    """One replicate's pairs: with mean attention and no noise every token output is M Z / L (x = M z, eq. 6)."""
+    cfg = SimConfig(d=6, d1=12, L=3, p_scale=3.0, attention="mean", sigma_xi=0.0, progress=False)
+    M = data.make_dictionaries(cfg, [0])[0]
+    UX, UY, S, ZX, ZY = data.sample_pairs_one(cfg, M, 50, data.generator(0, 0, data.STREAM_TRAIN))
+    assert UX.shape == UY.shape == (50, 3, 12) and S.shape == ZX.shape == (50, 6)
+    for U, Z in ((UX, ZX), (UY, ZY)):
+        torch.testing.assert_close(U, (Z @ M.T / 3).unsqueeze(1).expand(50, 3, 12), rtol=1e-5, atol=1e-6)
+    assert torch.equal(ZX != 0, S) and torch.equal(ZY != 0, S)

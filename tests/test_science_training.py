@@ -73,6 +73,19 @@ def ref_bias(cfg, W, t, T1):
     return out
 
 
+def ref_mask(W, alpha, unit):
+    """Algorithm 1's keep-mask written out: drop round(alpha * count) units (at most count - 1) with the smallest
+    ||w_i|| ("neuron") or |w_ik| ("weight") in each replicate; ties go to the lower index."""
+    R, m, d1 = W.shape
+    out = torch.ones(R, m) if unit == "neuron" else torch.ones(R, m * d1)
+    for r in range(R):
+        mags = W[r].norm(dim=-1).tolist() if unit == "neuron" else W[r].abs().flatten().tolist()
+        k = min(int(round(alpha * len(mags))), len(mags) - 1)
+        for i in sorted(range(len(mags)), key=lambda i: (mags[i], i))[:k]:
+            out[r, i] = 0.0
+    return (out if unit == "neuron" else out.view(R, m, d1)).to(W.dtype)
+
+
 def reference_train(cfg, trajectory=None):
     """Algorithm 1 written out in float64: mask schedule, gradient by autograd, decoupled decay, T1 by eq. (34).
 
@@ -80,7 +93,6 @@ def reference_train(cfg, trajectory=None):
     t draws K new pairs from sub-stream t + 1 of the train stream (the package's sampler, used only for the data).
     With a list as `trajectory`, appends (t, W_t, b_t, keep_t, UX_t, UY_t) for every step and the final state.
     """
-    from imbalanced_cl.sim.prune import mask_for
     reps = list(range(cfg.R))
     M = data.make_dictionaries(cfg, reps).double()
     W = encoder.init_weights(cfg, reps).double()
@@ -96,7 +108,7 @@ def reference_train(cfg, trajectory=None):
         UX, UY = pairs_at(t)
         b = ref_bias(cfg, W, t, T1)
         if cfg.prune_alpha > 0 and t >= cfg.prune_start and (t - cfg.prune_start) % cfg.prune_every == 0:
-            keep = mask_for(W, cfg.prune_alpha, cfg.prune_unit)
+            keep = ref_mask(W, cfg.prune_alpha, cfg.prune_unit)
         if trajectory is not None:
             trajectory.append((t, W, b, keep, UX, UY))
         g = ref_grad(W, b, UX, UY, cfg, keep)
@@ -104,7 +116,7 @@ def reference_train(cfg, trajectory=None):
         frac = (ref_share(W, M) >= 0.5).double().mean(-1)
         T1 = torch.where((T1 < 0) & (frac >= cfg.t1_fraction), torch.full_like(T1, t + 1), T1)
     if trajectory is not None:   # the final snapshot: mask recomputed from the final weights
-        keep = mask_for(W, cfg.prune_alpha, cfg.prune_unit) if keep is not None else None
+        keep = ref_mask(W, cfg.prune_alpha, cfg.prune_unit) if keep is not None else None
         trajectory.append((cfg.steps, W, ref_bias(cfg, W, cfg.steps, T1), keep, *pairs_at(cfg.steps)))
     return W, T1
 
@@ -398,3 +410,48 @@ def test_progress_bar_only_when_asked(capfd):
     train(cfg.replace(progress=True))
     err = capfd.readouterr().err
     assert "train:" in err and "/3" in err
+
+
+def test_reference_masks_by_hand():
+    """The reference mask itself: norms (5, 1, 2, 1), alpha = 0.5 drop neurons 1 and 3 (tie: both); 3 of 8 entries."""
+    W = torch.tensor([[[3.0, 4.0], [1.0, 0.0], [0.0, 2.0], [0.0, -1.0]]])
+    assert ref_mask(W, 0.5, "neuron").tolist() == [[1.0, 0.0, 1.0, 0.0]]
+    assert ref_mask(W, 0.375, "weight").tolist() == [[[1.0, 1.0], [1.0, 0.0], [0.0, 1.0], [0.0, 1.0]]]   # 3 zeros
+
+
+def test_a_single_neuron_is_never_pruned():
+    """alpha < 1 never removes every unit: with m = 1 and alpha = 0.6 the one neuron stays."""
+    from imbalanced_cl.sim import prune
+    W = torch.randn(2, 1, 4)
+    assert torch.equal(prune.neuron_mask(W, 0.6), torch.ones(2, 1))
+
+
+def test_embed_without_bias_is_the_linear_token_sum():
+    """embed(W, U) with no bias: h_i(X) = sum_r <w_i, u^(r)> (eq. 4 at b = 0), plus the pre-activations."""
+    g = torch.Generator().manual_seed(1)
+    W = torch.randn(2, 3, 5, generator=g, dtype=torch.float64)
+    U = torch.randn(2, 4, 2, 5, generator=g, dtype=torch.float64)
+    h, P = encoder.embed(W, U)
+    torch.testing.assert_close(h, ref_h(W, U, torch.zeros(2, 3, dtype=torch.float64)))
+    torch.testing.assert_close(P[1, 2, 1, 0], W[1, 0] @ U[1, 2, 1])
+    hb, _ = encoder.embed(W, U, torch.full((2, 3), 0.4, dtype=torch.float64))
+    torch.testing.assert_close(hb, ref_h(W, U, torch.full((2, 3), 0.4, dtype=torch.float64)))
+
+
+def test_runs_and_pairs_move_between_devices():
+    """Run.to / Pairs.to / History.to put every tensor on the device asked for (the meta device needs no GPU)."""
+    run = train(SimConfig(**{**LOOP, "steps": 3}))
+    moved = run.to("meta")
+    tensors = [moved.M, moved.W, moved.T1, moved.W0] + [getattr(moved.pairs, f) for f in ("UX", "UY", "S", "ZX", "ZY")]
+    tensors += [v for name in ("coef", "norm2", "bias", "loss", "pos_prob") for v in getattr(moved.history, name)]
+    assert all(t.device.type == "meta" for t in tensors)
+    assert moved.history.steps == run.history.steps and moved.cfg == run.cfg
+
+
+def test_heldout_pairs_come_from_the_test_stream():
+    """Run.heldout: n pairs (default K) from the test stream; sub-streams differ; the training pairs are not among them."""
+    run = train(SimConfig(**{**LOOP, "steps": 2}))
+    h = run.heldout()
+    assert h.UX.shape == run.pairs.UX.shape and run.heldout(n=7).UX.shape[1] == 7
+    assert torch.equal(h.UX, run.heldout(extra=0).UX) and not torch.allclose(h.UX, run.heldout(extra=1).UX)
+    assert not torch.allclose(h.UX, run.pairs.UX)

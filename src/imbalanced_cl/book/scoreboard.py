@@ -18,6 +18,8 @@ from pathlib import Path
 from .. import verdict as V
 from . import provenance
 from . import tables as T
+from . import record, stability
+from .glued import collect, rows_of  # noqa: F401  (collect: the scoreboard's reader, re-exported)
 from .runner import collects, toc_notebooks
 from .profiles import PROFILES, repo_root
 
@@ -48,15 +50,18 @@ class Board:
     profile: str = ""                             # the profile the runner ran this book at
     commit: str = ""                              # the commit the scoreboard was built from
     date: str = ""                                # when the scoreboard was built (UTC)
+    paper: dict = field(default_factory=dict)     # {notebook: record} from results/paper/ (book.record)
+    stability: dict | None = None                 # results/stability/<profile>.json (book.stability), or None
 
     @property
     def missing(self) -> dict:
         """{notebook: reason} for every claim notebook whose verdicts are not in the table."""
         return {k: v for k, v in self.status.items() if v != "ok"}
 
-    def counts(self, notebook: str | None = None) -> Counter:
-        """How many rows have each verdict (of one notebook, or of all)."""
-        return Counter(r["verdict"] for r in self.rows if notebook is None or r["notebook"] == notebook)
+    def counts(self, notebook: str | None = None, kind: str = "claims") -> Counter:
+        """How many rows have each verdict (of one notebook, or of all): claim rows, or the "regime" premise rows."""
+        return Counter(r["verdict"] for r in self.rows if (notebook is None or r["notebook"] == notebook)
+                       and (r.get("kind") == "regime") == (kind == "regime"))
 
     @property
     def book_profile(self) -> str:
@@ -105,6 +110,13 @@ def gather(executed_dir: str = "", root: Path | None = None) -> Board:
         else:
             board.status[nb] = "ok"
             board.rows.extend(by_nb[nb])
+    here = Path(root or repo_root())
+    board.paper = record.load(here / "results" / "paper")
+    board.stability = stability.load(here, board.book_profile or "default")
+    flips = stability.flipped(board.stability)
+    for r in board.rows:   # a verdict that changes with the seed is not a finding (methods page)
+        if (r["notebook"], r["claim"]) in flips and r["verdict"] != V.INCONCLUSIVE:
+            r["seed_verdict"], r["verdict"] = r["verdict"], V.INCONCLUSIVE
     return board
 
 
@@ -123,37 +135,72 @@ def _built_line(board: Board) -> str:
             f"on {_esc(board.date or 'an unknown date')}.</p>")
 
 
+def _stability_section(board: Board) -> str:
+    """The seed-stability table (book.stability), or how to produce it."""
+    s = board.stability
+    if not s:
+        return ('<h2>Seed stability</h2><p class="sb-stability">Not yet measured for this profile: run '
+                '<code>python -m imbalanced_cl stability --profile default --seeds 0 1</code> (results/stability/).</p>')
+    items = "".join(f"<li>{_esc(c['notebook'])}: {_esc(c['claim'])}: "
+                    f"{_esc(', '.join(f'seed {k}: {v}' for k, v in c['verdicts'].items()))}</li>" for c in s["changed"])
+    return (f'<h2>Seed stability</h2><p class="sb-stability">Re-executed with base seeds {_esc(s["seeds"])} at the '
+            f'{_esc(s["profile"])} profile: <b>{s["unchanged"]} of {s["rows"]} rows</b> '
+            f'({100 * s["share_unchanged"]:.0f}%) keep their verdict. Rows that change are shown as inconclusive above.'
+            f'</p><ul>{items}</ul>')
+
+
 def _summary_table(board: Board, base: str) -> str:
     """One line per claim notebook: its verdict counts (the page opens on this)."""
     colours = T._COLOURS
     head = "".join(f'<th scope="col">{_esc(v)}</th>' for v in V.VERDICTS)
     out = ['<table class="verdict-table sb-summary-table" style="margin-bottom:1em"><caption>Verdicts per claim notebook</caption>'
-           f'<thead><tr><th scope="col">notebook</th>{head}<th scope="col">rows</th></tr></thead><tbody>']
+           f'<thead><tr><th scope="col">notebook</th>{head}<th scope="col">claims</th>'
+           f'<th scope="col">premise rows not holding</th><th scope="col">paper scale</th></tr></thead><tbody>']
     for nb, status in board.status.items():
-        c = board.counts(nb)
+        c, reg = board.counts(nb), board.counts(nb, kind="regime")
         cells = "".join(f'<td style="color:{colours[v]}">{c.get(v, 0) or ""}</td>' for v in V.VERDICTS)
         note = "" if status == "ok" else f' <small>({_esc(status)})</small>'
+        if any(r.get("kind") == "companion" for r in board.rows if r["notebook"] == nb):
+            note += " <small>(companion claims, not the paper's)</small>"
+        paper = "recorded" if nb in board.paper else "not yet run at paper scale"
+        prem = f"{sum(reg.values()) - reg.get(V.HOLDS, 0)} of {sum(reg.values())}" if reg else ""
         out.append(f'<tr data-summary="{_esc(nb)}"><th scope="row"><a href="{base}{_esc(nb)}.html">{_esc(nb)}</a>'
-                   f"{note}</th>{cells}<td>{sum(c.values())}</td></tr>")
+                   f"{note}</th>{cells}<td>{sum(c.values())}</td><td>{prem}</td><td><small>{paper}</small></td></tr>")
     total = board.counts()
     cells = "".join(f"<td>{total.get(v, 0)}</td>" for v in V.VERDICTS)
-    out.append(f'</tbody><tfoot><tr><th scope="row">all</th>{cells}<td>{len(board.rows)}</td></tr></tfoot></table>')
+    out.append(f'</tbody><tfoot><tr><th scope="row">all</th>{cells}<td>{sum(total.values())}</td><td></td><td></td>'
+               '</tr></tfoot></table>')
     return "".join(out)
 
 
-def _rows_table(rows: list, base: str) -> str:
+def _paper_cell(p: dict) -> str:
+    """The paper-scale column of one row: its verdict with device and commit, or why there is none."""
+    if p["status"] != "ok":
+        return f'<small>{_esc(p["status"])}</small>'
+    colour = T._COLOURS.get(p["verdict"], "#000")
+    return (f'<b style="color:{colour}">{_esc(p["verdict"])}</b><br>{T.fmt(p["measured"])} '
+            f'[{T.fmt(p["lo"])}, {T.fmt(p["hi"])}]<br><small>{_esc(p["device"])}, {_esc(p["commit"])}</small>')
+
+
+def _rows_table(rows: list, base: str, paper: dict | None = None, profile: str = "") -> str:
     colours = T._COLOURS
-    head = ["claim", "paper", "predicted", "measured [95% interval]", "verdict"]
+    cols = record.column(rows, paper or {})
+    head = ["claim", "source", "predicted", "measured [95% interval]", f"verdict ({profile or 'this book'})",
+            "paper scale"]
     out = ['<table class="verdict-table scoreboard" style="width:100%"><thead><tr>'
            + "".join(f'<th scope="col">{h}</th>' for h in head) + "</tr></thead><tbody>"]
-    for r in rows:
+    for r, p in zip(rows, cols):
         nb = _esc(r["notebook"])
         colour = colours.get(r["verdict"], "#000")
-        cells = [f'{_esc(r["claim"])}<br><small>evidence: <a href="{base}{nb}.html">{nb}</a></small>',
+        flip = (f' <small>(was {_esc(r["seed_verdict"])} at this seed; it changes with the seed)</small>'
+                if r.get("seed_verdict") else "")
+        kind = f' <small>[{_esc(r["kind"])}]</small>' if r.get("kind") not in (None, "", "paper") else ""
+        cells = [f'{_esc(r["claim"])}{kind}<br><small>evidence: <a href="{base}{nb}.html">{nb}</a></small>',
                  _esc(r["source"]), _esc(r["predicted"]), _interval(r),
-                 f'<b style="color:{colour}">{_esc(r["verdict"])}</b>'
-                 f'<br><small style="color:#57606a">{_esc(r.get("rule", ""))}</small>']
-        out.append(f'<tr data-notebook="{nb}">' + "".join(f"<td>{x}</td>" for x in cells) + "</tr>")
+                 f'<b style="color:{colour}">{_esc(r["verdict"])}</b>{flip}'
+                 f'<br><small style="color:#57606a">{_esc(T.details(r))}</small>', _paper_cell(p)]
+        mark = ' class="sb-differs" style="background:#fff8c5"' if p.get("differs") else ""
+        out.append(f'<tr data-notebook="{nb}"{mark}>' + "".join(f"<td>{x}</td>" for x in cells) + "</tr>")
     out.append("</tbody></table>")
     return "\n".join(out)
 
@@ -191,7 +238,9 @@ def render(board: Board, base: str = "../notebooks/") -> str:
             c = board.counts(nb)
             counts = ", ".join(f"{c[v]} {v}" for v in V.VERDICTS if c[v])
             out.append(f'<details class="sb-rows" data-rows="{_esc(nb)}"><summary><b>{_esc(nb)}</b>: '
-                       f"{len(rows)} rows ({_esc(counts)})</summary>{_rows_table(rows, base)}</details>")
+                       f"{len(rows)} rows ({_esc(counts)})</summary>"
+                       f"{_rows_table(rows, base, board.paper, board.book_profile)}</details>")
+    out.append(_stability_section(board))
     return "\n".join(out)
 
 
@@ -210,23 +259,3 @@ class Scoreboard:
                  f"{len(b.rows)} claims; missing: {b.missing or 'none'}"]
         lines += [f"[{r['verdict']}] {r['notebook']}: {r['claim']}" for r in b.rows]
         return "\n".join(lines)
-
-def rows_of(path: Path) -> list[dict]:
-    """The glued verdict rows of one executed notebook."""
-    import nbformat
-    rows = []
-    nb = nbformat.read(path, as_version=4)
-    for cell in nb.cells:
-        for out in cell.get("outputs", []):
-            name = out.get("metadata", {}).get("scrapbook", {}).get("name", "")
-            mime = [k for k in out.get("data", {}) if k.endswith("application/json")]
-            if name.endswith("_verdicts") and mime:
-                payload = out["data"][mime[0]]
-                payload = json.loads(payload) if isinstance(payload, str) else payload
-                rows.extend(payload["rows"])
-    return rows
-
-
-def collect(executed_dir) -> list[dict]:
-    """Gather the glued verdict rows of every executed notebook under executed_dir (for the scoreboard)."""
-    return [r for path in sorted(Path(executed_dir).glob("*.ipynb")) for r in rows_of(path)]
