@@ -13,8 +13,8 @@ import time
 
 import torch
 
-from imbalanced_cl.config import SimConfig
-from imbalanced_cl.train import auto_chunk, step_flops, train
+from imbalanced_cl.sim.config import SimConfig
+from imbalanced_cl.sim.train import auto_chunk, step_flops, train
 
 
 def matmul_gflops(n: int = 2048, reps: int = 5) -> float:
@@ -41,7 +41,7 @@ def best(fn, repeats: int = 3) -> float:
 
 def peak_memory_mb(cfg: SimConfig) -> float:
     """Peak resident memory (MiB) of a fresh process that trains cfg."""
-    code = ("import resource, json; from imbalanced_cl.config import SimConfig; from imbalanced_cl.train import train;"
+    code = ("import resource, json; from imbalanced_cl.sim.config import SimConfig; from imbalanced_cl.sim.train import train;"
             f"train(SimConfig(**json.loads({json.dumps(json.dumps(cfg.to_dict()))})));"
             "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
     return float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)

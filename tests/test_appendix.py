@@ -8,9 +8,11 @@ import numpy as np
 import pytest
 import torch
 
-from imbalanced_cl import appendix as A
-from imbalanced_cl.config import ParameterError
+from imbalanced_cl.claims import appendix as A
+from imbalanced_cl.validate import ParameterError
 from imbalanced_cl.verdict import FAILS, HOLDS, INCONCLUSIVE, PARTLY
+from imbalanced_cl.claims import appendix_metrics as AM
+from imbalanced_cl import stats
 
 TINY = dict(d=6, d1=24, m=6, L=2, n_pairs=16, steps=6, chunk=7, n_test=40, n_probe_train=30, threads=1,
             boot=50, progress=False)
@@ -75,18 +77,18 @@ def test_ridge_recovers_a_known_linear_map():
     F = torch.randn(1000, 8, generator=g) * torch.linspace(0.1, 3, 8)
     B = torch.randn(8, 3, generator=g)
     c = torch.tensor([1.0, -2.0, 0.5])
-    beta, icpt = A.ridge_fit(F, F @ B + c, ridge=0.0)
+    beta, icpt = AM.ridge_fit(F, F @ B + c, ridge=0.0)
     torch.testing.assert_close(beta.float(), B, atol=1e-4, rtol=1e-4)
     torch.testing.assert_close(icpt.float(), c, atol=1e-4, rtol=1e-4)
     Ft = torch.randn(5000, 8, generator=g)
     noise = 0.1 * torch.randn(5000, 3, generator=g)
-    assert A.ridge_mse(F, F @ B + c, Ft, Ft @ B + c + noise, 0.0) == pytest.approx(0.01, rel=0.05)
+    assert AM.ridge_mse(F, F @ B + c, Ft, Ft @ B + c + noise, 0.0) == pytest.approx(0.01, rel=0.05)
 
 
 def test_ridge_handles_dead_features():
     F = torch.zeros(50, 4)
     Y = torch.arange(50.0).unsqueeze(1)
-    beta, icpt = A.ridge_fit(F, Y, 1e-6)
+    beta, icpt = AM.ridge_fit(F, Y, 1e-6)
     assert torch.isfinite(beta).all() and float(icpt) == pytest.approx(24.5)
 
 
@@ -158,10 +160,10 @@ def test_spearman_matches_scipy_and_handles_ties():
     from scipy.stats import spearmanr
     x = np.arange(7.0)
     y = np.array([3.0, 1.0, 4.0, 1.0, 5.0, 9.0, 2.0])
-    assert A.spearman(x, y) == pytest.approx(spearmanr(x, y).statistic)
-    assert A.spearman(x, x ** 2) == pytest.approx(1.0)
-    assert A.spearman(x, -x) == pytest.approx(-1.0)
-    assert A.spearman(x, np.zeros(7)) == 0.0
+    assert stats.spearman(x, y) == pytest.approx(spearmanr(x, y).statistic)
+    assert stats.spearman(x, x ** 2) == pytest.approx(1.0)
+    assert stats.spearman(x, -x) == pytest.approx(-1.0)
+    assert stats.spearman(x, np.zeros(7)) == 0.0
 
 
 def test_trend_interval_and_verdicts():
@@ -176,8 +178,9 @@ def test_trend_interval_and_verdicts():
     noise = rng.standard_normal((2, 4, 20))
     rho, lo, hi, _ = A.trend(eps, noise, 500, 0)
     assert lo < rho < hi and lo < 0.8
-    assert A.judge_trend(0.3, 0.9, +1, 0.8)[0] == PARTLY
-    assert A.judge_trend(-0.9, -0.3, -1, 0.8)[0] == PARTLY
+    assert A.judge_trend(0.3, 0.7, +1, 0.8)[0] == PARTLY        # a real rise, smaller than the threshold
+    assert A.judge_trend(-0.7, -0.3, -1, 0.8)[0] == PARTLY
+    assert A.judge_trend(0.3, 0.9, +1, 0.8)[0] == INCONCLUSIVE  # straddles the threshold
     assert A.judge_trend(-0.2, 0.9, +1, 0.8)[0] == INCONCLUSIVE
     assert A.judge_trend(0.0, 0.0, +1, 0.8)[0] == FAILS  # a flat curve is no improvement
     again = A.trend(eps, noise, 500, 0)
@@ -205,6 +208,36 @@ def test_config_rejects_bad_values(kw, name):
 
 
 def test_from_namespace_turns_lists_into_tuples():
-    ns = {**TINY, "eps_12": [0.2, 0.4], "repeats": 3, "unrelated": 1}
+    ns = {**TINY, "eps_12": [0.2, 0.4], "repeats": 3}
     cfg = A.AppendixConfig.from_namespace(ns)
     assert cfg.eps_12 == (0.2, 0.4) and cfg.repeats == 3
+
+
+# ---------------------------------------------------------------------------- the notebook's reports
+
+def _made_result(cfg):
+    """An AppendixResult without training: every metric equals eps_min (+ 0.5 in the pruned arm), the MSE
+    diagnostics fall with eps_min while the raw MSE rises."""
+    pts = A.grid_points(cfg)
+    eps = np.array([e for e, _ in pts])[None, :, None]
+    base = np.broadcast_to(eps, (1, len(pts), cfg.repeats)) + np.arange(cfg.repeats) * 1e-3
+    arms = np.concatenate([base, base + 0.5])
+    vals = {name: arms.copy() for name in A.METRICS.values()}
+    vals["test_nmse"], vals["test_nmse_minority"] = -arms, -arms
+    return A.AppendixResult(cfg, pts, vals)
+
+
+def test_trend_report_reads_a_monotone_curve_and_the_paired_difference():
+    res = _made_result(tiny_cfg(repeats=3, boot=20))
+    text = A.trend_report(res, 1)
+    assert "vanilla" in text and "pruned α=0.1" in text
+    assert text.count("mean +1.00 [+1.00, +1.00]") == 2              # strictly increasing in both arms
+    assert "pruned − vanilla, mean over the figure's grid: +0.5 [+0.5, +0.5]" in text
+    assert A.verdict_rows(res)[0].measured == pytest.approx(1.0)     # the row the report describes
+
+
+def test_diagnostic_report_names_the_variance_confound():
+    res = _made_result(tiny_cfg(repeats=3, boot=20))
+    text = A.diagnostic_report(res, {"test_nmse": "all", "test_nmse_minority": "minority"})
+    assert "Spearman ρ of raw MSE with eps_min: +1.00" in text and "of minority with eps_min: -1.00" in text
+    assert text.endswith("falls with eps_min; the raw MSE rises only because the target's variance does")

@@ -4,26 +4,30 @@ import math
 import numpy as np
 import pytest
 
-from imbalanced_cl import census as C
-from imbalanced_cl.config import ParameterError
-from imbalanced_cl.scaling import LuckyConfig, ScalingConfig
+from imbalanced_cl.claims import census as C
+from imbalanced_cl.validate import ParameterError
+from imbalanced_cl.claims.lucky import LuckyConfig
+from imbalanced_cl.claims.scaling import ScalingConfig
+from imbalanced_cl.claims import census_exact as CE
+from imbalanced_cl import stats
+from imbalanced_cl.claims import lucky
 
 
 def test_ordinary_probability_matches_monte_carlo():
     d, rho, gamma = 10, 0.8, 0.1
     mc = C.mc_census(d, rho, gamma, n_neurons=100000, R=2, seed=1)
-    p = C.p_ordinary(d, rho, gamma)
+    p = CE.p_ordinary(d, rho, gamma)
     n = 2 * 100000 * d
     se = math.sqrt(p * (1 - p) / n) * 3  # neurons share s_i, so allow a wider band than independent pairs
     assert abs(mc["p_ord"].mean() - p) < 4 * se
-    assert abs(mc["Ni"].mean() - C.expected_Ni(d, rho, gamma)) < 0.01 * d * p + 4 * se * d
+    assert abs(mc["Ni"].mean() - CE.expected_Ni(d, rho, gamma)) < 0.01 * d * p + 4 * se * d
 
 
 def test_ordinary_probability_enumerable_case():
     # d = 2: u_1^2 = cos^2(theta), theta uniform, so P(u_1^2 >= b) = 1 - (2/pi) asin(sqrt(b)) exactly.
     d, rho, gamma = 2, 1.0, 0.3
     _, b = C.thresholds(d, rho, gamma)
-    assert C.p_ordinary(d, rho, gamma) == pytest.approx(1 - 2 / math.pi * math.asin(math.sqrt(b)), rel=1e-9)
+    assert CE.p_ordinary(d, rho, gamma) == pytest.approx(1 - 2 / math.pi * math.asin(math.sqrt(b)), rel=1e-9)
 
 
 @pytest.mark.parametrize("d,rho", [(10, 1.0), (30, 1.0), (10, 0.8)])
@@ -31,10 +35,10 @@ def test_lucky_and_single_match_monte_carlo(d, rho):
     gamma = 0.1
     mc = C.mc_census(d, rho, gamma, n_neurons=200000, R=2, seed=2)
     a, b = C.thresholds(d, rho, gamma)
-    lp, rse = C._log_p_one_above(d, a, b, n=20000)
+    lp, rse = CE._log_p_one_above(d, a, b, n=20000)
     assert math.exp(lp) == pytest.approx(mc["p_lucky"].mean(), rel=0.1 + 3 * rse)
-    assert C.p_single(d, rho, gamma) == pytest.approx(mc["single"].mean(), rel=0.08)
-    assert C.p_B_exact(d, rho, gamma) == pytest.approx(mc["B"].mean(), rel=0.08)
+    assert CE.p_single(d, rho, gamma) == pytest.approx(mc["single"].mean(), rel=0.08)
+    assert CE.p_B_exact(d, rho, gamma) == pytest.approx(mc["B"].mean(), rel=0.08)
 
 
 def test_lucky_is_subset_of_ordinary_and_unique():
@@ -46,7 +50,7 @@ def test_lucky_is_subset_of_ordinary_and_unique():
 
 def test_paper_pr_B_tends_to_zero_for_imbalance():
     # brief §6 item 1: (1 - p2)^(d-1) -> 0 when rho < 1, so Pr[B_i] = 1 (L1967) cannot hold
-    vals = [C.paper_pr_B(d, 0.8, 0.1) for d in (10, 100, 1000, 10000)]
+    vals = [CE.paper_pr_B(d, 0.8, 0.1) for d in (10, 100, 1000, 10000)]
     assert all(x > y for x, y in zip(vals, vals[1:])) and vals[-1] < 0.01
 
 
@@ -54,10 +58,10 @@ def test_fit_recovers_known_slope():
     rng = np.random.default_rng(0)
     x = np.logspace(1, 4, 12)
     y = 3.0 * x ** 0.7 * np.exp(0.02 * rng.standard_normal(x.size))
-    fit = C.fit_loglog(x, y)
+    fit = stats.fit_loglog(x, y)
     assert fit.lo <= 0.7 <= fit.hi and abs(fit.slope - 0.7) < 0.02
     Y = np.stack([2.0 * x ** -1.0 * np.exp(0.05 * rng.standard_normal(x.size)) for _ in range(5)])
-    fr = C.fit_loglog_replicates(x, Y)
+    fr = stats.fit_loglog_replicates(x, Y)
     assert fr.lo <= -1.0 <= fr.hi
     # and it can fail: a slope of 0.7 is not inside the interval of a slope-1 fit
     assert not (fr.lo <= 0.7 <= fr.hi)
@@ -70,7 +74,7 @@ def test_fit_recovers_known_slope():
 ])
 def test_bad_census_grid(kw, name):
     with pytest.raises(ParameterError, match=name.replace("[", r"\[").replace("]", r"\]")):
-        C.CensusConfig(**kw)
+        lucky.CensusConfig(**kw)
     with pytest.raises(ParameterError, match=name.replace("[", r"\[").replace("]", r"\]")):
         LuckyConfig(**kw)
 
@@ -90,7 +94,7 @@ def test_error_names_allowed_range():
 @pytest.mark.parametrize("k", [1.0, 0.0, 0.4])
 def test_tracking_slope_recovers_known_scaling(k):
     """|N_i| = c d^(k (1 - rho^2)) with replicate noise: the exponent-on-(1 - rho^2) slope recovers k."""
-    from imbalanced_cl.scaling import ni_exponents, tracking_slope
+    from imbalanced_cl.claims.scaling import ni_exponents, tracking_slope
     rng = np.random.default_rng(0)
     ds, ratios = np.array([10.0, 20, 40, 80]), np.array([1.0, 0.7, 0.5, 0.3])
     base = 3.0 * ds[None, None, :] ** (k * (1 - ratios ** 2))[None, :, None]
@@ -103,7 +107,7 @@ def test_tracking_slope_recovers_known_scaling(k):
 
 def test_minority_ratio_over_time():
     import torch
-    from imbalanced_cl.scaling import minority_ratio_over_time
+    from imbalanced_cl.claims.scaling import minority_ratio_over_time
     coef = torch.zeros(2, 1, 3, 4)            # (T, R, m, d); features 2, 3 are minority
     coef[0, 0, 0] = torch.tensor([2.0, -4.0, 1.0, 1.0])
     coef[1, 0, 1] = torch.tensor([1.0, 1.0, -3.0, 1.0])

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from imbalanced_cl.config import ParameterError
+from imbalanced_cl.validate import ParameterError
 from imbalanced_cl.lt import datasets as D
 from imbalanced_cl.lt import sdclr, speed
 from imbalanced_cl.lt.augment import Normalize

@@ -1,19 +1,35 @@
-"""Verdicts: each claim, what the paper predicts, what we measured (± interval), and holds / partly / does not hold.
+"""Verdict rules: one rule, written once, that turns a measured interval into holds / partly / does not hold / ...
 
-A notebook builds its rows from data with the judge_* functions, shows the table, and records it with
-myst-nb glue under "<notebook>_verdicts" so the book's scoreboard can collect every notebook's rows.
-The tolerances are arguments chosen before looking at results and printed in the table.
+The rule is equivalence testing (two one-sided tests with a smallest effect of interest). Each claim gives a band
+of values that count as "the prediction came true", fixed before the run (a notebook parameter):
+  * a target claim ("slope = 1"): the band is target ± tolerance;
+  * a directional claim ("the effect is > 0"): the band is [SESOI, +inf), the smallest effect of interest upward;
+  * a bound claim ("x <= B"): the band is (-inf, B + tolerance];
+  * a factor claim ("about d times"): the band is [target / f, target * f].
+Then, for the 95% interval [lo, hi] of the measurement:
+  * holds          the whole interval lies inside the band;
+  * partly         the whole interval lies outside the band, but it excludes 0 on the predicted side: a real effect
+                   of the predicted sign whose size is off (only for claims with a sign);
+  * does not hold  the whole interval lies outside the band otherwise (a tight interval around 0 included);
+  * inconclusive   everything else: the interval straddles an edge of the band. An interval that contains 0 is
+                   never "holds" or "partly";
+  * not comparable a premise of the statement was not met in this run (the row names it): the run says nothing
+                   about the paper's claim, for or against;
+  * not tested     no finite measurement.
+For an inconclusive row, `replicates_needed` gives the count that would shrink the interval below the band's size:
+n_now * (half-width / band)^2, from the observed spread. book/methods.md explains all of this to readers.
 """
 from __future__ import annotations
 
-import html
-import json
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+
+from .stats import binom_ci
 
 HOLDS, PARTLY, FAILS = "holds", "partly", "does not hold"
-INCONCLUSIVE, UNTESTED = "inconclusive", "not tested"
-VERDICTS = (HOLDS, PARTLY, FAILS, INCONCLUSIVE, UNTESTED)
+INCONCLUSIVE, NOT_COMPARABLE, UNTESTED = "inconclusive", "not comparable", "not tested"
+VERDICTS = (HOLDS, PARTLY, FAILS, INCONCLUSIVE, NOT_COMPARABLE, UNTESTED)
+INF = math.inf
 
 
 @dataclass
@@ -24,174 +40,168 @@ class Verdict:
     source: str         # where the paper says it ("Lemma 3.1, eq. (7)")
     predicted: str      # the predicted value, as text
     measured: float     # point estimate
-    lo: float           # interval over replicates
+    lo: float           # 95% interval
     hi: float
     verdict: str        # one of VERDICTS
-    rule: str = ""      # how the verdict was decided, e.g. "holds if |slope-1| <= 0.15"
+    rule: str = ""      # how the verdict was decided, with the band
     notebook: str = ""  # filled by VerdictTable
+    premise: str = ""   # the premises checked for this row; for "not comparable", the one that failed
+    n: int = 0          # replicates behind the interval (0: not a replicate interval)
+    n_needed: float = math.nan  # inconclusive rows: replicates that would make the interval narrower than the band
+    kind: str = "paper"  # "paper" (the paper's claim), "diagnostic", or "companion" (a companion paper's claim)
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
 
 
-def _overlap(lo: float, hi: float, a: float, b: float) -> bool:
-    return lo <= b and a <= hi
+def _nan(*xs) -> bool:
+    return any(x is None or (isinstance(x, float) and math.isnan(x)) for x in xs)
 
 
-def judge_target(lo: float, hi: float, target: float, tol_holds: float, tol_partly: float,
-                 relative: bool = False) -> tuple[str, str]:
-    """Holds if the interval [lo, hi] meets target ± tol_holds, partly if it meets target ± tol_partly.
+def judge_band(lo: float, hi: float, band_lo: float, band_hi: float, sign: int = 0) -> str:
+    """The rule itself: the interval [lo, hi] against the band [band_lo, band_hi] (see the module docstring).
 
-    An interval wider than the partly band (half-width > tol_partly) cannot tell the outcomes apart, so
-    the verdict is 'inconclusive' rather than a 'holds' won by noise.
+    sign: +1 or -1 when the claim predicts the sign of the effect (then a wholly-outside interval that excludes 0
+    on that side is "partly"), 0 when it does not.
     """
-    scale = abs(target) if relative else 1.0
-    th, tp = tol_holds * scale, tol_partly * scale
-    if any(math.isnan(x) for x in (lo, hi)):
-        return UNTESTED, "no finite measurement"
-    unit = "×|target|" if relative else ""
-    rule = (f"holds if the interval meets {target:g} ± {tol_holds:g}{unit}; partly if ± {tol_partly:g}{unit}; "
-            f"inconclusive if its half-width exceeds {tol_partly:g}{unit}")
-    if (hi - lo) / 2 > tp:
-        return INCONCLUSIVE, rule
-    if _overlap(lo, hi, target - th, target + th):
-        return HOLDS, rule
-    if _overlap(lo, hi, target - tp, target + tp):
-        return PARTLY, rule
-    return FAILS, rule
+    if _nan(lo, hi):
+        return UNTESTED
+    if sign != 0 and lo <= 0 <= hi:   # an effect whose interval reaches 0 is not established: never support
+        return FAILS if (hi < band_lo or lo > band_hi) else INCONCLUSIVE
+    if band_lo <= lo and hi <= band_hi:
+        return HOLDS
+    if hi < band_lo or lo > band_hi:
+        right_side = (sign > 0 and lo > 0) or (sign < 0 and hi < 0)
+        return PARTLY if right_side else FAILS
+    return INCONCLUSIVE
 
 
-def judge_bound(lo: float, hi: float, bound: float, at_least: bool, tol_holds: float,
-                tol_partly: float) -> tuple[str, str]:
-    """For 'x >= bound' (at_least) or 'x <= bound' claims: holds if the whole interval satisfies the bound
-    relaxed by tol_holds, does not hold if the whole interval violates it relaxed by tol_partly, partly
-    in between; inconclusive if the interval's half-width exceeds tol_partly."""
+def replicates_needed(lo: float, hi: float, band: float, n: int) -> float:
+    """Replicates that would make the interval's half-width smaller than `band`: n (half-width / band)^2."""
+    if _nan(lo, hi) or n <= 0 or not band > 0 or not math.isfinite(band):
+        return math.nan
+    return math.ceil(n * ((hi - lo) / 2 / band) ** 2)
+
+
+def _g(x: float) -> str:
+    return "∞" if x == INF else "-∞" if x == -INF else f"{x:g}"
+
+
+def judge_target(lo: float, hi: float, target: float, tol: float, tol_partly: float | None = None,
+                 relative: bool = False) -> tuple[str, str]:
+    """Target claim: the band is target ± tol (× |target| when relative). `tol_partly` is ignored (older callers)."""
+    t = tol * (abs(target) if relative else 1.0)
+    sign = 0 if target == 0 else (1 if target > 0 else -1)
+    verdict = judge_band(lo, hi, target - t, target + t, sign)
+    rule = (f"band {target:g} ± {_g(t)}: holds if the interval lies inside it; partly if wholly outside but on the "
+            f"predicted side of 0; inconclusive if it straddles an edge")
+    return verdict, rule
+
+
+def judge_positive(lo: float, hi: float, name: str = "effect", sesoi: float = 0.0,
+                   direction: int = 1) -> tuple[str, str]:
+    """Directional claim: the effect is > sesoi (direction +1) or < -sesoi (direction -1)."""
+    band = (sesoi, INF) if direction > 0 else (-INF, -sesoi)
+    verdict = judge_band(lo, hi, band[0], band[1], direction)
+    word = f"above {sesoi:g}" if direction > 0 else f"below {-sesoi:g}"
+    rule = (f"holds if the interval of the {name} lies wholly {word} (the smallest effect of interest); partly if it "
+            f"excludes 0 on that side but stays short of it; does not hold if it lies short of it and reaches 0")
+    return verdict, rule
+
+
+def judge_bound(lo: float, hi: float, bound: float, at_least: bool, tol: float,
+                tol_partly: float | None = None) -> tuple[str, str]:
+    """Bound claim 'x >= bound' (at_least) or 'x <= bound', relaxed by tol. `tol_partly` is ignored (older callers)."""
+    band = (bound - tol, INF) if at_least else (-INF, bound + tol)
+    verdict = judge_band(lo, hi, band[0], band[1], 0)
     op = "≥" if at_least else "≤"
-    sgn = 1.0 if at_least else -1.0
-    rule = (f"holds if the whole interval is {op} {bound:g} {'-' if at_least else '+'} {tol_holds:g}; does not hold "
-            f"if it is wholly beyond {bound:g} {'-' if at_least else '+'} {tol_partly:g}; inconclusive if its "
-            f"half-width exceeds {tol_partly:g}")
-    if any(math.isnan(x) for x in (lo, hi)):
-        return UNTESTED, "no finite measurement"
-    if (hi - lo) / 2 > tol_partly:
-        return INCONCLUSIVE, rule
-    worst, best = (lo, hi) if at_least else (hi, lo)
-    if sgn * (worst - bound) >= -tol_holds:
-        return HOLDS, rule
-    if sgn * (best - bound) < -tol_partly:
-        return FAILS, rule
-    return PARTLY, rule
+    rule = (f"holds if the whole interval is {op} {_g(band[0] if at_least else band[1])}; does not hold if it is "
+            f"wholly beyond; inconclusive if it straddles")
+    return verdict, rule
 
 
-def judge_positive(lo: float, hi: float, name: str = "effect") -> tuple[str, str]:
-    """Holds if the whole interval is > 0, does not hold if it is wholly <= 0, partly if it straddles 0."""
-    rule = f"holds if the interval of the {name} lies above 0; partly if it contains 0"
-    if any(math.isnan(x) for x in (lo, hi)):
-        return UNTESTED, "no finite measurement"
-    if lo > 0:
-        return HOLDS, rule
-    return (PARTLY, rule) if hi > 0 else (FAILS, rule)
+def judge_at_least(lo: float, hi: float, bound: float, name: str) -> tuple[str, str]:
+    """'x >= bound' with no tolerance (e.g. a count of neurons)."""
+    verdict, _ = judge_bound(lo, hi, bound, True, 0.0)
+    return verdict, f"holds if the interval of the {name} lies at or above {bound:g}; does not hold if wholly below"
+
+
+def judge_factor(lo: float, hi: float, target: float, f: float, f_partly: float | None = None) -> tuple[str, str]:
+    """Factor claim: the band is [target / f, target * f] (a positive target). `f_partly` is ignored (older callers)."""
+    verdict = judge_band(lo, hi, target / f, target * f, 1)
+    rule = (f"band [{target:g}/{f:g}, {target:g}×{f:g}]: holds inside; partly if wholly outside but > 0; "
+            f"does not hold if wholly outside and reaching 0")
+    return verdict, rule
+
+
+def judge_trend(rho_lo: float, rho_hi: float, direction: int, holds_at: float) -> tuple[str, str]:
+    """A rank correlation predicted to have sign `direction`, with smallest effect of interest |rho| = holds_at."""
+    verdict, _ = judge_positive(rho_lo, rho_hi, "ρ", holds_at, direction)
+    word = "above" if direction > 0 else "below"
+    rule = (f"holds if the bootstrap interval of ρ lies {word} {direction * holds_at:+g}; partly if it excludes 0 on "
+            f"that side but not the threshold; does not hold if it reaches 0 and stays short of the threshold")
+    return verdict, rule
 
 
 def judge_fraction(frac: float, holds_at: float = 0.9, partly_at: float = 0.5) -> tuple[str, str]:
-    """For 'every neuron satisfies the bound' claims: judged on the fraction that does."""
+    """A fraction without an interval (a census over many neurons): holds ≥ holds_at, partly ≥ partly_at."""
     rule = f"holds if ≥ {holds_at:.0%} satisfy it; partly if ≥ {partly_at:.0%}"
-    if math.isnan(frac):
+    if _nan(frac):
         return UNTESTED, "no finite measurement"
     return (HOLDS if frac >= holds_at else PARTLY if frac >= partly_at else FAILS), rule
 
 
 def judge_count(k: float, n: float, holds_at: float = 0.9, partly_at: float = 0.5) -> tuple[str, str]:
-    """judge_fraction on k of n cases, but 'inconclusive' when the 95% Wilson interval of k/n reaches both
-    the holds level and below the partly level (2 of 2 is not evidence that every neuron satisfies a bound)."""
-    from .census import binom_ci
+    """k of n cases satisfy a bound: the 95% Wilson interval of k/n against the band [holds_at, 1].
+
+    holds if the whole interval is ≥ holds_at; partly if it lies in [partly_at, holds_at); does not hold if wholly
+    below partly_at; inconclusive otherwise (2 of 2 is not evidence that every neuron satisfies a bound).
+    """
     if n <= 0:
         return UNTESTED, "no case to count"
     lo, hi = binom_ci(k, n)
-    verdict, rule = judge_fraction(k / n, holds_at, partly_at)
-    rule += f"; inconclusive if the 95% interval of the fraction spans [< {partly_at:.0%}, ≥ {holds_at:.0%}] (n = {n:g})"
-    return (INCONCLUSIVE if lo < partly_at and hi >= holds_at else verdict), rule
+    rule = (f"95% Wilson interval of the fraction (n = {n:g}): holds if ≥ {holds_at:.0%}; partly if within "
+            f"[{partly_at:.0%}, {holds_at:.0%}); does not hold if below {partly_at:.0%}; else inconclusive")
+    if lo >= holds_at:
+        return HOLDS, rule
+    if lo >= partly_at and hi < holds_at:
+        return PARTLY, rule
+    if hi < partly_at:
+        return FAILS, rule
+    return INCONCLUSIVE, rule
 
 
-class VerdictTable:
-    """A list of Verdict rows with HTML and JSON representations (JSON is what glue stores)."""
-
-    def __init__(self, notebook: str, rows: list[Verdict]):
-        self.notebook = notebook
-        self.rows = [Verdict(**{**asdict(r), "notebook": notebook}) for r in rows]
-
-    def to_json(self) -> list[dict]:
-        """Rows as plain dicts (NaN becomes None so the JSON is valid)."""
-        clean = lambda v: None if isinstance(v, float) and math.isnan(v) else v
-        return [{k: clean(v) for k, v in asdict(r).items()} for r in self.rows]
-
-    def _repr_json_(self):
-        return {"notebook": self.notebook, "rows": self.to_json()}
-
-    def _repr_html_(self):
-        return render_html(self.to_json())
-
-    def __repr__(self):
-        return "\n".join(f"[{r.verdict}] {r.claim}: predicted {r.predicted}; measured {fmt(r.measured)} "
-                         f"[{fmt(r.lo)}, {fmt(r.hi)}]" for r in self.rows)
-
-    def glue(self, key: str | None = None):
-        """Show the table and record it with myst-nb glue as '<notebook>_verdicts' (HTML shown, JSON kept)."""
-        try:
-            from myst_nb import glue
-        except ImportError:  # outside the book toolchain the table is still shown
-            from IPython.display import display
-            display(self)
-            return self
-        # display=True keeps the mime type plain "application/json", which nbformat accepts as a dict.
-        glue(key or f"{self.notebook}_verdicts", self, display=True)
-        return self
+def premises(checks: list[tuple[str, bool]]) -> tuple[bool, str]:
+    """(all met, text) for a row's premises, given as (description, met) pairs; the text names failures first."""
+    failed = [d for d, ok in checks if not ok]
+    if failed:
+        return False, "not met: " + "; ".join(failed)
+    return True, "met: " + "; ".join(d for d, _ in checks) if checks else ""
 
 
-def fmt(x) -> str:
-    """Compact number formatting for tables."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
-    x = float(x)
-    if x != 0 and (abs(x) >= 1e4 or abs(x) < 1e-3):
-        return f"{x:.3g}"
-    return f"{x:.3f}".rstrip("0").rstrip(".") if abs(x) < 100 else f"{x:.1f}"
+def row(claim: str, source: str, predicted: str, measured: float, lo: float, hi: float, judged: tuple[str, str],
+        checks: list[tuple[str, bool]] = (), n: int = 0, band: float = math.nan, kind: str = "paper") -> Verdict:
+    """A verdict row from a judge_* result: a failed premise turns it into "not comparable"; an inconclusive row
+    states the replicates that would settle it (band: the half-width the interval must get under)."""
+    verdict, rule = judged
+    ok, text = premises(list(checks))
+    if not ok and verdict != UNTESTED:
+        verdict = NOT_COMPARABLE
+    need = replicates_needed(lo, hi, band, n) if verdict == INCONCLUSIVE else math.nan
+    return Verdict(claim, source, predicted, measured, lo, hi, verdict, rule, premise=text, n=n, n_needed=need,
+                   kind=kind)
 
 
-_COLOURS = {HOLDS: "#1a7f37", PARTLY: "#9a6700", FAILS: "#cf222e", INCONCLUSIVE: "#57606a", UNTESTED: "#57606a"}
-
-
-def render_html(rows: list[dict], link: bool = False) -> str:
-    """An HTML table of verdict rows; with link=True the notebook column links to its page."""
-    head = ["claim", "source", "predicted", "measured [interval]", "verdict", "rule"]
-    if link:
-        head.append("evidence")
-    out = ['<table class="verdict-table"><thead><tr>' + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead><tbody>"]
+def with_premises(rows: list[Verdict], checks: list[tuple[str, bool]], claims: set[str] | None = None) -> list[Verdict]:
+    """Rows with premises applied: for each row whose claim starts with one of `claims` (all rows if None), a failed
+    premise makes it "not comparable" and the row names the premise; met premises are listed in the row."""
+    ok, text = premises(list(checks))
+    out = []
     for r in rows:
-        cells = [html.escape(r["claim"]), html.escape(r["source"]), html.escape(r["predicted"]),
-                 f'{fmt(r["measured"])} [{fmt(r["lo"])}, {fmt(r["hi"])}]',
-                 f'<b style="color:{_COLOURS[r["verdict"]]}">{r["verdict"]}</b>', html.escape(r.get("rule", ""))]
-        if link:
-            nb = html.escape(r["notebook"])
-            cells.append(f'<a href="notebooks/{nb}.html">{nb}</a>')
-        out.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
-    return "\n".join(out) + "</tbody></table>"
-
-
-def collect(executed_dir) -> list[dict]:
-    """Gather the glued verdict rows of every executed notebook under executed_dir (for the scoreboard)."""
-    from pathlib import Path
-    import nbformat
-    rows = []
-    for path in sorted(Path(executed_dir).glob("*.ipynb")):
-        nb = nbformat.read(path, as_version=4)
-        for cell in nb.cells:
-            for out in cell.get("outputs", []):
-                name = out.get("metadata", {}).get("scrapbook", {}).get("name", "")
-                mime = [k for k in out.get("data", {}) if k.endswith("application/json")]
-                if name.endswith("_verdicts") and mime:
-                    payload = out["data"][mime[0]]
-                    payload = json.loads(payload) if isinstance(payload, str) else payload
-                    rows.extend(payload["rows"])
-    return rows
+        if claims is None or any(r.claim.startswith(c) for c in claims):
+            r.premise = "; ".join(p for p in (r.premise, text) if p)
+            if not ok and r.verdict not in (UNTESTED,):
+                r.verdict, r.n_needed = NOT_COMPARABLE, math.nan
+        out.append(r)
+    return out

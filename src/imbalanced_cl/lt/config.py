@@ -5,7 +5,7 @@ import dataclasses
 from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
-from ..config import ParameterError, check, check_choice, check_float, check_grid, check_int
+from ..validate import ParameterError, check, check_choice, check_float, check_grid, check_int, namespace_kwargs
 from .datasets import DATASETS
 from .speed import PRECISIONS, StepOptions
 
@@ -119,12 +119,9 @@ class LTConfig:
         return [f.name for f in fields(cls)]
 
     @classmethod
-    def from_namespace(cls, ns: Mapping[str, Any], **overrides) -> "LTConfig":
-        """Build from a namespace (a notebook's globals()), taking only this class's fields; lists become tuples."""
-        kw = {k: ns[k] for k in cls.field_names() if k in ns}
-        kw.update(overrides)
-        kw = {k: (tuple(v) if isinstance(v, list) else v) for k, v in kw.items()}
-        return cls(**kw)
+    def from_namespace(cls, ns: Mapping[str, Any], strict: bool = True, **overrides) -> "LTConfig":
+        """Build from a notebook's globals(); with strict, an unknown plain-data name is a ParameterError."""
+        return cls(**namespace_kwargs(cls.field_names(), ns, overrides, cls.__name__, strict))
 
     def replace(self, **changes) -> "LTConfig":
         """A copy with some fields changed (validated again)."""

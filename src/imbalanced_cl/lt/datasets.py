@@ -96,7 +96,7 @@ def default_data_dir() -> Path:
 
 def shared_jpeg_pack() -> Path:
     """Where the offline CIFAR-10 JPEG pack is expected: <repo root's parent>/shared/data/cifar10-jpeg.npz."""
-    from ..profiles import repo_root
+    from ..book.profiles import repo_root
     try:
         root = repo_root()
     except FileNotFoundError:

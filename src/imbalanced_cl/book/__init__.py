@@ -1,0 +1,1 @@
+"""The book machinery: the papermill runner, profiles, verdict tables, the scoreboard and provenance."""

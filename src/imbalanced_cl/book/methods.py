@@ -1,0 +1,53 @@
+"""The methods page's table: every tolerance, smallest effect of interest and premise threshold, read off the configs.
+
+A judgement parameter is a config field whose name starts with tol_, sesoi_ or regime_, or one of JUDGEMENT below.
+Its value is the config's default (the default profile); the page also shows what the ci and paper profiles change.
+"""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from .cells import config_class, field_comments
+from .profiles import params
+from .runner import toc_notebooks
+
+PREFIXES = ("tol_", "sesoi_", "regime_")
+JUDGEMENT = {"lemma_C", "ni_rel", "cos_threshold", "single_rel", "dead_rel", "degrade_tol", "align_threshold",
+             "rho_holds", "threshold", "lucky_gamma", "gamma", "t1_fraction", "t2_factor", "baseline_band",
+             "noise_align_max", "share_growth_min", "probe_gap_min", "trend_sesoi",
+             "precision_levels", "pr_b_levels", "rse_max", "share_min", "align_high", "removal_min", "coverage_min",
+             "probe_max", "singleton_rel", "singleton_cos2", "effect_tol", "tol_converged"}
+
+
+def is_judgement(name: str) -> bool:
+    """Whether a config field decides a verdict (a tolerance, a SESOI or a premise threshold)."""
+    return name.startswith(PREFIXES) or name in JUDGEMENT
+
+
+def judgement_table(root: Path) -> list[dict]:
+    """One row per (notebook, judgement parameter): its value per profile and its meaning."""
+    out = []
+    for nb in toc_notebooks(root):
+        cls = config_class(nb)
+        if cls is None:
+            continue
+        notes, inst = field_comments(cls), cls()
+        for f in dataclasses.fields(cls):
+            if not is_judgement(f.name):
+                continue
+            row = {"notebook": nb.stem, "parameter": f.name, "default": getattr(inst, f.name),
+                   "meaning": notes.get(f.name, "")}
+            for prof in ("ci", "paper"):
+                row[prof] = params(prof, nb.stem, root / "profiles.yaml").get(f.name, "=")
+            out.append(row)
+    return out
+
+
+def render(rows: list[dict]) -> str:
+    """Markdown table of the judgement parameters."""
+    lines = ["| notebook | parameter | default | ci | paper | meaning |", "|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['notebook']} | `{r['parameter']}` | {r['default']} | {r['ci']} | {r['paper']} | "
+                     f"{r['meaning'].replace('|', chr(92) + '|')} |")
+    return "\n".join(lines)

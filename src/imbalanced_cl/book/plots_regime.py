@@ -1,0 +1,35 @@
+"""Figures and tables of the regime page: the feature-span share through training, and verdicts under both regimes."""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+
+from .. import stats
+
+
+def share_over_time(curves: dict, ax=None):
+    """One line per arm: the mean feature-span share over replicates against the step, with a 95% band."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.5, 3.8))
+    for name, (steps, share) in curves.items():
+        m, lo, hi = stats.mean_ci(share, dim=1)
+        ax.plot(steps, m, label=name)
+        ax.fill_between(steps, lo, hi, alpha=0.2)
+    ax.axhline(1.0, color="k", lw=0.8, ls=":")
+    ax.set(xlabel="step", ylabel=r"$\|MM^\top w_i\|^2/\|w_i\|^2$ (mean over neurons)", title="share in the feature span")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def verdict_table(rows: list[dict], n_fixed: int) -> str:
+    """Markdown: each verdict row of notebooks 01-05 under fresh and fixed pairs, changes marked."""
+    if not n_fixed:
+        return ("*No fixed-pairs record yet (results/default-fixed/ is empty): the comparison of verdicts is not "
+                "available in this build.*")
+    changed = sum(r["fresh"] != r["fixed"] for r in rows)
+    lines = [f"**{changed} of {len(rows)} rows change their verdict with the regime.**", "",
+             "| notebook | claim | fresh pairs | fixed set |", "|---|---|---|---|"]
+    for r in rows:
+        mark = " ⟵" if r["fresh"] != r["fixed"] else ""
+        lines.append(f"| {r['notebook'][:2]} | {r['claim']} | {r['fresh']} ({r['fresh_measured']:.3g}) | "
+                     f"{r['fixed']} ({r['fixed_measured']:.3g}){mark} |")
+    return "\n".join(lines)

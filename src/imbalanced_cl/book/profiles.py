@@ -1,0 +1,41 @@
+"""Profiles: named sets of notebook parameters (ci, default, paper), read from profiles.yaml at the repo root."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from ..validate import ParameterError
+
+PROFILES = ("ci", "default", "paper")
+
+
+def repo_root() -> Path:
+    """The project root (the folder holding profiles.yaml and _toc.yml)."""
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        if (parent / "profiles.yaml").exists() and (parent / "_toc.yml").exists():
+            return parent
+    cwd = Path.cwd()
+    for parent in (cwd, *cwd.parents):
+        if (parent / "profiles.yaml").exists():
+            return parent
+    raise FileNotFoundError("cannot find profiles.yaml above the package or the working directory")
+
+
+def load_all(path: Path | None = None) -> dict:
+    """The whole profiles file as {profile: {notebook: {param: value}}}."""
+    path = path or repo_root() / "profiles.yaml"
+    with open(path) as fh:
+        data = yaml.safe_load(fh) or {}
+    for name in data:
+        if name not in PROFILES:
+            raise ParameterError(f"profiles.yaml has an unknown profile {name!r}: allowed {PROFILES}")
+    return data
+
+
+def params(profile: str, notebook: str, path: Path | None = None) -> dict:
+    """Parameters of one notebook under one profile (empty when the profile leaves it at its defaults)."""
+    if profile not in PROFILES:
+        raise ParameterError(f"parameter profile={profile!r} is invalid: allowed one of {PROFILES}")
+    return dict((load_all(path).get(profile) or {}).get(notebook) or {})

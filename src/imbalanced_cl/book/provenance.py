@@ -1,0 +1,68 @@
+"""Provenance: the commit, package version, parameters, seeds, wall time, torch version and device of a run."""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import time
+from datetime import datetime, timezone
+from importlib import metadata
+
+import torch
+
+_T0 = time.time()
+
+
+def _git(*args: str) -> str:
+    try:
+        return subprocess.run(["git", *args], capture_output=True, text=True, timeout=10).stdout.strip()
+    except Exception:
+        return ""
+
+
+def commit_label() -> str:
+    """The checked-out commit, short, marked when the working tree has uncommitted changes."""
+    commit = _git("rev-parse", "--short=12", "HEAD")
+    if not commit:
+        return "unknown (not a git checkout)"
+    dirty = bool(_git("status", "--porcelain", "--untracked-files=no"))
+    return commit + (" with uncommitted changes" if dirty else "")
+
+
+def profile() -> str:
+    """The profile the book runner executes this notebook at ($IMBALANCED_CL_PROFILE), or say there is none."""
+    return os.environ.get("IMBALANCED_CL_PROFILE") or "none (run outside the book runner)"
+
+
+def record(params: dict, started: float | None = None) -> dict:
+    """A provenance record for the current process (wall time counted from `started` or import)."""
+    commit = _git("rev-parse", "HEAD") or "unknown (not a git checkout)"
+    dirty = bool(_git("status", "--porcelain", "--untracked-files=no"))
+    try:
+        version = metadata.version("imbalanced-cl")
+    except metadata.PackageNotFoundError:
+        version = "unknown"
+    return {
+        "commit": commit, "dirty": dirty, "package": version, "profile": profile(),
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "params": params, "seed": params.get("seed"),
+        "wall_time_s": round(time.time() - (started or _T0), 1),
+        "torch": torch.__version__, "device": "cuda" if torch.cuda.is_available() else "cpu",
+        "threads": torch.get_num_threads(), "python": platform.python_version(),
+    }
+
+
+def show(params: dict, started: float | None = None) -> None:
+    """Display the provenance record as a small table (the last cell of every notebook).
+
+    Returns None on purpose: a returned record would be echoed by Jupyter as a second copy on the page.
+    Use record() for the values.
+    """
+    rec = record(params, started)
+    from IPython.display import Markdown, display
+    lines = ["| field | value |", "|---|---|"]
+    for k, v in rec.items():
+        v = json.dumps(v, default=str) if isinstance(v, dict) else v
+        lines.append(f"| {k} | `{v}` |")
+    display(Markdown("**Provenance**\n\n" + "\n".join(lines)))

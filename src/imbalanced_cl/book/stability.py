@@ -1,0 +1,59 @@
+"""Seed stability: re-execute the claim notebooks with other base seeds and count the verdicts that survive.
+
+`python -m imbalanced_cl stability --profile default --seeds 0 1` runs every claim notebook that has a `seed`
+parameter once per seed (into _build/stability/<profile>/seed-<s>/), then writes results/stability/<profile>.json:
+the share of rows whose verdict is the same under every seed, and the rows that changed. The scoreboard reads it,
+and marks a row that flips as inconclusive: a verdict that depends on the seed is not a finding.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .glued import collect
+
+
+def compare(by_seed: dict[int, list[dict]]) -> dict:
+    """Rows matched by (notebook, claim) across seeds: which verdicts stayed, which changed, and the stable share."""
+    seeds = sorted(by_seed)
+    keyed = {s: {(r["notebook"], r["claim"]): r["verdict"] for r in by_seed[s]} for s in seeds}
+    common = set.intersection(*(set(k) for k in keyed.values())) if keyed else set()
+    changed = [{"notebook": nb, "claim": claim, "verdicts": {str(s): keyed[s][(nb, claim)] for s in seeds}}
+               for nb, claim in sorted(common) if len({keyed[s][(nb, claim)] for s in seeds}) > 1]
+    n = len(common)
+    return {"seeds": seeds, "rows": n, "unchanged": n - len(changed),
+            "share_unchanged": (n - len(changed)) / n if n else float("nan"), "changed": changed}
+
+
+def run(profile: str, seeds: list[int], root: Path, only: list[str] | None = None, out: Path | None = None) -> dict:
+    """Execute the claim notebooks once per seed, compare their verdicts, write <out>/results/stability/<profile>.json
+    (out defaults to the repository root)."""
+    out_root = Path(out or root)
+    from .cells import config_class
+    from .runner import run_book, toc_notebooks
+    names = [nb.stem for nb in toc_notebooks(root) if nb.parent.name == "notebooks"
+             and (cls := config_class(nb)) is not None and "seed" in cls.__dataclass_fields__
+             and (not only or nb.stem in only)]
+    by_seed = {}
+    for s in seeds:
+        where = out_root / "_build" / "stability" / profile / f"seed-{s}"
+        rc = run_book(profile, out_root=where, only=names, build=False, overrides={"seed": s})
+        if rc != 0:
+            raise RuntimeError(f"stability: the notebooks failed at seed {s} (exit {rc})")
+        by_seed[s] = collect(where / "_build" / "executed" / "notebooks")
+    result = {"profile": profile, "notebooks": names, **compare(by_seed)}
+    target = out_root / "results" / "stability" / f"{profile}.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(result, indent=1) + "\n")
+    return result
+
+
+def load(root: Path, profile: str) -> dict | None:
+    """The stored stability result of a profile, or None."""
+    p = root / "results" / "stability" / f"{profile}.json"
+    return json.loads(p.read_text()) if p.exists() else None
+
+
+def flipped(result: dict | None) -> set[tuple[str, str]]:
+    """(notebook, claim) of every row whose verdict changed with the seed."""
+    return {(c["notebook"], c["claim"]) for c in (result or {}).get("changed", [])}

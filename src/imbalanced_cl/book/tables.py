@@ -1,0 +1,87 @@
+"""Verdict tables as a reader sees them: HTML and JSON renderings, and the myst-nb glue the scoreboard reads."""
+from __future__ import annotations
+
+import html
+import math
+from dataclasses import asdict
+
+from ..verdict import FAILS, HOLDS, INCONCLUSIVE, NOT_COMPARABLE, PARTLY, UNTESTED, Verdict
+
+
+class VerdictTable:
+    """A list of Verdict rows with HTML and JSON representations (JSON is what glue stores)."""
+
+    def __init__(self, notebook: str, rows: list[Verdict]):
+        self.notebook = notebook
+        self.rows = [Verdict(**{**asdict(r), "notebook": notebook}) for r in rows]
+
+    def to_json(self) -> list[dict]:
+        """Rows as plain dicts (NaN becomes None so the JSON is valid)."""
+        clean = lambda v: None if isinstance(v, float) and math.isnan(v) else v
+        return [{k: clean(v) for k, v in asdict(r).items()} for r in self.rows]
+
+    def _repr_json_(self):
+        return {"notebook": self.notebook, "rows": self.to_json()}
+
+    def _repr_html_(self):
+        return render_html(self.to_json())
+
+    def __repr__(self):
+        return "\n".join(f"[{r.verdict}] {r.claim}: predicted {r.predicted}; measured {fmt(r.measured)} "
+                         f"[{fmt(r.lo)}, {fmt(r.hi)}]" for r in self.rows)
+
+    def glue(self, key: str | None = None) -> None:
+        """Show the table and record it with myst-nb glue as '<notebook>_verdicts' (HTML shown, JSON kept).
+
+        Returns None on purpose: a returned table, last in a cell, would be echoed as a second copy.
+        """
+        try:
+            from myst_nb import glue
+        except ImportError:  # outside the book toolchain the table is still shown
+            from IPython.display import display
+            display(self)
+            return
+        # display=True keeps the mime type plain "application/json", which nbformat accepts as a dict.
+        glue(key or f"{self.notebook}_verdicts", self, display=True)
+
+
+def fmt(x) -> str:
+    """Compact number formatting for tables."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    x = float(x)
+    if x != 0 and (abs(x) >= 1e4 or abs(x) < 1e-3):
+        return f"{x:.3g}"
+    return f"{x:.3f}".rstrip("0").rstrip(".") if abs(x) < 100 else f"{x:.1f}"
+
+
+_COLOURS = {HOLDS: "#1a7f37", PARTLY: "#9a6700", FAILS: "#cf222e", INCONCLUSIVE: "#57606a",
+            NOT_COMPARABLE: "#8250df", UNTESTED: "#57606a"}
+
+
+def details(r: dict) -> str:
+    """The rule of a row, its premises, and for an inconclusive row the replicates that would settle it."""
+    parts = [r.get("rule", "")]
+    if r.get("premise"):
+        parts.append(f"premises {r['premise']}")
+    need = r.get("n_needed")
+    if need is not None and not (isinstance(need, float) and math.isnan(need)):
+        parts.append(f"about {int(need)} replicates (now {r.get('n', 0)}) would settle it")
+    return ". ".join(p for p in parts if p)
+
+
+def render_html(rows: list[dict], link: bool = False) -> str:
+    """An HTML table of verdict rows; with link=True the notebook column links to its page."""
+    head = ["claim", "source", "predicted", "measured [interval]", "verdict", "rule"]
+    if link:
+        head.append("evidence")
+    out = ['<table class="verdict-table"><thead><tr>' + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead><tbody>"]
+    for r in rows:
+        cells = [html.escape(r["claim"]), html.escape(r["source"]), html.escape(r["predicted"]),
+                 f'{fmt(r["measured"])} [{fmt(r["lo"])}, {fmt(r["hi"])}]',
+                 f'<b style="color:{_COLOURS[r["verdict"]]}">{r["verdict"]}</b>', html.escape(details(r))]
+        if link:
+            nb = html.escape(r["notebook"])
+            cells.append(f'<a href="notebooks/{nb}.html">{nb}</a>')
+        out.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    return "\n".join(out) + "</tbody></table>"

@@ -1,0 +1,178 @@
+"""SimConfig: the validated configuration of the paper's model, data and training; every experiment config extends it."""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, fields
+from typing import Any, Mapping
+
+import torch
+
+from ..validate import ParameterError, check, check_choice, check_float, check_int, namespace_kwargs
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """Data model (§3.2), encoder (eq. 4), loss (eqs. 1-3), optimiser (Alg. 1) and replicates."""
+
+    # --- data model: Assumptions 3.1-3.4, Definition 3.1 ---
+    d: int = 20                 # number of features (dictionary atoms)
+    d1: int = 100               # ambient dimension, d1 >= d
+    L: int = 4                  # tokens per sample
+    eps_max: float = 1.0        # frequency of majority features
+    eps_min: float = 0.3        # frequency of minority features
+    n_minority: int = 1         # how many features are minority (the last ones), two_level profile
+    eps_profile: str = "two_level"  # "two_level" or "geometric" (eps_j log-spaced from eps_max to eps_min)
+    p_scale: float = 1.0        # Pr(z_j^(l) != 0) = min(1, p_scale * eps_j * loglog d / d)  (Def. 3.1)
+    mag_lo: float = 0.5         # |z_j| ~ U[mag_lo, mag_hi] (Assumption 3.2: bounded, symmetric)
+    mag_hi: float = 1.0
+    sigma_xi: float = 0.05      # token noise std (Assumption 3.3); NSR = sigma_xi^2 * d1 (App. A.2)
+    n_pairs: int = 512          # K: pairs per step (eq. 3); negatives are the other pairs' Y
+    sampling: str = "fresh"     # "fresh": K new pairs every step (online SGD, the population regime of Lemma B.1); "fixed": one set reused
+    views: str = "paper"        # how the two views of a pair are built (sim/views.py): "paper" (Assumption 3.4), "identical" copies, "random_mask" (Wen & Li Def. 2.3)
+    # --- encoder: eq. (4) with W_Q = W_K = W_V = I frozen ---
+    attention: str = "softmax"  # "softmax" (identity attention) or "mean" (exact token average)
+    attn_scale: float = 0.0     # softmax scale s; 0 means 1/sqrt(d1)
+    m: int = 50                 # neurons
+    sigma0: float = 1e-3        # w_i ~ N(0, sigma0^2 I_d1) (Alg. 1 step 1)
+    bias: str = "schedule"      # "schedule" (0 until T1, then prop. to ||w_i||) or "none" (b = 0 always)
+    bias_coef: float = 1.0      # b_i(T1) = bias_coef * a * sqrt(2 log d / d) * ||w_i|| (Thm C.1(b,c)); a: bias_token_factor
+    bias_token_factor: bool = True  # a = E|z|/L converts that feature-coefficient threshold into pre-activation units (eq. 98); False: a = 1
+    bias_ramp: float = 0.0      # extra per-step growth of b after T1, (1+bias_ramp)^(t-T1) (W eq. 70 uses eta/d)
+    bias_ramp_max: float = 2.0  # cap on that growth factor (the uncapped ramp explodes, brief §1)
+    t1_fraction: float = 0.9    # T1 = first step where this fraction of neurons satisfies eq. (34)
+    t1_max: int = 0             # force T1 at this step if not reached (0: never force)
+    # --- loss and optimiser: eqs. (1)-(3), Algorithm 1 ---
+    tau: float = 1.0            # InfoNCE temperature
+    tau_scaled: bool = True     # optimise tau * InfoNCE so the gradient is eq. (5)/(21) exactly (no 1/tau)
+    lr: float = 0.5             # eta
+    weight_decay: float = 1e-3  # lambda, decoupled: theta <- (1 - eta lambda) theta - eta g
+    steps: int = 300            # full-batch gradient steps
+    # --- Algorithm 1: forward magnitude pruning (prune.py) ---
+    prune_alpha: float = 0.0    # fraction pruned, in [0, 1)
+    prune_unit: str = "neuron"  # "neuron" (smallest ||w_i||) or "weight" (smallest |w_ik|)
+    prune_backward: str = "faithful"  # "faithful" (eq. 5, full h and grad h) or "literal" (masked autograd)
+    prune_start: int = 0        # first step at which the mask takes effect
+    prune_every: int = 1        # recompute the mask every this many steps (1 = every iteration, L150)
+    prune_mask: str = "magnitude"     # "magnitude" (Alg. 1: smallest units) or "random" (control, issue 14)
+    prune_schedule: str = "dynamic"   # "dynamic" (recomputed every prune_every steps) or "static" (fixed at prune_start)
+    # --- replicates, seeds, bookkeeping ---
+    R: int = 4                  # independent replicates trained in one batched computation
+    seed: int = 0
+    record_every: int = 10      # history is kept every this many steps (and at the last step)
+    chunk: int = 0              # replicates per training chunk, to bound memory (0: auto, about 64 MiB per chunk)
+    progress: bool = True       # tqdm progress bar
+    # --- regime premises (sim/regime.py; thresholds fixed before any run, listed in book/methods.md) ---
+    regime_share_min: float = 0.9    # feature-span share at the end that counts as Theorem 3.1's regime (beta bound: share -> 1)
+    regime_grad_poly: float = 1.0    # Lemma B.1: the population regime needs ||g_K - g_pop|| <= ||w|| / d1^p; p = 1 is the weakest poly(d1)
+    regime_loss_gap_max: float = 0.05  # largest relative gap (held-out - train) / held-out InfoNCE without memorisation
+    pop_batches: int = 16         # held-out batches of K pairs averaged into the population gradient
+    # --- where it runs ---
+    device: str = "auto"        # "auto" (cuda when available), "cpu" or "cuda"; data are drawn on the CPU per replicate, so numbers do not depend on it
+    data_device: str = "cpu"    # "cpu": pairs drawn on the CPU, identical on every device; "run": drawn on the run's device (a GPU's own generator: same law, other numbers, no transfer)
+    tf32: bool = False          # allow TF32 matmuls on CUDA (faster, ~1e-3 relative error); exact float32 is what the theory checks need
+
+    def __post_init__(self):
+        self.validate()
+
+    def validate(self) -> None:
+        """Check every field; raise ParameterError naming the first bad one."""
+        check_int("d", self.d, 3)
+        check_int("d1", self.d1, 3)
+        check("d1", self.d1, self.d1 >= self.d, "an integer >= d", given=f"d={self.d}")
+        check_int("L", self.L, 1, 256)
+        check_float("eps_max", self.eps_max, 0.0, lo_open=True)
+        check_float("eps_min", self.eps_min, 0.0, self.eps_max, lo_open=True, given=f"eps_max={self.eps_max}")
+        check_int("n_minority", self.n_minority, 0, self.d, given=f"d={self.d}")
+        check_choice("eps_profile", self.eps_profile, ("two_level", "geometric"))
+        check_float("p_scale", self.p_scale, 0.0, lo_open=True)
+        check_float("mag_lo", self.mag_lo, 0.0, lo_open=True)
+        check_float("mag_hi", self.mag_hi, self.mag_lo, given=f"mag_lo={self.mag_lo}")
+        check_float("sigma_xi", self.sigma_xi, 0.0)
+        check_int("n_pairs", self.n_pairs, 2)
+        check_choice("attention", self.attention, ("softmax", "mean"))
+        check_float("attn_scale", self.attn_scale, 0.0)
+        check_int("m", self.m, 1)
+        check_float("sigma0", self.sigma0, 0.0, lo_open=True)
+        check_choice("bias", self.bias, ("schedule", "none"))
+        check_float("bias_coef", self.bias_coef, 0.0)
+        check_float("bias_ramp", self.bias_ramp, 0.0, 1.0)
+        check_float("bias_ramp_max", self.bias_ramp_max, 1.0)
+        check_float("t1_fraction", self.t1_fraction, 0.0, 1.0, lo_open=True)
+        check_int("t1_max", self.t1_max, 0)
+        check_float("tau", self.tau, 0.0, lo_open=True)
+        check("tau_scaled", self.tau_scaled, isinstance(self.tau_scaled, bool), "True or False")
+        check_float("lr", self.lr, 0.0, lo_open=True)
+        check_float("weight_decay", self.weight_decay, 0.0)
+        check("weight_decay", self.weight_decay, self.lr * self.weight_decay < 1,
+              "a number with lr * weight_decay < 1", given=f"lr={self.lr}")
+        check_int("steps", self.steps, 1)
+        check_float("prune_alpha", self.prune_alpha, 0.0, 1.0, hi_open=True)
+        check_choice("prune_unit", self.prune_unit, ("neuron", "weight"))
+        check_choice("prune_backward", self.prune_backward, ("faithful", "literal"))
+        check_int("prune_start", self.prune_start, 0)
+        check_int("prune_every", self.prune_every, 1)
+        check_choice("prune_mask", self.prune_mask, ("magnitude", "random"))
+        check_choice("prune_schedule", self.prune_schedule, ("dynamic", "static"))
+        check_int("R", self.R, 1)
+        check_int("seed", self.seed, 0, 2**31 - 1)
+        check_int("record_every", self.record_every, 1)
+        check_int("chunk", self.chunk, 0)
+        check("progress", self.progress, isinstance(self.progress, bool), "True or False")
+        check_choice("sampling", self.sampling, ("fresh", "fixed"))
+        check_choice("views", self.views, ("paper", "identical", "random_mask"))
+        check("bias_token_factor", self.bias_token_factor, isinstance(self.bias_token_factor, bool), "True or False")
+        check_float("regime_share_min", self.regime_share_min, 0.0, 1.0)
+        check_float("regime_grad_poly", self.regime_grad_poly, 0.0, lo_open=True)
+        check_float("regime_loss_gap_max", self.regime_loss_gap_max, 0.0, lo_open=True)
+        check_int("pop_batches", self.pop_batches, 1)
+        check_choice("device", self.device, ("auto", "cpu", "cuda"))
+        check("tf32", self.tf32, isinstance(self.tf32, bool), "True or False")
+        check_choice("data_device", self.data_device, ("cpu", "run"))
+
+    # --- construction helpers ---
+    @classmethod
+    def field_names(cls) -> list[str]:
+        """Names of all fields, in declaration order."""
+        return [f.name for f in fields(cls)]
+
+    @classmethod
+    def from_namespace(cls, ns: Mapping[str, Any], strict: bool = True, **overrides):
+        """Build from a notebook's globals(): its fields are the parameters; with strict, any other plain-data name
+        (a misspelt or unknown `papermill -p`) is a ParameterError that suggests the nearest parameter."""
+        return cls(**namespace_kwargs(cls.field_names(), ns, overrides, cls.__name__, strict))
+
+    def sim(self, **changes) -> "SimConfig":
+        """The plain SimConfig part of an experiment config, with optional changes."""
+        kw = {k: getattr(self, k) for k in SimConfig.field_names()}
+        kw.update(changes)
+        return SimConfig(**kw)
+
+    def replace(self, **changes):
+        """A copy with some fields changed (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict:
+        """Plain dict of all fields (for provenance and caching)."""
+        return dataclasses.asdict(self)
+
+    # --- derived quantities ---
+    @property
+    def softmax_scale(self) -> float:
+        """Softmax scale s of the frozen attention (default 1/sqrt(d1), brief §1)."""
+        return self.attn_scale if self.attn_scale > 0 else 1.0 / math.sqrt(self.d1)
+
+    @property
+    def torch_device(self) -> torch.device:
+        """The device every tensor of a run lives on ("auto": CUDA when present, else the CPU)."""
+        if self.device == "cuda" and not torch.cuda.is_available():
+            raise ParameterError("parameter device='cuda' is invalid here: no CUDA device is available; "
+                                 "allowed 'auto' or 'cpu'")
+        if self.device == "auto":
+            return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        return torch.device(self.device)
+
+    @property
+    def nsr(self) -> float:
+        """Noise-to-signal ratio as App. A.2 defines it: sigma^2 * d1."""
+        return self.sigma_xi ** 2 * self.d1

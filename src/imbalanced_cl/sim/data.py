@@ -1,0 +1,179 @@
+"""Sparse-coding data (Assumptions 3.1-3.4): dictionary, feature frequencies, positive pairs, R replicates.
+
+Every replicate r owns its random streams, seeded from (seed, r, purpose), so replicate r draws the
+same dictionary, initialisation and data whether it runs alone or inside a batch of 32.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from . import views as V
+from .config import SimConfig
+
+# Purposes of the per-replicate random streams (never reorder: seeds would change).
+STREAM_DICT, STREAM_INIT, STREAM_TRAIN, STREAM_TEST = 0, 1, 2, 3
+STREAM_MASK = 4  # random pruning masks (prune.random_rank)
+
+
+def generator(seed: int, replicate: int, purpose: int, extra: int = 0, device="cpu") -> torch.Generator:
+    """A torch Generator for one replicate and one purpose, independent of every other stream (on `device`)."""
+    state = np.random.SeedSequence([seed, replicate, purpose, extra]).generate_state(2, dtype=np.uint64)
+    return torch.Generator(device=device).manual_seed(int(state[0] % (2**63 - 1)))
+
+
+def eps_vector(cfg: SimConfig) -> torch.Tensor:
+    """Per-feature frequencies eps_j (Def. 3.1); minority features are the last ones."""
+    if cfg.eps_profile == "geometric":
+        return torch.logspace(math.log10(cfg.eps_max), math.log10(cfg.eps_min), cfg.d, dtype=torch.float64)
+    eps = torch.full((cfg.d,), cfg.eps_max, dtype=torch.float64)
+    if cfg.n_minority:
+        eps[cfg.d - cfg.n_minority:] = cfg.eps_min
+    return eps
+
+
+def token_prob(cfg: SimConfig) -> torch.Tensor:
+    """p_j = Pr(z_j^(l) != 0) = min(1, p_scale * eps_j * loglog d / d)  (Def. 3.1)."""
+    return (cfg.p_scale * eps_vector(cfg) * math.log(math.log(cfg.d)) / cfg.d).clamp(max=1.0)
+
+
+def sample_prob(cfg: SimConfig) -> torch.Tensor:
+    """q_j = Pr(feature j is in a sample's support) = 1 - (1 - p_j)^L."""
+    return 1.0 - (1.0 - token_prob(cfg)) ** cfg.L
+
+
+def haar_dictionary(d1: int, d: int, gen: torch.Generator) -> torch.Tensor:
+    """First d columns of a Haar-random orthogonal d1 x d1 matrix: column-orthonormal, delocalised."""
+    q, r = torch.linalg.qr(torch.randn(d1, d1, generator=gen, dtype=torch.float64))
+    q = q * torch.sign(torch.diagonal(r)).unsqueeze(0)  # sign fix makes Q exactly Haar
+    return q[:, :d].float()
+
+
+def _first_token(p: torch.Tensor, L: int, u: torch.Tensor) -> torch.Tensor:
+    """Index of the first active token given at least one: a truncated geometric draw."""
+    p = p.clamp(min=1e-12, max=1.0)
+    total = 1.0 - (1.0 - p) ** L
+    # Inverse CDF of P(k) ∝ (1-p)^k p, k = 0..L-1.
+    logq = torch.log1p(-p.clamp(max=1.0 - 1e-7))
+    k = torch.floor(torch.log1p(-u * total) / logq)
+    return k.clamp(0, L - 1).long()
+
+
+def _draws(cfg: SimConfig, n: int, gen: torch.Generator) -> list[torch.Tensor]:
+    """The raw random numbers of n pairs of one replicate, drawn on the CPU from its own stream.
+
+    The order of the draws is fixed (support, signs, then per view: first token, later tokens, magnitudes; then
+    per view: noise; last, RandomMask's uniforms when cfg.views asks for them), so a replicate's data do not depend
+    on batching, on the device, or on this code's layout, and every pair builder sees the same latents and noise.
+    """
+    d, L, d1, dev = cfg.d, cfg.L, cfg.d1, gen.device
+    u = lambda *shape: torch.rand(*shape, generator=gen, device=dev)
+    out = [u(n, d), u(n, d)]
+    for _ in range(2):
+        out += [u(n, d), u(n, L, d), u(n, L, d)]
+    out += [torch.randn(n, L, d1, generator=gen, device=dev) for _ in range(2)]
+    if cfg.views == V.RANDOM_MASK:
+        out.append(u(n, 1, d1))
+    return out
+
+
+def latents_from(cfg: SimConfig, u_S, u_sign, views_u):
+    """Support S (..., n, d), shared signs, and the two views' token latents zx, zy (..., n, L, d) from uniforms.
+
+    Assumption 3.4: both views share support and sign of the token-summed latent; token placement and magnitudes
+    are drawn independently per view. Within a view, each feature in the support sits on tokens i.i.d.
+    Bernoulli(p_j), conditioned on at least one token (so Pr(z_j^(l) != 0) = p_j, Def. 3.1).
+    """
+    p = token_prob(cfg).float().to(u_S.device)
+    q = 1.0 - (1.0 - p) ** cfg.L
+    S = u_S < q
+    sign = torch.where(u_sign < 0.5, -1.0, 1.0)
+    tok = torch.arange(cfg.L, device=u_S.device).view(cfg.L, 1)
+    views = []
+    for u_first, u_later, u_mag in views_u:
+        first = _first_token(p.expand_as(u_first), cfg.L, u_first).unsqueeze(-2)     # (..., n, 1, d)
+        on = (tok == first) | ((tok > first) & (u_later < p))
+        mag = cfg.mag_lo + (cfg.mag_hi - cfg.mag_lo) * u_mag
+        views.append(on * S.unsqueeze(-2) * sign.unsqueeze(-2) * mag)
+    return S, sign, views[0], views[1]
+
+
+def sample_latents(cfg: SimConfig, n: int, gen: torch.Generator):
+    """Support S (n,d), shared signs (n,d), and the two views' token latents zx, zy (n,L,d) of one replicate."""
+    u = _draws(cfg, n, gen)
+    return latents_from(cfg, u[0], u[1], [u[2:5], u[5:8]])
+
+
+def attention(X: torch.Tensor, cfg: SimConfig) -> torch.Tensor:
+    """Frozen identity attention (W_Q = W_K = W_V = I): u^(r) = sum_l softmax_l(s <x_l, x_r>) x_l."""
+    if cfg.attention == "mean":
+        return X.mean(dim=-2, keepdim=True).expand_as(X).contiguous()
+    A = torch.softmax(cfg.softmax_scale * X @ X.transpose(-1, -2), dim=-1)
+    return A @ X
+
+
+@dataclass
+class Pairs:
+    """A set of positive pairs after the frozen attention: tensors with a leading replicate dim R."""
+
+    UX: torch.Tensor   # (R, n, L, d1) attention outputs of the anchors X
+    UY: torch.Tensor   # (R, n, L, d1) attention outputs of the positives Y
+    S: torch.Tensor    # (R, n, d) bool support of each pair
+    ZX: torch.Tensor   # (R, n, d) token-summed latent of X
+    ZY: torch.Tensor   # (R, n, d) token-summed latent of Y
+
+    @property
+    def n(self) -> int:
+        """Number of pairs."""
+        return self.UX.shape[1]
+
+    def to(self, device) -> "Pairs":
+        """The same pairs on `device`."""
+        return Pairs(self.UX.to(device), self.UY.to(device), self.S.to(device), self.ZX.to(device), self.ZY.to(device))
+
+    def realised_frequency(self) -> torch.Tensor:
+        """Fraction of samples that contain each feature, per replicate (R, d)."""
+        return self.S.float().mean(dim=1)
+
+
+def pairs_from_draws(cfg: SimConfig, M: torch.Tensor, u: list[torch.Tensor]) -> Pairs:
+    """Pairs for R replicates at once from their stacked draws (each (R, ...)): x = M z + xi (eq. 6), then attention.
+
+    cfg.views builds the two views (sim/views.py); with "paper" the noise of the two views is independent
+    (Assumption 3.3) and only support and signs are shared.
+    """
+    S, _, zx, zy = latents_from(cfg, u[0], u[1], [u[2:5], u[5:8]])
+    X, Y = V.make_views(cfg.views, zx, zy, M, cfg.sigma_xi, u[8], u[9], u[10] if len(u) > 10 else None)
+    return Pairs(attention(X, cfg), attention(Y, cfg), S, zx.sum(-2), V.target_latent(cfg.views, zx, zy).sum(-2))
+
+
+def sample_pairs_one(cfg: SimConfig, M: torch.Tensor, n: int, gen: torch.Generator):
+    """n positive pairs for one replicate (UX, UY, S, ZX, ZY); see pairs_from_draws."""
+    p = pairs_from_draws(cfg, M.unsqueeze(0), [t.unsqueeze(0) for t in _draws(cfg, n, gen)])
+    return p.UX[0], p.UY[0], p.S[0], p.ZX[0], p.ZY[0]
+
+
+def make_dictionaries(cfg: SimConfig, replicates, device=None) -> torch.Tensor:
+    """Dictionary M (R, d1, d) for the given replicate indices, drawn on the CPU and moved to `device`."""
+    M = torch.stack([haar_dictionary(cfg.d1, cfg.d, generator(cfg.seed, r, STREAM_DICT)) for r in replicates])
+    return M.to(device) if device is not None else M
+
+
+def make_pairs(cfg: SimConfig, M: torch.Tensor, replicates, n: int | None = None,
+               purpose: int = STREAM_TRAIN, extra: int = 0) -> Pairs:
+    """Positive pairs for each replicate (train stream by default; STREAM_TEST for held-out pairs).
+
+    `extra` selects a sub-stream: the fixed training set is extra = 0, and with sampling = "fresh" step t draws
+    extra = t + 1, so a branch resumed at step t sees the same pairs as its control. Random numbers are drawn on
+    the CPU per replicate (the same data on every device; cfg.data_device = "run" draws them on M's device instead),
+    then the pairs are built for all replicates at once on M's device.
+    """
+    n = cfg.n_pairs if n is None else n
+    # data_device = "run": draw on M's device (a GPU draws its own noise: the same law, other numbers)
+    where = M.device if cfg.data_device == "run" else "cpu"
+    draws = [_draws(cfg, n, generator(cfg.seed, r, purpose, extra, where)) for r in replicates]
+    stacked = [torch.stack(t).to(M.device) for t in zip(*draws)]
+    return pairs_from_draws(cfg, M, stacked)

@@ -1,0 +1,297 @@
+"""Training: gradient descent with decoupled weight decay (Alg. 1), R replicates at once, on any device.
+
+Read top to bottom: `gradient` is eq. (21) (eq. (5) under a pruning mask), `step` is one update of Algorithm 1,
+`train` is the loop, and `Run` holds what a notebook measures afterwards. With cfg.sampling = "fresh" (the
+default) every step draws K new pairs, so the empirical gradient tracks the population gradient that Lemma B.1
+(L519) analyses; "fixed" reuses one set of K pairs every step (full-batch GD on a finite set).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+from tqdm import tqdm
+
+from . import data as D
+from .config import SimConfig
+from .encoder import bias_at, brelu_and_gate, embed, init_weights
+from .metrics import feature_share
+from .loss import infonce_and_grad
+from .prune import Masker, apply_mask
+
+
+_FIELDS = ("steps", "coef", "norm2", "bias", "loss", "pos_prob")
+
+
+@dataclass
+class History:
+    """Snapshots every cfg.record_every steps (never every step): feature coefficients and scalars."""
+
+    steps: list = field(default_factory=list)
+    coef: list = field(default_factory=list)      # (R, m, d): <w_i, M_j>
+    norm2: list = field(default_factory=list)     # (R, m): ||w_i||^2
+    bias: list = field(default_factory=list)      # (R, m): b_i
+    loss: list = field(default_factory=list)      # (R,): InfoNCE of the model used in the forward pass
+    pos_prob: list = field(default_factory=list)  # (R,): mean positive logit l'_p
+
+    def add(self, t, coef, norm2, bias, loss, pos_prob):
+        """Append one snapshot."""
+        for name, v in zip(_FIELDS, (t, coef, norm2, bias, loss, pos_prob)):
+            getattr(self, name).append(v)
+
+    def get(self, name: str) -> torch.Tensor:
+        """One recorded quantity stacked over time: shape (T, ...)."""
+        return torch.tensor(self.steps) if name == "steps" else torch.stack(getattr(self, name))
+
+    def to(self, device) -> "History":
+        """The same snapshots with their tensors on `device`."""
+        out = History(steps=list(self.steps))
+        for name in _FIELDS[1:]:
+            setattr(out, name, [v.to(device) for v in getattr(self, name)])
+        return out
+
+    @staticmethod
+    def concat(parts: list["History"]) -> "History":
+        """Join histories of replicate chunks along the replicate dimension."""
+        out = History(steps=list(parts[0].steps))
+        for name in _FIELDS[1:]:
+            setattr(out, name, [torch.cat(v, dim=0) for v in zip(*(getattr(p, name) for p in parts))])
+        return out
+
+
+@dataclass
+class Run:
+    """The result of training: weights, dictionary, data, stage times and history, all with leading dim R."""
+
+    cfg: SimConfig
+    replicates: list
+    M: torch.Tensor        # (R, d1, d)
+    W: torch.Tensor        # (R, m, d1) full (unmasked) weights
+    T1: torch.Tensor       # (R,) first step satisfying eq. (34) for t1_fraction of neurons; -1 if never
+    step: int              # number of steps taken
+    history: History
+    pairs: D.Pairs         # the training set ("fixed"), or the last step's pairs ("fresh")
+    W0: torch.Tensor       # (R, m, d1) initial weights
+
+    def to(self, device) -> "Run":
+        """The same run with its tensors on `device` (train returns runs on the CPU, ready for plotting)."""
+        return Run(self.cfg, self.replicates, self.M.to(device), self.W.to(device), self.T1.to(device), self.step,
+                   self.history.to(device), self.pairs.to(device), self.W0.to(device))
+
+    def heldout(self, n: int | None = None, extra: int = 0) -> D.Pairs:
+        """Held-out pairs from the test stream of each replicate (never seen in training, whatever the sampling)."""
+        return D.make_pairs(self.cfg, self.M, self.replicates, n, purpose=D.STREAM_TEST, extra=extra)
+
+    @property
+    def bias(self) -> torch.Tensor:
+        """Current per-neuron bias (R, m)."""
+        return bias_at(self.cfg, self.W, self.step, self.T1)
+
+    def coef(self) -> torch.Tensor:
+        """Current <w_i, M_j>, shape (R, m, d)."""
+        return self.W @ self.M
+
+    def features(self, pairs: D.Pairs):
+        """Embeddings f(X), f(Y) of some pairs under the current weights and bias, each (R, n, m)."""
+        b = self.bias
+        return embed(self.W, pairs.UX, b)[0], embed(self.W, pairs.UY, b)[0]
+
+
+def _summed(U: torch.Tensor) -> torch.Tensor:
+    return U.sum(dim=2)
+
+
+def _h_and_gate(W, U, Usum, b, need_gate=True, linear=None):
+    """h (R,n,m) and, when the bias is nonzero, the BReLU gate 1{|s| >= b} (R,n,L,m); with b = 0, h is linear.
+
+    Both products are batched matrix multiplies over (R, n*L, d1) views, with no copies of the data. `linear`
+    says whether b = 0 everywhere (None: look at b, which costs a device sync).
+    """
+    if linear is None:
+        linear = not bool((b != 0).any())
+    if linear:
+        return torch.bmm(Usum, W.transpose(1, 2)), None
+    R, n, L, d1 = U.shape
+    s = torch.bmm(U.view(R, n * L, d1), W.transpose(1, 2)).view(R, n, L, -1)   # <w_i, u^(r)>
+    act, gate = brelu_and_gate(s, b[:, None, None, :], need_gate)
+    return act.sum(dim=2), gate
+
+
+def _wgrad(G, gate, U, Usum):
+    """Chain rule to the weights: sum_k G_ki sum_r 1{|<w_i,u_r>| >= b_i} u_r  (eq. 21)."""
+    if gate is None:
+        return torch.bmm(G.transpose(1, 2), Usum)
+    R, n, L, d1 = U.shape
+    A = (G.unsqueeze(2) * gate).view(R, n * L, -1)
+    return torch.bmm(A.transpose(1, 2), U.view(R, n * L, d1))
+
+
+def gradient(W, b, pairs: D.Pairs, cfg: SimConfig, mask=None, Usum=None, linear=None):
+    """Gradient of tau*InfoNCE (eq. 21) w.r.t. W, or Algorithm 1's gradient (eq. 5) under a keep-mask.
+
+    Faithful backward (default): the logits l'_p, l'_s come from the masked model while h_i(Y) and
+    grad h_i(X) come from the full model, as eq. (5) and the proof (eqs. 184-189) do, so pruned neurons
+    keep receiving gradient. Literal backward: autograd through theta ⊙ mask, so pruned units get none.
+    Returns (g (R,m,d1), loss (R,), mean l'_p (R,)).
+    """
+    UX, UY = pairs.UX.contiguous(), pairs.UY.contiguous()
+    UXs, UYs = Usum if Usum is not None else (_summed(UX), _summed(UY))
+    literal = mask is not None and cfg.prune_backward == "literal"
+    weight_mask = mask is not None and mask.dim() == 3
+    hX, gate = _h_and_gate(W, UX, UXs, b, need_gate=not (literal and weight_mask), linear=linear)
+    hY, _ = _h_and_gate(W, UY, UYs, b, need_gate=False, linear=linear)
+    if mask is None:
+        FX, FY = hX, hY
+    elif not weight_mask:  # whole neurons: a pruned neuron's output is simply zero
+        FX, FY = hX * mask.unsqueeze(1), hY * mask.unsqueeze(1)
+    else:
+        Wm = apply_mask(W, mask)
+        FX, gate_m = _h_and_gate(Wm, UX, UXs, b, need_gate=literal, linear=linear)
+        FY, _ = _h_and_gate(Wm, UY, UYs, b, need_gate=False, linear=linear)
+        if literal:
+            gate = gate_m
+    loss, G, pos_prob = infonce_and_grad(FX, FY, FY if literal else hY, cfg.tau, cfg.tau_scaled)
+    g = _wgrad(G, gate, UX, UXs)
+    if literal:
+        g = apply_mask(g, mask)
+    return g, loss, pos_prob
+
+
+def step_flops(cfg: SimConfig, R: int, linear: bool) -> float:
+    """Floating-point operations of one training step (forward X and Y, backward, logits)."""
+    tokens = cfg.n_pairs * (1 if linear else cfg.L)
+    matmuls = 3 * 2 * R * cfg.m * cfg.d1 * tokens
+    return matmuls + 2 * 2 * R * cfg.n_pairs ** 2 * cfg.m
+
+
+def step(W, b, pairs: D.Pairs, cfg: SimConfig, mask=None, Usum=None, linear=None):
+    """One update of Algorithm 1: theta <- (1 - eta lambda) theta - eta g (step 7; decay on the full theta, L155).
+
+    Returns (new W, loss (R,), mean l'_p (R,)). Pure tensor code with no host round trip when `linear` is given,
+    so it runs unchanged on any device (a test runs it on the `meta` device).
+    """
+    g, loss, pp = gradient(W, b, pairs, cfg, mask, Usum, linear)
+    return (1.0 - cfg.lr * cfg.weight_decay) * W - cfg.lr * g, loss, pp
+
+
+def _batch(cfg: SimConfig, M, reps: list, t: int, fixed: D.Pairs | None, sampler=None) -> D.Pairs:
+    """The pairs of step t: the fixed training set, K fresh pairs from sub-stream t + 1 of the train stream,
+    or what a caller's sampler(t, reps) returns."""
+    if fixed is not None:
+        return fixed
+    if sampler is not None:
+        return sampler(t, reps).to(M.device)
+    return D.make_pairs(cfg, M, reps, extra=t + 1)
+
+
+def _train_chunk(cfg: SimConfig, reps: list, resume: Run | None, bar, masker: Masker, sampler=None) -> Run:
+    dev = cfg.torch_device
+    if resume is None:
+        M = D.make_dictionaries(cfg, reps, dev)
+        W = init_weights(cfg, reps).to(dev)
+        T1 = torch.full((len(reps),), -1, dtype=torch.long, device=dev)
+        start, W0 = 0, W.clone()
+    else:
+        M, W, T1, start = resume.M.to(dev), resume.W.to(dev).clone(), resume.T1.to(dev).clone(), resume.step
+        W0 = resume.W0.to(dev)
+    if sampler is not None:      # a caller-made stream (e.g. App. A.2 batches grid points as replicates)
+        fixed = None
+    elif cfg.sampling == "fixed":
+        fixed = resume.pairs.to(dev) if resume is not None else D.make_pairs(cfg, M, reps)
+    else:
+        fixed = None
+    Usum = (_summed(fixed.UX), _summed(fixed.UY)) if fixed is not None else None
+    hist = History()
+    started = bool((T1 >= 0).any())
+    for t in range(start, cfg.steps):
+        pairs = _batch(cfg, M, reps, t, fixed, sampler)
+        b = bias_at(cfg, W, t, T1)
+        mask = masker.at(W, t)  # None before prune_start; Alg. 1 recomputes it every prune_every steps
+        linear = cfg.bias == "none" or cfg.bias_coef == 0 or not started   # b = 0 until some T1 (Lemma F.3)
+        W_new, loss, pp = step(W, b, pairs, cfg, mask, Usum, linear)
+        if (t - start) % cfg.record_every == 0:
+            hist.add(t, W @ M, W.pow(2).sum(-1), b, loss, pp)
+        W = W_new
+        if not bool((T1 >= 0).all()):   # T1: first step at which eq. (34) holds for t1_fraction of neurons
+            frac = (feature_share(W, M) >= 0.5).float().mean(-1)
+            hit = (T1 < 0) & ((frac >= cfg.t1_fraction) | (cfg.t1_max > 0 and t + 1 >= cfg.t1_max))
+            T1 = torch.where(hit, torch.full_like(T1, t + 1), T1)
+            started = started or bool(hit.any())
+        bar.update(1)
+    b = bias_at(cfg, W, cfg.steps, T1)
+    mask = masker.final(W, cfg.steps)  # None unless a mask was in force
+    pairs = _batch(cfg, M, reps, cfg.steps, fixed, sampler)
+    _, loss, pp = gradient(W, b, pairs, cfg, mask, Usum)
+    if not hist.steps or hist.steps[-1] != cfg.steps:
+        hist.add(cfg.steps, W @ M, W.pow(2).sum(-1), b, loss, pp)
+    return Run(cfg, reps, M, W, T1, cfg.steps, hist, pairs, W0)
+
+
+CHUNK_BYTES = 64 * 2 ** 20
+
+
+def auto_chunk(cfg: SimConfig) -> int:
+    """Replicates per chunk when cfg.chunk is 0: as many as fit CHUNK_BYTES of data and activations.
+
+    This bounds memory (issue budget: 4 GiB at the default profile); speed is flat in the chunk size once
+    a chunk holds more than a few replicates (measured with benchmarks/train_speed.py).
+    """
+    per_rep = 4 * cfg.n_pairs * cfg.L * (2 * cfg.d1 + 4 * cfg.m)   # float32 U_X, U_Y and the (n, L, m) temporaries
+    return max(1, CHUNK_BYTES // per_rep)
+
+
+def _slice_run(run: Run, lo: int, hi: int) -> Run:
+    p = run.pairs
+    pairs = D.Pairs(p.UX[lo:hi], p.UY[lo:hi], p.S[lo:hi], p.ZX[lo:hi], p.ZY[lo:hi])
+    return Run(run.cfg, run.replicates[lo:hi], run.M[lo:hi], run.W[lo:hi], run.T1[lo:hi], run.step,
+               History(), pairs, run.W0[lo:hi])
+
+
+def train(cfg: SimConfig, replicates=None, resume: Run | None = None, sampler=None,
+          masker: Masker | None = None) -> Run:
+    """Train cfg.R replicates (or the given replicate indices) for cfg.steps steps in total.
+
+    With `resume`, continue from that run's weights, data and T1 (same data stream) up to cfg.steps:
+    this is how a pruned branch starts from a vanilla checkpoint (with "fresh" sampling the branch and its control
+    draw the same pairs at every step: step t's pairs depend on (seed, replicate, t) only). `sampler(t, reps)`,
+    if given, supplies step t's pairs for the replicate indices `reps` instead. Replicates are trained in chunks of
+    cfg.chunk to bound memory; each replicate's numbers do not depend on the chunking. The pruning mask is the one
+    cfg describes (prune.Masker.from_config), unless `masker` gives one per replicate row (several mask cells or
+    ratios trained in one batch).
+    """
+    reps = list(range(cfg.R)) if replicates is None else list(replicates)
+    if resume is not None:
+        reps = list(resume.replicates)
+    size = cfg.chunk or auto_chunk(cfg)
+    bounds = [(lo, min(lo + size, len(reps))) for lo in range(0, len(reps), size)]
+    start = resume.step if resume is not None else 0
+    masker = masker or Masker.from_config(cfg, reps)
+    runs = []
+    tf32 = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = cfg.tf32   # exact float32 unless asked (the theory checks need it)
+    with tqdm(total=(cfg.steps - start) * len(bounds), disable=not cfg.progress, desc="train",
+              mininterval=2.0, leave=False) as bar:
+        for lo, hi in bounds:
+            part = _slice_run(resume, lo, hi) if resume is not None else None
+            runs.append(_train_chunk(cfg, reps[lo:hi], part, bar, masker.rows(lo, hi), sampler).to("cpu"))   # results move to the CPU once
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    if len(runs) == 1:
+        out = runs[0]
+    else:
+        cat = lambda name: torch.cat([getattr(r, name) for r in runs])
+        pairs = D.Pairs(*(torch.cat([getattr(r.pairs, f) for r in runs]) for f in ("UX", "UY", "S", "ZX", "ZY")))
+        out = Run(cfg, reps, cat("M"), cat("W"), cat("T1"), cfg.steps,
+                  History.concat([r.history for r in runs]), pairs, cat("W0"))
+    if resume is not None:  # prepend the earlier history so plots show the whole trajectory
+        out.history = _join_time(resume.history, out.history)
+    return out
+
+
+def _join_time(a: History, b: History) -> History:
+    """History `a` followed by the snapshots of `b` taken at steps `a` does not have."""
+    seen = set(a.steps)
+    keep = [k for k, s in enumerate(b.steps) if s not in seen]
+    out = History()
+    for name in _FIELDS:
+        setattr(out, name, list(getattr(a, name)) + [getattr(b, name)[k] for k in keep])
+    return out

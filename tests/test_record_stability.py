@@ -1,0 +1,49 @@
+"""Recorded paper-scale results and seed stability: hand-made rows, then the real commands at ci."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from imbalanced_cl.book import record, stability
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _row(nb, claim, verdict, m=1.0):
+    return {"notebook": nb, "claim": claim, "verdict": verdict, "measured": m, "lo": m - 0.1, "hi": m + 0.1}
+
+
+def test_stability_compares_verdicts_row_by_row():
+    by_seed = {0: [_row("01", "a", "holds"), _row("01", "b", "partly"), _row("02", "c", "holds")],
+               1: [_row("01", "a", "holds"), _row("01", "b", "does not hold"), _row("02", "c", "holds")]}
+    res = stability.compare(by_seed)
+    assert res["rows"] == 3 and res["unchanged"] == 2 and res["share_unchanged"] == pytest.approx(2 / 3)
+    assert res["changed"] == [{"notebook": "01", "claim": "b", "verdicts": {"0": "partly", "1": "does not hold"}}]
+    assert stability.flipped(res) == {("01", "b")}
+
+
+def test_paper_column_says_when_nothing_was_recorded():
+    rows = [_row("01", "a", "holds"), _row("02", "c", "holds")]
+    rec = {"01": {"device": "cuda", "commit": "abcdef123", "rows": [_row("01", "a", "does not hold", 2.0)]}}
+    col = record.column(rows, rec)
+    assert col[0]["status"] == "ok" and col[0]["differs"] and col[0]["commit"] == "abcdef1"
+    assert col[1]["status"] == "not yet run at paper scale"
+
+
+def test_record_writes_rows_with_provenance(ci_book, tmp_path):
+    out, log, rc = ci_book
+    assert rc == 0, log
+    paths = record.record(out / "_build" / "executed" / "notebooks", "ci", tmp_path)
+    assert {p.stem for p in paths} >= {"01_stage1_growth", "04_pruning_gains"}
+    rec = json.loads((tmp_path / "01_stage1_growth.json").read_text())
+    assert rec["profile"] == "ci" and rec["rows"] and rec["parameters"]["R"] == 3
+    assert record.load(tmp_path)["01_stage1_growth"]["rows"] == rec["rows"]
+
+
+@pytest.mark.slow
+def test_stability_command_runs_at_ci(tmp_path):
+    res = stability.run("ci", [0, 1], ROOT, only=["01_stage1_growth"], out=tmp_path)
+    assert res["rows"] > 0 and res["seeds"] == [0, 1] and 0 <= res["share_unchanged"] <= 1
+    assert (tmp_path / "results" / "stability" / "ci.json").exists()

@@ -1,0 +1,106 @@
+"""The verdict rules (book/methods.md): one banded rule, checked branch by branch on hand-made intervals."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from imbalanced_cl import verdict as V
+from imbalanced_cl.verdict import FAILS, HOLDS, INCONCLUSIVE, NOT_COMPARABLE, PARTLY, UNTESTED
+
+NAN = math.nan
+
+
+@pytest.mark.parametrize("lo,hi,want", [
+    (0.95, 1.05, HOLDS),          # inside the band 1 ± 0.1
+    (0.90, 1.10, HOLDS),          # exactly the band
+    (1.10, 1.19, INCONCLUSIVE),   # touches the band only at its edge: not "holds" (the old rule said holds)
+    (1.05, 1.30, INCONCLUSIVE),   # straddles the upper edge
+    (0.40, 0.60, PARTLY),         # wholly outside, right sign, excludes 0
+    (1.50, 1.70, PARTLY),         # too large, right sign
+    (-0.1, 0.3, FAILS),           # wholly outside and reaches 0
+    (-0.6, -0.4, FAILS),          # wrong sign
+    (-0.5, 2.0, INCONCLUSIVE),    # contains the whole band and 0
+    (NAN, 1.0, UNTESTED),
+])
+def test_target_claim(lo, hi, want):
+    assert V.judge_target(lo, hi, 1.0, 0.1)[0] == want
+
+
+def test_target_zero_has_no_partly():
+    assert V.judge_target(-0.1, 0.1, 0.0, 0.25)[0] == HOLDS
+    assert V.judge_target(0.4, 0.6, 0.0, 0.25)[0] == FAILS
+    assert V.judge_target(0.2, 0.6, 0.0, 0.25)[0] == INCONCLUSIVE
+
+
+def test_relative_band_scales_with_the_target():
+    assert V.judge_target(9.5, 10.5, 10.0, 0.1, relative=True)[0] == HOLDS
+    assert V.judge_target(11.5, 12.0, 10.0, 0.1, relative=True)[0] == PARTLY
+
+
+@pytest.mark.parametrize("lo,hi,want", [
+    (0.15, 0.30, HOLDS),          # wholly above the smallest effect of interest 0.1
+    (0.02, 0.05, PARTLY),         # a real effect, smaller than the SESOI
+    (-0.03, 0.04, FAILS),         # a tight interval around zero: below the SESOI, reaches 0
+    (-3.3e-5, 7.6e-5, FAILS),     # notebook 04's minority excess rate: a null, not partial support
+    (-0.5, -0.2, FAILS),          # the wrong sign
+    (-0.05, 0.3, INCONCLUSIVE),   # straddles zero and the SESOI: never holds or partly
+    (0.05, 0.3, INCONCLUSIVE),    # excludes zero, straddles the SESOI
+])
+def test_directional_claim(lo, hi, want):
+    assert V.judge_positive(lo, hi, "effect", sesoi=0.1)[0] == want
+
+
+def test_directional_claim_downward():
+    assert V.judge_positive(-0.3, -0.15, "effect", 0.1, direction=-1)[0] == HOLDS
+    assert V.judge_positive(-0.05, -0.02, "effect", 0.1, direction=-1)[0] == PARTLY
+    assert V.judge_positive(0.02, 0.05, "effect", 0.1, direction=-1)[0] == FAILS
+
+
+def test_interval_containing_zero_is_never_support():
+    for lo, hi in ((-0.1, 0.5), (-1.0, 1.0), (-0.01, 0.0), (0.0, 3.0)):
+        for judged in (V.judge_positive(lo, hi, sesoi=0.0), V.judge_positive(lo, hi, sesoi=0.2),
+                       V.judge_target(lo, hi, 1.0, 0.5), V.judge_factor(lo, hi, 1.0, 4.0)):
+            assert judged[0] not in (HOLDS, PARTLY), (lo, hi, judged)
+
+
+def test_bound_claims():
+    assert V.judge_bound(0.95, 1.05, 0.9, True, 0.1)[0] == HOLDS
+    assert V.judge_bound(-0.5, -0.3, 0.9, True, 0.1)[0] == FAILS
+    assert V.judge_bound(0.5, 1.0, 0.9, True, 0.1)[0] == INCONCLUSIVE
+    assert V.judge_bound(1.0, 1.1, 1.1, False, 0.1)[0] == HOLDS
+    assert V.judge_bound(2.0, 2.2, 1.1, False, 0.1)[0] == FAILS
+    assert V.judge_at_least(3.0, 4.0, 2.5, "n")[0] == HOLDS
+    assert V.judge_at_least(2.0, 4.0, 2.5, "n")[0] == INCONCLUSIVE
+    assert V.judge_at_least(1.0, 2.0, 2.5, "n")[0] == FAILS
+
+
+def test_factor_claims():
+    assert V.judge_factor(8.0, 30.0, 20.0, 3.0)[0] == HOLDS
+    assert V.judge_factor(0.5, 1.0, 20.0, 3.0)[0] == PARTLY      # positive but 20x too small
+    assert V.judge_factor(-1.0, 30.0, 20.0, 3.0)[0] == INCONCLUSIVE
+    assert V.judge_factor(-3.0, -1.0, 20.0, 3.0)[0] == FAILS
+
+
+def test_counts():
+    assert V.judge_count(2, 2)[0] == INCONCLUSIVE          # Wilson interval [0.34, 1]
+    assert V.judge_count(60, 60)[0] == HOLDS
+    assert V.judge_count(0, 60)[0] == FAILS
+    assert V.judge_count(0, 0)[0] == UNTESTED
+
+
+def test_failed_premise_makes_a_row_not_comparable_and_names_it():
+    r = V.row("pruning rescues minority features", "Thm 3.2", "> 0", 0.0, -0.01, 0.01,
+              V.judge_positive(-0.01, 0.01, sesoi=0.05),
+              checks=[("Stage 2 reached", True), ("the mask contains a minority neuron", False)])
+    assert r.verdict == NOT_COMPARABLE and "mask contains a minority neuron" in r.premise
+    ok = V.row("x", "s", "p", 0.2, 0.15, 0.3, V.judge_positive(0.15, 0.3, sesoi=0.1), checks=[("T1 reached", True)])
+    assert ok.verdict == HOLDS and ok.premise.startswith("met")
+
+
+def test_replicates_needed_from_the_observed_spread():
+    # half-width 0.2 against a band of 0.1 with 4 replicates: 4 * (0.2/0.1)^2 = 16
+    r = V.row("x", "s", "1", 1.1, 0.9, 1.3, V.judge_target(0.9, 1.3, 1.0, 0.1), n=4, band=0.1)
+    assert r.verdict == INCONCLUSIVE and r.n_needed == 16
+    assert math.isnan(V.row("x", "s", "1", 1.0, 0.95, 1.05, V.judge_target(0.95, 1.05, 1.0, 0.1), n=4,
+                            band=0.1).n_needed)
