@@ -52,10 +52,10 @@ def show_regime(res: S.ScaleResult) -> None:
                          f"{p['freq_major'][g].mean():.3f} ({p['q_max'][g]:.3f})", f"{p['active'][g].mean():.3f}",
                          fmt(p["lucky_init"][g].mean()), fmt(p["loss"][g].mean())])
     show(_md_table(head, rows))
-    head = ["d", "minority-dominant neurons at T_a", "α·m (Remark 1 needs ≤)", "branch steps",
-            "T5 − T4 (C_z = 1)", "lucky pairs measured at T2 (ρ = %g)" % cfg.groups[0]]
-    rows = [[p["d"], fmt(p["dominant"].mean()), fmt(cfg.prune_alpha * p["m"]), p["branch"], f"{p['t5']:.0f}",
-             int(p["lucky_pairs"][0].sum())] for p in res.points]
+    head = ["d", "minority-dominant neurons at T_a", "α·m (Remark 1 needs ≤)", "share of the mask on dead neurons",
+            "branch steps", "T5 − T4 (C_z = 1)", "lucky pairs measured at T2 (ρ = %g)" % cfg.groups[0]]
+    rows = [[p["d"], fmt(p["dominant"].mean()), fmt(cfg.prune_alpha * p["m"]), fmt(p["dead"].mean()), p["branch"],
+             f"{p['t5']:.0f}", int(p["lucky_pairs"][0].sum())] for p in res.points]
     show(_md_table(head, rows))
 
 
