@@ -119,12 +119,17 @@ def tracking_slope(ds, ratios, Ni: np.ndarray) -> "stats.SlopeFit":
     exponents on 1 - rho^2 (1 if |N_i| ~ d^(1-rho^2), 0 if |N_i| = O(1) as in the workshop version).
     Returns the mean slope and its 95% t-interval over replicates. Ni: (R, len(ratios), len(ds)).
     """
+    return stats.replicate_mean(tracking_slopes(ds, ratios, Ni))
+
+
+def tracking_slopes(ds, ratios, Ni: np.ndarray) -> np.ndarray:
+    """Per replicate, the least-squares slope of the |N_i| exponent in d on 1 - rho^2 (see tracking_slope): (R,)."""
     x = 1.0 - np.asarray(ratios, float) ** 2
     if np.ptp(x) == 0:
         raise ValueError("ratios: need at least two distinct values of eps_min/eps_max to fit a slope")
     E = ni_exponents(ds, Ni)
     xc = x - x.mean()
-    return stats.replicate_mean(((E - E.mean(1, keepdims=True)) * xc).sum(1) / (xc ** 2).sum())
+    return ((E - E.mean(1, keepdims=True)) * xc).sum(1) / (xc ** 2).sum()
 
 
 # ---- notebook 03 from a trained grid: measurements, report lines and verdict rows ----
