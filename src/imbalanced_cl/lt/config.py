@@ -44,6 +44,7 @@ class LTConfig:
     # --- pruning: SDCLR ratio 0.9 on CIFAR; one global magnitude threshold over the conv weights ---
     prune_ratio: float = 0.9
     mask_every: str = "epoch"         # "epoch" (SDCLR; paper L64) or "step" (Algorithm 1 as written, L150)
+    baseline_band: float = 10.0       # premise: our SimCLR accuracy within this many points of Table 2's SimCLR, else "not comparable"
     dual_bn: bool = True              # SDCLR: the pruned branch has its own BatchNorms (multi-BN ResNet)
     # --- linear probe (frozen features, balanced train set) ---
     probe_l2: float = 1e-4
@@ -100,6 +101,7 @@ class LTConfig:
         check_float("probe_l2", self.probe_l2, 0.0)
         check_int("probe_iters", self.probe_iters, 1)
         check_choice("group_scheme", self.group_scheme, ("auto", "thirds", "thresholds"))
+        check_float("baseline_band", self.baseline_band, 0.0, lo_open=True)
         for name in ("data_dir", "imagenet_root", "imagenet_lists", "ckpt_dir", "results_dir"):
             check(name, getattr(self, name), _is_str(getattr(self, name)), "a string (a path, or '')")
         check("download", self.download, isinstance(self.download, bool), "True or False")
