@@ -39,6 +39,7 @@ def test_record_writes_rows_with_provenance(ci_book, tmp_path):
     assert {p.stem for p in paths} >= {"01_stage1_growth", "04_pruning_gains"}
     rec = json.loads((tmp_path / "01_stage1_growth.json").read_text())
     assert rec["profile"] == "ci" and rec["rows"] and rec["parameters"]["R"] == 3
+    assert rec["commit"] and rec["device"] in ("cpu", "cuda")      # read off the provenance table
     assert record.load(tmp_path)["01_stage1_growth"]["rows"] == rec["rows"]
 
 

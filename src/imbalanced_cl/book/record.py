@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import re
 from pathlib import Path
 
 import nbformat
@@ -22,9 +23,13 @@ def _provenance(nb) -> dict:
     for cell in nb.cells:
         for o in cell.get("outputs", []):
             data = o.get("data", {})
-            rec = data.get("application/vnd.imbalanced-cl.provenance+json")
-            if rec:
-                out.update({k: rec[k] for k in ("commit", "device", "torch", "threads") if k in rec})
+            md = data.get("text/markdown", "")
+            md = "".join(md) if isinstance(md, list) else md
+            if "Provenance" in md:   # the table provenance.show prints: | field | `value` |
+                for key in ("commit", "device", "torch", "threads"):
+                    m = re.search(rf"\| {key} \| `([^`]*)`", md)
+                    if m:
+                        out[key] = m.group(1)
     return out
 
 
