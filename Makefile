@@ -20,6 +20,7 @@ book: venv
 	$(PY) -m imbalanced_cl book --profile $(PROFILE)
 
 test: venv
+	$(PY) -m ruff check .
 	$(PY) -m pytest
 
 bench: venv

@@ -1,4 +1,5 @@
-"""The book's own machinery: the scoreboard gathers glued verdicts and names missing ones; the explorer config."""
+"""The book's own machinery: the scoreboard gathers glued verdicts, names missing ones and says what built it;
+provenance and verdict tables show once; the Sphinx extension's script dedupe; the explorer config."""
 from __future__ import annotations
 
 import math
@@ -13,9 +14,11 @@ from imbalanced_cl.validate import ParameterError
 from imbalanced_cl.book import tables
 
 
-def _executed_nb(path, name, rows):
+def _executed_nb(path, name, rows, profile=None):
     """A fake executed notebook with a glued verdict output, as VerdictTable.glue() writes it."""
     nb = nbformat.v4.new_notebook()
+    if profile:
+        nb.metadata["imbalanced_cl"] = {"profile": profile}  # as the runner stamps it
     table = tables.VerdictTable(name, rows)
     out = nbformat.v4.new_output("display_data", data={"application/json": table._repr_json_()},
                                  metadata={"scrapbook": {"name": f"{name}_verdicts"}})
@@ -37,6 +40,80 @@ def test_scoreboard_gathers_rows_and_names_missing_notebooks(tmp_path, monkeypat
     page = scoreboard.render(board)
     assert page.count('data-notebook="01_a"') == 2 and 'href="../notebooks/01_a.html"' in page
     assert "Missing verdicts" in page and "03_c" in page
+
+
+def test_scoreboard_names_profile_commit_date_and_opens_on_a_summary(tmp_path, monkeypatch):
+    monkeypatch.setattr(scoreboard, "claim_notebooks", lambda root=None: ["01_a", "02_b"])
+    monkeypatch.setenv("IMBALANCED_CL_PROFILE", "ci")
+    holds = verdict.Verdict("growth", "eq. (7)", "1", 1.02, 0.9, 1.1, verdict.HOLDS, "rule")
+    fails = verdict.Verdict("decay", "eq. (8)", "1", 3.0, 2.9, 3.1, verdict.FAILS, "rule")
+    _executed_nb(tmp_path / "01_a.ipynb", "01_a", [holds, holds, fails], profile="ci")
+    _executed_nb(tmp_path / "02_b.ipynb", "02_b", [fails], profile="default")
+    board = scoreboard.gather(str(tmp_path))
+    page = scoreboard.render(board)
+    assert "Built at the <b>ci</b> profile from commit <code>" in page and " UTC." in page
+    assert board.commit and board.commit in page
+    # one summary line per notebook, with its counts: 01_a has 2 holds and 1 does not hold
+    line = page.split('<tr data-summary="01_a">')[1].split("</tr>")[0]
+    cells = [c.split(">", 1)[1].split("<")[0] for c in line.split("<td")[1:]]
+    order = list(verdict.VERDICTS)
+    n = len(order)
+    assert cells[order.index(verdict.HOLDS)] == "2" and cells[order.index(verdict.FAILS)] == "1" and cells[n] == "3"
+    assert "not yet run at paper scale" in line               # no results/paper record for this notebook
+    # the rows fold out beneath, closed; a notebook run at another profile is named
+    assert page.count("<details") == 2 and "<details open" not in page
+    assert page.index("sb-summary-table") < page.index("<details")
+    assert board.mixed == {"02_b": "default"} and "Mixed profiles" in page
+    monkeypatch.delenv("IMBALANCED_CL_PROFILE")  # outside the runner: the notebooks' own profile, if one
+    _executed_nb(tmp_path / "02_b.ipynb", "02_b", [fails], profile="ci")
+    assert scoreboard.gather(str(tmp_path)).book_profile == "ci"
+
+
+def test_provenance_and_verdict_table_show_once(monkeypatch):
+    """show() and glue() display their output and return None, so a last line never echoes a second copy."""
+    from IPython.core import display_functions
+    from imbalanced_cl.book import provenance
+    shown = []
+    monkeypatch.setattr(display_functions, "display", lambda *objs, **kw: shown.extend(objs))
+    monkeypatch.setattr("IPython.display.display", lambda *objs, **kw: shown.extend(objs))
+    assert provenance.show({"seed": 3}) is None
+    assert len(shown) == 1 and "Provenance" in shown[0].data and "| profile |" in shown[0].data
+    row = verdict.Verdict("growth", "eq. (7)", "1", 1.02, 0.9, 1.1, verdict.HOLDS, "rule")
+    assert tables.VerdictTable("01_a", [row]).glue() is None
+
+
+def test_sphinx_extension_drops_repeated_scripts():
+    """Sphinx 7.4 lists an inline script twice (filename None and ''); one copy of each stays, in order."""
+    from imbalanced_cl.book import sphinxext
+
+    class JS:
+        def __init__(self, filename, priority=500, **attributes):
+            self.filename, self.priority, self.attributes = filename, priority, attributes
+
+    thebe = 'const THEBE_JS_URL = "x"'
+    scripts = [JS("a.js"), JS(None, body=thebe), JS("b.js", defer="defer"), JS("", body=thebe), JS("a.js"),
+               JS("b.js"), JS("", body="other")]
+    context = {"script_files": scripts}
+    sphinxext.dedupe_scripts(None, "p", "page.html", context, None)
+    kept = [(j.filename or "", j.attributes.get("body", "")) for j in context["script_files"]]
+    assert kept == [("a.js", ""), ("", thebe), ("b.js", ""), ("b.js", ""), ("", "other")]
+    assert context["script_files"] is scripts  # edited in place: the template reads this list
+
+
+def test_sphinx_extension_replaces_the_bare_index_redirect(tmp_path):
+    """The toc extension's one-line index.html becomes a page with a title, a language and the book's icon."""
+    from types import SimpleNamespace
+    from imbalanced_cl.book import sphinxext
+    (tmp_path / "index.html").write_text('<meta http-equiv="Refresh" content="0; url=book/intro.html" />\n')
+    app = SimpleNamespace(outdir=str(tmp_path), builder=SimpleNamespace(format="html"),
+                          config=SimpleNamespace(html_favicon="book/favicon.svg", html_title="A <book>", project="p"))
+    sphinxext.index_page(app, None)
+    page = (tmp_path / "index.html").read_text()
+    assert '<html lang="en">' in page and "<title>A &lt;book&gt;</title>" in page
+    assert '<link rel="icon" href="_static/favicon.svg">' in page and 'url=book/intro.html' in page
+    (tmp_path / "index.html").write_text("<p>a real home page</p>")
+    sphinxext.index_page(app, None)
+    assert (tmp_path / "index.html").read_text() == "<p>a real home page</p>"  # a real page is left alone
 
 
 def test_scoreboard_without_executed_folder_says_so(monkeypatch):

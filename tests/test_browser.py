@@ -1,8 +1,11 @@
-"""The built book in a real browser: every page loads in headless Chromium with its title, its figures, a
-filled scoreboard and no broken internal link. Screenshots land in <out>/_build/screenshots.
+"""The built book in a real browser, offline: every page loads in headless Chromium with its title, its figures,
+a filled scoreboard, no broken internal link, no console error, typeset math and no serious accessibility
+violation (axe-core). Screenshots land in <out>/_build/screenshots.
 
-Uses the session's ci-profile build (tests/conftest.py::ci_book). Debian's chromium and chromium-driver
-are installed by the set-up when missing (CI runs as root); the test skips, saying why, only if that fails.
+The browser runs with every host but 127.0.0.1 unresolvable, so a page that needs the network (a CDN script,
+a web font) fails here. Uses the session's ci-profile build (tests/conftest.py::ci_book). Debian's chromium
+and chromium-driver are installed by the set-up when missing (CI runs as root); the test skips, saying why,
+only if that fails. axe-core is vendored in tests/vendor/ (see its README).
 """
 from __future__ import annotations
 
@@ -25,7 +28,10 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--disable-dev-shm-usage", "--window-size=1280,1600"]
+                  "--disable-dev-shm-usage", "--window-size=1280,1600",
+                  # the network, blocked: every host name but the local server's fails to resolve
+                  "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1"]
+AXE = Path(__file__).resolve().parent / "vendor" / "axe.min.js"
 
 
 def _binaries() -> tuple[str | None, str | None]:
@@ -84,6 +90,7 @@ def browser(tmp_path_factory):
     opts.binary_location = chromium
     for flag in CHROMIUM_FLAGS + [f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"]:
         opts.add_argument(flag)
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})  # console messages, read by console_errors()
     try:
         drv = webdriver.Chrome(service=Service(executable_path=chromedriver), options=opts)
     except Exception as e:  # a broken browser install is an environment problem, reported plainly
@@ -144,7 +151,8 @@ def test_every_page_renders_in_chromium(site, browser):
         if not target.exists():
             problems.append(f"{rel}: broken internal link {url}")
     assert not problems, "\n".join(problems)
-    assert len(list(shots.glob("*.png"))) == len(all_pages)
+    for page in all_pages:
+        assert (shots / (page.relative_to(html).as_posix().replace("/", "__").removesuffix(".html") + ".png")).exists()
 
 
 def test_notebook_pages_show_figures(site, browser):
@@ -186,6 +194,128 @@ def test_scoreboard_is_reachable_and_filled(site, browser):
     text = browser.execute_script("return document.body.innerText")
     for nb, why in board.missing.items():
         assert nb in text, f"the scoreboard does not say that {nb}'s verdicts are missing ({why})"
+    # It says what built it, opens on one summary line per claim notebook, and folds the rows away.
+    assert "Built at the ci profile from commit" in text, text[:2000]
+    summary = browser.execute_script(
+        "return Array.from(document.querySelectorAll('tr[data-summary]')).map(r => r.getAttribute('data-summary'))")
+    assert summary == list(board.status), (summary, list(board.status))
+    folded = browser.execute_script(
+        "return Array.from(document.querySelectorAll('details.sb-rows')).map(d => d.open)")
+    assert folded and not any(folded), "the rows should start folded"
+    height = browser.execute_script("return document.body.scrollHeight")
+    assert height < 5000, f"the scoreboard is {height} px tall at 1280 px wide; it should open on a summary"
     (out / "_build" / "screenshots").mkdir(parents=True, exist_ok=True)
     browser.save_screenshot(str(out / "_build" / "screenshots" / "scoreboard-check.png"))
     json.dumps(info)  # the page data are plain JSON (no stale element references)
+
+
+def console_errors(browser) -> list[str]:
+    """Console messages of level SEVERE (errors) logged since the last call."""
+    return [e["message"] for e in browser.get_log("browser") if e.get("level") == "SEVERE"]
+
+
+def notebook_pages(html: Path) -> list[Path]:
+    """The pages built from notebooks under notebooks/."""
+    return sorted((html / "notebooks").glob("*.html"))
+
+
+def test_no_console_errors_offline(site, browser):
+    """No page logs an error, with the network blocked: no CDN script, no duplicate declaration, no 404."""
+    out, html, base = site
+    console_errors(browser)  # drop what earlier tests left
+    problems = []
+    for page in pages(html):
+        rel = page.relative_to(html).as_posix()
+        browser.get(base + rel)
+        browser.execute_script("return document.readyState")
+        problems += [f"{rel}: {msg}" for msg in console_errors(browser)]
+    assert not problems, "\n".join(problems)
+
+
+_MATH_JS = """
+const done = arguments[arguments.length - 1];
+const report = () => done({
+  typeset: document.querySelectorAll('mjx-container').length,
+  spans: document.querySelectorAll('span.math, div.math').length,
+  raw: Array.from(document.querySelectorAll('span.math, div.math'))
+            .filter(e => !e.querySelector('mjx-container')).map(e => e.textContent.slice(0, 60)),
+  src: Array.from(document.scripts).map(s => s.src).filter(s => s.includes('mathjax')),
+});
+if (window.MathJax && MathJax.startup && MathJax.startup.promise) {
+  MathJax.startup.promise.then(report, report);
+} else { setTimeout(report, 3000); }
+"""
+
+
+def test_math_is_typeset_offline(site, browser):
+    """A formula on a notebook page is typeset by MathJax served from the book itself (no network)."""
+    out, html, base = site
+    with_math = [p for p in notebook_pages(html) if 'class="math' in p.read_text()]
+    assert with_math, "no notebook page has a formula to check"
+    browser.set_script_timeout(60)
+    for page in with_math:
+        rel = page.relative_to(html).as_posix()
+        browser.get(base + rel)
+        info = browser.execute_async_script(_MATH_JS)
+        assert info["src"] and all(s.startswith(base) for s in info["src"]), f"{rel}: MathJax from {info['src']}"
+        assert info["typeset"] >= info["spans"] > 0, f"{rel}: untypeset formulas {info['raw'][:5]}"
+
+
+def _axe(browser) -> list[dict]:
+    """Run the vendored axe-core on the current page; its violations as {id, impact, nodes}."""
+    browser.set_script_timeout(120)
+    browser.execute_script(AXE.read_text())
+    return browser.execute_async_script(
+        "const done = arguments[arguments.length - 1];"
+        "axe.run(document, {resultTypes: ['violations']}).then(r => done(r.violations.map(v => ("
+        "{id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map(n => n.html.slice(0, 160))}))),"
+        " e => done([{id: 'axe-error', impact: 'critical', nodes: [String(e)]}]));")
+
+
+def test_no_serious_accessibility_violations(site, browser):
+    """axe-core finds no violation of serious or critical impact on the index, the scoreboard and each notebook page."""
+    out, html, base = site
+    targets = ["index.html", "book/scoreboard.html"] + [p.relative_to(html).as_posix() for p in notebook_pages(html)]
+    problems = []
+    for rel in targets:
+        browser.get(base + rel)
+        browser.execute_script("return document.readyState")
+        for v in _axe(browser):
+            if v["impact"] in ("serious", "critical"):
+                problems.append(f"{rel}: {v['id']} ({v['impact']}): {v['nodes']}")
+    assert not problems, "\n".join(problems)
+
+
+_TEX = ("\\(", "\\)", "\\[", "$", "\\mathcal", "\\epsilon")
+
+
+def test_titles_and_navigation_are_plain_text(site, browser):
+    """Browser-tab titles, page headings and navigation labels carry no raw TeX."""
+    out, html, base = site
+    problems = []
+    for page in pages(html):
+        rel = page.relative_to(html).as_posix()
+        browser.get(base + rel)
+        info = browser.execute_script(
+            "return {title: document.title,"
+            " nav: Array.from(document.querySelectorAll('.bd-sidebar-primary nav a')).map(a => a.textContent.trim())};")
+        for text in [info["title"], *info["nav"]]:
+            if any(t in text for t in _TEX):
+                problems.append(f"{rel}: {text!r}")
+    assert not problems, "raw TeX in a title or navigation label:\n" + "\n".join(sorted(set(problems)))
+
+
+def test_figures_have_alt_text(site, browser):
+    """Every figure in a page's article has alt text that says what it shows (not its file name)."""
+    out, html, base = site
+    problems = []
+    for page in pages(html):
+        rel = page.relative_to(html).as_posix()
+        browser.get(base + rel)
+        alts = browser.execute_script(
+            "return Array.from(document.querySelectorAll('article.bd-article img')).map(i => i.getAttribute('alt') || '');")
+        for alt in alts:
+            if len(alt.split()) < 3 or "_images/" in alt or alt.lower().endswith((".png", ".svg", ".jpg", ".jpeg")):
+                problems.append(f"{rel}: alt={alt!r}")
+    assert not problems, ("figures without descriptive alt text (set it in the cell's metadata, "
+                          '"mystnb": {"image": {"alt": "..."}}):\n' + "\n".join(problems))

@@ -1,6 +1,5 @@
 """Tests of imbalanced_cl.lt: LT counts, Δ20 and groups, probe, SDCLR masks, ratio 0 = SimCLR, pipeline, errors."""
 import math
-import time
 
 import numpy as np
 import pytest
@@ -14,6 +13,16 @@ from imbalanced_cl.lt import sdclr
 from imbalanced_cl.lt.config import LTConfig
 from imbalanced_cl.lt.resnet import ResNet18, masked_convs
 from imbalanced_cl.lt.simclr import SimCLRNet, nt_xent
+
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Tiny networks: one thread is faster than two, and far steadier on a shared machine."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
 
 
 def test_lt_counts_cifar10_rho100_exact():
@@ -164,28 +173,28 @@ def test_nt_xent_matches_naive_formula():
     assert float(nt_xent(z1, z2, t)) == pytest.approx(float(total / (2 * n)), rel=1e-5)
 
 
-def test_pipeline_digits_lt_under_60s():
-    t0 = time.time()
+def test_pipeline_digits_lt():
+    # compile off: test_lt_speed.py checks the compiled step; here the pipeline's bookkeeping is under test
     cfg = LTConfig(dataset="digits", rhos=(10,), n_max=0, seeds=(0,), width=4, epochs=2, batch_size=64,
-                   probe_per_class=0, threads=1, progress=False)
+                   probe_per_class=0, threads=1, workers=1, progress=False, compile=False)
     rows = E.run_grid(cfg, log=lambda *_: None)
-    elapsed = time.time() - t0
     assert [r["method"] for r in rows] == ["random", "simclr", "sdclr", "alg1", "alg1_dense"]
     for r in rows:
         assert 0 <= r["acc"] <= 100 and math.isfinite(r["delta20"])
         assert r["train_counts"] == D.long_tailed_counts(E.effective_n_max(cfg, E.load_data(cfg)), 10, 10)
     assert rows[2]["kept"][-1] == pytest.approx(0.1, abs=1e-3)    # SDCLR kept 10% of conv weights
     assert len(E.verdict_rows(rows, "digits")) == 4
-    assert elapsed < 60, f"digits-LT pipeline took {elapsed:.0f} s (budget 60 s; the CPU may be shared)"
+    assert all(r["precision"] == "fp32" and not r["compiled"] for r in rows)
 
 
 def test_checkpoint_resume(tmp_path):
     from imbalanced_cl.lt.simclr import pretrain
+    from imbalanced_cl.lt.speed import StepOptions
     data = D.load("digits")
     lt = data.train.subset(D.long_tailed_indices(data.train.labels, 100, 10, seed=0))
     kw = dict(method="sdclr", seed=0, width=2, in_channels=1, image_size=8, mean=data.mean, std=data.std,
-              batch_size=64, lr=0.1, progress=False, ckpt_path=tmp_path / "run.pt")
-    torch.set_num_threads(1)
+              batch_size=64, lr=0.1, progress=False, ckpt_path=tmp_path / "run.pt",
+              opts=StepOptions(compile=False))
     first = pretrain(lt, epochs=1, **kw)
     assert (tmp_path / "run.pt").exists() and first.resumed_from == 0 and len(first.losses) == 1
     again = pretrain(lt, epochs=2, **kw)                  # resumes after epoch 1 and trains one more

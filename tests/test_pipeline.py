@@ -1,18 +1,30 @@
-"""The papermill → Jupyter Book pipeline: every notebook executes at ci, the book builds, caching and errors work."""
+"""The papermill → Jupyter Book pipeline: every notebook executes at ci, the book builds, caching and errors work.
+
+Mistakes stop loudly: unknown notebook and parameter names, and bad values, are refused before anything runs;
+a failed or interrupted run removes its partial output and keeps the previous executed copy.
+"""
 from __future__ import annotations
 
 import json
+import os
+import re
+import signal
 import subprocess
 import sys
+import textwrap
+import time
+from pathlib import Path
 
 import nbformat
 import papermill as pm
 import pytest
 import yaml
 
+from imbalanced_cl.book import params as P
+from imbalanced_cl.book import scoreboard
 from imbalanced_cl.book import runner as book
-from imbalanced_cl.validate import ParameterError
 from imbalanced_cl.book.profiles import PROFILES, params
+from imbalanced_cl.validate import ParameterError
 
 ROOT = book.repo_root()
 NOTEBOOKS = book.toc_notebooks(ROOT)
@@ -20,6 +32,22 @@ NOTEBOOKS = book.toc_notebooks(ROOT)
 
 def test_toc_lists_notebooks():
     assert any(nb.stem == "01_stage1_growth" for nb in NOTEBOOKS)
+
+
+@pytest.mark.parametrize("nb", [n for n in NOTEBOOKS if n.parent.name == "notebooks" or P.config_class(n)],
+                         ids=lambda p: p.stem)
+def test_notebook_names_its_config_class_and_every_profile_is_valid(nb):
+    """metadata.imbalanced_cl.config names the class that validates the notebook's parameters, so the runner can
+    check every value before running anything; every parameter is a field of it, and every profile passes it."""
+    import dataclasses
+    cls = P.config_class(nb)
+    assert cls is not None, (f'{nb.stem}: add "imbalanced_cl": {{"config": "module:Class"}} to the notebook metadata '
+                             "(the class its `from_namespace(globals())` line builds)")
+    fields = {f.name for f in dataclasses.fields(cls)}
+    declared = set(pm.inspect_notebook(str(nb)))
+    assert declared <= fields, f"{nb.stem}: parameters that are not fields of {cls.__name__}: {declared - fields}"
+    for profile in PROFILES:
+        assert P.check_notebook(nb, params(profile, nb.stem), f"profile {profile}") == []
 
 
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
@@ -47,10 +75,20 @@ def test_book_builds_with_a_page_per_notebook(ci_book):
     assert rc == 0, log[-4000:]
     html = out / "_build" / "html"
     assert (html / "index.html").exists()
+    claim_names = scoreboard.claim_notebooks(ROOT)
     for nb in NOTEBOOKS:
         page = html / nb.relative_to(ROOT).with_suffix(".html")
         assert page.exists(), f"no page for {nb.stem}"
-        assert "Provenance" in page.read_text(), f"{nb.stem} page lacks the provenance record"
+        text = page.read_text()
+        assert text.count("<strong>Provenance</strong>") == 1, f"{nb.stem}: the provenance record is not shown once"
+        if nb.stem in claim_names:  # one verdict table per claim page (a returned table would be echoed twice)
+            assert text.count('class="verdict-table"') == 1, f"{nb.stem}: not one verdict table"
+        if nb.parent.name == "notebooks":
+            assert "colab.research.google.com" in text and "mybinder.org" in text, f"{nb.stem}: no launch buttons"
+        assert "cdn.jsdelivr.net" not in text, f"{nb.stem}: a script from a CDN"
+        if "window.MathJax" in text:  # a page with math loads MathJax; from the book's own _static
+            assert "_static/mathjax/tex-chtml.js" in text, f"{nb.stem}: MathJax not served from the book"
+    assert (html / "_static" / "mathjax" / "tex-chtml.js").exists()
 
 
 def test_cache_reuses_unchanged_notebook(ci_book):
@@ -75,12 +113,14 @@ def test_cache_key_changes_with_parameters_code_and_source(tmp_path):
     assert k != book.cache_key(nb, {"R": 1}, "ci", "code")
 
 
-def _tiny_notebook(path, body):
+def _tiny_notebook(path, body, params_source="x = 1", metadata=None):
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["parameters"]}),
+    nb.cells = [nbformat.v4.new_code_cell(params_source, metadata={"tags": ["parameters"]}),
                 nbformat.v4.new_code_cell(body)]
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nb.metadata["language_info"] = {"name": "python"}
+    if metadata:
+        nb.metadata["imbalanced_cl"] = metadata
     nbformat.write(nb, path)
 
 
@@ -103,7 +143,7 @@ def test_unknown_profile_and_unknown_parameter_are_refused(tmp_path):
         params("huge", "01_stage1_growth")
     src = tmp_path / "nb.ipynb"
     _tiny_notebook(src, "pass")
-    with pytest.raises(ParameterError, match="unknown parameter"):
+    with pytest.raises(ParameterError, match="unknown parameter not_a_param=1"):
         book.check_params(src, {"not_a_param": 1})
     proc = subprocess.run([sys.executable, "-m", "imbalanced_cl", "book", "--profile", "huge", "--no-build"],
                           cwd=ROOT, capture_output=True, text=True)
@@ -113,3 +153,256 @@ def test_unknown_profile_and_unknown_parameter_are_refused(tmp_path):
 def test_profiles_file_is_readable():
     data = yaml.safe_load((ROOT / "profiles.yaml").read_text())
     assert set(data) == set(PROFILES)
+
+
+# --- unknown names and bad values stop a run, through papermill and through the runner ---
+
+class _Toy:
+    """A config with a bound between two parameters, like Stage1Config's fit_start <= steps - 2."""
+
+    def __init__(self, R=4, steps=60, fit_start=5):
+        if R < 1:
+            raise ParameterError(f"parameter R={R!r} is invalid: allowed an integer in [1, inf]")
+        if not 0 <= fit_start <= steps - 2:
+            raise ParameterError(f"parameter fit_start={fit_start!r} is invalid: allowed an integer in [0, {steps - 2}]")
+
+
+def test_check_values_reports_every_error_and_both_names_of_a_cross_error():
+    dflt = {"R": 4, "steps": 60, "fit_start": 5}
+    assert P.check_values(_Toy, dflt, {"R": 8, "steps": 100}) == []
+    lines = P.check_values(_Toy, dflt, {"R": 0, "steps": 3})
+    assert len(lines) == 2, lines
+    assert lines[0].startswith("parameter R=0 is invalid")
+    assert "fit_start=5" in lines[1] and "steps=3" in lines[1], lines[1]  # the reader set steps, not fit_start
+    assert P.check_values(_Toy, dflt, {"fit_start": 70}) == ["parameter fit_start=70 is invalid: allowed an integer in [0, 58]"]
+
+
+def test_check_notebook_uses_the_config_class_named_in_metadata(tmp_path):
+    """The runner builds the notebook's own config class from its defaults and the given values."""
+    src = tmp_path / "nb.ipynb"
+    _tiny_notebook(src, "pass", params_source="R = 4\nsteps = 60\nfit_start = 5\neps_min = 0.3",
+                   metadata={"config": "imbalanced_cl.claims.stage1:Stage1Config"})
+    assert P.check_notebook(src, {"R": 2, "steps": 30}) == []
+    lines = P.check_notebook(src, {"R": 0, "steps": 3, "eps_minn": 0.1}, "profile ci")
+    assert len(lines) == 3, lines
+    assert lines[0].startswith("nb (profile ci): unknown parameter eps_minn=0.1 (did you mean eps_min?)"), lines[0]
+    assert any(line.startswith("nb (profile ci): parameter R=0 is invalid") for line in lines), lines
+    assert any("fit_start=5" in line and "steps=3" in line for line in lines), lines
+    _tiny_notebook(src, "pass", metadata={"config": "imbalanced_cl.nowhere:Nothing"})
+    with pytest.raises(ParameterError, match="cannot be imported"):
+        P.check_notebook(src, {})
+
+
+def _tiny_book(root: Path, notebooks: dict, profiles: dict):
+    """A book root of its own: _toc.yml listing notebooks/NAME for each entry, and profiles.yaml."""
+    (root / "notebooks").mkdir(parents=True, exist_ok=True)
+    for name, (params_source, body, meta) in notebooks.items():
+        _tiny_notebook(root / "notebooks" / f"{name}.ipynb", body, params_source, meta)
+    toc = {"format": "jb-book", "root": "intro",
+           "chapters": [{"file": f"notebooks/{name}"} for name in notebooks]}
+    (root / "_toc.yml").write_text(yaml.safe_dump(toc))
+    (root / "profiles.yaml").write_text(yaml.safe_dump(profiles))
+
+
+def test_runner_validates_every_notebook_before_running_any(tmp_path):
+    root, out = tmp_path / "repo", tmp_path / "out"
+    stage1 = {"config": "imbalanced_cl.claims.stage1:Stage1Config"}
+    _tiny_book(root, {"a": ("x = 1", "pass", None),
+                      "b": ("R = 4\nsteps = 60\nfit_start = 5", "pass", stage1)},
+               {"ci": {"b": {"R": 0, "stepz": 3}}})
+    with pytest.raises(ParameterError) as err:
+        book.run_book("ci", out_root=out, build=False, root=root)
+    lines = str(err.value).splitlines()
+    assert len(lines) == 2 and all(line.startswith("b (profile ci): ") for line in lines), lines
+    assert "stepz=3 (did you mean steps?)" in lines[0] and "R=0" in lines[1]
+    assert not (out / "_build" / "executed" / "notebooks" / "a.ipynb").exists(), "a ran before b was checked"
+    with pytest.raises(ParameterError, match="unknown notebook name.*'c'.*The notebooks are: a, b"):
+        book.run_book("ci", out_root=out, only=["c"], build=False, root=root)
+
+
+def test_cli_prints_one_line_per_error_and_exits_2(tmp_path):
+    """Through `python -m imbalanced_cl book`: exit 2, `error:` lines, no traceback (unless --verbose)."""
+    mine = tmp_path / "my.yaml"
+    mine.write_text("ci:\n  01_stage1_growth: {nosuch: 3, eps_minn: 0.1}\n")
+    cmd = [sys.executable, "-m", "imbalanced_cl", "book", "--profile", "ci", "--profiles", str(mine),
+           "--no-build", "--out", str(tmp_path)]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 2 and all(line.startswith("error: 01_stage1_growth (profile ci in ") for line in lines)
+    assert "did you mean eps_min?" in lines[1] and "Traceback" not in proc.stderr
+    assert not (tmp_path / "_build" / "executed").exists()
+    verbose = subprocess.run(cmd + ["--verbose"], cwd=ROOT, capture_output=True, text=True)
+    assert verbose.returncode != 0 and "Traceback" in verbose.stderr
+    only = subprocess.run([sys.executable, "-m", "imbalanced_cl", "book", "--profile", "ci", "--only",
+                           "nosuchnotebook", "--out", str(tmp_path)], cwd=ROOT, capture_output=True, text=True)
+    assert only.returncode == 2 and "01_stage1_growth" in only.stderr and "Traceback" not in only.stderr
+
+
+_RUN = textwrap.dedent("""
+    import json, sys
+    from pathlib import Path
+    from imbalanced_cl.book import runner
+    kw = json.loads(sys.argv[3])
+    sys.exit(runner.run_book("ci", out_root=Path(sys.argv[2]), root=Path(sys.argv[1]), **kw))
+""")
+
+
+def _run_tiny(tmp_path, root, out, **kw):
+    """run_book on a tiny root in a fresh process (as the command line does): (exit code, stdout + stderr)."""
+    script = tmp_path / "run.py"
+    script.write_text(_RUN)
+    proc = subprocess.run([sys.executable, str(script), str(root), str(out), json.dumps(kw)],
+                          capture_output=True, text=True, timeout=600)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def _interrupt_a_run(tmp_path):
+    """Execute a tiny notebook, then start a slow re-run and press Ctrl-C (SIGINT) during it.
+
+    Returns (exit code, stderr, executed copy, its bytes and key before the interrupted run).
+    """
+    root, out = tmp_path / "repo", tmp_path / "out"
+    _tiny_book(root, {"a": ("wait = 0", "import time\ntime.sleep(wait)\nprint('slept', wait)", None)}, {"ci": {}})
+    rc, log = _run_tiny(tmp_path, root, out, build=False)
+    assert rc == 0, log[-2000:]
+    executed = out / "_build" / "executed" / "notebooks" / "a.ipynb"
+    good, key = executed.read_bytes(), executed.with_suffix(".key").read_text()
+    (root / "profiles.yaml").write_text(yaml.safe_dump({"ci": {"a": {"wait": 120}}}))  # a new run, a slow one
+    partial = executed.with_name(".a.partial.ipynb")
+    proc = subprocess.Popen([sys.executable, str(tmp_path / "run.py"), str(root), str(out), json.dumps({"build": False})],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while not partial.exists() and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.2)
+    assert partial.exists(), "papermill never wrote its partial output"
+    time.sleep(1.0)  # the kernel is now inside time.sleep(wait)
+    os.kill(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    return proc.returncode, err, executed, good, key
+
+
+def test_interrupted_run_removes_partial_output_and_keeps_the_good_copy(tmp_path):
+    """Ctrl-C during a run: exit 130, no *.partial.ipynb left, the previous executed copy unchanged."""
+    rc, err, executed, good, key = _interrupt_a_run(tmp_path)
+    assert rc == 130, err[-2000:]
+    # The runner's last word is one line; no KeyboardInterrupt traceback (the dying kernel may log its own).
+    assert any(line.startswith("[stopped] notebooks/a.ipynb: interrupted") for line in err.splitlines()), err[-2000:]
+    assert "KeyboardInterrupt" not in err and "imbalanced_cl/book/runner.py" not in err
+    assert not list(executed.parent.glob(".*partial*")), "the partial output was left behind"
+    assert executed.read_bytes() == good and executed.with_suffix(".key").read_text() == key
+
+
+def test_runner_sweeps_partial_files_left_by_a_killed_run(tmp_path):
+    root, out = tmp_path / "repo", tmp_path / "out"
+    _tiny_book(root, {"a": ("x = 1", "pass", None)}, {"ci": {}})
+    stale = out / "_build" / "executed" / "notebooks" / ".a.partial.ipynb"
+    stale.parent.mkdir(parents=True)
+    stale.write_text("{}")
+    assert book.run_book("ci", out_root=out, build=False, root=root) == 0
+    assert not stale.exists() and (stale.parent / "a.ipynb").exists()
+    meta = nbformat.read(stale.parent / "a.ipynb", as_version=4).metadata
+    assert meta["imbalanced_cl"]["profile"] == "ci"  # the scoreboard reads which profile ran each notebook
+
+
+def test_failed_html_build_keeps_the_previous_html(tmp_path):
+    """A build that fails (here: a broken cross-reference under --strict) leaves the previous _build/html as it was."""
+    executed, out = tmp_path / "executed", tmp_path / "out"
+    executed.mkdir()
+    (executed / "_config.yml").write_text("title: t\nexecute:\n  execute_notebooks: 'off'\n")
+    (executed / "_toc.yml").write_text("format: jb-book\nroot: intro\n")
+    (executed / "intro.md").write_text("# Intro\n\nA link to {ref}`nowhere-at-all`.\n")
+    previous = out / "_build" / "html" / "index.html"
+    previous.parent.mkdir(parents=True)
+    previous.write_text("the good build")
+    rc = book.build_html(executed, out, strict=True)
+    assert rc != 0
+    assert previous.read_text() == "the good build" and sorted(p.name for p in previous.parent.iterdir()) == ["index.html"]
+
+
+# --- the bad-input table of book/reproducing.md, row by row ---
+
+def _bad_input_rows() -> list[dict]:
+    """The rows of the table under "When something is wrong" in book/reproducing.md."""
+    text = (ROOT / "book" / "reproducing.md").read_text()
+    section = text.split("## When something is wrong", 1)[1].split("\n## ", 1)[0]
+    rows = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+        if line.startswith("| ") and len(cells) == 4 and cells[3].isdigit():
+            rows.append({"mistake": cells[0], "try": cells[1], "see": cells[2], "exit": int(cells[3])})
+    return rows
+
+
+def _spans(cell: str) -> list[str]:
+    return cell.split("`")[1::2]
+
+
+def _pattern(fragment: str) -> str:
+    """A line of the table as a regex: NAME, N, I stand for a notebook, a count, an index; … for the rest."""
+    out = re.escape(fragment)
+    for word, rx in (("NAME", r"\w+"), ("N", r"\d+"), ("I", r"\d+")):
+        out = re.sub(rf"(?<![A-Za-z_]){word}(?![A-Za-z_])", lambda m, rx=rx: rx, out)
+    out = out.replace(r"\ " + re.escape("…"), ".*").replace(re.escape("…"), ".*")
+    return out.replace(r"\ ", " +").replace(" ", " +")
+
+
+def _scenario_failing_notebook(tmp_path):
+    root, out = tmp_path / "repo", tmp_path / "out"
+    _tiny_book(root, {"broken": ("x = 1", "{}['nope']", None)}, {"ci": {}})
+    return _run_tiny(tmp_path, root, out, build=False)
+
+
+def _scenario_interrupt(tmp_path):
+    rc, err, *_ = _interrupt_a_run(tmp_path)
+    return rc, err
+
+
+def _scenario_html_build_fails(tmp_path):
+    root, out = tmp_path / "repo", tmp_path / "out"
+    _tiny_book(root, {"a": ("x = 1", "pass", None)}, {"ci": {}})
+    (root / "_toc.yml").write_text("format: jb-book\nroot: intro\nchapters:\n  - file: notebooks/a\n")
+    (root / "_config.yml").write_text("title: t\nexecute:\n  execute_notebooks: 'off'\n")
+    (root / "intro.md").write_text("# Intro\n\nA link to {ref}`nowhere-at-all`.\n")
+    return _run_tiny(tmp_path, root, out, strict=True)
+
+
+_SCENARIOS = {"A notebook that raises an error": _scenario_failing_notebook,
+              "Ctrl-C during a run": _scenario_interrupt,
+              "A page the HTML build cannot render (with `--strict`, any Sphinx warning)": _scenario_html_build_fails}
+
+
+def _run_row(row, tmp_path):
+    spans = _spans(row["try"])
+    if not spans or not spans[0].startswith(".venv/bin/"):
+        return _SCENARIOS[row["mistake"]](tmp_path)
+    bindir = Path(sys.executable).parent
+    cmd = [sys.executable if a == ".venv/bin/python" else a.replace(".venv/bin/", f"{bindir}/")
+           for a in spans[0].split()]
+    cmd = [str(tmp_path / "out.ipynb") if a == "out.ipynb" else a for a in cmd]
+    if "my.yaml" in cmd:
+        (tmp_path / "my.yaml").write_text(spans[1])
+        cmd = [str(tmp_path / "my.yaml") if a == "my.yaml" else a for a in cmd]
+    if "imbalanced_cl" in cmd and "book" in cmd:
+        cmd += ["--out", str(tmp_path / "book")]  # never touch the repository's own _build
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    return proc.returncode, (proc.stdout + proc.stderr).replace(str(tmp_path / "my.yaml"), "my.yaml")
+
+
+BAD_INPUT = _bad_input_rows()
+
+
+def test_bad_input_table_has_every_mistake():
+    mistakes = " ".join(r["mistake"] for r in BAD_INPUT)
+    for word in ("--only", "does not have", "misspelt", "range", "profiles file", "another parameter", "profile",
+                 "raises", "Ctrl-C", "HTML"):
+        assert word in mistakes, f"no row for {word!r}"
+
+
+@pytest.mark.parametrize("row", BAD_INPUT, ids=lambda r: r["mistake"][:40])
+def test_bad_input_table(row, tmp_path):
+    """Each row of the table: the command (or scenario) exits with the stated code and prints the stated line."""
+    rc, output = _run_row(row, tmp_path)
+    assert rc == row["exit"], f"exit {rc}, the table says {row['exit']}:\n{output[-3000:]}"
+    for fragment in _spans(row["see"]):
+        assert re.search(_pattern(fragment), output), f"not in the output: {fragment!r}\n{output[-3000:]}"

@@ -10,7 +10,7 @@ from imbalanced_cl.sim import prune
 from imbalanced_cl.validate import ParameterError
 from imbalanced_cl.sim.config import SimConfig
 from imbalanced_cl.sim.data import Pairs
-from imbalanced_cl.sim.train import gradient, train
+from imbalanced_cl.sim.train import History, Run, gradient, train
 
 TINY = dict(d=4, d1=6, L=2, m=5, n_pairs=8, R=2, steps=30, record_every=5, progress=False)
 
@@ -83,7 +83,7 @@ def _eq5_by_hand(W, b, P, keep, tau, weight_keep=None):
         def h(Wr, U, i):  # h_i(X) = sum_t BReLU_b(<w_i, u^(t)>)  (eq. 4)
             pre = [float(Wr[i] @ U[t]) for t in range(L)]
             return sum(max(v - float(b[r, i]), 0.0) - max(-v - float(b[r, i]), 0.0) for v in pre)
-        hX = [[h(W[r], P.UX[r, k], i) for i in range(m)] for k in range(n)]
+        # (h(X) itself enters eq. (5) only through the logits, which use the masked fX below)
         hY = [[h(W[r], P.UY[r, k], i) for i in range(m)] for k in range(n)]
         fX = [[h(Wm[r], P.UX[r, k], i) for i in range(m)] for k in range(n)]
         fY = [[h(Wm[r], P.UY[r, k], i) for i in range(m)] for k in range(n)]
@@ -228,3 +228,135 @@ def test_pruning_changes_training_only_from_prune_start():
 
 # The training loop against Algorithm 1 written out (gradient by autograd, not by train.gradient):
 # tests/test_science_training.py::test_training_loop_matches_algorithm1_by_autograd.
+
+
+# ---------------------------------------------------------------- the 2x2 mask control (issue 14)
+
+def _masker(alpha, rule, schedule, reps=(0,), seed=0, start=0, every=1, unit="neuron"):
+    n = len(reps)
+    return prune.Masker([alpha] * n, [rule == "random"] * n, [schedule == "static"] * n, list(reps), seed, start,
+                        every, unit)
+
+
+def _hand_W():
+    """Five neurons with norms 5, 1, 4, 2, 3 (one replicate, d1 = 2)."""
+    return torch.tensor([[[3.0, 4.0], [1.0, 0.0], [0.0, 4.0], [0.0, 2.0], [3.0, 0.0]]])
+
+
+def test_magnitude_cells_on_hand_made_weights():
+    W = _hand_W()
+    dyn, sta = _masker(0.4, "magnitude", "dynamic", start=2), _masker(0.4, "magnitude", "static", start=2)
+    assert dyn.at(W, 1) is None and sta.at(W, 1) is None                    # before the branch point
+    for mk in (dyn, sta):
+        assert mk.at(W, 2).tolist() == [[1.0, 0.0, 1.0, 0.0, 1.0]]          # norms 1 and 2 dropped
+    W2 = W.clone()
+    W2[0, 1] *= 10.0                                                        # neuron 1 grows to norm 10
+    W2[0, 0] /= 10.0                                                        # neuron 0 shrinks to norm 0.5
+    assert dyn.at(W2, 3).tolist() == [[0.0, 1.0, 1.0, 0.0, 1.0]]            # dynamic follows the weights
+    assert sta.at(W2, 3).tolist() == [[1.0, 0.0, 1.0, 0.0, 1.0]]            # static stays fixed
+    assert sta.final(W2, 9).tolist() == [[1.0, 0.0, 1.0, 0.0, 1.0]]
+    assert torch.equal(prune.Masker.from_config(SimConfig(d=3, d1=3, m=5, prune_alpha=0.4), [0]).at(W2, 0),
+                       prune.neuron_mask(W2, 0.4))                          # Algorithm 1's mask
+
+
+def test_magnitude_weight_unit_matches_weight_mask():
+    W = torch.randn(3, 4, 5, generator=torch.Generator().manual_seed(11))
+    mk = _masker(0.3, "magnitude", "dynamic", reps=(0, 1, 2), unit="weight")
+    assert torch.equal(mk.at(W, 0), prune.weight_mask(W, 0.3))
+
+
+def test_random_cells_drop_the_same_count_and_redraw_only_when_dynamic():
+    W = _hand_W().expand(2, 5, 2).clone()
+    dyn = _masker(0.4, "random", "dynamic", reps=(0, 1), start=3)
+    sta = _masker(0.4, "random", "static", reps=(0, 1), start=3)
+    masks_dyn = [dyn.at(W, t).clone() for t in range(3, 23)]
+    masks_sta = [sta.at(W, t).clone() for t in range(3, 23)]
+    for m_ in masks_dyn + masks_sta:
+        assert torch.all((m_ == 0).sum(-1) == 2)                            # round(0.4 * 5) units, as Alg. 1
+    assert all(torch.equal(m_, masks_sta[0]) for m_ in masks_sta)            # static: fixed at the branch point
+    assert torch.equal(masks_sta[0], masks_dyn[0])                          # both drawn from (seed, rep, start)
+    assert len({tuple(m_[0].tolist()) for m_ in masks_dyn}) > 1             # dynamic: redrawn
+    assert not torch.equal(masks_dyn[0][0], masks_dyn[0][1])                # replicates draw independently
+    # the draw ignores the weights: a magnitude ordering is not used
+    assert torch.equal(_masker(0.4, "random", "dynamic", reps=(0, 1), start=3).at(-W * 7, 3), masks_dyn[0])
+
+
+def test_random_masks_draw_the_same_under_the_same_seed_in_any_batch():
+    W = torch.randn(4, 10, 3, generator=torch.Generator().manual_seed(0))
+    a = _masker(0.3, "random", "dynamic", reps=(0, 1, 2, 3), seed=7)
+    b = _masker(0.3, "random", "dynamic", reps=(0, 1, 2, 3), seed=7)
+    alone = _masker(0.3, "random", "dynamic", reps=(2,), seed=7)
+    other = _masker(0.3, "random", "dynamic", reps=(0, 1, 2, 3), seed=8)
+    for t in range(5):
+        ma = a.at(W, t)
+        assert torch.equal(ma, b.at(W, t))
+        assert torch.equal(ma[2:3], alone.at(W[2:3], t))                    # replicate 2 alone or in a batch
+        assert not torch.equal(ma, other.at(W, t))
+
+
+def test_rows_of_one_batch_may_differ_in_ratio_rule_and_schedule():
+    W = _hand_W().expand(4, 5, 2).clone()
+    mk = prune.Masker([0.0, 0.2, 0.4, 0.6], [False, True, False, True], [False, False, True, True],
+                      [0, 0, 0, 0], 0, 0, 1, "neuron")
+    keep = mk.at(W, 0)
+    assert (keep == 0).sum(-1).tolist() == [0, 1, 2, 3]
+    assert keep[2].tolist() == [1.0, 0.0, 1.0, 0.0, 1.0]
+    assert torch.equal(mk.rows(2, 4).at(W[2:], 0), keep[2:])
+
+
+def test_alpha_zero_gives_no_mask_in_every_cell():
+    for rule in prune.MASK_RULES:
+        for schedule in prune.SCHEDULES:
+            mk = _masker(0.0, rule, schedule, reps=(0, 1))
+            assert mk.at(_hand_W().expand(2, 5, 2), 0) is None and mk.final(_hand_W(), 1) is None
+
+
+@pytest.mark.parametrize("rule", prune.MASK_RULES)
+@pytest.mark.parametrize("schedule", prune.SCHEDULES)
+def test_alpha_zero_is_bit_identical_to_no_pruning_in_every_cell(rule, schedule):
+    cfg = SimConfig(**TINY)
+    W0 = train(cfg).W
+    for unit in ("neuron", "weight"):
+        for back in ("faithful", "literal"):
+            c = cfg.replace(prune_alpha=0.0, prune_mask=rule, prune_schedule=schedule, prune_unit=unit,
+                            prune_backward=back)
+            assert torch.equal(train(c).W, W0), (unit, back)
+    # and an all-keep row inside a pruning batch (a mask of ones) changes nothing either
+    mk = prune.Masker([0.0, 0.4], [rule == "random"] * 2, [schedule == "static"] * 2, [0, 1], 0, 0, 1, "neuron")
+    two = train(cfg.replace(R=2), masker=mk)
+    assert torch.equal(two.W[0], W0[0]) and not torch.equal(two.W[1], W0[1])
+
+
+@pytest.mark.parametrize("rule", prune.MASK_RULES)
+def test_static_mask_stays_fixed_through_a_literal_branch(rule):
+    """Under the literal backward a pruned neuron gets no gradient, so over a branch with a static mask the
+    neurons pruned at the branch point only decay: W_T = (1 - eta lambda)^T W_Ta, exactly those and no others."""
+    cfg = SimConfig(**{**TINY, "steps": 30}, bias="none")     # no BReLU gate: every kept neuron gets gradient
+    base = train(cfg.replace(steps=12))
+    branch = cfg.replace(prune_alpha=0.4, prune_start=12, prune_backward="literal", prune_mask=rule,
+                         prune_schedule="static")
+    out = train(branch, resume=base)
+    pruned = prune.Masker.from_config(branch, base.replicates).at(base.W, 12) == 0       # (R, m)
+    decay = torch.full((), 1.0 - cfg.lr * cfg.weight_decay) ** 18
+    torch.testing.assert_close(out.W[pruned], decay * base.W[pruned])
+    moved = (out.W - decay * base.W).norm(dim=-1) > 1e-6 * base.W.norm(dim=-1)
+    assert torch.equal(moved, ~pruned)
+
+
+def test_one_batch_of_cells_equals_each_cell_trained_alone():
+    cfg = SimConfig(**{**TINY, "steps": 24, "R": 2})
+    base = train(cfg.replace(steps=10))
+    cells = [(r, s, a) for r in prune.MASK_RULES for s in prune.SCHEDULES for a in (0.2, 0.6)]
+    n = len(cells)
+    rep = lambda x: x.repeat(n, *[1] * (x.dim() - 1))                       # the checkpoint once per cell
+    pairs = Pairs(*(rep(getattr(base.pairs, f)) for f in ("UX", "UY", "S", "ZX", "ZY")))
+    stacked = Run(cfg, base.replicates * n, rep(base.M), rep(base.W), rep(base.T1), base.step, History(), pairs,
+                  rep(base.W0))
+    per_row = lambda f: [f(c) for c in cells for _ in base.replicates]
+    mk = prune.Masker(per_row(lambda c: c[2]), per_row(lambda c: c[0] == "random"),
+                      per_row(lambda c: c[1] == "static"), stacked.replicates, cfg.seed, 10, 1, "neuron")
+    big = train(cfg.replace(prune_start=10), resume=stacked, masker=mk)
+    for k, (rule, schedule, a) in enumerate(cells):
+        alone = train(cfg.replace(prune_alpha=a, prune_start=10, prune_mask=rule, prune_schedule=schedule),
+                      resume=base)
+        torch.testing.assert_close(big.W[2 * k:2 * k + 2], alone.W, rtol=1e-5, atol=1e-7)

@@ -1,4 +1,4 @@
-"""Notebook 04's measurements (claims.pruning): config validation, feature statistics, rates, mechanism, census."""
+"""Notebook 04 (claims.pruning): config validation, feature statistics, rates, mechanism, census, verdict rows."""
 from __future__ import annotations
 
 import math
@@ -10,7 +10,7 @@ from imbalanced_cl.claims import pruning as pa
 from imbalanced_cl.validate import ParameterError
 from imbalanced_cl.sim.train import train
 from imbalanced_cl.verdict import FAILS, HOLDS, PARTLY, UNTESTED
-from imbalanced_cl import verdict as V
+from imbalanced_cl import stats
 
 TINY = dict(d=4, d1=8, L=2, m=6, n_pairs=16, R=2, record_every=5, progress=False, vanilla_steps=20,
             prune_steps=20, rate_window=10, top_k=2, alpha_grid=(0.2, 0.5), alpha_main=0.2,
@@ -22,6 +22,8 @@ TINY = dict(d=4, d1=8, L=2, m=6, n_pairs=16, R=2, record_every=5, progress=False
     ("alpha_main", 1.2), ("eps_min_grid", (0.5, 1.5)), ("rate_window", 100), ("rate_window", 1),
     ("vanilla_steps", 0), ("top_k", 7), ("tol_slope", (0.5, 0.2)), ("tol_factor", (3.0,)),
     ("cos_threshold", 0.0), ("degrade_tol", 1.0), ("n_minority", 0), ("prune_alpha", 1.0),
+    ("mask_control", "yes"), ("effect_tol", 0.0), ("effect_tol", 1.0), ("prune_mask", "smallest"),
+    ("prune_schedule", "once"),
 ])
 def test_config_rejects_bad_values_naming_the_parameter(field, value):
     with pytest.raises(ParameterError, match=field):
@@ -112,3 +114,94 @@ def test_t5_elapsed_matches_formula():
     assert pa.t5_elapsed(cfg, 0.1) == pytest.approx(want)
 
 
+
+
+# ---------------------------------------------------------------- verdict rows (notebook 04)
+
+def _results(cfg, alphas=(0.1, 0.2, 0.4), slope=1.0, R=3):
+    """Hand-made Results: minority excess c * alpha^slope (c differs per replicate), majority excess a tenth of it,
+    A_j*/A_maj 0.5 in the control and 0.6 when pruned, everything else chosen so each row has a known answer."""
+    alphas = [float(a) for a in alphas]
+    a = torch.tensor(alphas)
+    c = torch.tensor([1.0, 1.1, 0.9]).unsqueeze(-1)
+    mino = c * a ** slope                                           # (R, k)
+    feats = {k: {"aligned": (torch.full((R,), 2.0 + (k > 0)), torch.full((R,), 5.0)),
+                 "single-feature neurons": (torch.full((R,), 3.0), torch.zeros(R))} for k in [0.0] + alphas}
+    exc = {"minority": mino, "majority": mino / 10, "slope": stats.loglog_slope_ci(a, mino),
+           "k_main": pa.main_index(alphas, cfg), "ratio_main": torch.tensor([10.0, 11.0, 9.0])}
+    xr = torch.tensor([0.3, 0.6, 1.0])
+    sweep = {"xr": xr, "ar_ctl": xr.expand(R, 3) * c, "ar_pr": torch.ones(R, 3) * c, "exc": xr.pow(2) * c}
+    deg = {"A_maj": torch.ones(R, len(alphas)), "A_maj0": torch.ones(R), "thr_A": torch.full((R,), float("nan")),
+           "bound": torch.full((R,), 0.15)}
+    ratios = {0.0: torch.full((R,), 0.5), "faithful (branch)": torch.tensor([0.6, 0.62, 0.58]),
+              "Alg. 1 from t=0": torch.tensor([0.4, 0.42, 0.38]), **{x: torch.tensor([0.6, 0.62, 0.58]) for x in alphas}}
+    return pa.Results(alphas, feats, exc, torch.tensor([0.01, 0.02, 0.015]), torch.ones(R), deg, ratios, sweep)
+
+
+def test_verdict_rows_on_hand_made_results():
+    cfg = pa.PruningConfig(**{**TINY, "alpha_grid": (0.1, 0.2, 0.4), "alpha_main": 0.2, "d": 10, "d1": 20, "m": 20})
+    rows = pa.verdict_rows(_results(cfg), cfg)
+    assert len(rows) == 18 and len({r.claim for r in rows}) == 18
+    assert [r.verdict for r in rows[16:]] == [UNTESTED, UNTESTED]                        # no control in these results
+    assert rows[0].verdict == HOLDS and rows[0].measured == pytest.approx(0.2)          # excess at alpha_main > 0
+    assert rows[1].verdict == HOLDS and rows[1].measured == pytest.approx(1.0)          # slope 1 in alpha
+    assert rows[2].verdict == HOLDS and rows[2].measured == pytest.approx(2.0)          # slope 2 in eps
+    assert rows[3].verdict == HOLDS and rows[3].measured == pytest.approx(10.0)         # ratio about d = 10
+    assert rows[4].measured == pytest.approx(1.0) and rows[5].measured == pytest.approx(0.0, abs=1e-6)
+    assert rows[6].measured == pytest.approx(0.1) and rows[6].verdict == HOLDS          # pruning raises the ratio
+    assert rows[8].measured == pytest.approx(1.0) and rows[8].verdict == HOLDS          # one more aligned neuron
+    assert rows[9].verdict == HOLDS                                                      # 3 >= m/d = 2
+    assert rows[11].verdict == HOLDS                                                     # the mask is all minority
+    assert rows[12].measured == pytest.approx(0.0) and rows[12].verdict == HOLDS        # majority intact
+    assert rows[13].verdict == UNTESTED                                                  # nothing degraded
+    assert rows[14].measured == pytest.approx(1.0) and rows[14].verdict == HOLDS        # slope 1 - slope 0
+    assert rows[15].measured == pytest.approx(-0.1) and rows[15].verdict == FAILS       # from t=0 lowers it
+
+
+def test_verdict_rows_take_their_tolerances_from_the_config():
+    cfg = pa.PruningConfig(**{**TINY, "alpha_grid": (0.1, 0.2, 0.4), "alpha_main": 0.2})
+    res = _results(cfg, slope=1.4)
+    assert pa.verdict_rows(res, cfg)[1].verdict == PARTLY                     # |1.4 - 1| in (0.25, 0.5]
+    loose = cfg.replace(tol_slope=(0.5, 1.0))
+    assert pa.verdict_rows(res, loose)[1].verdict == HOLDS
+
+
+def test_verdict_rows_without_alpha_main_in_the_grid_say_not_tested():
+    cfg = pa.PruningConfig(**{**TINY, "alpha_grid": (0.1, 0.2, 0.4), "alpha_main": 0.3})
+    rows = pa.verdict_rows(_results(cfg), cfg)
+    assert rows[8].verdict == UNTESTED and rows[9].verdict == UNTESTED
+    assert "alpha=0.2" in rows[0].rule                                        # the middle of the grid instead
+
+
+def test_majority_change_within_bound_picks_the_largest_alpha_inside():
+    A = torch.tensor([[0.9, 0.8, 0.5], [1.0, 1.0, 1.0]])
+    out = pa.majority_change_within_bound([0.1, 0.2, 0.4], A, torch.tensor([1.0, 1.0]), torch.tensor([0.25, 0.05]))
+    assert out[0] == pytest.approx(-0.2) and math.isnan(float(out[1]))
+
+
+def test_the_notebook_pipeline_on_a_tiny_model(tiny_runs):
+    cfg, base, _ = tiny_runs
+    cfg = cfg.replace(eps_min_grid=(cfg.eps_min, 1.0))                          # the main eps_min is in the sweep
+    alphas = sorted(cfg.alpha_grid)
+    runs = pa.run_branches(cfg, alphas, base)
+    tables = pa.feature_tables(runs, base, cfg)
+    exc, mech = pa.excess_by_alpha(runs, alphas, cfg), pa.mechanism_summary(base, runs, cfg)
+    cen = pa.census_by_alpha(base, alphas, cfg)
+    var = pa.run_variants(cfg, base, runs)
+    sw = pa.eps_sweep(cfg, base, runs[0.0], var["faithful (branch)"])
+    assert var["faithful (branch)"] is runs[cfg.alpha_main]                   # reused, not retrained
+    assert sw["runs"][cfg.eps_min][1] is runs[0.0] and sw["ar_pr"].shape == (cfg.R, len(cfg.eps_min_grid))
+    res = pa.Results(alphas, tables, exc, mech["gap_diff"], pa.mask_share(cen, base, cfg),
+                     pa.degradation(runs, tables, cen, alphas, cfg), pa.final_ratios(runs, var, cfg), sw)
+    rows = pa.verdict_rows(res, cfg)
+    assert len(rows) == 18
+    for r in rows:
+        if not math.isnan(r.lo):
+            assert r.lo <= r.measured <= r.hi, r.claim
+    # row 7 is the paired change of A_j*/A_maj, computed here from the weights directly
+    A = lambda run: (run.W @ run.M).abs().amax(1)
+    ratio = lambda run: A(run)[:, -1] / A(run)[:, :-1].mean(-1)
+    want = float((ratio(runs[cfg.alpha_main]) - ratio(runs[0.0])).mean())
+    assert rows[6].measured == pytest.approx(want, rel=1e-5)
+    helps = pa.where_it_helps(res.ratios, cen, sw, cfg)
+    assert len(helps) == len(alphas) + len(cfg.eps_min_grid)

@@ -103,9 +103,6 @@ def test_t1_linear_is_zero_when_the_share_starts_above_one_half():
     assert theory.t1_linear(cfg, torch.full((8,), 0.02, dtype=torch.float64)) == pytest.approx(0.0, abs=1e-6)
 
 
-@pytest.mark.xfail(strict=True, reason="theory.t1_linear returns a finite T1 (about 7.4e4) when no feature outgrows "
-                   "the decay: share(t_max) is 0/0 = NaN after underflow, NaN < 0.5 is False, and the bisection "
-                   "then converges to the underflow point instead of returning inf")
 def test_t1_linear_is_infinite_when_no_feature_outgrows_the_decay():
     """kappa = 0: every direction decays at (1 - eta lambda)^t, the share stays d/d1 = 1/8 < 1/2 for ever."""
     cfg = SimConfig(d=8, d1=64, lr=0.5, weight_decay=0.01, n_pairs=100, progress=False)

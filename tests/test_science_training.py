@@ -63,13 +63,13 @@ def ref_share(W, M):
 
 
 def ref_bias(cfg, W, t, T1):
-    """The bias the config documents: 0 until T1 (Lemma F.3), then coef (E|z|/L) sqrt(2 log d/d) ||w|| x capped ramp."""
+    """The bias the config documents: 0 up to and including T1 (Lemma F.3), then coef (E|z|/L) sqrt(2 log d/d) ||w|| x capped ramp."""
     e_abs_z = (cfg.mag_lo + cfg.mag_hi) / 2            # mean of U[mag_lo, mag_hi]
     base = cfg.bias_coef * e_abs_z / cfg.L * math.sqrt(2 * math.log(cfg.d) / cfg.d) * W.norm(dim=-1)
     out = torch.zeros_like(base)
     for r in range(W.shape[0]):
-        if cfg.bias == "schedule" and 0 <= int(T1[r]) <= t:
-            out[r] = base[r] * min((1 + cfg.bias_ramp) ** (t - int(T1[r])), cfg.bias_ramp_max)
+        if cfg.bias == "schedule" and 0 <= int(T1[r]) < t:          # b = 0 for t <= T1 (Lemma F.3)
+            out[r] = base[r] * min((1 + cfg.bias_ramp) ** (t - int(T1[r]) - 1), cfg.bias_ramp_max)
     return out
 
 
@@ -249,22 +249,22 @@ def _bias_weights():
 def test_bias_value_by_hand():
     """b = bias_coef * (E|z|/L) * sqrt(2 log d / d) * ||w||: 1.5 * (0.6/2) * 0.588705 * 5 = 1.3245863 at d = 16."""
     cfg = SimConfig(**BIAS)
-    b = encoder.bias_at(cfg, _bias_weights(), 10, torch.tensor([10, 3]))
+    b = encoder.bias_at(cfg, _bias_weights(), 11, torch.tensor([10, 3]))
     torch.testing.assert_close(b, torch.tensor([[1.3245863, 0.2649173], [1.3245863, 0.2649173]]))
 
 
 def test_bias_without_token_factor_by_hand():
     """bias_token_factor=False (the regime page's ablation): a = 1, so b = 1.5 * 0.588705 * 5 = 4.4152876."""
     cfg = SimConfig(**BIAS, bias_token_factor=False)
-    b = encoder.bias_at(cfg, _bias_weights(), 10, torch.tensor([10, 3]))
+    b = encoder.bias_at(cfg, _bias_weights(), 11, torch.tensor([10, 3]))
     torch.testing.assert_close(b, torch.tensor([[4.4152876, 0.8830575], [4.4152876, 0.8830575]]))
 
 
 def test_bias_ramp_and_cap_by_hand():
-    """After T1 the bias grows by (1 + ramp) per step up to the cap: x1, x1.1, x1.21, then 1.25 for ever."""
+    """From T1 + 1 the bias grows by (1 + ramp) per step up to the cap: x1, x1.1, x1.21, then 1.25 for ever."""
     cfg = SimConfig(**BIAS, bias_ramp=0.1, bias_ramp_max=1.25)
     W, T1 = _bias_weights(), torch.tensor([4, 4])
-    for t, factor in [(4, 1.0), (5, 1.1), (6, 1.21), (7, 1.25), (50, 1.25)]:
+    for t, factor in [(5, 1.0), (6, 1.1), (7, 1.21), (8, 1.25), (50, 1.25)]:
         b = encoder.bias_at(cfg, W, t, T1)
         torch.testing.assert_close(b[0], torch.tensor([1.3245863, 0.2649173]) * factor), t
 
@@ -279,19 +279,17 @@ def test_bias_factor_is_the_sampled_mean_magnitude_over_l():
 
 
 def test_bias_is_zero_before_t1_and_without_t1():
-    """Lemma F.3: b = 0 in Stage 1 (t < T1); a replicate that never reached T1 (T1 = -1) has no bias at any t."""
+    """Lemma F.3: b = 0 in Stage 1 (t <= T1); a replicate that never reached T1 (T1 = -1) has no bias at any t."""
     cfg = SimConfig(**BIAS, bias_ramp=0.1)
     W, T1 = _bias_weights(), torch.tensor([5, -1])
-    for t in range(0, 5):
+    for t in range(0, 6):
         assert torch.equal(encoder.bias_at(cfg, W, t, T1), torch.zeros(2, 2)), t
-    for t in (5, 6, 100):
+    for t in (6, 7, 100):
         b = encoder.bias_at(cfg, W, t, T1)
         assert bool((b[0] > 0).all()) and torch.equal(b[1], torch.zeros(2)), t
     assert torch.equal(encoder.bias_at(cfg.replace(bias="none"), W, 100, T1), torch.zeros(2, 2))
 
 
-@pytest.mark.xfail(strict=True, reason="Lemma F.3 (L1565) says b_i^(t) = 0 for t <= T1, so also at t = T1; "
-                   "encoder.bias_at switches the bias on at t = T1 itself (one step early)")
 def test_bias_is_zero_at_t1_itself():
     cfg = SimConfig(**BIAS)
     assert torch.equal(encoder.bias_at(cfg, _bias_weights(), 5, torch.tensor([5, 5])), torch.zeros(2, 2))

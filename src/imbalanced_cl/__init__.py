@@ -8,10 +8,13 @@ A map, in the order the imports run (each layer uses only the layers above it):
               encoder (eq. 4) -> loss (eqs. 1-3, 21) <- prune (Algorithm 1) -> train (the loop) ->
               metrics (measurements on weights) -> theory (parameter-free predictions)
     claims/   one analysis module per claim notebook, named after the claim: stage1 (01), lucky (02), scaling (03),
-              pruning (04), appendix (05), explorer (07); census / census_exact hold Def. B.1, which 02-04 share.
+              pruning (04; measurements in pruning_metrics, the random-mask control in pruning_control),
+              appendix (05), explorer (07); census / census_exact hold Def. B.1, which 02-04 share,
+              and census_grid runs it on notebook 02's (d, ρ) grid. Each has a tested verdict_rows(results, cfg).
               A claim module uses sim/ and the base, never book/.
     book/     the machinery that turns notebooks into a book: runner (papermill + Jupyter Book), profiles,
-              tables (verdict tables and glue), scoreboard, provenance
+              tables (verdict tables and glue), plots (the figure kinds notebooks share; plots_pruning:
+              those of notebooks 04, 05 and 07 alone), scoreboard, provenance
     lt/       real images (notebook 06, Table 2): datasets -> augment -> resnet -> simclr / sdclr -> probe -> experiment
 
 Why these names: a reader checking the science opens sim/ (the model) and the claim module of the notebook

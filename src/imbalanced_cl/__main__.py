@@ -8,10 +8,9 @@ from pathlib import Path
 import yaml
 
 from .book.cells import sync
-from .book.profiles import repo_root
+from .book.profiles import PROFILES, repo_root
 from .book.runner import run_book, toc_notebooks
 from .validate import ParameterError
-from .book.profiles import PROFILES
 
 
 def write_params(check_only: bool = False) -> int:
@@ -23,7 +22,7 @@ def write_params(check_only: bool = False) -> int:
 
 
 def main(argv=None) -> int:
-    """Parse the command line and run the book pipeline."""
+    """Parse the command line and run the book pipeline; a mistake exits 2 with one line per error."""
     ap = argparse.ArgumentParser(prog="python -m imbalanced_cl")
     sub = ap.add_subparsers(dest="cmd", required=True)
     b = sub.add_parser("book", help="execute every notebook at a profile and build the HTML book")
@@ -35,6 +34,8 @@ def main(argv=None) -> int:
     b.add_argument("--out", default=None, help="folder that receives _build/ (default: the repo root)")
     b.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE",
                    help="override a parameter in every notebook that has it (YAML value), e.g. --set sampling=fixed")
+    b.add_argument("--profiles", default=None, help="a profiles file of your own (default: profiles.yaml)")
+    b.add_argument("--verbose", action="store_true", help="show the Python traceback of an error")
     p = sub.add_parser("params", help="rewrite each notebook's parameters cell from its config dataclass")
     p.add_argument("--check", action="store_true", help="only report notebooks whose cell is out of date (exit 1)")
     r = sub.add_parser("record", help="store executed notebooks' verdicts with provenance under results/<profile>/")
@@ -65,10 +66,23 @@ def main(argv=None) -> int:
     try:
         overrides = {k: yaml.safe_load(v) for k, _, v in (item.partition("=") for item in args.set)}
         return run_book(args.profile, out_root=args.out, only=args.only, build=not args.no_build,
-                        strict=args.strict, force=args.force, overrides=overrides)
+                        strict=args.strict, force=args.force, overrides=overrides, profiles=args.profiles)
     except ParameterError as e:
-        print(f"error: {e}", file=sys.stderr)
+        if args.verbose:
+            raise
+        for line in str(e).splitlines():
+            print(f"error: {line}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        if args.verbose:
+            raise
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as e:  # an unexpected failure: one line, the traceback on request
+        if args.verbose:
+            raise
+        print(f"error: {type(e).__name__}: {e} (run again with --verbose for the traceback)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -3,11 +3,15 @@ from __future__ import annotations
 
 import difflib
 import math
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 
 class ParameterError(ValueError):
     """A notebook parameter is outside its allowed range; the message names both."""
+
+    def _render_traceback_(self) -> list[str]:
+        # IPython (and so papermill) shows this instead of a full traceback: the message is all a reader needs.
+        return [f"ParameterError: {self}"]
 
 
 def check(name: str, value: Any, ok: bool, allowed: str, given: str = "") -> None:
@@ -87,6 +91,24 @@ def check_known(names, allowed, where: str = "this notebook") -> None:
                              f"(papermill --help-notebook NOTEBOOK)")
 
 
+def nearest(name: str, allowed: Iterable[str]) -> str | None:
+    """The allowed name closest to `name` (difflib), or None when nothing is close."""
+    close = difflib.get_close_matches(name, sorted(allowed), n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def unknown_message(unknown: Mapping[str, Any], allowed: Iterable[str]) -> str:
+    """One line naming each unknown parameter, its value and the nearest allowed name (for the book runner)."""
+    allowed = list(allowed)
+    parts = []
+    for name, value in unknown.items():
+        near = nearest(name, allowed)
+        parts.append(f"{name}={value!r} (did you mean {near}?)" if near else f"{name}={value!r}")
+    noun = "parameter" if len(parts) == 1 else "parameters"
+    return (f"unknown {noun} {', '.join(parts)}: not a parameter of this notebook "
+            "(`papermill --help-notebook NOTEBOOK` lists them)")
+
+
 def namespace_kwargs(fields: list[str], ns: Mapping[str, Any], overrides: Mapping[str, Any],
                      where: str, strict: bool = True) -> dict:
     """Keyword arguments for a config from a namespace: its fields only, lists as tuples; strict refuses extras."""
@@ -95,3 +117,15 @@ def namespace_kwargs(fields: list[str], ns: Mapping[str, Any], overrides: Mappin
     kw = {k: ns[k] for k in fields if k in ns}
     kw.update(overrides)
     return {k: (tuple(v) if isinstance(v, list) else v) for k, v in kw.items()}
+
+
+def check_tolerances(name: str, v: Any) -> None:
+    """A verdict tolerance pair (holds, partly): distances from the claim, 0 < holds <= partly."""
+    check(name, v, isinstance(v, (tuple, list)) and len(v) == 2 and all(_is_num(x) for x in v) and 0 < v[0] <= v[1],
+          "a pair (holds, partly) with 0 < holds <= partly")
+
+
+def check_levels(name: str, v: Any) -> None:
+    """A verdict level pair (holds_at, partly_at) for a fraction or probability: 1 >= holds_at >= partly_at >= 0."""
+    check(name, v, isinstance(v, (tuple, list)) and len(v) == 2 and all(_is_num(x) for x in v)
+          and 1 >= v[0] >= v[1] >= 0, "a pair (holds_at, partly_at) with 1 >= holds_at >= partly_at >= 0")

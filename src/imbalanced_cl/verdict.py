@@ -191,3 +191,17 @@ def row(claim: str, source: str, predicted: str, measured: float, lo: float, hi:
     need = replicates_needed(lo, hi, band, n) if verdict == INCONCLUSIVE else math.nan
     return Verdict(claim, source, predicted, measured, lo, hi, verdict, rule, premise=text, n=n, n_needed=need,
                    kind=kind)
+
+
+def with_premises(rows: list[Verdict], checks: list[tuple[str, bool]], claims: set[str] | None = None) -> list[Verdict]:
+    """Rows with premises applied: for each row whose claim starts with one of `claims` (all rows if None), a failed
+    premise makes it "not comparable" and the row names the premise; met premises are listed in the row."""
+    ok, text = premises(list(checks))
+    out = []
+    for r in rows:
+        if claims is None or any(r.claim.startswith(c) for c in claims):
+            r.premise = "; ".join(p for p in (r.premise, text) if p)
+            if not ok and r.verdict not in (UNTESTED,):
+                r.verdict, r.n_needed = NOT_COMPARABLE, math.nan
+        out.append(r)
+    return out

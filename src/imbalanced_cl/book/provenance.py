@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import json
+import os
 import platform
 import subprocess
 import time
+from datetime import datetime, timezone
 from importlib import metadata
 
 import torch
@@ -19,6 +21,20 @@ def _git(*args: str) -> str:
         return ""
 
 
+def commit_label() -> str:
+    """The checked-out commit, short, marked when the working tree has uncommitted changes."""
+    commit = _git("rev-parse", "--short=12", "HEAD")
+    if not commit:
+        return "unknown (not a git checkout)"
+    dirty = bool(_git("status", "--porcelain", "--untracked-files=no"))
+    return commit + (" with uncommitted changes" if dirty else "")
+
+
+def profile() -> str:
+    """The profile the book runner executes this notebook at ($IMBALANCED_CL_PROFILE), or say there is none."""
+    return os.environ.get("IMBALANCED_CL_PROFILE") or "none (run outside the book runner)"
+
+
 def record(params: dict, started: float | None = None) -> dict:
     """A provenance record for the current process (wall time counted from `started` or import)."""
     commit = _git("rev-parse", "HEAD") or "unknown (not a git checkout)"
@@ -28,7 +44,8 @@ def record(params: dict, started: float | None = None) -> dict:
     except metadata.PackageNotFoundError:
         version = "unknown"
     return {
-        "commit": commit, "dirty": dirty, "package": version,
+        "commit": commit, "dirty": dirty, "package": version, "profile": profile(),
+        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "params": params, "seed": params.get("seed"),
         "wall_time_s": round(time.time() - (started or _T0), 1),
         "torch": torch.__version__, "device": "cuda" if torch.cuda.is_available() else "cpu",
@@ -36,8 +53,12 @@ def record(params: dict, started: float | None = None) -> dict:
     }
 
 
-def show(params: dict, started: float | None = None) -> dict:
-    """Print the provenance record as a small table (the last cell of every notebook)."""
+def show(params: dict, started: float | None = None) -> None:
+    """Display the provenance record as a small table (the last cell of every notebook).
+
+    Returns None on purpose: a returned record would be echoed by Jupyter as a second copy on the page.
+    Use record() for the values.
+    """
     rec = record(params, started)
     from IPython.display import Markdown, display
     lines = ["| field | value |", "|---|---|"]
@@ -45,4 +66,3 @@ def show(params: dict, started: float | None = None) -> dict:
         v = json.dumps(v, default=str) if isinstance(v, dict) else v
         lines.append(f"| {k} | `{v}` |")
     display(Markdown("**Provenance**\n\n" + "\n".join(lines)))
-    return rec

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import nbformat
 
-from .scoreboard import rows_of
+from .glued import rows_of
 
 
 def _provenance(nb) -> dict:

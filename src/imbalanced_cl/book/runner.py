@@ -18,7 +18,8 @@ from pathlib import Path
 
 import yaml
 
-from ..validate import ParameterError
+from ..validate import ParameterError, nearest
+from .params import check_notebook
 from .profiles import params as profile_params
 from .profiles import repo_root
 
@@ -45,10 +46,17 @@ def toc_notebooks(root: Path) -> list[Path]:
     return found
 
 
+# Package files that only shape the HTML, never a notebook's output: editing them must not re-execute the book.
+RENDER_ONLY = ("book/sphinxext.py",)
+
+
 def package_digest(root: Path) -> str:
     """sha256 over the package's source files, so a code change invalidates cached notebooks."""
     h = hashlib.sha256()
-    for p in sorted((root / "src" / "imbalanced_cl").rglob("*.py")):
+    pkg = root / "src" / "imbalanced_cl"
+    for p in sorted(pkg.rglob("*.py")):
+        if p.relative_to(pkg).as_posix() in RENDER_ONLY:
+            continue
         h.update(str(p.relative_to(root)).encode())
         h.update(p.read_bytes())
     return h.hexdigest()
@@ -61,13 +69,11 @@ def cache_key(nb: Path, params: dict, profile: str, code: str, extra: str = "") 
     return hashlib.sha256(blob.encode()).hexdigest()
 
 
-def check_params(nb: Path, params: dict) -> None:
-    """Refuse profile parameters the notebook's `parameters` cell does not declare."""
-    import papermill as pm
-    declared = pm.inspect_notebook(str(nb))
-    unknown = sorted(set(params) - set(declared))
-    if unknown:
-        raise ParameterError(f"{nb.stem}: unknown parameter(s) {unknown}; allowed: {sorted(declared)}")
+def check_params(nb: Path, params: dict, where: str = "") -> None:
+    """Refuse parameters the notebook does not declare or its config class rejects (one line per error)."""
+    lines = check_notebook(nb, params, where)
+    if lines:
+        raise ParameterError("\n".join(lines))
 
 
 def collects(nb: Path) -> bool:
@@ -76,22 +82,55 @@ def collects(nb: Path) -> bool:
     return bool(meta.get("imbalanced_cl", {}).get("collects", False))
 
 
-def execute(nb: Path, out: Path, params: dict, cwd: Path) -> tuple[bool, str]:
-    """Run one notebook with papermill into `out` atomically; return (ok, message)."""
+def execute(nb: Path, out: Path, params: dict, cwd: Path, stamp: dict | None = None) -> tuple[bool, str]:
+    """Run one notebook with papermill into `out` atomically; return (ok, message).
+
+    papermill writes a `.NAME.partial.ipynb` beside `out` as it goes; only a run that finishes replaces `out`.
+    A failure, an error or Ctrl-C (KeyboardInterrupt, re-raised) removes the partial file and leaves the
+    previous executed copy as it was. `stamp` is merged into the executed copy's metadata.imbalanced_cl.
+    """
+    import nbformat
     import papermill as pm
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.stem}.partial.ipynb")
     try:
         pm.execute_notebook(str(nb), str(tmp), parameters=params, kernel_name="python3",
                             language="python", cwd=str(cwd), progress_bar=False)
+        if stamp:
+            done = nbformat.read(tmp, as_version=4)
+            done.metadata.setdefault("imbalanced_cl", {}).update(stamp)
+            nbformat.write(done, tmp)
     except pm.PapermillExecutionError as e:
-        tmp.unlink(missing_ok=True)
         return False, f"cell [{e.exec_count}] (index {e.cell_index}): {e.ename}: {e.evalue}"
     except Exception as e:  # kernel died, bad notebook, ...
-        tmp.unlink(missing_ok=True)
         return False, f"{type(e).__name__}: {e}"
-    os.replace(tmp, out)
-    return True, "ok"
+    else:
+        os.replace(tmp, out)
+        return True, "ok"
+    finally:
+        tmp.unlink(missing_ok=True)  # after a failure, an error or Ctrl-C; a no-op after os.replace
+
+
+def select(notebooks: list[Path], only: list[str] | None) -> list[Path]:
+    """The notebooks named in `only` (all when None); an unknown name is a ParameterError listing the valid ones."""
+    if only is None:
+        return list(notebooks)
+    names = [nb.stem for nb in notebooks]
+    unknown = [n for n in only if n not in names]
+    if unknown or not only:
+        bad = ", ".join(f"{n!r}" + (f" (did you mean {nearest(n, names)}?)" if nearest(n, names) else "")
+                        for n in unknown)
+        what = f"unknown notebook name(s) for --only: {bad}" if unknown else "--only names no notebook"
+        raise ParameterError(f"{what}. The notebooks are: {', '.join(names)}")
+    return [nb for nb in notebooks if nb.stem in only]
+
+
+def remove_partials(executed: Path) -> list[Path]:
+    """Delete partial files an earlier, killed run left in the executed-notebook cache; return them."""
+    gone = sorted(executed.rglob(".*.partial.ipynb")) if executed.exists() else []
+    for p in gone:
+        p.unlink(missing_ok=True)
+    return gone
 
 
 def stage(root: Path, executed: Path) -> None:
@@ -119,57 +158,95 @@ def stage(root: Path, executed: Path) -> None:
 
 
 def build_html(executed: Path, out_root: Path, strict: bool = False) -> int:
-    """jupyter-book build <executed> --path-output <out_root>: HTML lands in <out_root>/_build/html."""
+    """Build the HTML into <out_root>/_build/html, replacing the previous HTML only when the build succeeds.
+
+    jupyter-book writes into <out_root>/_build/.jupyter-book/_build/ (its doctrees stay there between
+    builds); a successful build's html folder is then moved into place, so a failed or interrupted build
+    leaves the previous HTML as it was.
+    """
+    work = out_root / "_build" / ".jupyter-book"
     jb = Path(sys.executable).parent / "jupyter-book"
-    cmd = [str(jb) if jb.exists() else "jupyter-book", "build", str(executed), "--path-output", str(out_root)]
+    cmd = [str(jb) if jb.exists() else "jupyter-book", "build", str(executed), "--path-output", str(work)]
     if strict:
         cmd += ["-W", "--keep-going"]
-    return subprocess.call(cmd)
+    rc = subprocess.call(cmd)
+    built, final = work / "_build" / "html", out_root / "_build" / "html"
+    if rc == 0 and built.is_dir():
+        old = final.with_name(".html-previous")
+        shutil.rmtree(old, ignore_errors=True)
+        if final.exists():
+            os.replace(final, old)
+        os.replace(built, final)
+        shutil.rmtree(old, ignore_errors=True)
+    return rc
 
 
 def run_book(profile: str = "default", out_root: Path | None = None, only: list[str] | None = None,
-             build: bool = True, strict: bool = False, force: bool = False, overrides: dict | None = None) -> int:
-    """Execute (or reuse) every notebook at a profile, then build the HTML. Returns a process exit code."""
-    root = repo_root()
+             build: bool = True, strict: bool = False, force: bool = False, overrides: dict | None = None,
+             root: Path | None = None, profiles: Path | None = None) -> int:
+    """Execute (or reuse) every notebook at a profile, then build the HTML. Returns a process exit code.
+
+    Before anything runs, every selected notebook's parameters are checked (names and values); any error
+    raises ParameterError with one line per problem. `only` executes the named notebooks; when the HTML is
+    built, notebooks that collect the others (the scoreboard) run too, so the book never shows stale verdicts.
+    `overrides` (e.g. {"seed": 1} for the stability command) apply only where the notebook has the parameter.
+    """
+    root = Path(root or repo_root()).resolve()
     out_root = Path(out_root or root).resolve()
     executed = out_root / "_build" / "executed"
-    code = package_digest(root)
-    # The scoreboard notebook reads its siblings' glued verdicts from here.
-    os.environ["IMBALANCED_CL_EXECUTED"] = str(executed / "notebooks")
-    keys: dict[str, str] = {}
-    failures = []
-    # Collecting notebooks (the scoreboard) run after every other one, whatever their place in the toc.
-    for nb in sorted(toc_notebooks(root), key=collects):
-        rel = nb.relative_to(root)
-        if only and nb.stem not in only:
-            continue
-        params = profile_params(profile, nb.stem)
-        if overrides:   # e.g. {"seed": 1} for the stability command: only where the notebook has the parameter
-            import papermill as pm
+    notebooks = toc_notebooks(root)
+    chosen = select(notebooks, only)
+    if only is not None and build:
+        chosen += [nb for nb in notebooks if collects(nb) and nb not in chosen]
+    where = f"profile {profile}" + (f" in {profiles}" if profiles else "")
+    profiles_file = Path(profiles) if profiles else root / "profiles.yaml"
+    plan = [(nb, profile_params(profile, nb.stem, profiles_file)) for nb in chosen]
+    if overrides:
+        import papermill as pm
+        for nb, params in plan:
             declared = pm.inspect_notebook(str(nb))
             params.update({k: v for k, v in overrides.items() if k in declared})
-        check_params(nb, params)
-        extra = json.dumps(keys, sort_keys=True) if collects(nb) else ""
-        key = cache_key(nb, params, profile, code, extra)
+    problems = [line for nb, params in plan for line in check_notebook(nb, params, where)]
+    if problems:
+        raise ParameterError("\n".join(problems))
+    for p in remove_partials(executed):
+        print(f"[cleanup] removed {p.relative_to(out_root)} (left by an interrupted run)", flush=True)
+    code = package_digest(root)
+    # The scoreboard notebook reads its siblings' glued verdicts from here, and says which profile built them.
+    os.environ["IMBALANCED_CL_EXECUTED"] = str(executed / "notebooks")
+    os.environ["IMBALANCED_CL_PROFILE"] = profile
+    failures = []
+    # Collecting notebooks (the scoreboard) run after every other one, whatever their place in the toc.
+    for nb, params in sorted(plan, key=lambda item: collects(item[0])):
+        rel = nb.relative_to(root)
         out = executed / rel
         keyfile = out.with_suffix(".key")
+        extra = ""
+        if collects(nb):  # its key follows every notebook it reads, run now or earlier
+            extra = json.dumps({q.stem: _read(executed / q.relative_to(root).with_suffix(".key"))
+                                for q in notebooks if not collects(q)}, sort_keys=True)
+        key = cache_key(nb, params, profile, code, extra)
         if not force and out.exists() and keyfile.exists() and keyfile.read_text() == key:
             print(f"[cached]  {rel} ({profile})", flush=True)
-            keys[nb.stem] = key
             continue
         print(f"[running] {rel} ({profile}) ...", flush=True)
         t0 = time.time()
-        ok, msg = execute(nb, out, params, root)
+        try:
+            ok, msg = execute(nb, out, params, root, stamp={"profile": profile})
+        except KeyboardInterrupt:
+            print(f"\n[stopped] {rel}: interrupted; its partial output was removed and the previous executed "
+                  "copy (if any) is untouched. The book was not built.", file=sys.stderr, flush=True)
+            return 130
         if ok:
             keyfile.write_text(key)
-            keys[nb.stem] = key
             print(f"[done]    {rel} in {time.time() - t0:.1f} s", flush=True)
         else:
             keyfile.unlink(missing_ok=True)
             failures.append((rel, msg))
             print(f"[FAILED]  {rel}: {msg}", file=sys.stderr, flush=True)
     if failures:
-        print(f"{len(failures)} notebook(s) failed; the book was not built:", file=sys.stderr)
+        print(f"{len(failures)} notebook(s) failed; the book was not built (earlier executed copies are kept):",
+              file=sys.stderr)
         for rel, msg in failures:
             print(f"  {rel}: {msg}", file=sys.stderr)
         return 1
@@ -179,4 +256,10 @@ def run_book(profile: str = "default", out_root: Path | None = None, only: list[
     rc = build_html(executed, out_root, strict=strict)
     if rc == 0:
         print(f"HTML: {out_root / '_build' / 'html' / 'index.html'}")
+    else:
+        print(f"the HTML build failed (exit {rc}); the previous _build/html, if any, is untouched", file=sys.stderr)
     return rc
+
+
+def _read(path: Path) -> str | None:
+    return path.read_text() if path.exists() else None

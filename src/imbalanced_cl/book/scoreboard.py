@@ -12,12 +12,16 @@ import json
 import os
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 
 from .. import verdict as V
+from . import provenance
 from . import tables as T
+from . import record, stability
+from .glued import collect, rows_of  # noqa: F401  (collect: the scoreboard's reader, re-exported)
 from .runner import collects, toc_notebooks
-from .profiles import repo_root
+from .profiles import PROFILES, repo_root
 
 ENV = "IMBALANCED_CL_EXECUTED"
 
@@ -42,15 +46,36 @@ class Board:
     executed_dir: str
     rows: list = field(default_factory=list)
     status: dict = field(default_factory=dict)
+    profiles: dict = field(default_factory=dict)  # {notebook: profile its executed copy was run at}
+    profile: str = ""                             # the profile the runner ran this book at
+    commit: str = ""                              # the commit the scoreboard was built from
+    date: str = ""                                # when the scoreboard was built (UTC)
+    paper: dict = field(default_factory=dict)     # {notebook: record} from results/paper/ (book.record)
+    stability: dict | None = None                 # results/stability/<profile>.json (book.stability), or None
 
     @property
     def missing(self) -> dict:
         """{notebook: reason} for every claim notebook whose verdicts are not in the table."""
         return {k: v for k, v in self.status.items() if v != "ok"}
 
-    def counts(self) -> Counter:
-        """How many rows have each verdict."""
-        return Counter(r["verdict"] for r in self.rows)
+    def counts(self, notebook: str | None = None, kind: str = "claims") -> Counter:
+        """How many rows have each verdict (of one notebook, or of all): claim rows, or the "regime" premise rows."""
+        return Counter(r["verdict"] for r in self.rows if (notebook is None or r["notebook"] == notebook)
+                       and (r.get("kind") == "regime") == (kind == "regime"))
+
+    @property
+    def book_profile(self) -> str:
+        """The runner's profile; outside the runner, the one profile every executed notebook shares (or "")."""
+        if self.profile in PROFILES:
+            return self.profile
+        found = set(self.profiles.values())
+        return found.pop() if len(found) == 1 else ""
+
+    @property
+    def mixed(self) -> dict:
+        """{notebook: profile} for executed claim notebooks not run at the book's profile (all, when none is)."""
+        want = self.book_profile
+        return {nb: p for nb, p in self.profiles.items() if p != want} if self.profiles else {}
 
 
 def resolve_dir(executed_dir: str = "") -> str:
@@ -62,7 +87,8 @@ def gather(executed_dir: str = "", root: Path | None = None) -> Board:
     """Collect the verdict rows of every claim notebook from the executed copies."""
     folder = resolve_dir(executed_dir)
     expected = claim_notebooks(root)
-    board = Board(folder)
+    board = Board(folder, profile=provenance.profile(), commit=provenance.commit_label(),
+                  date=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"))
     if not folder or not Path(folder).is_dir():
         why = (f"no executed notebooks: ${ENV} is not set" if not folder
                else f"no executed notebooks: {folder} does not exist")
@@ -73,13 +99,24 @@ def gather(executed_dir: str = "", root: Path | None = None) -> Board:
     for r in rows:
         by_nb.setdefault(r.get("notebook", ""), []).append(r)
     for nb in expected:
-        if not (Path(folder) / f"{nb}.ipynb").exists():
+        path = Path(folder) / f"{nb}.ipynb"
+        if not path.exists():
             board.status[nb] = "not executed (no executed copy found)"
-        elif not by_nb.get(nb):
+            continue
+        meta = json.loads(path.read_text()).get("metadata", {}).get("imbalanced_cl", {})
+        board.profiles[nb] = meta.get("profile", "unknown (not run by the book runner)")
+        if not by_nb.get(nb):
             board.status[nb] = f"executed, but it recorded no verdicts (no glue key '{nb}_verdicts')"
         else:
             board.status[nb] = "ok"
             board.rows.extend(by_nb[nb])
+    here = Path(root or repo_root())
+    board.paper = record.load(here / "results" / "paper")
+    board.stability = stability.load(here, board.book_profile or "default")
+    flips = stability.flipped(board.stability)
+    for r in board.rows:   # a verdict that changes with the seed is not a finding (methods page)
+        if (r["notebook"], r["claim"]) in flips and r["verdict"] != V.INCONCLUSIVE:
+            r["seed_verdict"], r["verdict"] = r["verdict"], V.INCONCLUSIVE
     return board
 
 
@@ -87,35 +124,123 @@ def _interval(r: dict) -> str:
     return f'{T.fmt(r["measured"])} <span class="sb-ci">[{T.fmt(r["lo"])}, {T.fmt(r["hi"])}]</span>'
 
 
-def render(board: Board, base: str = "../notebooks/") -> str:
-    """HTML: a summary line, a warning for missing verdicts, and the table; evidence links to base + NN.html."""
+def _esc(x) -> str:
+    return html.escape(str(x))
+
+
+def _built_line(board: Board) -> str:
+    prof = (f"at the <b>{_esc(board.book_profile)}</b> profile" if board.book_profile
+            else "from notebooks run at different profiles")
+    return (f'<p class="sb-built">Built {prof} from commit <code>{_esc(board.commit or "unknown")}</code> '
+            f"on {_esc(board.date or 'an unknown date')}.</p>")
+
+
+def _stability_section(board: Board) -> str:
+    """The seed-stability table (book.stability), or how to produce it."""
+    s = board.stability
+    if not s:
+        return ('<h2>Seed stability</h2><p class="sb-stability">Not yet measured for this profile: run '
+                '<code>python -m imbalanced_cl stability --profile default --seeds 0 1</code> (results/stability/).</p>')
+    items = "".join(f"<li>{_esc(c['notebook'])}: {_esc(c['claim'])}: "
+                    f"{_esc(', '.join(f'seed {k}: {v}' for k, v in c['verdicts'].items()))}</li>" for c in s["changed"])
+    return (f'<h2>Seed stability</h2><p class="sb-stability">Re-executed with base seeds {_esc(s["seeds"])} at the '
+            f'{_esc(s["profile"])} profile: <b>{s["unchanged"]} of {s["rows"]} rows</b> '
+            f'({100 * s["share_unchanged"]:.0f}%) keep their verdict. Rows that change are shown as inconclusive above.'
+            f'</p><ul>{items}</ul>')
+
+
+def _summary_table(board: Board, base: str) -> str:
+    """One line per claim notebook: its verdict counts (the page opens on this)."""
     colours = T._COLOURS
-    out = []
+    head = "".join(f'<th scope="col">{_esc(v)}</th>' for v in V.VERDICTS)
+    out = ['<table class="verdict-table sb-summary-table" style="margin-bottom:1em"><caption>Verdicts per claim notebook</caption>'
+           f'<thead><tr><th scope="col">notebook</th>{head}<th scope="col">claims</th>'
+           f'<th scope="col">premise rows not holding</th><th scope="col">paper scale</th></tr></thead><tbody>']
+    for nb, status in board.status.items():
+        c, reg = board.counts(nb), board.counts(nb, kind="regime")
+        cells = "".join(f'<td style="color:{colours[v]}">{c.get(v, 0) or ""}</td>' for v in V.VERDICTS)
+        note = "" if status == "ok" else f' <small>({_esc(status)})</small>'
+        if any(r.get("kind") == "companion" for r in board.rows if r["notebook"] == nb):
+            note += " <small>(companion claims, not the paper's)</small>"
+        paper = "recorded" if nb in board.paper else "not yet run at paper scale"
+        prem = f"{sum(reg.values()) - reg.get(V.HOLDS, 0)} of {sum(reg.values())}" if reg else ""
+        out.append(f'<tr data-summary="{_esc(nb)}"><th scope="row"><a href="{base}{_esc(nb)}.html">{_esc(nb)}</a>'
+                   f"{note}</th>{cells}<td>{sum(c.values())}</td><td>{prem}</td><td><small>{paper}</small></td></tr>")
+    total = board.counts()
+    cells = "".join(f"<td>{total.get(v, 0)}</td>" for v in V.VERDICTS)
+    out.append(f'</tbody><tfoot><tr><th scope="row">all</th>{cells}<td>{sum(total.values())}</td><td></td><td></td>'
+               '</tr></tfoot></table>')
+    return "".join(out)
+
+
+def _paper_cell(p: dict) -> str:
+    """The paper-scale column of one row: its verdict with device and commit, or why there is none."""
+    if p["status"] != "ok":
+        return f'<small>{_esc(p["status"])}</small>'
+    colour = T._COLOURS.get(p["verdict"], "#000")
+    return (f'<b style="color:{colour}">{_esc(p["verdict"])}</b><br>{T.fmt(p["measured"])} '
+            f'[{T.fmt(p["lo"])}, {T.fmt(p["hi"])}]<br><small>{_esc(p["device"])}, {_esc(p["commit"])}</small>')
+
+
+def _rows_table(rows: list, base: str, paper: dict | None = None, profile: str = "") -> str:
+    colours = T._COLOURS
+    cols = record.column(rows, paper or {})
+    head = ["claim", "source", "predicted", "measured [95% interval]", f"verdict ({profile or 'this book'})",
+            "paper scale"]
+    out = ['<table class="verdict-table scoreboard" style="width:100%"><thead><tr>'
+           + "".join(f'<th scope="col">{h}</th>' for h in head) + "</tr></thead><tbody>"]
+    for r, p in zip(rows, cols):
+        nb = _esc(r["notebook"])
+        colour = colours.get(r["verdict"], "#000")
+        flip = (f' <small>(was {_esc(r["seed_verdict"])} at this seed; it changes with the seed)</small>'
+                if r.get("seed_verdict") else "")
+        kind = f' <small>[{_esc(r["kind"])}]</small>' if r.get("kind") not in (None, "", "paper") else ""
+        cells = [f'{_esc(r["claim"])}{kind}<br><small>evidence: <a href="{base}{nb}.html">{nb}</a></small>',
+                 _esc(r["source"]), _esc(r["predicted"]), _interval(r),
+                 f'<b style="color:{colour}">{_esc(r["verdict"])}</b>{flip}'
+                 f'<br><small style="color:#57606a">{_esc(T.details(r))}</small>', _paper_cell(p)]
+        mark = ' class="sb-differs" style="background:#fff8c5"' if p.get("differs") else ""
+        out.append(f'<tr data-notebook="{nb}"{mark}>' + "".join(f"<td>{x}</td>" for x in cells) + "</tr>")
+    out.append("</tbody></table>")
+    return "\n".join(out)
+
+
+def render(board: Board, base: str = "../notebooks/") -> str:
+    """HTML: who built it, a one-line-per-notebook summary, warnings, then every row folded per notebook.
+
+    Evidence links point to base + NN.html. Each notebook's rows sit in a <details> element, closed, so
+    the page opens on the summary.
+    """
+    colours = T._COLOURS
+    out = [_built_line(board)]
     c = board.counts()
     summary = ", ".join(f'<b style="color:{colours[v]}">{c.get(v, 0)} {v}</b>' for v in V.VERDICTS)
     n_ok = sum(1 for s in board.status.values() if s == "ok")
     out.append(f'<p class="sb-summary">{len(board.rows)} claims from {n_ok} of {len(board.status)} claim '
                f"notebooks: {summary}.</p>")
+    if board.mixed:
+        items = "".join(f"<li>{_esc(nb)}: {_esc(p)}</li>" for nb, p in board.mixed.items())
+        out.append('<div class="admonition warning sb-mixed"><p class="admonition-title">Mixed profiles</p>'
+                   f"<p>These executed notebooks were not run at the {_esc(board.book_profile or 'same')} profile:</p>"
+                   f"<ul>{items}</ul></div>")
     if board.missing:
-        items = "".join(f'<li><a href="{base}{html.escape(nb)}.html">{html.escape(nb)}</a>: '
-                        f"{html.escape(why)}</li>" for nb, why in board.missing.items())
+        items = "".join(f'<li><a href="{base}{_esc(nb)}.html">{_esc(nb)}</a>: {_esc(why)}</li>'
+                        for nb, why in board.missing.items())
         out.append('<div class="admonition warning sb-missing"><p class="admonition-title">Missing verdicts</p>'
                    f"<p>These notebooks are in the book but their verdicts are not in the table:</p><ul>{items}</ul>"
                    "</div>")
-    head = ["claim", "paper", "predicted", "measured [95% interval]", "verdict"]
-    out.append('<table class="verdict-table scoreboard" style="width:100%"><thead><tr>'
-               + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead><tbody>")
-    for r in board.rows:
-        nb = html.escape(r["notebook"])
-        colour = colours.get(r["verdict"], "#000")
-        cells = [f'{html.escape(r["claim"])}<br><small>evidence: <a href="{base}{nb}.html">{nb}</a></small>',
-                 html.escape(r["source"]), html.escape(r["predicted"]), _interval(r),
-                 f'<b style="color:{colour}">{html.escape(r["verdict"])}</b>'
-                 f'<br><small style="color:#57606a">{html.escape(r.get("rule", ""))}</small>']
-        out.append(f'<tr data-notebook="{nb}">' + "".join(f"<td>{x}</td>" for x in cells) + "</tr>")
+    out.append(_summary_table(board, base))
     if not board.rows:
-        out.append(f'<tr class="sb-empty"><td colspan="{len(head)}">No verdicts were found.</td></tr>')
-    out.append("</tbody></table>")
+        out.append('<p class="sb-empty">No verdicts were found.</p>')
+    for nb in board.status:
+        rows = [r for r in board.rows if r["notebook"] == nb]
+        if rows:
+            c = board.counts(nb)
+            counts = ", ".join(f"{c[v]} {v}" for v in V.VERDICTS if c[v])
+            out.append(f'<details class="sb-rows" data-rows="{_esc(nb)}"><summary><b>{_esc(nb)}</b>: '
+                       f"{len(rows)} rows ({_esc(counts)})</summary>"
+                       f"{_rows_table(rows, base, board.paper, board.book_profile)}</details>")
+    out.append(_stability_section(board))
     return "\n".join(out)
 
 
@@ -129,26 +254,8 @@ class Scoreboard:
         return render(self.board, self.base)
 
     def __repr__(self):
-        lines = [f"{len(self.board.rows)} claims; missing: {self.board.missing or 'none'}"]
-        lines += [f"[{r['verdict']}] {r['notebook']}: {r['claim']}" for r in self.board.rows]
+        b = self.board
+        lines = [f"built at the {b.book_profile or 'mixed'} profile from commit {b.commit} on {b.date}",
+                 f"{len(b.rows)} claims; missing: {b.missing or 'none'}"]
+        lines += [f"[{r['verdict']}] {r['notebook']}: {r['claim']}" for r in b.rows]
         return "\n".join(lines)
-
-def rows_of(path: Path) -> list[dict]:
-    """The glued verdict rows of one executed notebook."""
-    import nbformat
-    rows = []
-    nb = nbformat.read(path, as_version=4)
-    for cell in nb.cells:
-        for out in cell.get("outputs", []):
-            name = out.get("metadata", {}).get("scrapbook", {}).get("name", "")
-            mime = [k for k in out.get("data", {}) if k.endswith("application/json")]
-            if name.endswith("_verdicts") and mime:
-                payload = out["data"][mime[0]]
-                payload = json.loads(payload) if isinstance(payload, str) else payload
-                rows.extend(payload["rows"])
-    return rows
-
-
-def collect(executed_dir) -> list[dict]:
-    """Gather the glued verdict rows of every executed notebook under executed_dir (for the scoreboard)."""
-    return [r for path in sorted(Path(executed_dir).glob("*.ipynb")) for r in rows_of(path)]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .scoreboard import collect
+from .glued import collect
 
 
 def compare(by_seed: dict[int, list[dict]]) -> dict:

@@ -30,17 +30,19 @@ class VerdictTable:
         return "\n".join(f"[{r.verdict}] {r.claim}: predicted {r.predicted}; measured {fmt(r.measured)} "
                          f"[{fmt(r.lo)}, {fmt(r.hi)}]" for r in self.rows)
 
-    def glue(self, key: str | None = None):
-        """Show the table and record it with myst-nb glue as '<notebook>_verdicts' (HTML shown, JSON kept)."""
+    def glue(self, key: str | None = None) -> None:
+        """Show the table and record it with myst-nb glue as '<notebook>_verdicts' (HTML shown, JSON kept).
+
+        Returns None on purpose: a returned table, last in a cell, would be echoed as a second copy.
+        """
         try:
             from myst_nb import glue
         except ImportError:  # outside the book toolchain the table is still shown
             from IPython.display import display
             display(self)
-            return self
+            return
         # display=True keeps the mime type plain "application/json", which nbformat accepts as a dict.
         glue(key or f"{self.notebook}_verdicts", self, display=True)
-        return self
 
 
 def fmt(x) -> str:

@@ -2,8 +2,9 @@
 
 Protocol (Thm F.1 prunes from T4, after vanilla convergence): train vanilla for `vanilla_steps`, then branch
 from that checkpoint with the same training set (full-batch GD, so every step is one epoch) into a control
-(alpha = 0) and pruned runs. Everything here measures Runs produced by train.train; nothing is fitted to
-the claim. The minority features j* are the last `n_minority` ones (data.eps_vector).
+(alpha = 0) and pruned runs. This module holds the configuration, the runs of the protocol and the verdict
+rows; the measurements on the runs are in pruning_metrics.py (re-exported here, so a notebook reads
+`pruning.amplitudes`, `pruning.excess_by_alpha`, ...). Nothing is fitted to the claim.
 """
 from __future__ import annotations
 
@@ -12,14 +13,20 @@ from dataclasses import dataclass
 
 import torch
 
-from ..sim import metrics
+from .. import stats
 from ..sim.config import SimConfig
-from ..sim.encoder import embed
-from ..sim.loss import softmax_logits
-from ..sim.prune import mask_for
+from ..sim.prune import mask_for  # noqa: F401  (re-exported for the notebook)
 from ..sim.train import Run, train
 from ..validate import check, check_float, check_grid, check_int
-from .census import census_of
+from ..verdict import (UNTESTED, Verdict, judge_at_least, judge_factor, judge_fraction, judge_positive, judge_target,
+                       with_premises)
+from .pruning_control import control_rows
+from .pruning_metrics import (FEATURE_STATS, aligned_counts, amplitude_ratio, amplitude_ratio_history,  # noqa: F401
+                              amplitudes, by_run, degradation, degradation_threshold, excess_by_alpha, excess_growth,
+                              excess_growth_per_feature, feature_stats, gap_by_feature, growth_rates, main_index,
+                              mask_census, mask_persistence, max_cosine, mechanism, mechanism_summary, minority_index,
+                              positive_gap, pruned_norm_history, single_feature_counts, split_mean, t5_elapsed,
+                              top_neurons, vanilla_summary)
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,8 @@ class PruningConfig(SimConfig):
     tol_slope: tuple = (0.25, 0.5)   # |slope - predicted| for holds / partly
     tol_factor: tuple = (3.0, 10.0)  # ratio within this factor of d for holds / partly
     threads: int = 0                 # torch threads for the notebook (0: torch's default); results do not depend on it
+    mask_control: bool = True        # run the 2x2 random-mask control of Step 8 (beyond the paper, issue 14); True or False
+    effect_tol: float = 0.02         # smallest effect of interest for Step 8's paired differences of A_j*/A_maj
 
     def validate(self) -> None:
         """SimConfig's checks plus the protocol's grids, windows and tolerances."""
@@ -67,6 +76,8 @@ class PruningConfig(SimConfig):
         check_float("lucky_gamma", self.lucky_gamma, 0.0, 1.0, hi_open=True)
         check_float("degrade_tol", self.degrade_tol, 0.0, 1.0, lo_open=True, hi_open=True)
         check_int("threads", self.threads, 0, 256)
+        check("mask_control", self.mask_control, isinstance(self.mask_control, bool), "True or False")
+        check_float("effect_tol", self.effect_tol, 0.0, 1.0, lo_open=True, hi_open=True)
         for name in ("tol_slope", "tol_factor"):
             v = getattr(self, name)
             check(name, v, isinstance(v, (tuple, list)) and len(v) == 2 and 0 < v[0] <= v[1],
@@ -96,169 +107,202 @@ def run_branches(cfg: PruningConfig, alphas, base: Run, backward: str = "faithfu
     return out
 
 
-def minority_index(cfg: SimConfig) -> list[int]:
-    """Indices j* of the minority features (the last n_minority, data.eps_vector)."""
-    return list(range(cfg.d - cfg.n_minority, cfg.d))
+def feature_tables(runs: dict, base: Run, cfg: PruningConfig) -> dict:
+    """feature_stats of every branch (keyed by alpha, 0.0 = control) and of the vanilla model ("vanilla T_a")."""
+    out = {a: feature_stats(r, cfg) for a, r in runs.items()}
+    out["vanilla T_a"] = feature_stats(base, cfg)
+    return out
 
 
-def aligned_counts(W: torch.Tensor, M: torch.Tensor, thr: float) -> torch.Tensor:
-    """Per feature, the number of neurons with cos(w_i, M_j) >= thr (App. A.2, Fig. 1): (R, d)."""
-    return (metrics.cosine_matrix(W, M) >= thr).sum(1).float()
+def census_by_alpha(base: Run, alphas: list, cfg: PruningConfig) -> dict:
+    """mask_census of the magnitude mask at the branch point, for every alpha of the grid."""
+    return {a: mask_census(base, a, cfg) for a in alphas}
 
 
-def max_cosine(W: torch.Tensor, M: torch.Tensor) -> torch.Tensor:
-    """Per feature, max_i cos(w_i, M_j) (App. A.2, Fig. 2): (R, d)."""
-    return metrics.cosine_matrix(W, M).amax(1)
+VARIANTS = ("control", "faithful (branch)", "literal (branch)", "Alg. 1 from t=0")
 
 
-def single_feature_counts(W: torch.Tensor, M: torch.Tensor, rel: float) -> torch.Tensor:
-    """Per feature j, the number of neurons whose empirical N_i (metrics.dominant_sets) is exactly {j}: (R, d).
+def run_variants(cfg: PruningConfig, base: Run, runs: dict) -> dict:
+    """Step 6 at alpha_main: the control, the faithful and literal backward branches, and Alg. 1 from t = 0."""
+    lit = train(cfg.branch(cfg.alpha_main, "literal"), resume=base)
+    faith = runs[cfg.alpha_main] if cfg.alpha_main in runs else train(cfg.branch(cfg.alpha_main), resume=base)
+    return dict(zip(VARIANTS, (runs[0.0], faith, lit, train(cfg.from_start(cfg.alpha_main)))))
 
-    Thm 3.1 / Thm 3.2(d) count neurons with N_i = {j}; N_i = features within a factor `rel` of the
-    neuron's largest feature coefficient.
+
+def variant_stats(variants: dict, base: Run, cfg: PruningConfig) -> dict:
+    """Per variant: A_j*/A_maj, minority and majority aligned counts (R,), final loss, and (branches only) the
+    share of the neurons pruned at T_a still pruned at the end (R,)."""
+    out = {}
+    for name, r in variants.items():
+        mi, ma = split_mean(aligned_counts(r.W, r.M, cfg.cos_threshold), cfg)
+        out[name] = {"A_j*/A_maj": amplitude_ratio(r.W, r.M, cfg), "minority aligned": mi, "majority aligned": ma,
+                     "loss": float(r.history.get("loss")[-1].mean())}
+        if name != "Alg. 1 from t=0":
+            out[name]["still pruned"] = mask_persistence(r, cfg, cfg.alpha_main, base.W)
+    return out
+
+
+def eps_sweep(cfg: PruningConfig, base: Run, control: Run, pruned: Run) -> dict:
+    """Step 7: control and alpha_main branch at every eps_min of the grid (the main eps_min reuses the runs given).
+
+    Returns runs {eps: (cfg, control, pruned)}, xr = eps / eps_max (k,), A_j*/A_maj of control and pruned
+    (R, k), the minority excess rate (R, k) and their log-log slopes against xr (mean, lo, hi).
     """
-    N = metrics.dominant_sets(W @ M, rel)
-    return (N & (N.sum(-1, keepdim=True) == 1)).sum(1).float()
+    grid = sorted(float(e) for e in cfg.eps_min_grid)
+    runs = {}
+    for e in grid:
+        c = cfg.replace(eps_min=e)
+        b = base if e == cfg.eps_min else train(c.vanilla())
+        ctl = control if e == cfg.eps_min else train(c.branch(0.0), resume=b)
+        runs[e] = (c, ctl, pruned if e == cfg.eps_min else train(c.branch(cfg.alpha_main), resume=b))
+    ratio = lambda k: torch.stack([amplitude_ratio(runs[e][k].W, runs[e][k].M, runs[e][0]) for e in grid], 1)
+    xr = torch.tensor(grid) / cfg.eps_max
+    ar_ctl, ar_pr = ratio(1), ratio(2)
+    exc = torch.stack([excess_growth(runs[e][2], runs[e][1], runs[e][0])[0] for e in grid], 1)
+    return {"eps": grid, "runs": runs, "xr": xr, "ar_ctl": ar_ctl, "ar_pr": ar_pr, "exc": exc,
+            "slope_ctl": stats.loglog_slope_ci(xr, ar_ctl), "slope_pr": stats.loglog_slope_ci(xr, ar_pr),
+            "slope_exc": stats.loglog_slope_ci(xr, exc)}
 
 
-def amplitudes(W: torch.Tensor, M: torch.Tensor) -> torch.Tensor:
-    """A_j = max_i |<w_i, M_j>| (brief P8): (R, d)."""
-    return (W @ M).abs().amax(1)
+def final_ratios(runs: dict, variants: dict, cfg: PruningConfig) -> dict:
+    """A_j*/A_maj at the end of every branch (keyed by alpha, 0.0 = control) and of the variants (by name): (R,)."""
+    out = {a: amplitude_ratio(r.W, r.M, cfg) for a, r in runs.items()}
+    out.update({name: amplitude_ratio(r.W, r.M, cfg) for name, r in variants.items()})
+    return out
 
 
-def split_mean(x: torch.Tensor, cfg: SimConfig) -> tuple[torch.Tensor, torch.Tensor]:
-    """Mean over minority features and over majority features of a (..., d) statistic."""
-    k = cfg.d - cfg.n_minority
-    return x[..., k:].mean(-1), x[..., :k].mean(-1)
+def _effect_word(lo: float, hi: float) -> str:
+    return "helps" if lo > 0 else "hurts" if hi < 0 else "no clear effect"
 
 
-def amplitude_ratio(W: torch.Tensor, M: torch.Tensor, cfg: SimConfig) -> torch.Tensor:
-    """A_j*/A_maj (R,): the minority amplitude over the mean majority amplitude (Thm 3.1 eq. 13 vs Thm 3.2(c))."""
-    mino, majo = split_mean(amplitudes(W, M), cfg)
-    return mino / majo
+def where_it_helps(ratios: dict, census: dict, sweep: dict, cfg: PruningConfig) -> dict:
+    """Per alpha, then per eps_min: change of A_j*/A_maj over the control (R,), its reading, and the mean share of
+    the mask on minority-dominant neurons (per eps_min: the mask on the control's final weights)."""
+    out = {}
+    for a in sorted(k for k in ratios if isinstance(k, float) and k > 0):
+        d = ratios[a] - ratios[0.0]
+        c = stats.ci(d)
+        out[f"alpha grid: alpha={a:g} (eps ratio {cfg.eps_min / cfg.eps_max:g})"] = {
+            "change of A_j*/A_maj": d, "reading": _effect_word(c[1], c[2]),
+            "mask on minority-dominant": stats.ci(census[a]["minority_dominant"])[0]}
+    for e, (c_e, ctl, pr) in sweep["runs"].items():
+        d = amplitude_ratio(pr.W, pr.M, c_e) - amplitude_ratio(ctl.W, ctl.M, c_e)
+        cen, c = mask_census(ctl, cfg.alpha_main, c_e), stats.ci(d)
+        out[f"eps sweep: eps ratio {e / cfg.eps_max:g} (alpha={cfg.alpha_main:g})"] = {
+            "change of A_j*/A_maj": d, "reading": _effect_word(c[1], c[2]),
+            "mask on minority-dominant": stats.ci(cen["minority_dominant"])[0],
+            "minority-dominant norm rank": stats.ci(cen["minority_dominant_rank"])[0]}
+    return out
 
 
-def amplitude_ratio_history(run: Run) -> tuple[torch.Tensor, torch.Tensor]:
-    """A_j*/A_maj at every recorded step: (steps (T,), ratio (T, R))."""
-    A = run.history.get("coef").abs().amax(2)  # (T, R, d)
-    mino, majo = split_mean(A, run.cfg)
-    return run.history.get("steps"), mino / majo
+@dataclass
+class Results:
+    """What notebook 04's verdict rows read: per-replicate tensors, (R,) or (R, k) over the sorted alpha grid."""
+
+    alphas: list              # the sorted alpha grid
+    features: dict            # feature_tables: {0.0 | alpha: {stat: (minority (R,), majority (R,))}}
+    excess: dict              # excess_by_alpha
+    gap_diff: torch.Tensor    # mechanism_summary: rise of 1 - l'_p with j* minus without (R,)
+    mask_share: torch.Tensor  # share of the alpha_main mask at T_a on minority-aligned neurons (R,)
+    degradation: dict         # degradation
+    ratios: dict              # final_ratios
+    sweep: dict               # eps_sweep: xr (k,), ar_ctl, ar_pr, exc (R, k)
+    control: dict | None = None  # pruning_control.cell_stats of the 2x2 mask control (None: not run)
 
 
-def growth_rates(run: Run, lo: int, hi: int) -> torch.Tensor:
-    """Least-squares slope of log|<w_i, M_j>| per step over recorded steps lo <= t <= hi: (R, m, d)."""
-    return metrics.log_slope(run.history.get("coef").abs(), run.history.get("steps"), lo, hi + 1)
+def mask_share(census: dict, base: Run, cfg: PruningConfig) -> torch.Tensor:
+    """Share of the alpha_main mask at the branch point that sits on minority-aligned neurons (R,)."""
+    cen = census[cfg.alpha_main] if cfg.alpha_main in census else mask_census(base, cfg.alpha_main, cfg)
+    return cen["minority_aligned"]
 
 
-def top_neurons(coef: torch.Tensor, k: int) -> torch.Tensor:
-    """Per replicate and feature, the k neurons with the largest |<w_i, M_j>|: indices (R, k, d)."""
-    return coef.abs().topk(k, dim=1).indices
+def _nan3() -> tuple:
+    return (float("nan"),) * 3
 
 
-def excess_growth_per_feature(branch: Run, control: Run, cfg: PruningConfig) -> torch.Tensor:
-    """Excess per-step growth rate of log|<w_i, M_j>| in the branch over the control, per feature (R, d).
+def verdict_rows(res: Results, cfg: PruningConfig) -> list:
+    """The verdict rows of notebook 04, judged with the tolerances of cfg (tol_slope, tol_factor, degrade_tol,
+    effect_tol): 16 rows on the paper's claims, then the 2 rows of the random-mask control (beyond the paper)."""
+    ts, tp = cfg.tol_slope
+    al, ex, sw, dg, R = res.alphas, res.excess, res.sweep, res.degradation, res.ratios
+    k = ex["k_main"]
+    rows = []
+    add = lambda claim, src, pred, v, judged: rows.append(Verdict(claim, src, pred, *v, *judged))
+    change = "> 0 (pruned - control)"
+    ek = stats.ci(ex["minority"][:, k])
+    add("Pruning adds growth along the minority feature (excess rate > 0)", "Thm 3.2(a), eq. (15)", "> 0", ek,
+        judge_positive(ek[1], ek[2], f"minority excess rate at alpha={al[k]:g}"))
+    sa = ex["slope"]
+    add("Minority excess rate grows linearly in alpha", "Thm 3.2(a), eq. (15)", "log-log slope 1", sa,
+        judge_target(sa[1], sa[2], 1.0, ts, tp))
+    se = stats.loglog_slope_ci(sw["xr"], sw["exc"])
+    add("Minority excess rate grows like eps_j*^2", "Thm 3.2(a), eq. (15)", "log-log slope 2", se,
+        judge_target(se[1], se[2], 2.0, ts, tp))
+    rk = stats.ci(ex["ratio_main"])
+    add("Minority excess is about d times the excess of other features", "Thm 3.2(a,b), eqs. (15)-(16)",
+        f"about d = {cfg.d}", rk, judge_factor(rk[1], rk[2], float(cfg.d), *cfg.tol_factor))
+    sc, sp = stats.loglog_slope_ci(sw["xr"], sw["ar_ctl"]), stats.loglog_slope_ci(sw["xr"], sw["ar_pr"])
+    add("Without pruning, A_j*/A_maj scales like eps_min/eps_max", "Thm 3.1, eq. (13)", "log-log slope 1", sc,
+        judge_target(sc[1], sc[2], 1.0, ts, tp))
+    add("With pruning, A_j*/A_maj no longer depends on eps_min/eps_max", "Thm 3.2(c), eq. (18)", "log-log slope 0",
+        sp, judge_target(sp[1], sp[2], 0.0, ts, tp))
+    d_ar = stats.ci(R["faithful (branch)"] - R[0.0])
+    add(f"Pruning (alpha={cfg.alpha_main:g}) raises A_j*/A_maj at eps_min/eps_max = {cfg.eps_min / cfg.eps_max:g}",
+        "Thm 3.2(c), Remark 3", change, d_ar, judge_positive(d_ar[1], d_ar[2], "change", cfg.effect_tol))
+    d_top = stats.ci(R[al[-1]] - R[0.0])
+    add(f"Pruning raises A_j*/A_maj at the largest alpha of the grid ({al[-1]:g})", "Thm 3.2(c), Remark 3",
+        change, d_top, judge_positive(d_top[1], d_top[2], "change", cfg.effect_tol))
+    F, main = res.features, cfg.alpha_main
+    d_al = stats.ci(F[main]["aligned"][0] - F[0.0]["aligned"][0]) if main in F else _nan3()
+    add(f"Pruning adds neurons aligned with j* (cos >= {cfg.cos_threshold:g})", "Thm 3.2, Remark 3; App. A.2 metric",
+        change, d_al, judge_positive(d_al[1], d_al[2], "change"))
+    sf = stats.ci(F[main]["single-feature neurons"][0]) if main in F else _nan3()
+    add("At least m/d neurons with N_i = {j*} after pruning", "Thm 3.2(d)", f">= m/d = {cfg.m / cfg.d:g}", sf,
+        judge_at_least(sf[1], sf[2], cfg.m / cfg.d, "single-feature count"))
+    gd = stats.ci(res.gap_diff)
+    add("Under the mask, 1 - l'_p rises more on pairs containing j*", "Remark 2, Lemma F.2, eq. (181)",
+        "> 0 (rise with j* - rise without)", gd, judge_positive(gd[1], gd[2], "difference"))
+    sh = stats.ci(res.mask_share)
+    add("The mask removes minority-aligned neurons", "Remark 1, Thm F.1 (P ⊆ M*_j*)", "share 1", sh,
+        judge_fraction(sh[0]))
+    ri = stats.ci(majority_change_within_bound(al, dg["A_maj"], dg["A_maj0"], dg["bound"]))
+    add("Majority amplitude intact for alpha within |M_j*|/m", "Remark 1", "relative change 0", ri,
+        judge_target(ri[1], ri[2], 0.0, cfg.degrade_tol, 2 * cfg.degrade_tol))
+    th, bound = stats.ci(dg["thr_A"]), float(dg["bound"].mean())
+    th_v = ((UNTESTED, f"no alpha in the grid lowered A_maj by more than {cfg.degrade_tol:.0%}") if math.isnan(th[0])
+            else judge_at_least(th[1], th[2], bound, "first degrading alpha"))
+    add("Majority features degrade only beyond alpha = |M_j*|/m", "Remark 1 (implicit bound)",
+        f">= |M_j*|/m ≈ {bound:.3g}", th, th_v)
+    dsl = stats.ci(stats.loglog_slopes(sw["xr"], sw["ar_ctl"]) - stats.loglog_slopes(sw["xr"], sw["ar_pr"]))
+    add("Pruning removes the dependence on eps_min/eps_max", "Thm 3.1 eq. (13) vs Thm 3.2(c)",
+        "slope(control) - slope(pruned) = 1", dsl, judge_target(dsl[1], dsl[2], 1.0, ts, tp))
+    d_s = stats.ci(R["Alg. 1 from t=0"] - R[0.0])
+    add("Algorithm 1 from t = 0 raises A_j*/A_maj over vanilla", "Algorithm 1, Sec. 2 (K3)",
+        "> 0 (pruned - vanilla, same steps)", d_s, judge_positive(d_s[1], d_s[2], "change", cfg.effect_tol))
+    # Thm 3.2 prunes minority lucky neurons (Remark 1, P ⊆ M*_j*): where the mask holds none, its rows say nothing
+    # about the theorem, for or against.
+    share = float(res.mask_share.mean())
+    rows = with_premises(rows, [(f"the alpha_main mask holds minority-aligned neurons (mean share {share:.2g} > 0; "
+                                 "Remark 1, P ⊆ M*_j*)", share > 0)], MECHANISM_ROWS)
+    return rows + control_rows(res.control, al, cfg)
 
-    For each feature j, the top_k neurons by |<w_i, M_j>| at the branch point T_a stand in for M_j*
-    (Thm 3.2(a)) and for "neurons associated with other features" (Thm 3.2(b)); the rate is fitted over
-    [T_a, T_a + rate_window] in both runs, on the same neurons, and the control's rate is subtracted.
+
+# The rows whose statement presupposes that the mask removes minority neurons (Thm 3.2's mechanism).
+MECHANISM_ROWS = {"Pruning adds growth along the minority feature (excess rate > 0)",
+                  "Minority excess rate grows linearly in alpha", "Minority excess rate grows like eps_j*^2",
+                  "Minority excess is about d times the excess of other features",
+                  "With pruning, A_j*/A_maj no longer depends on eps_min/eps_max",
+                  "At least m/d neurons with N_i = {j*} after pruning",
+                  "Pruning removes the dependence on eps_min/eps_max", "Pruning (alpha=", "Pruning raises A_j*/A_maj",
+                  "Pruning adds neurons aligned"}
+
+
+def majority_change_within_bound(alphas: list, A: torch.Tensor, A0: torch.Tensor, bound: torch.Tensor) -> torch.Tensor:
+    """Per replicate, A_maj at the largest grid alpha <= bound over the control's, minus 1 (R,); NaN if none is inside.
+
+    Remark 1: within alpha <= |M_j*|/m every pruned neuron is a minority neuron, so the majority should be intact.
     """
-    lo, hi = cfg.vanilla_steps, cfg.vanilla_steps + cfg.rate_window
-    diff = growth_rates(branch, lo, hi) - growth_rates(control, lo, hi)  # (R, m, d)
-    coef0 = control.history.coef[control.history.steps.index(cfg.vanilla_steps)]
-    idx = top_neurons(coef0, cfg.top_k)                                    # (R, k, d)
-    return diff.gather(1, idx).mean(1)
-
-
-def excess_growth(branch: Run, control: Run, cfg: PruningConfig) -> tuple[torch.Tensor, torch.Tensor]:
-    """(minority excess (R,), majority excess (R,)): excess_growth_per_feature averaged over each group."""
-    return split_mean(excess_growth_per_feature(branch, control, cfg), cfg)
-
-
-def positive_gap(W: torch.Tensor, b: torch.Tensor, run: Run, mask: torch.Tensor | None) -> torch.Tensor:
-    """1 - l'_p for every training pair under the (masked) model (eq. 5, Lemma F.2): (R, n)."""
-    Wm = W if mask is None else W * (mask.unsqueeze(-1) if mask.dim() == 2 else mask)
-    FX = embed(Wm, run.pairs.UX, b)[0]
-    FY = embed(Wm, run.pairs.UY, b)[0]
-    Q = softmax_logits(FX, FY, run.cfg.tau)
-    return 1.0 - torch.diagonal(Q, dim1=-2, dim2=-1)
-
-
-def gap_by_feature(gap: torch.Tensor, S: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Mean of a per-pair quantity (R, n) over pairs that contain feature j and over pairs that do not: (R, d) each."""
-    S = S.float()
-    with_j = (gap.unsqueeze(-1) * S).sum(1) / S.sum(1).clamp(min=1)
-    without = (gap.unsqueeze(-1) * (1 - S)).sum(1) / (1 - S).sum(1).clamp(min=1)
-    return with_j, without
-
-
-def mechanism(run: Run, alpha: float, unit: str = "neuron") -> dict:
-    """Remark 2 at the branch point: rise of 1 - l'_p under the mask, on pairs with vs without each feature.
-
-    Returns {"rise_with": (R, d), "rise_without": (R, d), "gap_full": (R, n), "gap_mask": (R, n)}; the rise
-    is (masked - full) averaged over the pairs that contain feature j (resp. do not).
-    """
-    b = run.bias
-    mask = mask_for(run.W, alpha, unit)
-    full, masked = positive_gap(run.W, b, run, None), positive_gap(run.W, b, run, mask)
-    w_full, wo_full = gap_by_feature(full, run.pairs.S)
-    w_mask, wo_mask = gap_by_feature(masked, run.pairs.S)
-    return {"rise_with": w_mask - w_full, "rise_without": wo_mask - wo_full, "gap_full": full,
-            "gap_mask": masked, "mask": mask}
-
-
-def mask_census(run: Run, alpha: float, cfg: PruningConfig) -> dict:
-    """Shares of the neurons a neuron mask removes at the current weights (R,) each.
-
-    minority_aligned: cos(w_i, M_j*) >= cos_threshold for a minority j*;  minority_dominant: the neuron's
-    largest feature coefficient is a minority one;  dead: ||w_i|| < dead_rel * median ||w||;  lucky_init:
-    lucky at initialisation for some feature (Def. B.1 eq. 27, census.census_of on W0 M);  lucky_init_minority:
-    lucky at init for a minority feature. Also the mean norm rank (0 = smallest) of minority-dominant neurons.
-    """
-    W, M = run.W, run.M
-    pruned = mask_for(W, alpha, "neuron") == 0                       # (R, m)
-    cos = metrics.cosine_matrix(W, M)
-    jstar = minority_index(cfg)
-    mino_aligned = (cos[..., jstar] >= cfg.cos_threshold).any(-1)
-    mino_dom = torch.isin(cos.argmax(-1), torch.tensor(jstar))
-    norm = W.norm(dim=-1)
-    dead = norm < cfg.dead_rel * norm.median(dim=-1, keepdim=True).values
-    rho = cfg.eps_min / cfg.eps_max
-    lucky = census_of(run.W0 @ M, cfg.d, rho, cfg.lucky_gamma)["lucky"]  # (R, m, d)
-    share = lambda sel: (sel & pruned).sum(-1).float() / pruned.sum(-1).clamp(min=1).float()
-    rank = torch.argsort(torch.argsort(norm, dim=-1), dim=-1).float() / (cfg.m - 1)
-    dom_rank = torch.where(mino_dom, rank, torch.nan)
-    return {"minority_aligned": share(mino_aligned), "minority_dominant": share(mino_dom),
-            "dead": share(dead), "lucky_init": share(lucky.any(-1)),
-            "lucky_init_minority": share(lucky[..., jstar].any(-1)),
-            "lucky_init_count": lucky.any(-1).sum(-1).float(),
-            "lucky_init_minority_count": lucky[..., jstar].any(-1).sum(-1).float(),
-            "minority_aligned_count": mino_aligned.sum(-1).float(),
-            "minority_dominant_rank": torch.nanmean(dom_rank, dim=-1),
-            "pruned": pruned}
-
-
-def mask_persistence(run: Run, cfg: PruningConfig, alpha: float, first_W: torch.Tensor) -> torch.Tensor:
-    """Fraction of the neurons pruned at the branch point that are still pruned at the end (R,)."""
-    a = mask_for(first_W, alpha, cfg.prune_unit) == 0
-    b = mask_for(run.W, alpha, cfg.prune_unit) == 0
-    return (a & b).sum(-1).float() / a.sum(-1).clamp(min=1).float()
-
-
-def degradation_threshold(alphas, majority: torch.Tensor, control: torch.Tensor, tol: float) -> torch.Tensor:
-    """Per replicate, the smallest alpha whose majority statistic fell below (1 - tol) x control; NaN if none.
-
-    majority: (R, k) over the sorted alphas; control: (R,).
-    """
-    alphas = torch.tensor([float(a) for a in alphas])
-    drop = majority < (1.0 - tol) * control.unsqueeze(-1)
-    first = torch.where(drop.any(-1), drop.float().argmax(-1), torch.full(drop.shape[:1], -1))
-    return torch.where(first >= 0, alphas[first.clamp(min=0)], torch.full(first.shape, float("nan")))
-
-
-def t5_elapsed(cfg: SimConfig, alpha: float, C_z: float = 1.0) -> float:
-    """Theorem 3.2 proof (F.4): steps after T4 to convergence, ((eps_max/eps_j*) - 1) d / (eta alpha eps_j*^2 C_z loglog d).
-
-    eps is taken relative to eps_max (eps_max = 1 in the paper's normalisation); C_z = 1 is a free constant.
-    """
-    e = cfg.eps_min / cfg.eps_max
-    return (1.0 / e - 1.0) * cfg.d / (cfg.lr * alpha * e ** 2 * C_z * math.log(math.log(cfg.d)))
+    inside = torch.tensor(alphas).unsqueeze(0) <= bound.unsqueeze(-1) + 1e-9        # (R, k)
+    k_in = torch.where(inside.any(-1), inside.float().cumsum(-1).argmax(-1), torch.full(bound.shape, -1))
+    return torch.where(k_in >= 0, A.gather(1, k_in.clamp(min=0).unsqueeze(1)).squeeze(1) / A0 - 1.0,
+                       torch.full(bound.shape, float("nan")))

@@ -3,15 +3,20 @@
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 import torch
 
 from .. import stats
+from .. import verdict as V
+from ..sim import regime
 from ..sim.config import SimConfig
 from ..sim.metrics import dominant_sets
-from ..validate import check_float, check_grid, check_int
+from ..sim.train import train
+from ..validate import check_float, check_grid, check_int, check_levels, check_tolerances
 from . import census as CS
 
 
@@ -28,6 +33,11 @@ class ScalingConfig(SimConfig):
     ds: tuple = (10, 20, 40)               # numbers of features, each >= 2 (and <= d1)
     ni_rel: float = 0.5    # empirical N_i: j with |<w_i,M_j>| >= ni_rel * max_j' |<w_i,M_j'>|
     gamma: float = 0.1     # eq. (28) constant for the definitional N_i at initialisation
+    tol_ni: tuple = (0.1, 0.3)            # |N_i| exponent bound (eq. 14): slack above the claim for holds / partly
+    precision_levels: tuple = (0.8, 0.5)  # final-vs-initial set precision (L445): holds at / partly at
+    tol_tracking: float = 0.2             # band 1 ± tol_tracking for the slope of the |N_i| exponent on 1 - rho^2
+    tol_A: float = 0.2                    # band 1 ± tol_A for the log-log slope of A_min/A_maj on rho (eq. 13)
+    tol_F: float = 0.3                    # band 2 ± tol_F for the log-log slope of F_min/F_maj on rho (eqs. 12-13)
 
     def validate(self) -> None:
         super().validate()
@@ -37,6 +47,10 @@ class ScalingConfig(SimConfig):
             check_int(f"ds[{k}]", d, 3, self.d1)
         check_float("ni_rel", self.ni_rel, 0.0, 1.0, lo_open=True)
         check_float("gamma", self.gamma, 0.0, 1.0, hi_open=True)
+        check_tolerances("tol_ni", self.tol_ni)
+        for name in ("tol_tracking", "tol_A", "tol_F"):
+            check_float(name, getattr(self, name), 0.0, lo_open=True)
+        check_levels("precision_levels", self.precision_levels)
 
 
 def complement_coef(W: torch.Tensor, M: torch.Tensor) -> torch.Tensor:
@@ -111,3 +125,181 @@ def tracking_slope(ds, ratios, Ni: np.ndarray) -> "stats.SlopeFit":
     E = ni_exponents(ds, Ni)
     xc = x - x.mean()
     return stats.replicate_mean(((E - E.mean(1, keepdims=True)) * xc).sum(1) / (xc ** 2).sum())
+
+
+# ---- notebook 03 from a trained grid: measurements, report lines and verdict rows ----
+
+THRESHOLDS = (0.3, 0.7, 0.9)   # other dominant-set thresholds (besides ni_rel) of the diagnostic in section 6
+
+
+def train_grid(cfg: ScalingConfig, log=partial(print, flush=True)) -> dict:
+    """Train R replicates at every (d, rho) of the grid for `steps` steps and measure them with stage3:
+    {(d, rho): measurements}. One line per grid point goes to `log` (None for silence)."""
+    res = {}
+    for d in cfg.ds:
+        for rho in cfg.ratios:
+            run = train(cfg.sim(d=d, eps_min=rho * cfg.eps_max))
+            v = res[(d, rho)] = stage3(run, cfg.ni_rel, cfg.gamma)
+            v["regime"] = regime.measure(run)      # the premises of Theorem 3.1 at this grid point
+            if log:
+                log(f"d={d:3d} rho={rho:.2f}: loss {v['loss']:.3f}, |N_i| final {v['Ni_final'].mean():.2f}, "
+                    f"init {v['Ni_init'].mean():.2f}")
+    return res
+
+
+def ni_array(res: dict, cfg: ScalingConfig, key: str = "Ni_final") -> np.ndarray:
+    """Mean |N_i| per replicate over the grid, (R, len(ratios), len(ds)); key 'Ni_final' or 'Ni_init'."""
+    return np.stack([np.stack([res[(d, r)][key] for d in cfg.ds], -1) for r in cfg.ratios], 1)
+
+
+def ni_fits(res: dict, cfg: ScalingConfig) -> dict:
+    """Per ratio, the exponent of |N_i| in d (log-log slope per replicate, mean and 95% interval):
+    {'Ni_final' | 'Ni_init': {rho: SlopeFit}}."""
+    D = np.array(cfg.ds, float)
+    return {key: {r: stats.fit_loglog_replicates(D, ni_array(res, cfg, key)[:, k]) for k, r in enumerate(cfg.ratios)}
+            for key in ("Ni_final", "Ni_init")}
+
+
+def ni_report(fits: dict) -> list[str]:
+    """One line per ratio: the fitted exponents, final and initial, against the bound 1 - rho^2 of eq. (14)."""
+    out = []
+    for r, f in fits["Ni_final"].items():
+        i = fits["Ni_init"][r]
+        out.append(f"rho={r}: exponent final {f.slope:.2f} [{f.lo:.2f}, {f.hi:.2f}], "
+                   f"init {i.slope:.2f} [{i.lo:.2f}, {i.hi:.2f}], claim ≤ {1 - r ** 2:.2f}")
+    return out
+
+
+def set_overlap(res: dict) -> dict:
+    """Precision and recall of the final dominant sets against the Def. B.1 sets at initialisation, averaged over
+    the grid per replicate, then mean and 95% interval over replicates: {'precision' | 'recall': (m, lo, hi)}."""
+    out = {}
+    for key in ("precision", "recall"):
+        x = np.stack([v[key] for v in res.values()]).mean(0)
+        out[key] = tuple(float(v) for v in stats.mean_ci(torch.tensor(x)))
+    return out
+
+
+def tracking(res: dict, cfg: ScalingConfig) -> dict:
+    """tracking_slope of the final and of the initial |N_i|: {label: SlopeFit}."""
+    D = np.array(cfg.ds, float)
+    return {"final (dominant set)": tracking_slope(D, cfg.ratios, ni_array(res, cfg, "Ni_final")),
+            "init (Def. B.1)": tracking_slope(D, cfg.ratios, ni_array(res, cfg, "Ni_init"))}
+
+
+def feature_ratios(res: dict, cfg: ScalingConfig) -> dict:
+    """Single-feature neurons and amplitude ratios against rho (Thm 3.1, eqs. 12-13), per d: 'single' (neurons with
+    N_i = {j} per minority feature), 'A' (A_min/A_maj) and 'F' (F_min/F_maj), each {d: (R, len(ratios))}; 'fitA' and
+    'fitF', their log-log slopes on rho pooled over d; 'single_ok', per (d, rho, replicate) whether the count reaches
+    m d^(-1/rho^2) (the Omega constant taken as 1)."""
+    P = np.array(cfg.ratios, float)
+    out = {"single": {}, "A": {}, "F": {}}
+
+    def minority_over_majority(v, key):
+        return v[key][:, v["minority"]].mean(-1) / v[key][:, ~v["minority"]].mean(-1)
+
+    for d in cfg.ds:
+        out["single"][d] = np.stack([res[(d, r)]["single_per_feat"][:, res[(d, r)]["minority"]].mean(-1) for r in P], 1)
+        out["A"][d] = np.stack([minority_over_majority(res[(d, r)], "A") for r in P], 1)
+        out["F"][d] = np.stack([minority_over_majority(res[(d, r)], "F") for r in P], 1)
+    out["fitA"] = stats.fit_loglog_replicates(P, np.concatenate([out["A"][d] for d in cfg.ds], 0))
+    out["fitF"] = stats.fit_loglog_replicates(P, np.concatenate([out["F"][d] for d in cfg.ds], 0))
+    out["single_ok"] = np.concatenate([out["single"][d][:, k] >= cfg.m * d ** (-1 / r ** 2)
+                                       for d in cfg.ds for k, r in enumerate(P)])
+    return out
+
+
+def offset_coefs(res: dict) -> tuple[np.ndarray, np.ndarray]:
+    """All sqrt(d) |alpha'_ij| / ||w_i|| (j not in N_i) and sqrt(d1) |beta_ij| / ||w_i|| over the grid (eq. 13)."""
+    ap = np.concatenate([v["alpha_p_scaled"][np.isfinite(v["alpha_p_scaled"])].ravel() for v in res.values()])
+    be = np.concatenate([v["beta_scaled"].ravel() for v in res.values()])
+    return ap, be
+
+
+def mixing(res: dict, cfg: ScalingConfig) -> dict:
+    """At the largest d, per ratio: mean neurons per feature whose dominant set holds it alone ('pure') or with
+    others ('mixed'), for majority and minority features, (len(ratios), 2); and the pure neurons per minority
+    feature against d, {rho: [per d]}."""
+    dmax = max(cfg.ds)
+    pure, mixed = np.zeros((len(cfg.ratios), 2)), np.zeros((len(cfg.ratios), 2))
+    for k, r in enumerate(cfg.ratios):
+        v = res[(dmax, r)]
+        for c, mask in enumerate((~v["minority"], v["minority"])):
+            pure[k, c] = v["pure_per_feat"][:, mask].mean()
+            mixed[k, c] = v["neurons_per_feat"][:, mask].mean() - pure[k, c]
+    by_d = {r: [res[(d, r)]["pure_per_feat"][:, res[(d, r)]["minority"]].mean() for d in cfg.ds] for r in cfg.ratios}
+    return {"pure": pure, "mixed": mixed, "pure_minority_by_d": by_d, "dmax": dmax}
+
+
+def threshold_sweep(res: dict, cfg: ScalingConfig) -> dict:
+    """The dominant-set threshold diagnostic: for ni_rel and THRESHOLDS, recompute |N_i| from the same final
+    weights (no retraining): {rel: (tracking SlopeFit, mean |N_i| over the grid)}."""
+    D = np.array(cfg.ds, float)
+    out = {}
+    for rel in sorted({*THRESHOLDS, cfg.ni_rel}):
+        Ni = np.stack([np.stack([dominant_sets(torch.tensor(res[(d, r)]["coef"]), rel).sum(-1).double().mean(-1).numpy()
+                                 for d in cfg.ds], -1) for r in cfg.ratios], 1)
+        out[rel] = (tracking_slope(D, cfg.ratios, Ni), Ni.mean())
+    return out
+
+
+def amplitude_course(res: dict, cfg: ScalingConfig) -> dict:
+    """A_min/A_maj through training at the largest d: {rho: (steps, (R, T) per replicate, (mean at the last step,
+    mean half-way))}."""
+    out = {}
+    for r in cfg.ratios:
+        v = res[(max(cfg.ds), r)]
+        Y = torch.tensor(v["A_ratio_t"]).T
+        mean = stats.mean_ci(Y, dim=0)[0]
+        out[r] = (v["steps_t"], Y, (float(mean[-1]), float(mean[len(mean) // 2])))
+    return out
+
+
+def _upper_bound(f: "stats.SlopeFit", e: float, tol: tuple) -> tuple[str, str]:
+    """An exponent bound x <= e judged on the point and the interval (tol = slack for holds, for the interval end)."""
+    if math.isnan(f.lo):
+        return V.UNTESTED, "fewer than two replicates"
+    verdict = V.HOLDS if (f.slope <= e + tol[0] and f.hi <= e + tol[1]) else (V.PARTLY if f.lo <= e + tol[0] else V.FAILS)
+    return verdict, (f"upper bound: holds if slope ≤ claim + {tol[0]:g} and interval ends ≤ claim + {tol[1]:g}; "
+                     f"partly if it starts ≤ claim + {tol[0]:g}")
+
+
+def _fraction_row(claim, source, predicted, frac: float, k: float, n: int, extra: str = "") -> "V.Verdict":
+    """A 'holds for every case' claim judged on the fraction of n cases that satisfy it (Wilson interval of k/n)."""
+    verdict, rule = V.judge_fraction(frac)
+    return V.Verdict(claim, source, predicted, frac, *stats.binom_ci(k, n), verdict, rule + extra)
+
+
+def verdict_rows(results: dict, cfg: ScalingConfig) -> list["V.Verdict"]:
+    """Notebook 03's verdicts. results: 'fits' (ni_fits), 'overlap' (set_overlap), 'track' (tracking),
+    'ratios' (feature_ratios) and 'offset' (offset_coefs). Tolerances from cfg (tol_*, precision_levels)."""
+    rows = []
+    for r, f in results["fits"]["Ni_final"].items():
+        verdict, rule = _upper_bound(f, 1 - r ** 2, cfg.tol_ni)
+        rows.append(V.Verdict(f"|N_i| = O(d^(1-ρ²)) after training, ρ={r}", "Thm 3.1, eq. (14)", f"exponent ≤ {1 - r ** 2:.2f}",
+                              f.slope, f.lo, f.hi, verdict, rule + f"; N_i: |<w,M_j>| ≥ {cfg.ni_rel}·max"))
+    pm, pl, ph = results["overlap"]["precision"]
+    verdict, rule = V.judge_fraction(pl, *cfg.precision_levels)
+    rows.append(V.Verdict("final dominant set ⊆ set at initialisation (precision)", "L445; Thm 3.1", "precision ≈ 1",
+                          pm, pl, ph, verdict, rule + " (judged on the lower end of the interval)"))
+    for lab, f in results["track"].items():
+        if len(cfg.ratios) < 2 or math.isnan(f.lo):
+            verdict, rule = V.UNTESTED, "needs two ratios and two replicates"
+        else:
+            verdict, rule = V.judge_target(f.lo, f.hi, 1.0, cfg.tol_tracking)
+        rows.append(V.Verdict(f"|N_i| exponent follows 1-ρ² — {lab}", "claim 3; eq. (14) as a scaling law",
+                              "slope 1", f.slope, f.lo, f.hi, verdict, rule))
+    fr = results["ratios"]
+    for claim, source, pred, f, target, tol in (
+            ("A_j ∝ eps_j/eps_max", "Thm 3.1, eq. (13)", "log-log slope 1", fr["fitA"], 1.0, cfg.tol_A),
+            ("F_j ∝ (eps_j/eps_max)²", "Thm 3.1, eqs. (12)-(13)", "log-log slope 2", fr["fitF"], 2.0, cfg.tol_F)):
+        rows.append(V.Verdict(claim, source, pred, f.slope, f.lo, f.hi, *V.judge_target(f.lo, f.hi, target, tol)))
+    ok = fr["single_ok"]
+    rows.append(_fraction_row("≥ m d^(-(eps_max/eps_min)²) neurons with N_i = {j} (minority j)", "Thm 3.1",
+                              "fraction of (d, ρ, replicate) cells = 1", float(ok.mean()), float(ok.sum()), ok.size,
+                              "; constant of Ω taken as 1"))
+    ap, be = results["offset"]
+    fa, fb = float((ap < 1).mean()), float((be < 1).mean())
+    rows.append(_fraction_row("α'_ij ≤ o(1/√d)||w_i||", "Thm 3.1, eq. (13)", "√d α'/||w|| < 1 for all", fa, fa * ap.size, ap.size))
+    rows.append(_fraction_row("|β_ij| ≤ o(1/√d1)||w_i||", "Thm 3.1, eq. (13)", "√d1 β/||w|| < 1 for all", fb, fb * be.size, be.size))
+    return rows

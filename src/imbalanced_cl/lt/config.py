@@ -7,6 +7,7 @@ from typing import Any, Mapping
 
 from ..validate import ParameterError, check, check_choice, check_float, check_grid, check_int, namespace_kwargs
 from .datasets import DATASETS
+from .speed import PRECISIONS, StepOptions
 
 METHODS = ("random", "simclr", "sdclr", "alg1")
 
@@ -55,7 +56,12 @@ class LTConfig:
     imagenet_root: str = ""           # ILSVRC-2012 root holding train/ and val/
     imagenet_lists: str = ""          # folder of ImageNet_LT_{train,test}.txt ("" -> imagenet_root)
     device: str = "auto"              # auto | cpu | cuda
-    threads: int = 0                  # torch CPU threads (0: torch's default)
+    threads: int = 0                  # torch CPU threads per run (0: torch's default; with workers > 1: cores / workers)
+    workers: int = 0                  # runs in parallel, one process each (0: one per CPU core on the CPU, 1 on CUDA)
+    # --- speed (lt/speed.py): none of these changes the CPU arithmetic beyond float32 rounding ---
+    compile: bool = True              # torch.compile the training backbone on CUDA (on the CPU it does not pay); eager if it fails
+    channels_last: bool = True        # NHWC memory layout for images, activations and conv weights
+    precision: str = "bf16"           # CUDA autocast: bf16 | fp32 (the CPU always runs float32)
     ckpt_dir: str = ""                # checkpoints (resumed when present); "" -> none
     ckpt_every: int = 0               # also checkpoint every this many epochs (0: only at the end)
     results_dir: str = ""             # per-run metrics as JSON, reused when present (torchrun runs land here)
@@ -100,6 +106,10 @@ class LTConfig:
         check_choice("cifar10_source", self.cifar10_source, ("auto", "jpeg", "original"))
         check_choice("device", self.device, ("auto", "cpu", "cuda"))
         check_int("threads", self.threads, 0, 1024)
+        check_int("workers", self.workers, 0, 1024)
+        check("compile", self.compile, isinstance(self.compile, bool), "True or False")
+        check("channels_last", self.channels_last, isinstance(self.channels_last, bool), "True or False")
+        check_choice("precision", self.precision, PRECISIONS)
         check_int("ckpt_every", self.ckpt_every, 0)
         check("progress", self.progress, isinstance(self.progress, bool), "True or False")
 
@@ -120,6 +130,12 @@ class LTConfig:
     def to_dict(self) -> dict:
         """Plain dict of all fields (for provenance and result keys)."""
         return dataclasses.asdict(self)
+
+    def step_options(self, device) -> StepOptions:
+        """The speed settings on `device` as a speed.StepOptions: compile only on CUDA (on a CPU its compile time,
+        minutes per graph, exceeds what it saves at these widths; benchmarks/lt_step.py --compile measures it)."""
+        cuda = str(device).startswith("cuda")
+        return StepOptions(self.channels_last, self.compile and cuda, self.precision)
 
     @property
     def scheme(self) -> str:

@@ -12,6 +12,7 @@ import numpy as np
 import torch
 
 from . import datasets as D
+from . import speed
 from .augment import Normalize
 from .config import LTConfig
 from .probe import evaluate, extract_features, linear_probe
@@ -48,10 +49,13 @@ def effective_n_max(cfg: LTConfig, data: D.ImageData) -> int:
     return cfg.n_max or int(np.bincount(data.train.labels).min())
 
 
-def run_key(cfg: LTConfig, rho: float, method: str, seed: int) -> str:
-    """A short hash of everything that determines one run's result (not the paths, device or progress bar)."""
-    skip = {"rhos", "seeds", "methods", "data_dir", "download", "device", "threads", "ckpt_dir", "ckpt_every",
-            "results_dir", "progress", "imagenet_root", "imagenet_lists"}
+def run_key(cfg: LTConfig, rho: float, method: str, seed: int, precision: str = "fp32") -> str:
+    """A short hash of everything that determines one run's result (not the paths, device or progress bar).
+
+    compile and channels_last change only float32 rounding, so they are left out; `precision` is what the run
+    actually used (speed.effective_precision) and enters the key only when it is bf16, so CPU runs keep their keys."""
+    skip = {"rhos", "seeds", "methods", "data_dir", "download", "device", "threads", "workers", "ckpt_dir", "ckpt_every",
+            "results_dir", "progress", "imagenet_root", "imagenet_lists", "compile", "channels_last", "precision"}
     if method != "sdclr":    # only SDCLR's pruned branch uses the second BatchNorm
         skip.add("dual_bn")
     if method == "random":   # an untrained backbone ignores the pre-training settings
@@ -59,21 +63,24 @@ def run_key(cfg: LTConfig, rho: float, method: str, seed: int) -> str:
                  "proj_dim", "crop_scale_lo", "prune_ratio", "mask_every"}
     blob = {k: v for k, v in cfg.to_dict().items() if k not in skip}
     blob.update(rho=float(rho), method=method, seed=seed)
+    if precision != "fp32":
+        blob["precision"] = precision
     return hashlib.sha256(json.dumps(blob, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def run_one(cfg: LTConfig, rho: float, method: str, seed: int, data: D.ImageData | None = None) -> list[dict]:
     """Pre-train (unless method='random'), probe and score one run; Algorithm 1 gives a masked and a dense row."""
     data = data or load_data(cfg)
-    key = run_key(cfg, rho, method, seed)
+    rank, world, local_rank = dist_info()
+    dev = pick_device(cfg.device, local_rank)
+    opts = cfg.step_options(dev)
+    key = run_key(cfg, rho, method, seed, speed.effective_precision(dev, opts))
     cache = Path(cfg.results_dir) / f"{cfg.dataset}_rho{rho:g}_{method}_seed{seed}_{key}.json" \
         if cfg.results_dir else None
     if cache is not None and cache.exists():
         return json.loads(cache.read_text())
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
-    rank, world, local_rank = dist_info()
-    dev = pick_device(cfg.device, local_rank)
     t0 = time.time()
     ytr = data.train.labels
     C = data.num_classes
@@ -87,10 +94,11 @@ def run_one(cfg: LTConfig, rho: float, method: str, seed: int, data: D.ImageData
     counts = np.bincount(lt.labels, minlength=C)
     size = cfg.image_size or lt.image_size
     stem = "cifar" if size <= 64 else "imagenet"
-    info: dict = {"epochs": 0, "losses": [], "kept": [], "pretrain_s": 0.0, "views_per_s": 0.0, "aug_share": 0.0}
+    info: dict = {"epochs": 0, "losses": [], "kept": [], "pretrain_s": 0.0, "views_per_s": 0.0, "aug_share": 0.0,
+                  "precision": speed.effective_precision(dev, opts), "compiled": False}
     if method == "random":
         torch.manual_seed(seed)
-        net = SimCLRNet(cfg.width, lt.channels, cfg.proj_dim, stem).to(dev)
+        net = speed.prepare(SimCLRNet(cfg.width, lt.channels, cfg.proj_dim, stem).to(dev), opts)
     else:
         ckpt = None
         if cfg.ckpt_dir:
@@ -100,19 +108,20 @@ def run_one(cfg: LTConfig, rho: float, method: str, seed: int, data: D.ImageData
                      momentum=cfg.momentum, weight_decay=cfg.weight_decay, temperature=cfg.temperature,
                      proj_dim=cfg.proj_dim, prune_ratio=cfg.prune_ratio, mask_every=cfg.mask_every,
                      warmup_epochs=cfg.warmup_epochs, crop_scale_lo=cfg.crop_scale_lo, stem=stem, dual_bn=cfg.dual_bn,
-                     device=cfg.device, ckpt_path=ckpt, ckpt_every=cfg.ckpt_every, progress=cfg.progress,
+                     opts=opts, device=cfg.device, ckpt_path=ckpt, ckpt_every=cfg.ckpt_every, progress=cfg.progress,
                      desc=f"{method} rho={rho:g} seed={seed}")
         net = r.net
         info.update(epochs=cfg.epochs, losses=r.losses, kept=r.kept, pretrain_s=round(r.seconds, 1),
-                    views_per_s=round(r.views_per_s, 1), aug_share=round(r.aug_seconds / max(r.seconds, 1e-9), 3))
+                    views_per_s=round(r.views_per_s, 1), aug_share=round(r.aug_seconds / max(r.seconds, 1e-9), 3),
+                    precision=r.precision, compiled=r.compiled)
     if rank != 0:                            # under torchrun only rank 0 probes and writes
         return []
     norm = Normalize(data.mean, data.std).to(dev)
     variants = [(method, "dense")] if method != "alg1" else [("alg1", "masked"), ("alg1_dense", "dense")]
     rows = []
     for name, conv in variants:
-        ftr = extract_features(net.backbone, probe_set, norm, conv=conv, device=dev)
-        fte = extract_features(net.backbone, test, norm, conv=conv, device=dev)
+        ftr = extract_features(net.backbone, probe_set, norm, conv=conv, device=dev, opts=opts)
+        fte = extract_features(net.backbone, test, norm, conv=conv, device=dev, opts=opts)
         pred = linear_probe(ftr, probe_set.labels, fte, cfg.probe_l2, cfg.probe_iters, C, seed)
         m = evaluate(pred, test.labels, counts, cfg.scheme)
         rows.append({"dataset": cfg.dataset, "rho": float(rho), "method": name, "seed": seed, **m,
@@ -126,19 +135,51 @@ def run_one(cfg: LTConfig, rho: float, method: str, seed: int, data: D.ImageData
     return rows
 
 
+def plan_workers(cfg: LTConfig, n_runs: int) -> tuple[int, int]:
+    """(processes, torch threads per process) for n_runs runs: cfg.workers (0: one per CPU core on the CPU, one on
+    CUDA), at most n_runs; threads = cfg.threads, or the cores shared out evenly when several processes run."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    on_cuda = pick_device(cfg.device).type == "cuda"
+    procs = cfg.workers or (1 if on_cuda else cores)
+    procs = max(1, min(procs, n_runs))
+    threads = cfg.threads or (max(1, cores // procs) if procs > 1 else 0)
+    return procs, threads
+
+
 def run_grid(cfg: LTConfig, data: D.ImageData | None = None, log=print) -> list[dict]:
-    """Every (rho, seed, method) of cfg, in that order; returns the flat list of result rows."""
-    data = data or load_data(cfg)
+    """Every (rho, seed, method) of cfg, in that order; returns the flat list of result rows.
+
+    Runs are independent (each seeds its own LT draw, init, order and views), so with several workers they go to
+    separate processes, one thread each on a 2-core machine: small convolutions use one core far better than
+    two threads share one step (benchmarks/lt_step.py). The rows are the same as in one process, to float rounding."""
+    jobs = [(rho, seed, method) for rho in cfg.rhos for seed in cfg.seeds for method in cfg.methods]
+    procs, threads = plan_workers(cfg, len(jobs))
     out = []
-    for rho in cfg.rhos:
-        for seed in cfg.seeds:
-            for method in cfg.methods:
-                t = time.time()
-                rows = run_one(cfg, rho, method, seed, data)
-                out += rows
-                for r in rows:
-                    log(f"rho={rho:g} seed={seed} {r['method']:<10} acc={r['acc']:.2f}% Δ20={r['delta20']:+.2f} "
-                        f"({time.time() - t:.0f} s)")
+
+    def report(rows, rho, seed):
+        for r in rows:
+            log(f"rho={rho:g} seed={seed} {r['method']:<10} acc={r['acc']:.2f}% Δ20={r['delta20']:+.2f} "
+                f"({r['seconds']:.0f} s)")
+
+    if procs == 1:
+        data = data or load_data(cfg)
+        for rho, seed, method in jobs:
+            rows = run_one(cfg, rho, method, seed, data)
+            out += rows
+            report(rows, rho, seed)
+        return out
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    if data is None:
+        load_data(cfg)                         # decode (and cache) once here, not in every worker
+    wcfg = cfg.replace(threads=threads, workers=1, progress=False)
+    log(f"{len(jobs)} runs on {procs} worker processes, {threads} thread(s) each")
+    with ProcessPoolExecutor(procs, mp_context=multiprocessing.get_context("spawn")) as ex:
+        futures = [(rho, seed, ex.submit(run_one, wcfg, rho, method, seed)) for rho, seed, method in jobs]
+        for rho, seed, f in futures:
+            rows = f.result()
+            out += rows
+            report(rows, rho, seed)
     return out
 
 

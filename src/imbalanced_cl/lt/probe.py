@@ -14,19 +14,23 @@ import torch
 import torch.nn.functional as F
 
 from .resnet import mode as conv_mode
+from .speed import StepOptions, autocast, to_format
 
 
-@torch.no_grad()
 def extract_features(backbone, split, normalize, batch: int = 512, conv: str = "dense",
-                     device: torch.device | str = "cpu") -> torch.Tensor:
-    """Frozen backbone features (N, D) of a datasets.Split, eval-mode BN, convs in mode `conv` (dense / masked)."""
+                     device: torch.device | str = "cpu", opts: StepOptions | None = None) -> torch.Tensor:
+    """Frozen backbone features (N, D) of a datasets.Split, eval-mode BN, convs in mode `conv` (dense / masked).
+
+    Runs under torch.inference_mode in opts' layout (and bf16 autocast on CUDA when opts asks for it); the
+    features are computed once and the probe is fitted on them (no image passes during the probe's iterations)."""
+    opts = opts or StepOptions()
     was = backbone.training
     backbone.eval()
     out = []
-    with conv_mode(backbone, conv):
+    with torch.inference_mode(), conv_mode(backbone, conv), autocast(device, opts):
         for s in range(0, len(split), batch):
             x = split.get(np.arange(s, min(s + batch, len(split)))).to(device)
-            out.append(backbone(normalize(x)).float().cpu())
+            out.append(backbone(to_format(normalize(x), opts)).float().cpu())
     backbone.train(was)
     return torch.cat(out)
 

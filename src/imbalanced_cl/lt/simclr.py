@@ -2,7 +2,9 @@
 
 `pretrain` runs the loop: seeded init and data order, kornia views, NT-Xent with temperature, SGD with momentum,
 cosine schedule, weight decay on every parameter, masks recomputed per epoch (or per step), tqdm per epoch, and
-checkpoints. When torchrun's environment variables are set (WORLD_SIZE > 1) it initialises torch.distributed,
+checkpoints. The step runs in the layout and precision of a speed.StepOptions (channels-last, torch.compile of
+the backbone with a fallback to eager, bf16 autocast on CUDA); on the CPU it computes what the eager step computes.
+When torchrun's environment variables are set (WORLD_SIZE > 1) it initialises torch.distributed,
 wraps the two-branch model in DistributedDataParallel, shards each global batch over the ranks and computes
 NT-Xent against the negatives gathered from every rank (SDCLR's reference runs: batch 512 over GPUs).
 """
@@ -19,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from . import sdclr
+from . import sdclr, speed
 from .augment import SimCLRAugment
 from .resnet import ResNet18, set_mode
 
@@ -55,12 +57,15 @@ class SimCLRNet(nn.Module):
         d = self.backbone.out_dim
         self.head = nn.Sequential(nn.Linear(d, d), nn.ReLU(inplace=True), nn.Linear(d, proj_dim))
 
-    def forward(self, x1: torch.Tensor, x2: torch.Tensor, modes=("dense", "dense")):
-        """Projections of view 1 (branch mode modes[0]) and view 2 (modes[1]); convs return to dense after."""
+    def forward(self, x1: torch.Tensor, x2: torch.Tensor, modes=("dense", "dense"), backbone=None):
+        """Projections of view 1 (branch mode modes[0]) and view 2 (modes[1]); convs return to dense after.
+
+        `backbone` is a callable sharing self.backbone's parameters (its torch.compile'd version), or None."""
         out = []
+        encode = backbone if backbone is not None else self.backbone
         for x, m in zip((x1, x2), modes):
             set_mode(self.backbone, m)
-            out.append(self.head(self.backbone(x)))
+            out.append(self.head(encode(x)))
         set_mode(self.backbone, "dense")
         return out[0], out[1]
 
@@ -91,6 +96,19 @@ def nt_xent(z1: torch.Tensor, z2: torch.Tensor, temperature: float) -> torch.Ten
 
 
 # ----------------------------------------------------------------------------------------------- training
+def forward_backward(model, v1: torch.Tensor, v2: torch.Tensor, modes, temperature: float, device,
+                     opts: speed.StepOptions, backbone=None) -> torch.Tensor:
+    """NT-Xent of the two branches and its gradients (accumulated into the parameters); returns the loss.
+
+    `model` is a SimCLRNet (or its DDP wrapper); the views are already in opts' layout. The loss is computed in
+    float32 even under bf16 autocast (the logits of eq. NT-Xent divide by a temperature of 0.2)."""
+    with speed.autocast(device, opts):
+        z1, z2 = model(v1, v2, modes, backbone=backbone)
+    loss = nt_xent(z1.float(), z2.float(), temperature)
+    loss.backward()
+    return loss
+
+
 @dataclass
 class PretrainResult:
     """A pre-trained network with its per-epoch history."""
@@ -102,6 +120,8 @@ class PretrainResult:
     views_per_s: float = 0.0
     aug_seconds: float = 0.0
     resumed_from: int = 0
+    precision: str = "fp32"                           # what the step ran in (bf16 only under CUDA autocast)
+    compiled: bool = False                            # whether the compiled backbone ran to the end
 
 
 def _lr_at(step: int, total: int, warmup: int, base: float) -> float:
@@ -122,16 +142,20 @@ def pretrain(images, *, method: str, seed: int, width: int, in_channels: int, im
              mean: tuple, std: tuple, epochs: int, batch_size: int, lr: float, momentum: float = 0.9,
              weight_decay: float = 1e-4, temperature: float = 0.2, proj_dim: int = 128, prune_ratio: float = 0.9,
              mask_every: str = "epoch", warmup_epochs: int = 0, crop_scale_lo: float = 0.1, stem: str = "cifar",
-             dual_bn: bool = True,
+             dual_bn: bool = True, opts: speed.StepOptions | None = None,
              device: str = "auto", ckpt_path: str | Path | None = None, ckpt_every: int = 0,
              progress: bool = True, desc: str = "") -> PretrainResult:
-    """Pre-train a SimCLRNet with `method` in {simclr, sdclr, alg1} on the uint8 images (a datasets.Split)."""
+    """Pre-train a SimCLRNet with `method` in {simclr, sdclr, alg1} on the uint8 images (a datasets.Split).
+
+    `opts` (default speed.StepOptions()) sets channels-last, compile and the CUDA precision; the result does not
+    depend on the first two beyond float32 rounding."""
+    opts = opts or speed.StepOptions()
     if method not in sdclr.BRANCH_MODES:
         raise ValueError(f"method must be one of {tuple(sdclr.BRANCH_MODES)}, got {method!r}")
     rank, world, local_rank = dist_info()
     dev = pick_device(device, local_rank)
     torch.manual_seed(seed)                              # init, then kornia's random views
-    net = SimCLRNet(width, in_channels, proj_dim, stem, dual_bn and method == "sdclr").to(dev)
+    net = speed.prepare(SimCLRNet(width, in_channels, proj_dim, stem, dual_bn and method == "sdclr").to(dev), opts)
     aug = SimCLRAugment(image_size, in_channels, mean, std, crop_scale_lo).to(dev)
     opt = torch.optim.SGD(net.parameters(), lr=lr, momentum=momentum, weight_decay=weight_decay)
     n = len(images)
@@ -158,6 +182,8 @@ def pretrain(images, *, method: str, seed: int, width: int, in_channels: int, im
         else:
             model = nn.parallel.DistributedDataParallel(net)
     modes = sdclr.BRANCH_MODES[method]
+    fast = speed.compiled(net.backbone, opts)            # None: eager
+    res.precision = speed.effective_precision(dev, opts)
     pruning = method != "simclr"
     bar = None
     if progress and rank == 0:
@@ -178,12 +204,18 @@ def pretrain(images, *, method: str, seed: int, width: int, in_channels: int, im
                 g["lr"] = _lr_at(step, total_steps, warm, lr)
             ta = time.time()
             x = images.get(idx).to(dev, non_blocking=True)
-            v1, v2 = aug(x), aug(x)
+            v1, v2 = speed.to_format(aug(x), opts), speed.to_format(aug(x), opts)
             taug += time.time() - ta
-            z1, z2 = model(v1, v2, modes)
-            loss = nt_xent(z1, z2, temperature)
             opt.zero_grad(set_to_none=True)
-            loss.backward()
+            try:
+                loss = forward_backward(model, v1, v2, modes, temperature, dev, opts, fast)
+            except Exception as e:                      # compile failed (no compiler, unsupported op): go eager
+                if fast is None:
+                    raise
+                speed.give_up(f"{type(e).__name__}: {e}")
+                fast = None
+                opt.zero_grad(set_to_none=True)
+                loss = forward_backward(model, v1, v2, modes, temperature, dev, opts, None)
             opt.step()                                  # SGD weight decay acts on the full theta (Alg. 1, L155)
             ep_loss += float(loss.detach())
             step += 1
@@ -201,6 +233,7 @@ def pretrain(images, *, method: str, seed: int, width: int, in_channels: int, im
                               "seconds": res.seconds, "aug_seconds": res.aug_seconds})
     if bar is not None:
         bar.close()
+    res.compiled = fast is not None
     # the masks left in the convs (and in checkpoints) are those of the last step: Alg. 1 is evaluated with them
     done = (epochs - start_epoch) * steps_per_epoch * batch_size * 2
     trained = res.seconds if res.resumed_from == 0 else max(res.seconds, 1e-9)

@@ -29,6 +29,7 @@ class SimConfig:
     sigma_xi: float = 0.05      # token noise std (Assumption 3.3); NSR = sigma_xi^2 * d1 (App. A.2)
     n_pairs: int = 512          # K: pairs per step (eq. 3); negatives are the other pairs' Y
     sampling: str = "fresh"     # "fresh": K new pairs every step (online SGD, the population regime of Lemma B.1); "fixed": one set reused
+    views: str = "paper"        # how the two views of a pair are built (sim/views.py): "paper" (Assumption 3.4), "identical" copies, "random_mask" (Wen & Li Def. 2.3)
     # --- encoder: eq. (4) with W_Q = W_K = W_V = I frozen ---
     attention: str = "softmax"  # "softmax" (identity attention) or "mean" (exact token average)
     attn_scale: float = 0.0     # softmax scale s; 0 means 1/sqrt(d1)
@@ -53,6 +54,8 @@ class SimConfig:
     prune_backward: str = "faithful"  # "faithful" (eq. 5, full h and grad h) or "literal" (masked autograd)
     prune_start: int = 0        # first step at which the mask takes effect
     prune_every: int = 1        # recompute the mask every this many steps (1 = every iteration, L150)
+    prune_mask: str = "magnitude"     # "magnitude" (Alg. 1: smallest units) or "random" (control, issue 14)
+    prune_schedule: str = "dynamic"   # "dynamic" (recomputed every prune_every steps) or "static" (fixed at prune_start)
     # --- replicates, seeds, bookkeeping ---
     R: int = 4                  # independent replicates trained in one batched computation
     seed: int = 0
@@ -109,12 +112,15 @@ class SimConfig:
         check_choice("prune_backward", self.prune_backward, ("faithful", "literal"))
         check_int("prune_start", self.prune_start, 0)
         check_int("prune_every", self.prune_every, 1)
+        check_choice("prune_mask", self.prune_mask, ("magnitude", "random"))
+        check_choice("prune_schedule", self.prune_schedule, ("dynamic", "static"))
         check_int("R", self.R, 1)
         check_int("seed", self.seed, 0, 2**31 - 1)
         check_int("record_every", self.record_every, 1)
         check_int("chunk", self.chunk, 0)
         check("progress", self.progress, isinstance(self.progress, bool), "True or False")
         check_choice("sampling", self.sampling, ("fresh", "fixed"))
+        check_choice("views", self.views, ("paper", "identical", "random_mask"))
         check("bias_token_factor", self.bias_token_factor, isinstance(self.bias_token_factor, bool), "True or False")
         check_float("regime_share_min", self.regime_share_min, 0.0, 1.0)
         check_float("regime_grad_poly", self.regime_grad_poly, 0.0, lo_open=True)

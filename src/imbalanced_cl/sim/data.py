@@ -11,10 +11,12 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from . import views as V
 from .config import SimConfig
 
 # Purposes of the per-replicate random streams (never reorder: seeds would change).
 STREAM_DICT, STREAM_INIT, STREAM_TRAIN, STREAM_TEST = 0, 1, 2, 3
+STREAM_MASK = 4  # random pruning masks (prune.random_rank)
 
 
 def generator(seed: int, replicate: int, purpose: int, extra: int = 0, device="cpu") -> torch.Generator:
@@ -64,7 +66,8 @@ def _draws(cfg: SimConfig, n: int, gen: torch.Generator) -> list[torch.Tensor]:
     """The raw random numbers of n pairs of one replicate, drawn on the CPU from its own stream.
 
     The order of the draws is fixed (support, signs, then per view: first token, later tokens, magnitudes; then
-    per view: noise), so a replicate's data do not depend on batching, on the device, or on this code's layout.
+    per view: noise; last, RandomMask's uniforms when cfg.views asks for them), so a replicate's data do not depend
+    on batching, on the device, or on this code's layout, and every pair builder sees the same latents and noise.
     """
     d, L, d1, dev = cfg.d, cfg.L, cfg.d1, gen.device
     u = lambda *shape: torch.rand(*shape, generator=gen, device=dev)
@@ -72,6 +75,8 @@ def _draws(cfg: SimConfig, n: int, gen: torch.Generator) -> list[torch.Tensor]:
     for _ in range(2):
         out += [u(n, d), u(n, L, d), u(n, L, d)]
     out += [torch.randn(n, L, d1, generator=gen, device=dev) for _ in range(2)]
+    if cfg.views == V.RANDOM_MASK:
+        out.append(u(n, 1, d1))
     return out
 
 
@@ -137,15 +142,12 @@ class Pairs:
 def pairs_from_draws(cfg: SimConfig, M: torch.Tensor, u: list[torch.Tensor]) -> Pairs:
     """Pairs for R replicates at once from their stacked draws (each (R, ...)): x = M z + xi (eq. 6), then attention.
 
-    The noise of the two views is drawn independently (Assumption 3.3); only support and signs are shared.
+    cfg.views builds the two views (sim/views.py); with "paper" the noise of the two views is independent
+    (Assumption 3.3) and only support and signs are shared.
     """
     S, _, zx, zy = latents_from(cfg, u[0], u[1], [u[2:5], u[5:8]])
-    us = []
-    for z, xi in ((zx, u[8]), (zy, u[9])):
-        R, n = z.shape[:2]
-        tokens = torch.bmm(z.reshape(R, n * cfg.L, cfg.d), M.transpose(1, 2)).view(R, n, cfg.L, cfg.d1)
-        us.append(attention(tokens + cfg.sigma_xi * xi, cfg))
-    return Pairs(us[0], us[1], S, zx.sum(-2), zy.sum(-2))
+    X, Y = V.make_views(cfg.views, zx, zy, M, cfg.sigma_xi, u[8], u[9], u[10] if len(u) > 10 else None)
+    return Pairs(attention(X, cfg), attention(Y, cfg), S, zx.sum(-2), V.target_latent(cfg.views, zx, zy).sum(-2))
 
 
 def sample_pairs_one(cfg: SimConfig, M: torch.Tensor, n: int, gen: torch.Generator):

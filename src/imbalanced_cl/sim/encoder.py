@@ -50,7 +50,7 @@ def embed(W: torch.Tensor, U: torch.Tensor, b: torch.Tensor | None = None):
 
 
 def bias_at(cfg: SimConfig, W: torch.Tensor, t: int, T1: torch.Tensor) -> torch.Tensor:
-    """Per-neuron bias b_i(t) (R, m): 0 until T1, then bias_coef * a * sqrt(2 log d / d) * ||w_i|| * ramp.
+    """Per-neuron bias b_i(t) (R, m): 0 up to and including T1, then bias_coef * a * sqrt(2 log d / d) * ||w_i|| * ramp.
 
     Lemma F.3 keeps b = 0 in Stage 1 so the dynamics are linear; Thm C.1(b,c) and Lemma D.1 fit
     together if the threshold on |<w_i, M_j>| is sqrt(2 log d / d) ||w_i(T1)|| (brief §1). The bias acts on
@@ -62,8 +62,8 @@ def bias_at(cfg: SimConfig, W: torch.Tensor, t: int, T1: torch.Tensor) -> torch.
     R, m, _ = W.shape
     if cfg.bias == "none":
         return torch.zeros(R, m, dtype=W.dtype, device=W.device)
-    started = (T1 >= 0) & (T1 <= t)
-    elapsed = (t - T1).clamp(min=0).to(W.dtype)
+    started = (T1 >= 0) & (T1 < t)          # Lemma F.3 (L1565): b = 0 for t <= T1, so the bias starts at T1 + 1
+    elapsed = (t - T1 - 1).clamp(min=0).to(W.dtype)
     ramp = torch.clamp((1.0 + cfg.bias_ramp) ** elapsed, max=cfg.bias_ramp_max)
     a = 0.5 * (cfg.mag_lo + cfg.mag_hi) / cfg.L if cfg.bias_token_factor else 1.0
     base = cfg.bias_coef * a * math.sqrt(2 * math.log(cfg.d) / cfg.d) * W.norm(dim=-1)

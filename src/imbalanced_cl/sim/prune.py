@@ -1,4 +1,4 @@
-"""Algorithm 1's magnitude masks: which neurons (or weights) the forward pass drops at a step.
+"""Algorithm 1's magnitude masks, and the random / static controls: which neurons (or weights) the forward pass drops.
 
 Schedule (train.py): the mask is recomputed every `prune_every` steps from `prune_start`. Training is
 full-batch gradient descent on a fixed training set, so one step is one epoch: prune_every = 1 is both
@@ -7,6 +7,8 @@ full-batch gradient descent on a fixed training set, so one step is one epoch: p
 from __future__ import annotations
 
 import torch
+
+from .data import STREAM_MASK, generator
 
 
 def n_pruned(alpha: float, count: int) -> int:
@@ -49,3 +51,97 @@ def mask_for(W: torch.Tensor, alpha: float, unit: str) -> torch.Tensor:
 def apply_mask(W: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """theta_mk = theta ⊙ M (Alg. 1, forward)."""
     return W * (mask.unsqueeze(-1) if mask.dim() == 2 else mask)
+
+
+# --- the 2x2 mask control (issue 14): magnitude or random units, recomputed every step or fixed once ---
+
+MASK_RULES = ("magnitude", "random")     # which units: the smallest (Algorithm 1) or a uniformly random set
+SCHEDULES = ("dynamic", "static")        # recomputed every prune_every steps, or fixed at the first pruned step
+
+
+def _keep_lowest_rank(rank: torch.Tensor, k: torch.Tensor, dtype) -> torch.Tensor:
+    """Keep-mask (N, count) that drops, in row r, the k[r] units of lowest rank (rank: a permutation per row)."""
+    return (rank >= k.unsqueeze(-1)).to(dtype)
+
+
+def magnitude_rank(W: torch.Tensor, unit: str) -> torch.Tensor:
+    """Rank of every unit by magnitude, 0 = smallest (ties: lower index first), as neuron_mask / weight_mask drop them:
+    (N, m) by ||w_i|| for 'neuron', (N, m*d1) by |w_ik| for 'weight'."""
+    score = W.norm(dim=-1) if unit == "neuron" else W.abs().reshape(W.shape[0], -1)
+    return torch.argsort(torch.argsort(score, dim=-1, stable=True), dim=-1)
+
+
+def random_rank(count: int, seed: int, replicates: list, step: int) -> torch.Tensor:
+    """A uniformly random rank of `count` units per replicate (N, count), drawn from (seed, replicate, step) alone:
+    the same replicate and step always draw the same mask, whatever the batch or chunk it sits in."""
+    return torch.stack([torch.randperm(count, generator=generator(seed, r, STREAM_MASK, step)) for r in replicates])
+
+
+class Masker:
+    """The keep-mask of each replicate row at step t, for the four cells (magnitude | random) x (dynamic | static).
+
+    magnitude/dynamic is Algorithm 1 (recomputed from the current weights every `every` steps from `start`);
+    a static mask is computed once, at the first pruned step (the branch point when a run resumes from T_a), and
+    kept; a random mask drops n_pruned(alpha, count) uniformly random units (same count as Algorithm 1), drawn from
+    (seed, replicate, step) — at `start` for a static one. Rows may differ in alpha, rule and schedule, so several
+    cells can train in one batch; a row with alpha = 0 keeps every unit (and a batch of them gets no mask at all).
+    """
+
+    def __init__(self, alpha, random, static, replicates, seed: int, start: int, every: int, unit: str):
+        self.alpha = torch.as_tensor(alpha, dtype=torch.float64)   # (N,) pruning ratio per row
+        self.random = torch.as_tensor(random, dtype=torch.bool)    # (N,) random units instead of the smallest
+        self.static = torch.as_tensor(static, dtype=torch.bool)    # (N,) fixed at the first pruned step
+        self.replicates, self.seed, self.start, self.every, self.unit = list(replicates), seed, start, every, unit
+        self.mask = None
+
+    @classmethod
+    def from_config(cls, cfg, replicates) -> "Masker":
+        """Every row as the config says: prune_alpha, prune_mask, prune_schedule, prune_start, prune_every, prune_unit."""
+        n = len(replicates)
+        return cls([cfg.prune_alpha] * n, [cfg.prune_mask == "random"] * n, [cfg.prune_schedule == "static"] * n,
+                   replicates, cfg.seed, cfg.prune_start, cfg.prune_every, cfg.prune_unit)
+
+    def rows(self, lo: int, hi: int) -> "Masker":
+        """The masker of rows lo:hi (a training chunk), with no mask drawn yet."""
+        return Masker(self.alpha[lo:hi], self.random[lo:hi], self.static[lo:hi], self.replicates[lo:hi],
+                      self.seed, self.start, self.every, self.unit)
+
+    def draw(self, W: torch.Tensor, t: int) -> torch.Tensor:
+        """A fresh keep-mask of every row at step t ((N, m) or (N, m, d1)); static random rows draw at `start`."""
+        count = W.shape[1] * (1 if self.unit == "neuron" else W.shape[2])
+        k = torch.tensor([n_pruned(a, count) for a in self.alpha.tolist()], device=W.device)
+        rank = magnitude_rank(W, self.unit) if not bool(self.random.all()) else None
+        if bool(self.random.any()):
+            rows = self.random.nonzero().flatten().tolist()
+            reps = [self.replicates[i] for i in rows]
+            steps = [self.start if bool(self.static[i]) else t for i in rows]
+            draws = {s: random_rank(count, self.seed, reps, s) for s in set(steps)}
+            rnd = torch.stack([draws[s][j] for j, s in enumerate(steps)]).to(W.device)   # drawn on the CPU
+            rank = torch.zeros(W.shape[0], count, dtype=torch.long, device=W.device) if rank is None else rank
+            rank[rows] = rnd
+        keep = _keep_lowest_rank(rank, k, W.dtype)
+        return keep if self.unit == "neuron" else keep.view(W.shape)
+
+    def at(self, W: torch.Tensor, t: int) -> torch.Tensor | None:
+        """The mask in force at step t: None before `start` or when no row prunes; otherwise the current mask,
+        with the dynamic rows recomputed every `every` steps."""
+        if t < self.start or not bool((self.alpha > 0).any()):
+            return None
+        if self.mask is None:
+            self.mask = self.draw(W, t)
+        elif (t - self.start) % self.every == 0 and not bool(self.static.all()):
+            self.mask = self._refresh(W, t)
+        return self.mask
+
+    def final(self, W: torch.Tensor, t: int) -> torch.Tensor | None:
+        """The mask for the evaluation after the last step t: dynamic rows recomputed, static rows kept."""
+        if self.mask is not None and not bool(self.static.all()):
+            self.mask = self._refresh(W, t)
+        return self.mask
+
+    def _refresh(self, W: torch.Tensor, t: int) -> torch.Tensor:
+        new = self.draw(W, t)
+        if not bool(self.static.any()):
+            return new
+        keep_old = self.static.to(new.device).view(-1, *([1] * (new.dim() - 1)))
+        return torch.where(keep_old, self.mask, new)

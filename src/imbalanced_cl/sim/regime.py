@@ -81,6 +81,14 @@ def measure(run: Run, batches: int | None = None) -> Regime:
                   sigma_ratio=sigma_ratio(cfg), sampling=cfg.sampling)
 
 
+def of_config(cfg: SimConfig, steps: int) -> Regime:
+    """The config-level premises only (window, lambda, sigma), for notebooks whose runs mix configurations."""
+    nan = torch.full((1,), float("nan"))
+    return Regime(share=nan, grad_dev=nan, grad_rel=nan, loss_train=nan, loss_heldout=nan, steps=steps,
+                  window=theorem_window(cfg), lam_range=lambda_range(cfg), sigma_ratio=sigma_ratio(cfg),
+                  sampling=cfg.sampling)
+
+
 def _ci(x: torch.Tensor) -> tuple[float, float, float]:
     return stats.ci(x.double())
 

@@ -71,10 +71,10 @@ def t1_linear(cfg: SimConfig, kappa: torch.Tensor, t_max: int = 10**6) -> float:
     dec = 2 * math.log1p(-cfg.lr * cfg.weight_decay)
     lo, hi = 0.0, float(t_max)
 
-    def share(t):
-        feat = torch.exp(2 * r * t).sum()
-        perp = (cfg.d1 - cfg.d) * math.exp(dec * t)
-        return float(feat / (feat + perp))
+    def share(t):   # feat / (feat + perp) in log space: both underflow for large t when every rate is negative
+        log_feat = float(torch.logsumexp(2 * r * t, dim=0))
+        log_perp = math.log(cfg.d1 - cfg.d) + dec * t if cfg.d1 > cfg.d else -math.inf
+        return 1.0 / (1.0 + math.exp(min(log_perp - log_feat, 700.0)))
 
     if share(hi) < 0.5:
         return float("inf")

@@ -17,7 +17,7 @@ from .config import SimConfig
 from .encoder import bias_at, brelu_and_gate, embed, init_weights
 from .metrics import feature_share
 from .loss import infonce_and_grad
-from .prune import apply_mask, mask_for
+from .prune import Masker, apply_mask
 
 
 _FIELDS = ("steps", "coef", "norm2", "bias", "loss", "pos_prob")
@@ -184,7 +184,7 @@ def _batch(cfg: SimConfig, M, reps: list, t: int, fixed: D.Pairs | None, sampler
     return D.make_pairs(cfg, M, reps, extra=t + 1)
 
 
-def _train_chunk(cfg: SimConfig, reps: list, resume: Run | None, bar, sampler=None) -> Run:
+def _train_chunk(cfg: SimConfig, reps: list, resume: Run | None, bar, masker: Masker, sampler=None) -> Run:
     dev = cfg.torch_device
     if resume is None:
         M = D.make_dictionaries(cfg, reps, dev)
@@ -202,14 +202,11 @@ def _train_chunk(cfg: SimConfig, reps: list, resume: Run | None, bar, sampler=No
         fixed = None
     Usum = (_summed(fixed.UX), _summed(fixed.UY)) if fixed is not None else None
     hist = History()
-    mask = None
     started = bool((T1 >= 0).any())
     for t in range(start, cfg.steps):
         pairs = _batch(cfg, M, reps, t, fixed, sampler)
         b = bias_at(cfg, W, t, T1)
-        if cfg.prune_alpha > 0 and t >= cfg.prune_start:
-            if mask is None or (t - cfg.prune_start) % cfg.prune_every == 0:
-                mask = mask_for(W, cfg.prune_alpha, cfg.prune_unit)
+        mask = masker.at(W, t)  # None before prune_start; Alg. 1 recomputes it every prune_every steps
         linear = cfg.bias == "none" or cfg.bias_coef == 0 or not started   # b = 0 until some T1 (Lemma F.3)
         W_new, loss, pp = step(W, b, pairs, cfg, mask, Usum, linear)
         if (t - start) % cfg.record_every == 0:
@@ -222,8 +219,7 @@ def _train_chunk(cfg: SimConfig, reps: list, resume: Run | None, bar, sampler=No
             started = started or bool(hit.any())
         bar.update(1)
     b = bias_at(cfg, W, cfg.steps, T1)
-    if mask is not None:  # only ever set when prune_alpha > 0
-        mask = mask_for(W, cfg.prune_alpha, cfg.prune_unit)
+    mask = masker.final(W, cfg.steps)  # None unless a mask was in force
     pairs = _batch(cfg, M, reps, cfg.steps, fixed, sampler)
     _, loss, pp = gradient(W, b, pairs, cfg, mask, Usum)
     if not hist.steps or hist.steps[-1] != cfg.steps:
@@ -251,14 +247,17 @@ def _slice_run(run: Run, lo: int, hi: int) -> Run:
                History(), pairs, run.W0[lo:hi])
 
 
-def train(cfg: SimConfig, replicates=None, resume: Run | None = None, sampler=None) -> Run:
+def train(cfg: SimConfig, replicates=None, resume: Run | None = None, sampler=None,
+          masker: Masker | None = None) -> Run:
     """Train cfg.R replicates (or the given replicate indices) for cfg.steps steps in total.
 
     With `resume`, continue from that run's weights, data and T1 (same data stream) up to cfg.steps:
     this is how a pruned branch starts from a vanilla checkpoint (with "fresh" sampling the branch and its control
     draw the same pairs at every step: step t's pairs depend on (seed, replicate, t) only). `sampler(t, reps)`,
     if given, supplies step t's pairs for the replicate indices `reps` instead. Replicates are trained in chunks of
-    cfg.chunk to bound memory; each replicate's numbers do not depend on the chunking.
+    cfg.chunk to bound memory; each replicate's numbers do not depend on the chunking. The pruning mask is the one
+    cfg describes (prune.Masker.from_config), unless `masker` gives one per replicate row (several mask cells or
+    ratios trained in one batch).
     """
     reps = list(range(cfg.R)) if replicates is None else list(replicates)
     if resume is not None:
@@ -266,6 +265,7 @@ def train(cfg: SimConfig, replicates=None, resume: Run | None = None, sampler=No
     size = cfg.chunk or auto_chunk(cfg)
     bounds = [(lo, min(lo + size, len(reps))) for lo in range(0, len(reps), size)]
     start = resume.step if resume is not None else 0
+    masker = masker or Masker.from_config(cfg, reps)
     runs = []
     tf32 = torch.backends.cuda.matmul.allow_tf32
     torch.backends.cuda.matmul.allow_tf32 = cfg.tf32   # exact float32 unless asked (the theory checks need it)
@@ -273,7 +273,7 @@ def train(cfg: SimConfig, replicates=None, resume: Run | None = None, sampler=No
               mininterval=2.0, leave=False) as bar:
         for lo, hi in bounds:
             part = _slice_run(resume, lo, hi) if resume is not None else None
-            runs.append(_train_chunk(cfg, reps[lo:hi], part, bar, sampler).to("cpu"))   # results move to the CPU once
+            runs.append(_train_chunk(cfg, reps[lo:hi], part, bar, masker.rows(lo, hi), sampler).to("cpu"))   # results move to the CPU once
     torch.backends.cuda.matmul.allow_tf32 = tf32
     if len(runs) == 1:
         out = runs[0]

@@ -1,0 +1,26 @@
+"""Reading glued verdict rows out of executed notebooks (myst-nb glue under '<notebook>_verdicts')."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+
+def rows_of(path: Path) -> list[dict]:
+    """The glued verdict rows of one executed notebook."""
+    import nbformat
+    rows = []
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            name = out.get("metadata", {}).get("scrapbook", {}).get("name", "")
+            mime = [k for k in out.get("data", {}) if k.endswith("application/json")]
+            if name.endswith("_verdicts") and mime:
+                payload = out["data"][mime[0]]
+                payload = json.loads(payload) if isinstance(payload, str) else payload
+                rows.extend(payload["rows"])
+    return rows
+
+
+def collect(executed_dir) -> list[dict]:
+    """Gather the glued verdict rows of every executed notebook under executed_dir (for the scoreboard)."""
+    return [r for path in sorted(Path(executed_dir).glob("*.ipynb")) for r in rows_of(path)]

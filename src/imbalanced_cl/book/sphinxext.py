@@ -1,0 +1,80 @@
+"""Sphinx extension for the book's HTML: one copy of each inline script, and accessible theme buttons.
+
+Listed in _config.yml (sphinx.extra_extensions). Two defects of the stock toolchain, fixed here:
+- Sphinx 7.4 adds an inline script registered after the builder starts (sphinx-thebe's THEBE_JS_URL,
+  sphinx-togglebutton's selector) twice, once with filename None and once with '', so every page logs
+  "Identifier 'THEBE_JS_URL' has already been declared". `dedupe_scripts` keeps the first copy.
+- The theme's search and colour-mode buttons fail axe-core's label-content-name-mismatch rule, and its
+  left sidebar lies outside every landmark (rule region); static/imbalanced-cl-a11y.js repairs both in
+  the browser.
+- sphinx-external-toc writes index.html as a bare <meta> redirect: no title, no language, no icon, so the
+  browser asks for /favicon.ico (a console error). `index_page` rewrites it as a small page of its own.
+"""
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+STATIC = Path(__file__).resolve().parent / "static"
+A11Y_JS = "imbalanced-cl-a11y.js"
+
+
+def script_key(js) -> tuple:
+    """What makes two script tags the same: file (None and '' alike), priority and attributes (body too)."""
+    attrs = getattr(js, "attributes", {}) or {}
+    return (getattr(js, "filename", js) or "", getattr(js, "priority", 0), tuple(sorted(attrs.items())))
+
+
+def dedupe(scripts: list) -> list:
+    """The scripts in order, each distinct one once."""
+    seen, out = set(), []
+    for js in scripts:
+        key = script_key(js)
+        if key not in seen:
+            seen.add(key)
+            out.append(js)
+    return out
+
+
+def dedupe_scripts(app, pagename, templatename, context, doctree) -> None:
+    """html-page-context handler: drop repeated script tags from this page."""
+    scripts = context.get("script_files")
+    if isinstance(scripts, list):
+        scripts[:] = dedupe(scripts)
+
+
+def redirect_page(target: str, title: str, icon: str = "") -> str:
+    """A complete HTML page that sends the reader to `target` (the book's first page)."""
+    t, esc = html.escape(title), html.escape(target, quote=True)
+    link = f'<link rel="icon" href="{html.escape(icon, quote=True)}">' if icon else ""
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{t}</title>{link}'
+            f'<meta http-equiv="Refresh" content="0; url={esc}"></head>\n'
+            f'<body><main><p><a href="{esc}">{t}</a></p></main></body></html>\n')
+
+
+def index_page(app, exception) -> None:
+    """build-finished handler: replace the toc extension's bare redirect with redirect_page()."""
+    if exception is not None or getattr(app.builder, "format", "") != "html":
+        return
+    index = Path(app.outdir) / "index.html"
+    text = index.read_text(encoding="utf8") if index.exists() else ""
+    found = re.fullmatch(r'\s*<meta http-equiv="Refresh" content="0; url=([^"]+)" />\s*', text)
+    if found:
+        favicon = app.config.html_favicon or ""
+        icon = f"_static/{Path(favicon).name}" if favicon and "://" not in favicon else favicon
+        index.write_text(redirect_page(found.group(1), app.config.html_title or app.config.project, icon),
+                         encoding="utf8")
+
+
+def _add_static(app) -> None:
+    app.config.html_static_path.append(str(STATIC))
+
+
+def setup(app):
+    """Register the handlers and the accessibility script."""
+    app.connect("builder-inited", _add_static)
+    app.connect("html-page-context", dedupe_scripts)
+    app.connect("build-finished", index_page, priority=900)  # after sphinx-external-toc wrote its redirect
+    app.add_js_file(A11Y_JS, defer="defer")
+    return {"parallel_read_safe": True, "parallel_write_safe": True}

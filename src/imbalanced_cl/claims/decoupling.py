@@ -1,0 +1,513 @@
+"""Feature decoupling (Wen & Li 2021; notebook 09): what augmentation does to what the learner learns.
+
+One learner (the main paper's encoder with L = 1: Wen & Li's one-layer BReLU network), three ways to build
+positive pairs (sim/views.py), trained side by side in the replicate dimension over a grid of pair types x
+eps_min/eps_max. Measured on held-out raw samples x = M z + xi (Def. 2.1): the feature share, cos(f(x), f(xi))
+(Thm 3.2), cos(f(x), f(Mz)) (Thm 3.4), singleton neurons per atom (Thm 3.4) and a ridge probe of z from f(x)
+(Cor. 3.3/3.5). These are companion claims: their verdict rows carry kind = "companion", not the main paper's.
+"""
+from __future__ import annotations
+
+import math
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import torch
+
+from .. import verdict as V
+from ..sim import data as D
+from ..sim import views as VW
+from ..sim.config import SimConfig
+from ..sim.encoder import embed, init_weights
+from ..sim.theory import gain
+from ..sim.train import train
+from ..stats import mean_ci
+from ..validate import check, check_choice, check_float, check_grid, check_int
+
+COMPANION = "Wen & Li 2021"   # the paper these claims come from (every row's source)
+AUGMENTED = (VW.RANDOM_MASK, VW.PAPER)
+STREAM_DECOUPLING = 6         # random stream of latent_energy and view_correlations (data 0-3, theory 4, census 5)
+EXTRA_TEST, EXTRA_FIT = 1, 2  # sub-streams of STREAM_TEST: the probe's test samples and its fitting samples
+
+
+@dataclass(frozen=True)
+class DecouplingConfig(SimConfig):
+    """Notebook 09: the grid of pair types x eps ratios, the measurement schedule and the verdict thresholds.
+
+    The SimConfig defaults are replaced by Wen & Li's setting at d = 20 with every Theta(.) constant set to 1
+    (wen_li_scales): one token, z in {-1, 0, 1}, sigma_xi^2 = sqrt(log d)/d, m = d^1.01, lambda = d^-1.25 (inside
+    their range), tau = log d (a polylog), T1 of L182.
+    """
+
+    # --- the grid ---
+    kinds: tuple = VW.KINDS           # pair builders compared (sim/views.py): "paper", "identical", "random_mask"
+    ratios: tuple = (1.0, 0.3, 0.1)   # eps_min/eps_max of the grid's cells; 1.0 (balanced, Wen & Li's data) is required
+    # --- measurements ---
+    checkpoints: int = 8              # measurement times, log-spaced up to steps (equal ones merge), plus step 0
+    n_test: int = 4000                # held-out samples for the cosines and for testing the probe
+    n_probe: int = 2000               # other held-out samples on which the probe is fitted
+    probe_ridge: float = 1e-3         # ridge penalty of the probe, relative to the mean feature variance
+    singleton_rel: float = 0.5        # N_i holds the atoms with a coefficient of at least this times the largest
+    singleton_cos2: float = 0.5       # a singleton neuron also has cos^2(w_i, M_j) of at least this (not noise)
+    # --- verdict thresholds, fixed before any run ---
+    share_min: float = 0.9            # with augmentation the feature share reaches this (Thm 3.4: off-atom part o(1))
+    noise_align_max: float = 0.5      # with augmentation cos(f(x), f(xi)) stays at most this
+    align_high: float = 0.9           # without augmentation cos(f(x), f(xi)) reaches this (Thm 3.2: 1 - o(1))
+    removal_min: float = 0.9          # with augmentation cos(f(x), f(Mz)) reaches this (Thm 3.4)
+    coverage_min: float = 0.9         # with augmentation this fraction of atoms has a singleton neuron (Thm 3.4)
+    probe_max: float = 0.5            # a probe succeeds at a normalised MSE of at most this (Cor. 3.3/3.5)
+    probe_gap_min: float = 0.1        # smallest effect of interest: identical copies' probe MSE minus the augmented one's, paired
+    tol_bound: float = 0.02           # slack of every bound rule (verdict.judge_bound)
+    tol_converged: float = 0.02       # premise t of at least T3: a row's measurement moved at most this over the last checkpoint interval
+    # --- sensitivity run: identical copies vs RandomMask under the main paper's optimiser values ---
+    contrast_weight_decay: float = 1e-3   # lambda of the sensitivity run (the main paper's, below Wen & Li's range here)
+    contrast_tau: float = 1.0             # tau of the sensitivity run (the main paper's)
+    contrast_steps: int = 5000            # length of the sensitivity run; 0 skips it
+    threads: int = 1                  # torch CPU threads while computing (0: torch's default); one is fastest on a shared machine
+    # --- SimConfig fields set to Wen & Li's values (wen_li_scales) ---
+    d1: int = 200                     # ambient dimension (Wen & Li: d1 is poly(d))
+    L: int = 1                        # tokens per sample; 1 makes the main paper's encoder Wen & Li's network
+    eps_min: float = 1.0              # unused here: each cell sets eps_min to ratio times eps_max
+    n_minority: int = 10              # minority features (the last ones) in the cells with a ratio below 1
+    mag_lo: float = 1.0               # |z_j| in [mag_lo, mag_hi]; Wen & Li's z is in {-1, 0, 1}
+    sigma_xi: float = 0.2942          # noise std; Wen & Li's sigma^2 is sqrt(log d)/d, 0.2942 at d 20
+    views: str = "paper"              # unused here: `kinds` lists the pair builders compared
+    m: int = 21                       # neurons; Wen & Li: d^1.01, 21 at d 20
+    weight_decay: float = 0.0236      # lambda; Wen & Li: in [d^-1.499, d^-1.001], here d^-1.25
+    tau: float = 3.0                  # temperature; Wen & Li: polylog(d), here log d
+    steps: int = 2000                 # training steps (the measurements flatten well before)
+    t1_max: int = 193                 # the bias switches on at this step at the latest: L182's T1, d log(d1) / (eta loglog d)
+    progress: bool = False            # progress bar while training
+
+    def validate(self) -> None:
+        """SimConfig's checks plus the grid, the measurement schedule and the thresholds."""
+        super().validate()
+        check_grid("kinds", self.kinds, lambda n, v: check_choice(n, v, VW.KINDS))
+        check("kinds", self.kinds, len(set(self.kinds)) == len(self.kinds), "a list of distinct pair types")
+        check_grid("ratios", self.ratios, lambda n, v: check_float(n, v, 0.0, 1.0, lo_open=True))
+        check("ratios", self.ratios, 1.0 in self.ratios, "a list of numbers in (0, 1] that contains 1.0")
+        check_int("checkpoints", self.checkpoints, 1)
+        check_int("n_test", self.n_test, 10)
+        check_int("n_probe", self.n_probe, 10)
+        check_float("probe_ridge", self.probe_ridge, 0.0, lo_open=True)
+        check_float("singleton_rel", self.singleton_rel, 0.0, 1.0, lo_open=True, hi_open=True)
+        for name in ("singleton_cos2", "share_min", "noise_align_max", "align_high", "removal_min", "coverage_min",
+                     "probe_max"):
+            check_float(name, getattr(self, name), 0.0, 1.0, lo_open=True)
+        check_float("probe_gap_min", self.probe_gap_min, 0.0)
+        check_float("tol_bound", self.tol_bound, 0.0, 1.0, hi_open=True)
+        check_float("tol_converged", self.tol_converged, 0.0, lo_open=True)
+        check_float("contrast_weight_decay", self.contrast_weight_decay, 0.0)
+        check("contrast_weight_decay", self.contrast_weight_decay, self.lr * self.contrast_weight_decay < 1,
+              "a number with lr * contrast_weight_decay < 1", given=f"lr={self.lr}")
+        check_float("contrast_tau", self.contrast_tau, 0.0, lo_open=True)
+        check_int("contrast_steps", self.contrast_steps, 0)
+        check_int("threads", self.threads, 0, 256)
+
+    def cell_cfg(self, kind: str, ratio: float) -> SimConfig:
+        """The plain SimConfig of one grid cell: its pair builder and eps_min = ratio * eps_max."""
+        return self.sim(views=kind, eps_min=ratio * self.eps_max)
+
+    @property
+    def cells(self) -> list[tuple[str, float]]:
+        """(kind, ratio) of every cell, in the order of the batched replicate dimension."""
+        return [(k, r) for r in self.ratios for k in self.kinds]
+
+    def schedule(self) -> list[int]:
+        """Measurement steps: 0 and `checkpoints` log-spaced steps ending at `steps`."""
+        pts = torch.logspace(0, math.log10(self.steps), self.checkpoints, dtype=torch.float64)
+        return sorted({0, *(int(round(float(p))) for p in pts), self.steps})
+
+    def contrast(self) -> "DecouplingConfig":
+        """The sensitivity run: identical copies and RandomMask on balanced data with the contrast_* values."""
+        kinds = tuple(k for k in self.kinds if k in (VW.IDENTICAL, VW.RANDOM_MASK))
+        return self.replace(kinds=kinds, ratios=(1.0,), weight_decay=self.contrast_weight_decay,
+                            tau=self.contrast_tau, steps=max(self.contrast_steps, 1))
+
+
+def wen_li_scales(d: int, d1: int, lr: float) -> dict:
+    """Wen & Li's scalings at (d, d1, eta), all Theta(.) constants set to 1, to print beside the parameters."""
+    return {"sigma_xi": math.sqrt(math.sqrt(math.log(d)) / d),          # Def. 2.1: sigma^2 = sqrt(log d) / d
+            "m": math.ceil(d ** 1.01),                                  # Thm 3.4
+            "weight_decay": (d ** -1.499, d ** -1.001),                 # L171: lambda in [d^-1.499, d^-1.001]
+            "tau": math.log(d),                                         # Thm 3.4: tau = polylog(d)
+            "T1": d * math.log(d1) / (lr * math.log(math.log(d))),      # L182
+            "bias_ramp": lr / d}                                        # L182: eta_b >= eta / d
+
+
+@contextmanager
+def threads(n: int):
+    """Run the block on n torch CPU threads (0: leave torch's setting), then restore the previous count."""
+    prev = torch.get_num_threads()
+    if n:
+        torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(prev)
+
+
+# --- the data: pairs for every cell of the grid, and held-out raw samples ---
+
+class GridSampler:
+    """train's `sampler(t, reps)` for the batched grid: position k of the batch is replicate k % R of cell k // R.
+
+    Replicate r of every cell draws from the same train stream, exactly as data.make_pairs does (fresh: sub-stream
+    t + 1 at step t; fixed: sub-stream 0 every step), so the cells see the same random numbers and differ only in
+    their pair builder and eps (common random numbers: paired comparisons). M holds the R dictionaries.
+    """
+
+    def __init__(self, cfg: DecouplingConfig, M: torch.Tensor):
+        self.cfg, self.M = cfg, M
+        self.cell_cfgs = [cfg.cell_cfg(k, r) for k, r in cfg.cells]
+        self._fixed = None
+
+    def __call__(self, t: int, reps: list) -> D.Pairs:
+        """The pairs of step t for the whole batch (train runs the grid as one chunk)."""
+        R, fresh = self.cfg.R, self.cfg.sampling == "fresh"
+        if len(reps) != R * len(self.cell_cfgs):
+            raise ValueError(f"the grid trains as one chunk of {R * len(self.cell_cfgs)} replicates, got {len(reps)}")
+        if not fresh and self._fixed is not None:
+            return self._fixed
+        ids = list(range(R))
+        parts = [D.make_pairs(cc, self.M, ids, extra=t + 1 if fresh else 0) for cc in self.cell_cfgs]
+        pairs = D.Pairs(*(torch.cat([getattr(p, f) for p in parts]) for f in ("UX", "UY", "S", "ZX", "ZY")))
+        if not fresh:
+            self._fixed = pairs
+        return pairs
+
+
+def attend(X: torch.Tensor, cfg: SimConfig) -> torch.Tensor:
+    """The frozen attention of eq. (4); with one token it is exactly the identity (a softmax over one entry is 1)."""
+    return X if X.shape[-2] == 1 else D.attention(X, cfg)
+
+
+def one_view_latents(cfg: SimConfig, n: int, gen: torch.Generator) -> torch.Tensor:
+    """Token latents z (n, L, d) of n unaugmented samples, drawn with data.latents_from (Def. 3.1)."""
+    d, L = cfg.d, cfg.L
+    u = [torch.rand(n, d, generator=gen), torch.rand(n, d, generator=gen), torch.rand(n, d, generator=gen),
+         torch.rand(n, L, d, generator=gen), torch.rand(n, L, d, generator=gen)]
+    return D.latents_from(cfg, u[0], u[1], [u[2:5], u[2:5]])[2]
+
+
+@dataclass
+class Raw:
+    """Held-out raw samples x = M z + xi (Def. 2.1) and their parts: tokens (R, n, L, d1), latents z (R, n, d)."""
+
+    x: torch.Tensor
+    xi: torch.Tensor
+    signal: torch.Tensor
+    z: torch.Tensor
+
+
+def raw_samples(cfg: SimConfig, M: torch.Tensor, reps: list, n: int, extra: int) -> Raw:
+    """n unaugmented samples (the downstream data of Def. 3.1) per replicate, from its held-out stream."""
+    zs, xis = [], []
+    for r in reps:
+        gen = D.generator(cfg.seed, r, D.STREAM_TEST, extra)
+        zs.append(one_view_latents(cfg, n, gen))
+        xis.append(cfg.sigma_xi * torch.randn(n, cfg.L, cfg.d1, generator=gen))
+    z, xi = torch.stack(zs), torch.stack(xis)
+    s = VW.signal(z, M)
+    return Raw(s + xi, xi, s, z.sum(-2))
+
+
+def latent_energy(cfg: SimConfig, n: int = 100_000) -> torch.Tensor:
+    """E[z_j^2] of the token-summed latent (d,), by Monte Carlo on a stream of its own: the probe's scale."""
+    return one_view_latents(cfg, n, D.generator(cfg.seed, 0, STREAM_DECOUPLING)).sum(-2).pow(2).mean(0)
+
+
+# --- measurements on weights (pure functions) ---
+
+def feature_share(W: torch.Tensor, M: torch.Tensor) -> torch.Tensor:
+    """||M^T W^T||_F^2 / ||W||_F^2 per replicate (R,): the share of all weight in the feature span."""
+    return (W @ M).pow(2).sum((-1, -2)) / W.pow(2).sum((-1, -2)).clamp(min=1e-30)
+
+
+def cosine(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """Row-wise cos(a, b) over the last dim, 0 where either vector is 0 (nothing to align)."""
+    den = a.norm(dim=-1) * b.norm(dim=-1)
+    return torch.where(den > 0, (a * b).sum(-1) / den.clamp(min=1e-30), torch.zeros_like(den))
+
+
+def encode(W: torch.Tensor, tokens: torch.Tensor, b: torch.Tensor, cfg: SimConfig) -> torch.Tensor:
+    """f(X) of the encoder (eq. 4): attention, then BReLU neurons summed over tokens; (R, n, m)."""
+    return embed(W, attend(tokens, cfg), b)[0]
+
+
+def singletons(W: torch.Tensor, M: torch.Tensor, rel: float, cos2_min: float) -> torch.Tensor:
+    """Neurons per atom with N_i = {j} (Thm 3.4), counted per replicate (R, d).
+
+    N_i = {j : |<w_i,M_j>| >= rel * max_j' |<w_i,M_j'>|}; a singleton for atom j also needs
+    <w_i,M_j>^2 >= cos2_min ||w_i||^2, so a noise neuron whose largest feature coefficient stands alone
+    by chance does not count.
+    """
+    a = (W @ M).abs()                                            # (R, m, d)
+    top = a.amax(-1, keepdim=True)
+    alone = (a >= rel * top).sum(-1) == 1                        # |N_i| = 1
+    strong = a.pow(2) >= cos2_min * W.pow(2).sum(-1, keepdim=True)
+    return (strong & (a == top) & alone.unsqueeze(-1)).sum(1)
+
+
+def ridge_probe(F_fit, Z_fit, F_eval, Z_eval, ridge: float, energy: torch.Tensor) -> torch.Tensor:
+    """Test MSE of a ridge probe z ~ f (with intercept) over E[z_j^2], per replicate and coordinate (R, d).
+
+    Fit on (F_fit, Z_fit), evaluate on other samples. Dividing by the population energy E[z_j^2] (d,) makes
+    the zero predictor score about 1 (Cor. 3.3's failure is Omega(1), Cor. 3.5's success o(1)), also for a
+    rare feature that few test samples carry. The penalty is ridge times the mean feature variance, so it
+    does not depend on the scale of f.
+    """
+    F_fit, F_eval = F_fit.double(), F_eval.double()
+    Z_fit, Z_eval = Z_fit.double(), Z_eval.double()
+    mu_f, mu_z = F_fit.mean(1, keepdim=True), Z_fit.mean(1, keepdim=True)
+    A, B = F_fit - mu_f, Z_fit - mu_z
+    G = A.transpose(1, 2) @ A
+    lam = ridge * torch.diagonal(G, dim1=1, dim2=2).mean(-1).clamp(min=1e-30)
+    eye = torch.eye(G.shape[-1], dtype=G.dtype)
+    beta = torch.linalg.solve(G + lam[:, None, None] * eye, A.transpose(1, 2) @ B)
+    pred = (F_eval - mu_f) @ beta + mu_z
+    return ((Z_eval - pred).pow(2).mean(1) / energy.double()).float()
+
+
+def measure(W, b, M, test: Raw, fit: Raw, energy: torch.Tensor, cfg: DecouplingConfig) -> dict:
+    """Every measurement at one time for R replicates: share (R,), align (R,), removal (R,),
+    probe (R, d) and singles (R, d). Cosines are averaged over test samples with z != 0."""
+    fx = encode(W, test.x, b, cfg)
+    has = test.z.abs().sum(-1) > 0                               # samples that carry a feature
+    avg = lambda c: (c * has).sum(-1) / has.sum(-1).clamp(min=1)
+    return {
+        "share": feature_share(W, M),
+        "align": avg(cosine(fx, encode(W, test.xi, b, cfg))),
+        "removal": avg(cosine(fx, encode(W, test.signal, b, cfg))),
+        "probe": ridge_probe(encode(W, fit.x, b, cfg), fit.z, fx, test.z, cfg.probe_ridge, energy),
+        "singles": singletons(W, M, cfg.singleton_rel, cfg.singleton_cos2),
+    }
+
+
+# --- the experiment ---
+
+@dataclass
+class DecouplingResult:
+    """Measurements of the grid over time. Cell axis C follows cfg.cells; R replicates per cell."""
+
+    cells: list            # [(kind, ratio)]
+    steps: list            # measurement steps (T)
+    share: torch.Tensor    # (T, C, R) feature share
+    align: torch.Tensor    # (T, C, R) cos(f(x), f(xi))
+    removal: torch.Tensor  # (T, C, R) cos(f(x), f(Mz))
+    probe: torch.Tensor    # (T, C, R, d) normalised probe MSE per coordinate
+    singles: torch.Tensor  # (T, C, R, d) singleton neurons per atom
+    raw_probe: torch.Tensor    # (C, R, d) the same probe on the raw input x (a reference without a network)
+    minority: torch.Tensor     # (d,) bool: the features that are minority whenever eps_min < eps_max
+    share_steps: torch.Tensor  # (T',) steps of the fine feature-share record
+    share_hist: torch.Tensor   # (T', C, R) feature share every record_every steps
+    T1: torch.Tensor       # (C, R) step at which the bias switched on (-1: never)
+    seconds: float
+
+    def cell(self, kind: str, ratio: float) -> int:
+        """Index of a cell on the C axis."""
+        return self.cells.index((kind, ratio))
+
+    def series(self, name: str, kind: str, ratio: float = 1.0) -> torch.Tensor:
+        """One summary per replicate over time (T, R): share, align, removal, coverage or probe (mean over atoms)."""
+        c = self.cell(kind, ratio)
+        if name == "coverage":
+            return coverage(self.singles[:, c])
+        return self.probe[:, c].mean(-1) if name == "probe" else getattr(self, name)[:, c]
+
+    def final(self, name: str, kind: str, ratio: float = 1.0) -> torch.Tensor:
+        """A measurement at the last step for one cell, per replicate: (R,) or (R, d)."""
+        return getattr(self, name)[-1, self.cell(kind, ratio)]
+
+
+def run_grid(cfg: DecouplingConfig) -> DecouplingResult:
+    """Train every cell's R replicates in one batched run, measuring at cfg.schedule() on held-out samples."""
+    with threads(cfg.threads):
+        return _run_grid(cfg)
+
+
+def _run_grid(cfg: DecouplingConfig) -> DecouplingResult:
+    t0 = time.time()
+    C, R = len(cfg.cells), cfg.R
+    ids = list(range(R))
+    reps = ids * C                                               # position k: replicate k % R of cell k // R
+    base = cfg.sim(views=VW.PAPER, chunk=C * R)                  # one chunk; the cells differ only in their pairs
+    M = D.make_dictionaries(base, ids)                           # replicate r has one dictionary in every cell
+    sampler = GridSampler(cfg, M)
+    held = [(raw_samples(cc, M, ids, cfg.n_test, EXTRA_TEST), raw_samples(cc, M, ids, cfg.n_probe, EXTRA_FIT))
+            for cc in sampler.cell_cfgs]
+    energy = [latent_energy(cc) for cc in sampler.cell_cfgs]
+    part = lambda c: slice(c * R, (c + 1) * R)
+    out = {k: [] for k in ("share", "align", "removal", "probe", "singles")}
+    run = None
+    for t in cfg.schedule():
+        if t == 0:
+            W, bias = init_weights(base, reps), torch.zeros(C * R, cfg.m)
+        else:
+            run = train(base.replace(steps=t), replicates=reps, resume=run, sampler=sampler)
+            W, bias = run.W, run.bias
+        per = [measure(W[part(c)], bias[part(c)], M, *held[c], energy[c], cfg) for c in range(C)]
+        for k in out:
+            out[k].append(torch.stack([p[k] for p in per]))
+    raw = [ridge_probe(fit.x.sum(2), fit.z, test.x.sum(2), test.z, cfg.probe_ridge, energy[c])   # no network at all
+           for c, (test, fit) in enumerate(held)]
+    coef, norm2 = run.history.get("coef"), run.history.get("norm2")
+    share_hist = (coef.pow(2).sum((-1, -2)) / norm2.sum(-1).clamp(min=1e-30)).view(-1, C, R)
+    minority = torch.arange(cfg.d) >= cfg.d - cfg.n_minority
+    return DecouplingResult(cfg.cells, cfg.schedule(), *(torch.stack(out[k]) for k in out), torch.stack(raw),
+                            minority, run.history.get("steps"), share_hist, run.T1.view(C, R), time.time() - t0)
+
+
+def view_correlations(cfg: DecouplingConfig, n: int = 20_000) -> dict:
+    """Feature decoupling measured on the views themselves (Wen & Li Sec. 4), balanced cell, one dictionary.
+
+    For each pair type: rho_F = mean_j E[<M_j, U_X><M_j, U_Y>] and rho_perp = the same averaged over the
+    directions orthogonal to M, with U summed over tokens. With b = 0 the expected update is linear,
+    w <- (1 - eta lambda) w + eta gain E[U_X U_Y^T] w (notebook 01), so a direction grows per step by
+    log(1 - eta lambda + eta gain rho): returned as rate_F and rate_perp. Augmentation that decouples the noise
+    drives rho_perp to about 0; without it rho_perp = sigma_xi^2 > 0.
+    """
+    with threads(cfg.threads):
+        M = D.make_dictionaries(cfg, [0])
+        return {kind: _correlations(cfg.cell_cfg(kind, 1.0), M, n) for kind in cfg.kinds}
+
+
+def _correlations(cfg: SimConfig, M: torch.Tensor, n: int) -> dict:
+    P = D.make_pairs(cfg, M, [0], n=n, purpose=STREAM_DECOUPLING, extra=1)
+    A, B = P.UX.sum(2)[0].double(), P.UY.sum(2)[0].double()          # (n, d1)
+    fa, fb = A @ M[0].double(), B @ M[0].double()                      # coordinates on the atoms
+    rho_f = (fa * fb).mean(0).mean()
+    rho_p = ((A * B).sum(-1).mean() - (fa * fb).sum(-1).mean()) / (cfg.d1 - cfg.d)   # trace over M-perp
+    rate = lambda rho: math.log(1 - cfg.lr * cfg.weight_decay + cfg.lr * gain(cfg) * float(rho))
+    return {"rho_F": float(rho_f), "rho_perp": float(rho_p), "rate_F": rate(rho_f), "rate_perp": rate(rho_p)}
+
+
+# --- summaries and verdicts ---
+
+LABELS = {VW.IDENTICAL: "identical copies", VW.RANDOM_MASK: "RandomMask", VW.PAPER: "the main paper's pairs"}
+
+
+def coverage(singles: torch.Tensor) -> torch.Tensor:
+    """Fraction of atoms with at least one singleton neuron, per replicate: (..., d) -> (...)."""
+    return (singles > 0).float().mean(-1)
+
+
+def split_mean(x: torch.Tensor, minority: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Mean over the majority and over the minority features of the last dim: two tensors (...)."""
+    return x[..., ~minority].mean(-1), x[..., minority].mean(-1)
+
+
+def _premises(result, cfg, series: torch.Tensor, kinds: tuple, bias: bool) -> list[tuple[str, bool]]:
+    """A row's premises: its measurement has stopped moving (t >= T3), and the bias schedule switched on."""
+    moved = float((series[-1] - series[-2]).mean().abs()) if series.shape[0] > 1 else math.inf
+    checks = [(f"t ≥ T3: the measurement moved by {moved:.3g} ≤ {cfg.tol_converged:g} over the last checkpoint "
+               f"interval", moved <= cfg.tol_converged)]
+    if bias:
+        on = all(bool((result.T1[result.cell(k, 1.0)] >= 0).all()) for k in kinds)
+        checks.append(("the bias schedule of L182 switched on in every replicate", on))
+    return checks
+
+
+def _bound_row(result, cfg, claim, source, name, kind, bound, at_least, bias_premise=True) -> V.Verdict:
+    """One companion row: the last step's `name` in the balanced `kind` cell against a bound, with premises."""
+    series = result.series(name, kind).float()                  # (T, R)
+    m, lo, hi = (float(v) for v in mean_ci(series[-1]))
+    edge = bound - cfg.tol_bound if at_least else bound + cfg.tol_bound
+    return V.row(claim, f"{COMPANION}, {source}", f"{'≥' if at_least else '≤'} {bound:g}", m, lo, hi,
+                 V.judge_bound(lo, hi, bound, at_least, cfg.tol_bound),
+                 _premises(result, cfg, series, (kind,), bias_premise), n=series.shape[1], band=abs(m - edge),
+                 kind="companion")
+
+
+def _gap_row(result, cfg, kind) -> V.Verdict:
+    """"Only with augmentation": identical copies' probe MSE minus `kind`'s, paired by replicate, above probe_gap_min."""
+    series = (result.series("probe", VW.IDENTICAL) - result.series("probe", kind)).float()
+    m, lo, hi = (float(v) for v in mean_ci(series[-1]))
+    return V.row(f"The probe needs augmentation: its MSE without minus with {LABELS[kind]} (paired)",
+                 f"{COMPANION}, Cor. 3.3 vs Cor. 3.5", f"> {cfg.probe_gap_min:g}", m, lo, hi,
+                 V.judge_positive(lo, hi, "paired probe-error gap", cfg.probe_gap_min),
+                 _premises(result, cfg, series, (kind,), True), n=series.shape[1],
+                 band=abs(m - cfg.probe_gap_min), kind="companion")
+
+
+def verdict_rows(result: DecouplingResult, cfg: DecouplingConfig) -> list[V.Verdict]:
+    """Wen & Li's claims judged at the last step of the balanced cells (eps_min = eps_max), thresholds from cfg.
+
+    A row is "not comparable" when its run is not at the theorems' time (the measurement still moves by more
+    than tol_converged) or, with augmentation, when the bias schedule never switched on.
+    """
+    rows = []
+    for kind in (k for k in cfg.kinds if k in AUGMENTED):
+        w = f"With {LABELS[kind]}"
+        rows += [
+            _bound_row(result, cfg, f"{w}, the feature share ||Mᵀw||²/||w||² grows to ≈ 1", "Thm 3.4 (β = o(‖w‖/√d1))",
+                       "share", kind, cfg.share_min, True),
+            _bound_row(result, cfg, f"{w}, noise alignment cos(f(x), f(ξ)) stays low", "Thm 3.4 and Sec. 4",
+                       "align", kind, cfg.noise_align_max, False),
+            _bound_row(result, cfg, f"{w}, the noise is removed: cos(f(x), f(Mz)) → 1", "Thm 3.4 (L238)",
+                       "removal", kind, cfg.removal_min, True),
+            _bound_row(result, cfg, f"{w}, every atom has a singleton neuron (N_i = {{j}})",
+                       "Thm 3.4 (Ω(1) neurons per atom)", "coverage", kind, cfg.coverage_min, True),
+            _bound_row(result, cfg, f"{w}, a linear probe recovers z (normalised MSE)", "Cor. 3.5",
+                       "probe", kind, cfg.probe_max, False),
+        ]
+    if VW.IDENTICAL in cfg.kinds:   # footnote 3: without augmentation the bias may be anything, so no bias premise
+        rows += [
+            _bound_row(result, cfg, "Without augmentation, noise alignment cos(f(x), f(ξ)) approaches 1",
+                       "Thm 3.2 (L210)", "align", VW.IDENTICAL, cfg.align_high, True, bias_premise=False),
+            _bound_row(result, cfg, "Without augmentation, a linear probe fails (normalised MSE)", "Cor. 3.3",
+                       "probe", VW.IDENTICAL, cfg.probe_max, True, bias_premise=False),
+        ]
+        rows += [_gap_row(result, cfg, kind) for kind in cfg.kinds if kind in AUGMENTED]
+    return rows
+
+
+def final_table(result: DecouplingResult, ratio: float = 1.0) -> dict:
+    """Per pair type at one ratio: the last step's share, align, removal, coverage and probe as (mean, lo, hi)."""
+    names = ("share", "align", "removal", "coverage", "probe")
+    return {kind: {k: tuple(float(x) for x in mean_ci(result.series(k, kind, r)[-1].float())) for k in names}
+            for kind, r in result.cells if r == ratio}
+
+
+def paired_difference(result: DecouplingResult, name: str, kind_a: str, kind_b: str, ratio: float = 1.0) -> tuple:
+    """(mean, lo, hi) of `name` in kind_a minus kind_b at the last step, paired by replicate: replicate r of every
+    cell shares its dictionary, initial weights and random numbers, so the difference isolates the pair builder."""
+    diff = result.series(name, kind_a, ratio)[-1] - result.series(name, kind_b, ratio)[-1]
+    return tuple(float(x) for x in mean_ci(diff.float()))
+
+
+def differences(result: DecouplingResult, kind_a: str, kind_b: str, ratio: float = 1.0) -> dict:
+    """paired_difference of every final_table summary: {name: (mean, lo, hi)} of kind_a minus kind_b."""
+    return {name: paired_difference(result, name, kind_a, kind_b, ratio)
+            for name in ("share", "align", "removal", "coverage", "probe")}
+
+
+def imbalance_table(result: DecouplingResult) -> list[dict]:
+    """Per pair type and eps ratio, at the last step: majority and minority probe MSE and atom coverage,
+    and the minority-minus-majority gaps (paired within each network), each as (mean, lo, hi)."""
+    ci = lambda x: tuple(float(v) for v in mean_ci(x))
+    rows = []
+    for c, (kind, ratio) in enumerate(result.cells):
+        pm, pn = split_mean(result.probe[-1, c], result.minority)
+        cm, cn = split_mean((result.singles[-1, c] > 0).float(), result.minority)
+        rows.append({"kind": kind, "ratio": ratio, "probe_major": ci(pm), "probe_minor": ci(pn),
+                     "probe_gap": ci(pn - pm), "cover_major": ci(cm), "cover_minor": ci(cn), "cover_gap": ci(cn - cm)})
+    return rows
+
+
+def imbalance_answer(result: DecouplingResult, cfg: DecouplingConfig) -> list[str]:
+    """Does augmentation protect the minority features? One sentence per pair type at the smallest ratio,
+    read off the intervals of the minority probe MSE against cfg.probe_max and of the minority-majority gap."""
+    r = min(cfg.ratios)
+    learned = lambda lo, hi: "recovered" if hi <= cfg.probe_max else "not recovered" if lo > cfg.probe_max else "undecided"
+    lines = []
+    for row in (x for x in imbalance_table(result) if x["ratio"] == r):
+        (mn, mn_lo, mn_hi), (mj, mj_lo, mj_hi) = row["probe_minor"], row["probe_major"]
+        g, g_lo, g_hi = row["probe_gap"]
+        gap = "worse than" if g_lo > 0 else "better than" if g_hi < 0 else "not distinguishable from"
+        lines.append(f"{LABELS[row['kind']]} at eps_min/eps_max = {r:g}: minority probe MSE {mn:.3f} [{mn_lo:.3f}, "
+                     f"{mn_hi:.3f}] ({learned(mn_lo, mn_hi)} at the threshold {cfg.probe_max:g}), majority {mj:.3f} "
+                     f"[{mj_lo:.3f}, {mj_hi:.3f}] ({learned(mj_lo, mj_hi)}); the minority is {gap} the majority "
+                     f"(gap {g:+.3f} [{g_lo:+.3f}, {g_hi:+.3f}]).")
+    return lines

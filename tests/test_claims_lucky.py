@@ -1,0 +1,94 @@
+"""Notebook 02's claim modules (lucky, census_grid) on hand-made census grids and results: fits, reports, verdicts."""
+import math
+
+import numpy as np
+import pytest
+
+from imbalanced_cl import stats
+from imbalanced_cl.claims import census_grid, lucky
+from imbalanced_cl.validate import ParameterError
+from imbalanced_cl.verdict import FAILS, HOLDS, INCONCLUSIVE, PARTLY, UNTESTED
+
+NAN = float("nan")
+DS = np.array([10, 100, 1000])
+
+
+def _census():
+    """A census grid built by hand: E|M_j| = d^1.5 and E|M_j*| = 0.1 d^0.5 (m = d^2), MC |N_i| = c_r d^0.25 per
+    replicate; (1 - p2)^(d-1) falls from 0.9 to 0.6 at rho = 0.5 and is 1 at rho = 1."""
+    m = np.stack([DS ** 2.0] * 2, 1)
+    p_ord = np.stack([DS ** 1.5 / DS ** 2.0] * 2, 1)
+    p_lucky = np.stack([0.1 * DS ** 0.5 / DS ** 2.0] * 2, 1)
+    rse = np.array([[0.1, 0.1], [0.1, 0.1], [0.9, 0.1]])            # rho = 1: the largest d is unresolved
+    Ni = np.stack([np.stack([c * DS ** 0.25 for c in (1.0, 2.0)], -1)] * 2, 1)   # (nd, rho, R)
+    p_lucky_mc = np.zeros((3, 2, 2))
+    p_lucky_mc[0, 0, 0] = 1e-3
+    return {"ds": DS, "rhos": np.array([1.0, 0.5]), "m": m,
+            "exact": {"p_ord": p_ord, "p_lucky": p_lucky, "rse_lucky": rse,
+                      "paper_B": np.array([[1.0, 0.9], [1.0, 0.8], [1.0, 0.6]]), "B": np.array([[1.0, 0.5], [1.0, 0.2], [1.0, 0.1]])},
+            "mc": {"Ni": Ni, "p_lucky": p_lucky_mc}}
+
+
+def test_census_fits_recover_the_built_exponents_and_drop_unresolved_points():
+    fits = census_grid.census_fits(_census(), rse_max=0.3)
+    (fl1, fo1, fn1), (fl5, _, _) = fits[1.0], fits[0.5]
+    assert fo1.slope == pytest.approx(1.5) and fl5.slope == pytest.approx(0.5)
+    assert fl1.n == 2 and fl5.n == 3                                 # the rse = 0.9 point is not fitted
+    assert fn1.slope == pytest.approx(0.25) and fn1.lo == pytest.approx(0.25)
+
+
+def test_census_and_pr_b_reports_read_the_numbers():
+    cen = _census()
+    cfg = census_grid.CensusConfig(census_ds=tuple(DS.tolist()), census_ratios=(1.0, 0.5))
+    lines = census_grid.census_report(cen, census_grid.census_fits(cen, 0.3), cfg)
+    assert lines[0].split() == ["rho", "omega1", "fit", "lucky", "omega2", "fit", "ord", "Ni", "claim", "fit", "Ni"]
+    assert "rises from" in lines[3] and "at 1 of 3 values of d" in lines[3]
+    assert "at 0 of 3 values of d" in lines[4]
+    brief = census_grid.brief_item1_report(cen)
+    assert "falls with d and is at most 0.6" in brief[0] and "is not confirmed here" in brief[0]   # 0.6 is not < 0.5
+    assert "ranges 1.00–1.00" in brief[1]
+
+
+def _results(**kw):
+    fits = {1.0: (stats.SlopeFit(NAN, NAN, NAN, NAN, 0), stats.SlopeFit(0.5, 0.4, 0.6, 0, 3),
+                  stats.SlopeFit(0.5, 0.45, 0.55, 0, 2)),
+            0.5: (stats.SlopeFit(3.0, NAN, NAN, 0, 2), stats.SlopeFit(0.5, 0.4, 0.6, 0, 3),
+                  stats.SlopeFit(0.85, 0.8, 0.9, 0, 2))}
+    base = {"census": _census(), "census_fits": fits, "t2": {"fit": stats.SlopeFit(1.05, 0.9, 1.15, 0, 2)},
+            "lemma32": {"a_ratio": np.array([2.0, 3.0, 0.5]), "b_ratio": np.array([]),
+                        "top_hit_major": np.array([0.5, 0.6, 0.55]), "top_hit_minor": np.array([1.0]), "chance": 0.01},
+            "workshop": {"gap": (0.2, 0.1, 0.3)}}
+    return {**base, **kw}
+
+
+def _cfg(**kw):
+    return lucky.LuckyConfig(census_ds=tuple(DS.tolist()), census_ratios=(1.0, 0.5), progress=False, **kw)
+
+
+def test_verdict_rows_on_hand_made_results():
+    rows = lucky.verdict_rows(_results(), _cfg())
+    assert [r.verdict for r in rows] == [
+        FAILS, HOLDS, FAILS,          # rho = 1: no finite lucky fit although ω1 = 0.9 > 0; |M_j| ≤ d^1.1; |N_i| 0.5 » 0.1
+        HOLDS, HOLDS, INCONCLUSIVE,   # rho = 0.5: 3.0 ≥ ω1 = -2.4; 0.5 ≤ ω2 = 1.775; N_i [0.8, 0.9] straddles 0.775 + 0.1
+        PARTLY,                       # Pr[B_i]: (1-p2)^(d-1) = 0.6 at the largest d
+        HOLDS,                        # T2 - T1 slope [0.9, 1.15] inside 1 ± 0.2
+        INCONCLUSIVE, UNTESTED,       # 2 of 3 lucky pairs; no ordinary/lucky pair
+        HOLDS,                        # majority hit rate above chance (minority has a single replicate: no row)
+        HOLDS]                        # workshop gap above 0
+    assert math.isnan(rows[0].measured) and (rows[3].lo, rows[3].hi) == (3.0, 3.0)
+    pb = rows[6]
+    assert (pb.measured, pb.lo, pb.hi) == (0.6, 0.1, 0.9) and "d=1000" in pb.rule
+    assert rows[9].rule == "no feature with a lucky neuron"
+
+
+def test_verdict_levels_and_tolerances_come_from_the_config():
+    rows = lucky.verdict_rows(_results(), _cfg(pr_b_levels=(0.5, 0.1), tol_t2=0.01))
+    assert rows[6].verdict == HOLDS and "holds if > 0.5" in rows[6].rule
+    assert rows[7].verdict == INCONCLUSIVE                         # [0.9, 1.15] straddles the band 1 ± 0.01
+
+
+@pytest.mark.parametrize("kw", [{"tol_omega": -0.1}, {"tol_t2": 0.0}, {"pr_b_levels": (0.5, 0.9)},
+                                {"rse_max": 0.0}, {"tol_ni_init": "0.1"}])
+def test_bad_tolerances_name_the_parameter(kw):
+    with pytest.raises(ParameterError, match=list(kw)[0]):
+        _cfg(**kw)

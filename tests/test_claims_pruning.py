@@ -1,0 +1,123 @@
+"""Notebook 04's random-mask control (claims.pruning_control, issue 14): the cells, their measurements, the rows."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from imbalanced_cl.claims import pruning as pa
+from imbalanced_cl.claims import pruning_control as pc
+from imbalanced_cl.sim.train import train
+from imbalanced_cl.verdict import FAILS, HOLDS, PARTLY, UNTESTED
+
+TINY = dict(d=4, d1=8, L=2, m=6, n_pairs=16, R=2, record_every=5, progress=False, vanilla_steps=20,
+            prune_steps=20, rate_window=10, top_k=2, alpha_grid=(0.2, 0.5), alpha_main=0.2,
+            eps_min_grid=(0.3, 1.0))
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    cfg = pa.PruningConfig(**TINY)
+    base = train(cfg.vanilla())
+    alphas = sorted(cfg.alpha_grid)
+    runs = pa.run_branches(cfg, alphas, base)
+    return cfg, base, alphas, runs, pc.run_cells(cfg, base, runs, alphas)
+
+
+def test_stack_and_take_round_trip(tiny):
+    cfg, base, _, runs, _ = tiny
+    s = pc.stack(base, 3)
+    assert s.W.shape[0] == 3 * cfg.R and s.replicates == base.replicates * 3
+    back = pc.take(s, 2, cfg.R, cfg.vanilla())
+    for name in ("W", "M", "T1", "W0"):
+        assert torch.equal(getattr(back, name), getattr(base, name)), name
+    assert torch.equal(back.pairs.UX, base.pairs.UX)
+    part = pc.take(runs[0.2], 0, 1, cfg.vanilla())
+    assert torch.equal(part.history.coef[-1], runs[0.2].history.coef[-1][:1])
+
+
+def test_every_cell_of_the_batch_equals_that_cell_trained_alone(tiny):
+    cfg, base, alphas, runs, cells = tiny
+    assert set(cells) == {(c, a) for c in pc.CELLS for a in alphas}
+    for a in alphas:
+        assert cells[("magnitude/dynamic", a)] is runs[a]                  # Algorithm 1: notebook 04's branch
+        for c in pc.CELLS[1:]:
+            alone = train(pc.cell_config(cfg, c, a), resume=base)
+            torch.testing.assert_close(cells[(c, a)].W, alone.W, rtol=1e-5, atol=1e-7)
+            rule, schedule = c.split("/")
+            assert (cells[(c, a)].cfg.prune_mask, cells[(c, a)].cfg.prune_schedule) == (rule, schedule)
+            assert cells[(c, a)].cfg.prune_alpha == a
+
+
+def test_random_cells_differ_from_the_magnitude_cells_and_the_control(tiny):
+    """(Magnitude static and dynamic may coincide: when the smallest neurons stay the smallest through the branch,
+    the dynamic mask never changes.)"""
+    cfg, _, alphas, runs, cells = tiny
+    a = alphas[-1]
+    for r in ("random/dynamic", "random/static"):
+        for other in [cells[("magnitude/dynamic", a)], cells[("magnitude/static", a)], runs[0.0]]:
+            assert not torch.equal(cells[(r, a)].W, other.W), r
+    assert not torch.equal(cells[("random/dynamic", a)].W, cells[("random/static", a)].W)
+
+
+def test_first_mask_on_minority_by_hand():
+    """Neuron 0 is the only minority-aligned neuron and the smallest: the magnitude mask takes it (share 1);
+    a random mask of one neuron out of m takes it with probability 1/m, so over many replicates the share is
+    about 1/m."""
+    cfg = pa.PruningConfig(**{**TINY, "d": 3, "d1": 3, "m": 4, "R": 400, "alpha_grid": (0.25,), "alpha_main": 0.25})
+    M = torch.eye(3).expand(cfg.R, 3, 3)
+    W = torch.tensor([[0.0, 0.0, 0.1], [2.0, 0.0, 0.0], [0.0, 2.0, 0.0], [1.5, 1.5, 0.0]]).expand(cfg.R, 4, 3)
+    base = type("Base", (), {"W": W, "M": M, "replicates": list(range(cfg.R))})()
+    mag = pc.first_mask_on_minority(cfg, base, "magnitude/static", 0.25)
+    assert torch.all(mag == 1.0)
+    rnd = pc.first_mask_on_minority(cfg, base, "random/dynamic", 0.25)
+    assert set(rnd.unique().tolist()) <= {0.0, 1.0}
+    assert abs(float(rnd.mean()) - 0.25) < 0.07                            # 400 draws: sd of the mean 0.022
+
+
+def test_cell_stats_agree_with_the_branch_measurements(tiny):
+    cfg, base, alphas, runs, cells = tiny
+    cs = pc.cell_stats(cells, runs[0.0], base, alphas, cfg)
+    assert set(cs) == set(pc.CELLS)
+    for c in pc.CELLS:
+        for name, v in cs[c].items():
+            assert v.shape == ((cfg.R,) if name == "first degrading alpha" else (cfg.R, len(alphas))), (c, name)
+    md = cs["magnitude/dynamic"]
+    for k, a in enumerate(alphas):
+        want = pa.amplitude_ratio(runs[a].W, runs[a].M, cfg) - pa.amplitude_ratio(runs[0.0].W, runs[0.0].M, cfg)
+        torch.testing.assert_close(md["change over control"][:, k], want)
+        Amaj = lambda r: (r.W @ r.M).abs().amax(1)[:, :-1].mean(-1)      # A_j by hand, majority mean
+        torch.testing.assert_close(md["majority degradation"][:, k], 1 - Amaj(runs[a]) / Amaj(runs[0.0]))
+    assert torch.all((md["first mask on minority-aligned"] >= 0) & (md["first mask on minority-aligned"] <= 1))
+
+
+def _made_stats(R=3, k=2, mag=(0.1, 0.12, 0.11), rand=(0.0, 0.01, -0.01), static=(0.1, 0.12, 0.11)):
+    col = lambda v: torch.tensor(v).unsqueeze(-1).expand(R, k)
+    return {"magnitude/dynamic": {"A_j*/A_maj": col(mag)}, "random/dynamic": {"A_j*/A_maj": col(rand)},
+            "magnitude/static": {"A_j*/A_maj": col(static)}, "random/static": {"A_j*/A_maj": col(rand)}}
+
+
+def test_control_rows_on_hand_made_statistics():
+    cfg = pa.PruningConfig(**TINY)
+    rows = pc.control_rows(_made_stats(), [0.2, 0.5], cfg)
+    assert [r.verdict for r in rows] == [HOLDS, FAILS]          # magnitude beats random; static does as well
+    assert rows[0].measured == pytest.approx(0.11) and rows[1].measured == pytest.approx(0.0)
+    assert "alpha=0.2" in rows[0].claim
+    loose = cfg.replace(effect_tol=0.5)                           # the tolerance comes from the config
+    assert pc.control_rows(_made_stats(), [0.2, 0.5], loose)[0].verdict == PARTLY  # real, but below the SESOI
+    assert all(r.kind == "diagnostic" and r.n == 3 for r in rows)
+    off = pc.control_rows(None, [0.2, 0.5], cfg)
+    assert [r.verdict for r in off] == [UNTESTED, UNTESTED] and all(math.isnan(r.measured) for r in off)
+
+
+def test_run_control_respects_the_switch(tiny):
+    cfg, base, alphas, runs, _ = tiny
+    assert pc.run_control(cfg.replace(mask_control=False), base, runs, alphas) is None
+    assert pc.threshold_text(torch.tensor([0.2, float("nan")])) == "0.2, none"
+
+
+def test_pruned_norm_ratio_by_hand():
+    run = type("Run", (), {"W": torch.tensor([[[3.0, 4.0], [1.0, 0.0], [0.0, 2.0]]])})()   # norms 5, 1, 2
+    assert pc.pruned_norm_ratio(run, torch.tensor([[False, True, False]])).item() == pytest.approx(1 / 3.5)
+    assert math.isnan(pc.pruned_norm_ratio(run, torch.zeros(1, 3, 2, dtype=torch.bool)).item())   # weight mask

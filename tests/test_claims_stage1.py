@@ -1,0 +1,67 @@
+"""Notebook 01's claim module: rate measurements against the linear theory, T1 exponents, and the verdict rows."""
+import math
+
+import pytest
+import torch
+
+from imbalanced_cl.claims import stage1
+from imbalanced_cl.sim.train import train
+from imbalanced_cl.verdict import FAILS, HOLDS, PARTLY, UNTESTED
+
+NAN3 = (float("nan"),) * 3
+
+
+def _results(**kw):
+    base = {"slope": (1.02, 0.95, 1.1), "ratio": (1.0, 0.95, 1.05), "maj_min": (9.5, 9.0, 10.2),
+            "perp": (1.0, 0.99, 1.01), "d1": (0.1, 0.0, 0.2)}
+    return {**base, **kw}
+
+
+def test_verdict_rows_on_hand_made_results():
+    cfg = stage1.Stage1Config(eps_max=1.0, eps_min=0.1, progress=False)
+    rows = stage1.verdict_rows(_results(ratio=(0.5, 0.45, 0.55), perp=NAN3), cfg)
+    # slope inside 1 ± 0.15; ratio wholly below 1 ± 10% but > 0 (a real effect, size off); maj/min inside 10 ± 10%;
+    # no T1 ratio; d1 exponent [0, 0.2] reaches 0 and misses 1 ± 0.25; the same interval lies inside 0 ± 0.25
+    assert [r.verdict for r in rows] == [HOLDS, PARTLY, HOLDS, UNTESTED, FAILS, HOLDS]
+    assert rows[2].predicted == "10"                          # eps_max / eps_min, the target of the ratio row
+    assert (rows[4].measured, rows[4].lo, rows[4].hi) == (0.1, 0.0, 0.2)   # both T1 rows judge the d1 exponent
+    assert rows[4].source == "eq. (33)" and rows[5].source == "workshop W351"
+
+
+def test_verdict_tolerances_come_from_the_config():
+    res = _results(slope=(1.1, 1.09, 1.11))
+    loose = stage1.verdict_rows(res, stage1.Stage1Config(progress=False))
+    tight = stage1.verdict_rows(res, stage1.Stage1Config(progress=False, tol_slope=(0.01, 0.03)))
+    assert loose[0].verdict == HOLDS and tight[0].verdict == PARTLY     # wholly outside 1 ± 0.01, but > 0
+    assert "1 ± 0.01" in tight[0].rule
+
+
+def test_t1_fits_and_curves_recover_known_exponents():
+    """T1 = 3 x^0.5 in every replicate: the measured exponent is 0.5 with a zero-width interval; the formula
+    curves keep their own exponents and the shapes pass through the first measured mean."""
+    x = [10, 20, 40, 80]
+    T1 = torch.tensor([[3.0 * v ** 0.5 for v in x]] * 3, dtype=torch.float64)
+    sw = {"x": x, "T1": T1, "linear": [2.0 * math.log(v) for v in x], "main": [v * 1.0 for v in x],
+          "workshop": [7.0] * 4}
+    fits = stage1.t1_fits({"d1": sw, "d": sw})
+    assert fits["d1"] == pytest.approx((0.5, 0.5, 0.5), abs=1e-5)
+    assert fits["d1_main"] == pytest.approx(1.0) and fits["d1_workshop"] == pytest.approx(0.0, abs=1e-9)
+    curves = stage1.t1_curves(sw)
+    main = curves["main formula (shape)"][0]
+    assert float(main[0]) == pytest.approx(3.0 * 10 ** 0.5, rel=1e-5)
+    assert float(main[-1] / main[0]) == pytest.approx(8.0, rel=1e-5)
+    assert "0.50 [0.50, 0.50]" in stage1.t1_report(fits)[0]
+
+
+def test_rate_results_follow_the_linear_theory_and_order_majority_over_minority():
+    """Stage 1 with b = 0: measured/predicted rate near 1 (the linear theory of eq. 7 without O~ terms), and the
+    majority/minority ratio of the measured rates equals that of the predicted rates (not its inverse)."""
+    cfg = stage1.Stage1Config(d=10, d1=60, m=20, L=4, R=4, n_pairs=256, steps=25, record_every=1, bias="none",
+                              progress=False, eps_profile="two_level", eps_min=0.25, n_minority=5, fit_start=3,
+                              kappa_samples=5000)
+    res = stage1.rate_results(train(cfg), cfg)
+    assert res["ratio"][0] == pytest.approx(1.0, abs=0.25)
+    pred = float(res["y_pred"][0] / res["y_pred"][-1])
+    assert pred > 1.5
+    assert res["maj_min"][0] == pytest.approx(pred, rel=0.25)
+    assert res["y"].shape == (4, 10)

@@ -1,0 +1,204 @@
+"""The optimised real-image step (channels-last, torch.compile, CUDA autocast) against the eager step it replaces."""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+from imbalanced_cl.validate import ParameterError
+from imbalanced_cl.lt import datasets as D
+from imbalanced_cl.lt import sdclr, speed
+from imbalanced_cl.lt.augment import Normalize
+from imbalanced_cl.lt.config import LTConfig
+from imbalanced_cl.lt.probe import extract_features
+from imbalanced_cl.lt.simclr import SimCLRNet, forward_backward, pretrain
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Tiny networks: one thread is faster than two, and far steadier on a shared machine."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (none here)")
+CPU = torch.device("cpu")
+
+
+def _views(n=16, size=16, seed=5):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(n, 3, size, size, generator=g), torch.randn(n, 3, size, size, generator=g)
+
+
+def _step(method, opts, x1, x2, device=CPU, use_compile=False, dtype=torch.float32, backend="inductor"):
+    """Loss and gradients of one step of a fixed width-4 network (same float32 init for every opts and dtype)."""
+    torch.manual_seed(0)
+    net = SimCLRNet(4, 3, 16, dual_bn=method == "sdclr")
+    if method != "simclr":
+        sdclr.global_magnitude_masks(net.backbone, 0.9)
+    net = speed.prepare(net.to(device=device, dtype=dtype), opts)
+    fast = torch.compile(net.backbone, backend=backend) if use_compile else None   # no fallback: a failure fails
+    v1, v2 = (speed.to_format(x.to(device=device, dtype=dtype), opts) for x in (x1, x2))
+    loss = forward_backward(net, v1, v2, sdclr.BRANCH_MODES[method], 0.2, device, opts, fast)
+    return float(loss.detach()), {n: p.grad.detach().double().cpu() for n, p in net.named_parameters()}, net
+
+
+def _assert_same(fast, eager, exact):
+    """`fast` computes what `eager` computes, to float32 rounding. The float64 eager step `exact` is the yardstick:
+    the loss agrees to 1e-5, and the whole gradient and each parameter's gradient lie no further from `exact` than
+    4x the eager float32 step does (or 3e-5 relative, where the eager step happens to land closer). (Float32 rounding alone moves this small network's gradient by about 1e-3
+    relative, and some BatchNorm gradients, small sums of large terms, by 1e-2; a fixed tolerance would be either
+    loose or flaky.)"""
+    (lf, gf, _), (le, ge, _), (lx, gx, _) = fast, eager, exact
+    assert lf == pytest.approx(lx, rel=1e-5) and le == pytest.approx(lx, rel=1e-5)
+    assert gf.keys() == ge.keys() == gx.keys()
+    flat = lambda g: torch.cat([v.reshape(-1) for v in g.values()])
+    err_eager = float((flat(ge) - flat(gx)).norm() / flat(gx).norm())
+    assert err_eager < 1e-2                                        # the yardstick itself is float32-sized
+    assert float((flat(gf) - flat(gx)).norm() / flat(gx).norm()) <= max(4 * err_eager, 3e-5)
+    for k in gx:
+        e_fast, e_eager = float((gf[k] - gx[k]).norm()), float((ge[k] - gx[k]).norm())
+        assert e_fast <= max(4 * e_eager, 3e-5 * float(gx[k].norm())), (k, e_fast, e_eager)
+
+
+@pytest.mark.parametrize("method", ["simclr", "sdclr", "alg1"])
+def test_channels_last_step_equals_eager(method):
+    x1, x2 = _views()
+    eager = _step(method, speed.EAGER, x1, x2)
+    exact = _step(method, speed.EAGER, x1, x2, dtype=torch.float64)
+    fast = _step(method, speed.StepOptions(channels_last=True, compile=False), x1, x2)
+    assert fast[2].backbone.stem[0].weight.is_contiguous(memory_format=torch.channels_last)
+    _assert_same(fast, eager, exact)
+    # the comparison can fail: another batch gives another loss
+    other = _step(method, speed.EAGER, *_views(seed=6))
+    assert abs(other[0] - eager[0]) > 1e-3
+
+
+def test_compiled_step_equals_eager():
+    """The compiled channels-last step on SDCLR's two branches (dense and pruned, dual BN): the same loss and
+    gradients as the eager contiguous step, within float32 tolerance. Dynamo traces the backbone and AOT autograd
+    builds its backward, as on CUDA; the aot_eager backend skips the C++ code generation (minutes on a shared CPU,
+    and PyTorch's own business), so what is tested is our part: a graph per branch mode, the masks as inputs."""
+    torch._dynamo.reset()
+    x1, x2 = _views()
+    eager = _step("sdclr", speed.EAGER, x1, x2)
+    exact = _step("sdclr", speed.EAGER, x1, x2, dtype=torch.float64)
+    fast = _step("sdclr", speed.StepOptions(channels_last=True, compile=True), x1, x2, use_compile=True,
+                 backend="aot_eager")
+    assert torch._dynamo.utils.counters["stats"]["unique_graphs"] >= 2     # both branches really were compiled
+    _assert_same(fast, eager, exact)
+
+
+def test_failed_compile_falls_back_to_eager(monkeypatch):
+    """A compile that fails at its first call: one warning, then the eager step, with the eager result."""
+    monkeypatch.setattr(speed, "_COMPILE_BROKEN", [])
+
+    def broken_compile(module, *a, **k):
+        def call(*args, **kw):
+            raise RuntimeError("no C++ compiler (simulated)")
+        return call
+    monkeypatch.setattr(torch, "compile", broken_compile)
+    data = D.load("digits")
+    lt = data.train.subset(D.long_tailed_indices(data.train.labels, 60, 10, seed=0))
+    kw = dict(method="alg1", seed=0, width=2, in_channels=1, image_size=8, mean=data.mean, std=data.std,
+              epochs=2, batch_size=32, lr=0.1, progress=False)
+    with pytest.warns(RuntimeWarning, match="torch.compile failed .*simulated.*running eagerly"):
+        fell = pretrain(lt, opts=speed.StepOptions(compile=True), **kw)
+    assert not fell.compiled and "simulated" in speed.compile_status()
+    ref = pretrain(lt, opts=speed.StepOptions(compile=False), **kw)
+    np.testing.assert_allclose(fell.losses, ref.losses, rtol=1e-6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                # once given up, compile is not retried (no second warning)
+        pretrain(lt, opts=speed.StepOptions(compile=True), **kw)
+
+
+def test_features_under_inference_mode_match_eager():
+    torch.manual_seed(0)
+    net = SimCLRNet(4, 1, 8)
+    data = D.load("digits")
+    split = data.test.subset(np.arange(40))
+    norm = Normalize(data.mean, data.std)
+    ref = extract_features(net.backbone, split, norm, batch=16, opts=speed.EAGER)
+    speed.prepare(net, speed.StepOptions())
+    fast = extract_features(net.backbone, split, norm, batch=16, opts=speed.StepOptions())
+    assert ref.shape == (40, 32) and not fast.requires_grad
+    torch.testing.assert_close(fast, ref, rtol=1e-4, atol=1e-5)
+    assert net.training                                # extraction leaves the train/eval state as it was
+
+
+@pytest.mark.parametrize("kw, name", [({"compile": "yes"}, "compile"), ({"channels_last": 1}, "channels_last"),
+                                      ({"precision": "fp16"}, "precision")])
+def test_speed_parameters_validated(kw, name):
+    with pytest.raises(ParameterError, match=name):
+        LTConfig(**kw)
+    with pytest.raises(ParameterError, match="workers"):
+        LTConfig(workers=-1)
+    assert LTConfig(compile=False, precision="fp32").step_options("cuda") == \
+        speed.StepOptions(channels_last=True, compile=False, precision="fp32")
+    assert LTConfig().step_options("cuda:0").compile and not LTConfig().step_options(CPU).compile
+
+
+def test_precision_is_fp32_on_cpu_and_enters_the_key_only_when_used():
+    from imbalanced_cl.lt import experiment as E
+    opts = speed.StepOptions(precision="bf16")
+    assert speed.effective_precision(CPU, opts) == "fp32"
+    with speed.autocast(CPU, opts):
+        assert torch.ones(2, 2).matmul(torch.ones(2, 2)).dtype == torch.float32
+    cfg = LTConfig()
+    assert E.run_key(cfg, 100, "simclr", 0) == E.run_key(cfg.replace(compile=False, channels_last=False), 100,
+                                                         "simclr", 0)
+    assert E.run_key(cfg, 100, "simclr", 0, "bf16") != E.run_key(cfg, 100, "simclr", 0, "fp32")
+
+
+@needs_cuda
+@pytest.mark.parametrize("method", ["simclr", "sdclr", "alg1"])
+def test_cuda_fp32_optimised_step_equals_eager(method):
+    cuda = torch.device("cuda")
+    x1, x2 = _views()
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    eager = _step(method, speed.EAGER, x1, x2, cuda)
+    exact = _step(method, speed.EAGER, x1, x2, dtype=torch.float64)
+    fast = _step(method, speed.StepOptions(precision="fp32"), x1, x2, cuda, use_compile=True)
+    _assert_same(fast, eager, exact)
+
+
+@needs_cuda
+def test_cuda_bf16_step_close_to_fp32():
+    cuda = torch.device("cuda")
+    x1, x2 = _views(n=64, size=32)
+    ref = _step("simclr", speed.StepOptions(precision="fp32", compile=False), x1, x2, cuda)
+    bf = _step("simclr", speed.StepOptions(precision="bf16", compile=False), x1, x2, cuda)
+    assert speed.effective_precision(cuda, speed.StepOptions()) == "bf16"
+    assert bf[0] == pytest.approx(ref[0], rel=2e-2)        # bf16 keeps 8 bits of mantissa: about 3 digits
+    g, r = bf[1]["backbone.stem.0.weight"], ref[1]["backbone.stem.0.weight"]
+    assert float((g - r).norm() / r.norm()) < 0.1
+
+
+def test_plan_workers(monkeypatch):
+    from imbalanced_cl.lt import experiment as E
+    monkeypatch.setattr(E.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    cpu = LTConfig(device="cpu")
+    assert E.plan_workers(cpu, 9) == (2, 1)                  # 2 cores: two runs at a time, one thread each
+    assert E.plan_workers(cpu, 1) == (1, 0)                  # one run: the torch default threads
+    assert E.plan_workers(cpu.replace(workers=1), 9) == (1, 0)
+    assert E.plan_workers(cpu.replace(workers=3, threads=2), 9) == (3, 2)
+    monkeypatch.setattr(E.os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
+    assert E.plan_workers(cpu.replace(workers=4), 9) == (4, 4)
+
+
+def test_parallel_runs_give_the_sequential_rows():
+    """Runs in worker processes reproduce the rows of the same runs in this process (same seeds, one thread)."""
+    from imbalanced_cl.lt import experiment as E
+    cfg = LTConfig(dataset="digits", rhos=(10,), n_max=0, seeds=(0,), methods=("random", "alg1"), width=2,
+                   epochs=1, batch_size=64, probe_per_class=0, threads=1, progress=False)
+    seq = E.run_grid(cfg.replace(workers=1), log=lambda *_: None)
+    lines = []
+    par = E.run_grid(cfg.replace(workers=2), log=lines.append)
+    assert "2 worker processes" in lines[0]
+    assert [r["method"] for r in par] == [r["method"] for r in seq] == ["random", "alg1", "alg1_dense"]
+    for a, b in zip(par, seq):
+        assert a["acc"] == pytest.approx(b["acc"], abs=1e-9) and a["per_class"] == pytest.approx(b["per_class"])
+        assert a["losses"] == pytest.approx(b["losses"], rel=1e-6)
