@@ -86,7 +86,7 @@ def ref_mask(W, alpha, unit):
     return (out if unit == "neuron" else out.view(R, m, d1)).to(W.dtype)
 
 
-def reference_train(cfg, trajectory=None):
+def reference_train(cfg, trajectory=None, sampler=None):
     """Algorithm 1 written out in float64: mask schedule, gradient by autograd, decoupled decay, T1 by eq. (34).
 
     The pairs are inputs: with sampling "fixed" one set (train stream, sub-stream 0) every step; with "fresh", step
@@ -96,10 +96,13 @@ def reference_train(cfg, trajectory=None):
     reps = list(range(cfg.R))
     M = data.make_dictionaries(cfg, reps).double()
     W = encoder.init_weights(cfg, reps).double()
-    fixed = data.make_pairs(cfg, M.float(), reps) if cfg.sampling == "fixed" else None
+    fixed = data.make_pairs(cfg, M.float(), reps) if cfg.sampling == "fixed" and sampler is None else None
 
     def pairs_at(t):
-        P = fixed if fixed is not None else data.make_pairs(cfg, M.float(), reps, extra=t + 1)
+        if sampler is not None:
+            P = sampler(t, reps)
+        else:
+            P = fixed if fixed is not None else data.make_pairs(cfg, M.float(), reps, extra=t + 1)
         return P.UX.double(), P.UY.double()
 
     T1 = torch.full((cfg.R,), -1, dtype=torch.long)
@@ -308,8 +311,9 @@ def test_recorded_bias_is_zero_before_t1_in_a_run():
 
 
 @pytest.mark.parametrize("kw", [dict(), dict(sampling="fresh"), dict(prune_alpha=0.4, prune_start=2, prune_every=3),
+                                dict(prune_alpha=0.5, prune_every=1000, sigma0=0.05),
                                 dict(prune_alpha=0.3, prune_unit="weight", prune_backward="literal", sampling="fresh")],
-                         ids=["bias-schedule", "fresh", "neuron-pruned", "weight-literal-fresh"])
+                         ids=["bias-schedule", "fresh", "neuron-pruned", "mask-once", "weight-literal-fresh"])
 def test_history_records_the_state_of_each_step(kw):
     """Each snapshot holds <w_i, M_j>, ||w_i||^2, b_i, the InfoNCE of the forward (masked) model and its mean
     positive softmax l'_p, at the weights of that step; the last one is taken after the last step."""
@@ -333,6 +337,8 @@ def test_history_records_the_state_of_each_step(kw):
         torch.testing.assert_close(h.pos_prob[t].double(), pos, **close)
     assert bool((h.get("bias")[-1] > 0).all()) or "prune_alpha" in kw   # the schedule run reached T1
     torch.testing.assert_close(run.pairs.UX.double(), traj[-1][4])       # "fresh": run.pairs are the last pairs drawn
+    if kw.get("prune_every") == 1000:   # the final snapshot's mask comes from the final weights, not the step-0 mask
+        assert not torch.equal(traj[-1][3], traj[0][3])
 
 
 def test_record_every_counts_from_the_start_of_each_leg():
@@ -455,3 +461,17 @@ def test_heldout_pairs_come_from_the_test_stream():
     assert h.UX.shape == run.pairs.UX.shape and run.heldout(n=7).UX.shape[1] == 7
     assert torch.equal(h.UX, run.heldout(extra=0).UX) and not torch.allclose(h.UX, run.heldout(extra=1).UX)
     assert not torch.allclose(h.UX, run.pairs.UX)
+
+
+def test_a_callers_sampler_supplies_the_pairs_of_each_step():
+    """train(sampler=...): step t trains on sampler(t, replicates), e.g. the test stream's sub-stream 50 + t."""
+    cfg = SimConfig(**{**LOOP, "steps": 6, "bias": "none", "R": 3, "chunk": 2})
+
+    def sampler(t, reps):
+        M = data.make_dictionaries(cfg, reps)
+        return data.make_pairs(cfg, M, reps, purpose=data.STREAM_TEST, extra=50 + t)
+
+    W_ref, _ = reference_train(cfg, sampler=sampler)
+    run = train(cfg, sampler=sampler)
+    torch.testing.assert_close(run.W.double(), W_ref, rtol=2e-4, atol=1e-6)
+    assert not torch.allclose(run.W, train(cfg).W)
