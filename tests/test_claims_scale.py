@@ -25,13 +25,13 @@ def test_scaling_rule_by_hand():
     # tau_20 = 20 ln 20 / (0.5 ln ln 20) = 59.915 / 0.54859 = 109.2
     assert S.clock(p) == pytest.approx(109.22, abs=0.01)
     plan = S.plan(cfg)
-    assert [r["T_a"] for r in plan][0] == round(2.5 * 109.22)
+    assert plan[0]["T_a"] == (round(2.0 * 109.22), round(4.0 * 109.22))
     assert cfg.groups == [1.0, 0.5]
 
 
 @pytest.mark.parametrize("bad, name", [({"d": 40}, "d="), ({"m": 10}, "m="), ({"steps": 10}, "steps="),
                                        ({"ds": (40, 20)}, "ds"), ({"ds": (20,)}, "ds"), ({"ratios": (1.0,)}, "ratios"),
-                                       ({"ratios": (0.5, 0.5)}, "ratios"), ({"t2_cap": 3.0}, "vanilla_tau"),
+                                       ({"ratios": (0.5, 0.5)}, "ratios"), ({"t2_cap": 3.0}, "t3_min"), ({"t3_cap": 1.0}, "t3_cap"),
                                        ({"minority_share": 0.6}, "minority_share"), ({"trend_sesoi": 0.0}, "trend_sesoi")])
 def test_config_refuses_bad_values(bad, name):
     with pytest.raises(ParameterError, match=name):
@@ -44,7 +44,7 @@ def test_derived_field_says_where_it_comes_from():
 
 
 def _tiny(**kw):
-    base = dict(ds=(6, 8, 10), R=2, n_pairs=32, C_m=1.2, records_per_tau=10, vanilla_tau=2.0, branch_tau=0.5,
+    base = dict(ds=(6, 8, 10), R=2, n_pairs=32, C_m=1.2, records_per_tau=10, t3_min=2.0, t3_cap=2.5, branch_tau=0.5,
                 sigma0=1e-2, progress=False)
     base.update(kw)
     return S.ScaleConfig(**base)
@@ -115,6 +115,19 @@ def test_one_sided_claim_closes_when_the_shortfall_falls():
     q = S.Quantity("a", "toy", "none", "> 0.05", np.array([20.0, 40.0, 80.0]), x, np.full(3, 0.05), 0.05, True)
     word, fit, _ = S.judge_trend(q, 0.25)
     assert word == S.CLOSES and fit.slope == pytest.approx(-0.5, abs=0.02)
+
+
+def test_plateau_by_hand():
+    steps = np.arange(0, 201, 10).astype(float)          # tau = 100: windows (175, 200] and (125, 150]
+    fell = np.where(steps < 50, 5.0, 2.0)                 # dropped from 5 to 2, then flat
+    loss = np.stack([fell, fell + 0.001 * steps], 1)
+    ok, rel = S.plateau(steps, loss, 100.0, 0.05, 0.1)
+    # column 1: mean of 2 + 0.001 t over t = 180..200 is 2.19, over t = 130..150 it is 2.14: change 0.05 / 2.14
+    assert ok and rel[0] == 0 and rel[1] == pytest.approx(0.05 / 2.14)
+    assert not S.plateau(steps, loss, 100.0, 0.02, 0.1)[0]
+    assert not S.plateau(steps[:5], loss[:5], 100.0, 0.5, 0.1)[0]   # no record 0.5 tau back yet
+    flat = np.full((steps.size, 1), 5.0)                  # flat but never fell: the start, not Stage 3
+    assert not S.plateau(steps, flat, 100.0, 0.05, 0.1)[0]
 
 
 def test_tracking_slopes_recover_the_scaling_law_by_hand():

@@ -27,9 +27,9 @@ def show(text: str) -> None:
 
 def show_plan(plan: list[dict]) -> None:
     """The grid before training: sizes, the clock tau_d, the horizons, and T5 - T4 of Thm 3.2 beside the branch."""
-    head = ["d", "d1 = c1·d", "m = d^C_m", "minority features", "K", "τ_d (steps)", "T_a", "branch",
+    head = ["d", "d1 = c1·d", "m = d^C_m", "minority features", "K", "τ_d (steps)", "T_a: from – to", "branch",
             "T5 − T4 (C_z = 1)", "largest q_j (model)"]
-    rows = [[p["d"], p["d1"], p["m"], p["n_minority"], p["K"], f"{p['tau_d']:.0f}", p["T_a"], p["branch"],
+    rows = [[p["d"], p["d1"], p["m"], p["n_minority"], p["K"], f"{p['tau_d']:.0f}", "%d – %d" % p["T_a"], p["branch"],
              f"{p['T5_minus_T4']:.0f}", f"{p['q_max']:.3f}"] for p in plan]
     show(_md_table(head, rows))
 
@@ -43,14 +43,16 @@ def _reached(T: np.ndarray) -> str:
 def show_regime(res: S.ScaleResult) -> None:
     """The regime at every d: stages reached, sparsity realised, lucky-set sizes, Remark 1's bound, final loss."""
     cfg = res.cfg
-    head = ["d", "ρ", "T1 mean (reached)", "T2 mean (reached)", "T_a", "majority feature freq.: realised (model q_j)",
-            "features per sample / d", "lucky (i,j) at init per replicate", "loss at T_a"]
+    head = ["d", "ρ", "T1 mean (reached)", "T2 mean (reached)", "T_a (T_a/τ_d)", "loss at T_a (change over 0.5 τ_d)",
+            "majority feature freq.: realised (model q_j)", "features per sample / d", "lucky (i,j) at init per replicate"]
     rows = []
     for p in res.points:
         for g, rho in enumerate(cfg.groups):
-            rows.append([p["d"], f"{rho:g}", _reached(p["T1"][g]), _reached(p["T2"][g]), p["T_a"],
+            rows.append([p["d"], f"{rho:g}", _reached(p["T1"][g]), _reached(p["T2"][g]),
+                         f"{p['T_a']} ({p['T_a'] / p['tau']:.2f})",
+                         f"{fmt(p['loss'][g].mean())} ({p['loss_change'][g]:.1%})",
                          f"{p['freq_major'][g].mean():.3f} ({p['q_max'][g]:.3f})", f"{p['active'][g].mean():.3f}",
-                         fmt(p["lucky_init"][g].mean()), fmt(p["loss"][g].mean())])
+                         fmt(p["lucky_init"][g].mean())])
     show(_md_table(head, rows))
     head = ["d", "minority-dominant neurons at T_a", "α·m (Remark 1 needs ≤)", "share of the mask on dead neurons",
             "branch steps", "T5 − T4 (C_z = 1)", "lucky pairs measured at T2 (ρ = %g)" % cfg.groups[0]]
@@ -68,9 +70,10 @@ def clock_figure(res: S.ScaleResult) -> None:
         ax[0].plot(s["tb"], s["A_pruned"].mean(1), color=c, ls="--")
         ax[0].plot(s["tb"], s["A_control"].mean(1), color=c, ls=":")
         ax[1].plot(s["t"], s["loss"][:, -1], color=c, label=f"d={p['d']}, ρ={res.cfg.groups[-1]:g}")
-    ax[0].axvline(res.cfg.vanilla_tau, color="grey", lw=0.8)
+        for a in ax:
+            a.axvline(p["T_a"] / p["tau"], color=c, lw=0.8, ls="-.")
     ax[0].set(xlabel="t / τ_d", ylabel="A_j*/A_maj (mean over replicates)", yscale="log",
-              title="solid: vanilla; dotted: control; dashed: pruned")
+              title="solid: vanilla to T_a (dash-dot); dotted: control; dashed: pruned")
     ax[1].set(xlabel="t / τ_d", ylabel="InfoNCE (training pairs)", title="loss, minority group")
     ax[0].legend(fontsize=8); ax[1].legend(fontsize=8)
     plt.tight_layout(); plt.show()
@@ -88,7 +91,7 @@ def quantity_figure(quants: list[S.Quantity]) -> None:
         else:
             ax.fill_between(d, target - q.tol, target + q.tol, color="k", alpha=0.1, label="band (± tol)")
         ax.set(xscale="log", xlabel="d", title=q.claim)
-        ax.set_xticks(d, [f"{v:.0f}" for v in d])
+        ax.set_xticks(d, [f"{v:.0f}" for v in d]); ax.minorticks_off()
         ax.title.set_fontsize(9); ax.legend(fontsize=7)
     plt.tight_layout(); plt.show()
 
@@ -115,11 +118,12 @@ def gap_figure(quants: list[S.Quantity], sesoi: float) -> None:
         m = np.nanmean(G, 0)
         ax.plot(q.at, G.T, color="grey", lw=0.6, alpha=0.6)
         ax.plot(q.at, m, "o-", color="C3")
-        ax.axhspan(-1 if not q.one_sided else -10, 1 if not q.one_sided else 0, color="C2", alpha=0.12)
+        lo, hi = min(-1.5, np.nanmin(G) - 0.5), max(1.5, np.nanmax(G) + 0.5)
+        ax.axhspan(lo if q.one_sided else -1, 0 if q.one_sided else 1, color="C2", alpha=0.12)   # prediction met
         ax.axhline(0, color="k", lw=0.6)
         ax.set(xscale="log", title=f"{q.key}\n{word}; slope {fmt(fit.slope)} [{fmt(fit.lo)}, {fmt(fit.hi)}]")
-        ax.set_ylim(min(-1.5, np.nanmin(G) - 0.5), max(1.5, np.nanmax(G) + 0.5))
-        ax.set_xticks(q.at, [f"{v:.0f}" for v in q.at])
+        ax.set_ylim(lo, hi)
+        ax.set_xticks(q.at, [f"{v:.0f}" for v in q.at]); ax.minorticks_off()
         ax.title.set_fontsize(8)
     for ax in list(axes.flat)[n:]:
         ax.axis("off")

@@ -10,9 +10,10 @@ The scaling rule (one grid point per d, every other setting fixed):
     Def. 3.1's Pr(z_j != 0) = eps_j loglog d / d shrinks with d by itself (data.token_prob);
   * time is counted in the paper's clock tau_d = d log d / (eps_max eta loglog d), the scale of T2 - T1 (eq. 60)
     and of T1 in the workshop version (W351). Stage 1 runs until T1 is reached (eq. 34), Stage 2 until T2 is
-    reached (eq. 61), each with a cap in tau_d; the vanilla run stops at vanilla_tau tau_d (the measurement and
-    branch point T_a), and the pruning branch lasts branch_tau tau_d. The same multiple of tau_d at every d is
-    what makes the grid points comparable.
+    reached (eq. 61), and Stage 3 until the training loss has levelled off (Theorem 3.1's convergence, eq. (11):
+    its group means change by less than plateau_tol between two windows 0.5 tau_d apart), each with a cap in tau_d.
+    That step is T_a: the Stage-3 quantities are measured there and the pruning branch starts there; the branch
+    lasts branch_tau tau_d. Reaching the same stage at every d is what makes the grid points comparable.
 Every ratio group of one d trains in one batched call (slot = group x replicate; the groups share the dictionary
 and initial weights of a replicate and draw their pairs from the same random numbers, a paired design).
 
@@ -52,7 +53,7 @@ from . import lucky, pruning as PA, scaling as SC, stage1
 # Fields of SimConfig that the scaling rule sets at every grid point: a value other than the default is refused,
 # so a reader who sets d = 40 learns to set ds instead (name -> where the value comes from).
 DERIVED = {"d": "ds", "d1": "c1 (d1 = c1 d)", "m": "C_m (m = d^C_m)", "n_minority": "minority_share",
-           "eps_min": "ratios (eps_min = rho eps_max)", "steps": "the stage rule and vanilla_tau",
+           "eps_min": "ratios (eps_min = rho eps_max)", "steps": "the stage rules (t1_cap, t2_cap, t3_min, t3_cap)",
            "record_every": "records_per_tau", "prune_start": "the branch point T_a"}
 
 
@@ -67,7 +68,10 @@ class ScaleConfig(SimConfig):
     minority_share: float = 0.25      # n_minority = max(1, round(minority_share d)) minority features
     t1_cap: float = 1.0               # Stage 1 runs until every slot reached T1 (eq. 34), at most t1_cap tau_d steps
     t2_cap: float = 2.0               # Stage 2 runs until every slot reached T2 (eq. 61), at most t2_cap tau_d steps
-    vanilla_tau: float = 2.5          # vanilla training ends at T_a = vanilla_tau tau_d (Stage 3 measured; branch point)
+    t3_min: float = 2.0               # Stage 3: at least t3_min tau_d steps, then until the loss levels off (T_a)
+    t3_cap: float = 4.0               # ... at most t3_cap tau_d steps
+    plateau_tol: float = 0.05         # the loss has levelled off when its relative change over 0.5 tau_d is below this
+    loss_drop: float = 0.1            # ... and it lies this fraction below its start (the flat start is not Stage 3)
     branch_tau: float = 0.5           # the pruning branch and its control last branch_tau tau_d steps
     records_per_tau: int = 50         # history records per tau_d after Stage 1 (Stage 1 is recorded every step)
     fit_start: int = 3                # first step of the Stage-1 rate fit (stage1.measured_rates)
@@ -113,7 +117,10 @@ class ScaleConfig(SimConfig):
                   "a share giving 1 <= n_minority <= d - 1 at every d", given=f"ds={list(self.ds)}")
         check_float("t1_cap", self.t1_cap, 0.0, lo_open=True)
         check_float("t2_cap", self.t2_cap, self.t1_cap, given=f"t1_cap={self.t1_cap}")
-        check_float("vanilla_tau", self.vanilla_tau, self.t2_cap, given=f"t2_cap={self.t2_cap}")
+        check_float("t3_min", self.t3_min, self.t2_cap, given=f"t2_cap={self.t2_cap}")
+        check_float("t3_cap", self.t3_cap, self.t3_min, given=f"t3_min={self.t3_min}")
+        check_float("plateau_tol", self.plateau_tol, 0.0, lo_open=True)
+        check_float("loss_drop", self.loss_drop, 0.0, 1.0, hi_open=True)
         check_float("branch_tau", self.branch_tau, 0.0, lo_open=True)
         check_int("records_per_tau", self.records_per_tau, 1)
         check_int("fit_start", self.fit_start, 0)
@@ -156,7 +163,7 @@ def plan(cfg: ScaleConfig) -> list[dict]:
         p = cfg.point(d, min(cfg.ratios))
         tau = clock(p)
         out.append({"d": d, "d1": p.d1, "m": p.m, "n_minority": p.n_minority, "K": p.n_pairs, "tau_d": tau,
-                    "T_a": round(cfg.vanilla_tau * tau), "branch": round(cfg.branch_tau * tau),
+                    "T_a": (round(cfg.t3_min * tau), round(cfg.t3_cap * tau)), "branch": round(cfg.branch_tau * tau),
                     "T5_minus_T4": PA.t5_elapsed(p, cfg.prune_alpha),
                     "q_max": float(D.sample_prob(cfg.point(d, max(cfg.ratios))).max())})
     return out
@@ -211,23 +218,51 @@ def t2_of(run: Run, factor: float) -> np.ndarray:
     return lucky.detect_t2(run, factor)
 
 
+def group_loss(run: Run, G: int, R: int) -> np.ndarray:
+    """Recorded training loss, mean over the replicates of each group: (T, G)."""
+    return run.history.get("loss").view(-1, G, R).mean(-1).numpy()
+
+
+def plateau(steps: np.ndarray, loss: np.ndarray, tau: float, tol: float, drop: float) -> tuple[bool, np.ndarray]:
+    """Has the loss levelled off after its Stage-3 fall? Mean of the records in (t - tau/4, t] against those in
+    (t - 3tau/4, t - tau/2], t the last record, and against the first record: levelled off when every column of
+    loss (T, G) changed by less than `tol` between the windows and lies at least `drop` below its start (before
+    Stage 3 the loss is flat too, near log K). Returns (levelled off, relative change per column)."""
+    t = steps[-1]
+    now = loss[steps > t - 0.25 * tau].mean(0)
+    sel = (steps > t - 0.75 * tau) & (steps <= t - 0.5 * tau)
+    if not sel.any():
+        return False, np.full(loss.shape[1], np.nan)
+    before = loss[sel].mean(0)
+    rel = np.abs(now - before) / np.abs(before)
+    fell = now <= (1.0 - drop) * loss[0]
+    return bool((rel < tol).all() and fell.all()), rel
+
+
 def train_point(cfg: ScaleConfig, d: int) -> dict:
     """Train every ratio group of one d through the stages; returns per-group vanilla runs at T_a and T1, T2."""
     groups = [cfg.point(d, r) for r in cfg.groups]
     tau = clock(groups[0])
     run, sample = start(groups, cfg.R)
     every = max(1, round(tau / cfg.records_per_tau))
-    cap1, cap2, T_a = max(2, round(cfg.t1_cap * tau)), round(cfg.t2_cap * tau), round(cfg.vanilla_tau * tau)
+    cap1, cap2, cap3 = max(2, round(cfg.t1_cap * tau)), round(cfg.t2_cap * tau), round(cfg.t3_cap * tau)
+    step = lambda frac: max(2, round(frac * tau))
     while bool((run.T1 < 0).any()) and run.step < cap1:              # Stage 1, every step recorded
-        run = advance(run, min(cap1, run.step + max(2, round(0.05 * tau))), 1, sample)
+        run = advance(run, min(cap1, run.step + step(0.05)), 1, sample)
     while (t2_of(run, cfg.t2_factor) < 0).any() and run.step < cap2:  # Stage 2
-        run = advance(run, min(cap2, run.step + max(2, round(0.25 * tau))), every, sample)
+        run = advance(run, min(cap2, run.step + step(0.25)), every, sample)
     T2 = t2_of(run, cfg.t2_factor)
-    run = advance(run, max(T_a, run.step), every, sample)               # Stage 3 up to T_a
     R = cfg.R
+    run = advance(run, max(round(cfg.t3_min * tau), run.step), every, sample)   # Stage 3, until the loss levels off
+    while True:
+        level = plateau(run.history.get("steps").numpy(), group_loss(run, len(groups), R), tau, cfg.plateau_tol,
+                        cfg.loss_drop)
+        if level[0] or run.step >= cap3:
+            break
+        run = advance(run, min(cap3, run.step + step(0.25)), every, sample)
     parts = [take(run, list(range(k * R, (k + 1) * R)), g, list(range(R))) for k, g in enumerate(groups)]
     return {"groups": groups, "runs": parts, "tau": tau, "T_a": run.step, "every": every,
-            "T1": run.T1.view(len(groups), R).numpy(), "T2": T2.reshape(len(groups), R)}
+            "T1": run.T1.view(len(groups), R).numpy(), "T2": T2.reshape(len(groups), R), "plateau": level}
 
 
 def branches(cfg: ScaleConfig, vanilla: Run, every: int, length: int) -> tuple[Run, Run]:
@@ -300,6 +335,7 @@ def measure_point(cfg: ScaleConfig, d: int) -> dict:
     return {
         "d": d, "d1": groups[0].d1, "m": groups[0].m, "n_minority": groups[0].n_minority, "tau": tp["tau"],
         "T_a": tp["T_a"], "branch": control.step - tp["T_a"], "T1": tp["T1"], "T2": tp["T2"],
+        "stage3": tp["plateau"][0], "loss_change": tp["plateau"][1],
         "t5": PA.t5_elapsed(groups[-1], cfg.prune_alpha),
         "freq_major": PA.split_mean(freq, groups[0])[1].numpy(), "active": freq.sum(-1).numpy() / d,
         "q_max": np.array([float(D.sample_prob(g).max()) for g in groups]),
@@ -447,7 +483,10 @@ def quantities(res: ScaleResult) -> list[Quantity]:
     t1 = (f"T1 reached in every replicate at every d (ρ={lo_r:g})", _all([(p["T1"][-1] >= 0).all() for p in P]))
     window = ("Stage-1 fit window [fit_start, T1) holds >= 3 steps at every d",
               _all([p["window"][1] - p["window"][0] >= 3 for p in P]))
-    t2 = ("T2 reached before T_a in every replicate at every d", _all([(p["T2"] >= 0).all() for p in P]))
+    t2 = ("T2 reached in every replicate at every d", _all([(p["T2"] >= 0).all() for p in P]))
+    t3 = (f"Stage 3 reached at every d (loss fell by >= {cfg.loss_drop:g} and levelled off within "
+          f"{cfg.plateau_tol:g} before t3_cap τ_d)",
+          _all([p["stage3"] for p in P]))
     lucky_ok = (f"lucky pairs in >= 2 replicates at every d (ρ={hi_r:g})",
                 _all([(p["lucky_pairs"][0] > 0).sum() >= 2 for p in P]))
     remark1 = ("Remark 1: alpha m <= minority-dominant neurons at T_a at every d (mean over replicates)",
@@ -461,7 +500,7 @@ def quantities(res: ScaleResult) -> list[Quantity]:
                  "fraction 1", ds, X("lucky_frac")[0], ones, cfg.tol_fraction, checks=[sparse, t2, lucky_ok]),
         Quantity("alignment", f"majority − minority best cos² at T_a (ρ={lo_r:g})", "workshop §4, Fig. 1",
                  f"> {cfg.sesoi_alignment:g}", ds, X("alignment"), ones * cfg.sesoi_alignment, cfg.sesoi_alignment,
-                 one_sided=True, checks=[sparse, t2]),
+                 one_sided=True, checks=[sparse, t2, t3]),
     ]
     if len(ds) >= 2:
         Ni = X("Ni")                                                     # (G, R, k)
@@ -471,19 +510,19 @@ def quantities(res: ScaleResult) -> list[Quantity]:
         for g, rho in enumerate(ratios):
             out.append(Quantity(f"Ni_exponent_{rho:g}", f"local exponent of |N_i| in d at T_a (ρ={rho:g})",
                                 "Thm 3.1, eq. (14)", f"1 − ρ² = {1 - rho ** 2:g}", mid, E[:, g],
-                                np.full(len(mid), 1 - rho ** 2), cfg.tol_exponent, checks=[sparse, t2]))
+                                np.full(len(mid), 1 - rho ** 2), cfg.tol_exponent, checks=[sparse, t2, t3]))
         if len(ratios) >= 2:
             T = np.stack([SC.tracking_slopes(ds[k:k + 2], ratios, Ni[:, :, k:k + 2].transpose(1, 0, 2))
                           for k in range(len(ds) - 1)], -1)
             out.append(Quantity("Ni_tracking", "slope of the local |N_i| exponent on 1 − ρ²",
                                 "claim 3; eq. (14) as a scaling law", "1", mid, T, np.ones(len(mid)),
-                                cfg.tol_tracking, checks=[sparse, t2]))
+                                cfg.tol_tracking, checks=[sparse, t2, t3]))
     out += [
         Quantity("mask_share", f"share of the mask on minority-dominant neurons at T_a (α={cfg.prune_alpha:g})",
-                 "Remark 1; Thm F.1", "1", ds, X("share"), ones, cfg.tol_share, checks=[sparse, t2, remark1]),
+                 "Remark 1; Thm F.1", "1", ds, X("share"), ones, cfg.tol_share, checks=[sparse, t2, t3, remark1]),
         Quantity("pruning_gain", f"pruning gain in A_j*/A_maj after the branch (ρ={lo_r:g})",
                  "Thm 3.1 eq. (13) vs Thm 3.2(c)", f"1 − ρ = {1 - lo_r:g}", ds, X("gain"), ones * (1 - lo_r),
-                 cfg.tol_gain, checks=[sparse, t2, remark1]),
+                 cfg.tol_gain, checks=[sparse, t2, t3, remark1]),
     ]
     return out
 
