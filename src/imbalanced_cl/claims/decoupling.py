@@ -15,14 +15,11 @@ from dataclasses import dataclass
 
 import torch
 
-from .. import verdict as V
 from ..sim import data as D
 from ..sim import views as VW
 from ..sim.config import SimConfig
 from ..sim.encoder import embed, init_weights
-from ..sim.theory import gain
 from ..sim.train import train
-from ..stats import mean_ci
 from ..validate import check, check_choice, check_float, check_grid, check_int
 
 COMPANION = "Wen & Li 2021"   # the paper these claims come from (every row's source)
@@ -358,156 +355,10 @@ def _run_grid(cfg: DecouplingConfig) -> DecouplingResult:
     return DecouplingResult(cfg.cells, cfg.schedule(), *(torch.stack(out[k]) for k in out), torch.stack(raw),
                             minority, run.history.get("steps"), share_hist, run.T1.view(C, R), time.time() - t0)
 
-
-def view_correlations(cfg: DecouplingConfig, n: int = 20_000) -> dict:
-    """Feature decoupling measured on the views themselves (Wen & Li Sec. 4), balanced cell, one dictionary.
-
-    For each pair type: rho_F = mean_j E[<M_j, U_X><M_j, U_Y>] and rho_perp = the same averaged over the
-    directions orthogonal to M, with U summed over tokens. With b = 0 the expected update is linear,
-    w <- (1 - eta lambda) w + eta gain E[U_X U_Y^T] w (notebook 01), so a direction grows per step by
-    log(1 - eta lambda + eta gain rho): returned as rate_F and rate_perp. Augmentation that decouples the noise
-    drives rho_perp to about 0; without it rho_perp = sigma_xi^2 > 0.
-    """
-    with threads(cfg.threads):
-        M = D.make_dictionaries(cfg, [0])
-        return {kind: _correlations(cfg.cell_cfg(kind, 1.0), M, n) for kind in cfg.kinds}
-
-
-def _correlations(cfg: SimConfig, M: torch.Tensor, n: int) -> dict:
-    P = D.make_pairs(cfg, M, [0], n=n, purpose=STREAM_DECOUPLING, extra=1)
-    A, B = P.UX.sum(2)[0].double(), P.UY.sum(2)[0].double()          # (n, d1)
-    fa, fb = A @ M[0].double(), B @ M[0].double()                      # coordinates on the atoms
-    rho_f = (fa * fb).mean(0).mean()
-    rho_p = ((A * B).sum(-1).mean() - (fa * fb).sum(-1).mean()) / (cfg.d1 - cfg.d)   # trace over M-perp
-    rate = lambda rho: math.log(1 - cfg.lr * cfg.weight_decay + cfg.lr * gain(cfg) * float(rho))
-    return {"rho_F": float(rho_f), "rho_perp": float(rho_p), "rate_F": rate(rho_f), "rate_perp": rate(rho_p)}
-
-
-# --- summaries and verdicts ---
-
-LABELS = {VW.IDENTICAL: "identical copies", VW.RANDOM_MASK: "RandomMask", VW.PAPER: "the main paper's pairs"}
-
-
 def coverage(singles: torch.Tensor) -> torch.Tensor:
     """Fraction of atoms with at least one singleton neuron, per replicate: (..., d) -> (...)."""
     return (singles > 0).float().mean(-1)
 
 
-def split_mean(x: torch.Tensor, minority: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Mean over the majority and over the minority features of the last dim: two tensors (...)."""
-    return x[..., ~minority].mean(-1), x[..., minority].mean(-1)
-
-
-def _premises(result, cfg, series: torch.Tensor, kinds: tuple, bias: bool) -> list[tuple[str, bool]]:
-    """A row's premises: its measurement has stopped moving (t >= T3), and the bias schedule switched on."""
-    moved = float((series[-1] - series[-2]).mean().abs()) if series.shape[0] > 1 else math.inf
-    checks = [(f"t ≥ T3: the measurement moved by {moved:.3g} ≤ {cfg.tol_converged:g} over the last checkpoint "
-               f"interval", moved <= cfg.tol_converged)]
-    if bias:
-        on = all(bool((result.T1[result.cell(k, 1.0)] >= 0).all()) for k in kinds)
-        checks.append(("the bias schedule of L182 switched on in every replicate", on))
-    return checks
-
-
-def _bound_row(result, cfg, claim, source, name, kind, bound, at_least, bias_premise=True) -> V.Verdict:
-    """One companion row: the last step's `name` in the balanced `kind` cell against a bound, with premises."""
-    series = result.series(name, kind).float()                  # (T, R)
-    m, lo, hi = (float(v) for v in mean_ci(series[-1]))
-    edge = bound - cfg.tol_bound if at_least else bound + cfg.tol_bound
-    return V.row(claim, f"{COMPANION}, {source}", f"{'≥' if at_least else '≤'} {bound:g}", m, lo, hi,
-                 V.judge_bound(lo, hi, bound, at_least, cfg.tol_bound),
-                 _premises(result, cfg, series, (kind,), bias_premise), n=series.shape[1], band=abs(m - edge),
-                 kind="companion")
-
-
-def _gap_row(result, cfg, kind) -> V.Verdict:
-    """"Only with augmentation": identical copies' probe MSE minus `kind`'s, paired by replicate, above probe_gap_min."""
-    series = (result.series("probe", VW.IDENTICAL) - result.series("probe", kind)).float()
-    m, lo, hi = (float(v) for v in mean_ci(series[-1]))
-    return V.row(f"The probe needs augmentation: its MSE without minus with {LABELS[kind]} (paired)",
-                 f"{COMPANION}, Cor. 3.3 vs Cor. 3.5", f"> {cfg.probe_gap_min:g}", m, lo, hi,
-                 V.judge_positive(lo, hi, "paired probe-error gap", cfg.probe_gap_min),
-                 _premises(result, cfg, series, (kind,), True), n=series.shape[1],
-                 band=abs(m - cfg.probe_gap_min), kind="companion")
-
-
-def verdict_rows(result: DecouplingResult, cfg: DecouplingConfig) -> list[V.Verdict]:
-    """Wen & Li's claims judged at the last step of the balanced cells (eps_min = eps_max), thresholds from cfg.
-
-    A row is "not comparable" when its run is not at the theorems' time (the measurement still moves by more
-    than tol_converged) or, with augmentation, when the bias schedule never switched on.
-    """
-    rows = []
-    for kind in (k for k in cfg.kinds if k in AUGMENTED):
-        w = f"With {LABELS[kind]}"
-        rows += [
-            _bound_row(result, cfg, f"{w}, the feature share ||Mᵀw||²/||w||² grows to ≈ 1", "Thm 3.4 (β = o(‖w‖/√d1))",
-                       "share", kind, cfg.share_min, True),
-            _bound_row(result, cfg, f"{w}, noise alignment cos(f(x), f(ξ)) stays low", "Thm 3.4 and Sec. 4",
-                       "align", kind, cfg.noise_align_max, False),
-            _bound_row(result, cfg, f"{w}, the noise is removed: cos(f(x), f(Mz)) → 1", "Thm 3.4 (L238)",
-                       "removal", kind, cfg.removal_min, True),
-            _bound_row(result, cfg, f"{w}, every atom has a singleton neuron (N_i = {{j}})",
-                       "Thm 3.4 (Ω(1) neurons per atom)", "coverage", kind, cfg.coverage_min, True),
-            _bound_row(result, cfg, f"{w}, a linear probe recovers z (normalised MSE)", "Cor. 3.5",
-                       "probe", kind, cfg.probe_max, False),
-        ]
-    if VW.IDENTICAL in cfg.kinds:   # footnote 3: without augmentation the bias may be anything, so no bias premise
-        rows += [
-            _bound_row(result, cfg, "Without augmentation, noise alignment cos(f(x), f(ξ)) approaches 1",
-                       "Thm 3.2 (L210)", "align", VW.IDENTICAL, cfg.align_high, True, bias_premise=False),
-            _bound_row(result, cfg, "Without augmentation, a linear probe fails (normalised MSE)", "Cor. 3.3",
-                       "probe", VW.IDENTICAL, cfg.probe_max, True, bias_premise=False),
-        ]
-        rows += [_gap_row(result, cfg, kind) for kind in cfg.kinds if kind in AUGMENTED]
-    return rows
-
-
-def final_table(result: DecouplingResult, ratio: float = 1.0) -> dict:
-    """Per pair type at one ratio: the last step's share, align, removal, coverage and probe as (mean, lo, hi)."""
-    names = ("share", "align", "removal", "coverage", "probe")
-    return {kind: {k: tuple(float(x) for x in mean_ci(result.series(k, kind, r)[-1].float())) for k in names}
-            for kind, r in result.cells if r == ratio}
-
-
-def paired_difference(result: DecouplingResult, name: str, kind_a: str, kind_b: str, ratio: float = 1.0) -> tuple:
-    """(mean, lo, hi) of `name` in kind_a minus kind_b at the last step, paired by replicate: replicate r of every
-    cell shares its dictionary, initial weights and random numbers, so the difference isolates the pair builder."""
-    diff = result.series(name, kind_a, ratio)[-1] - result.series(name, kind_b, ratio)[-1]
-    return tuple(float(x) for x in mean_ci(diff.float()))
-
-
-def differences(result: DecouplingResult, kind_a: str, kind_b: str, ratio: float = 1.0) -> dict:
-    """paired_difference of every final_table summary: {name: (mean, lo, hi)} of kind_a minus kind_b."""
-    return {name: paired_difference(result, name, kind_a, kind_b, ratio)
-            for name in ("share", "align", "removal", "coverage", "probe")}
-
-
-def imbalance_table(result: DecouplingResult) -> list[dict]:
-    """Per pair type and eps ratio, at the last step: majority and minority probe MSE and atom coverage,
-    and the minority-minus-majority gaps (paired within each network), each as (mean, lo, hi)."""
-    ci = lambda x: tuple(float(v) for v in mean_ci(x))
-    rows = []
-    for c, (kind, ratio) in enumerate(result.cells):
-        pm, pn = split_mean(result.probe[-1, c], result.minority)
-        cm, cn = split_mean((result.singles[-1, c] > 0).float(), result.minority)
-        rows.append({"kind": kind, "ratio": ratio, "probe_major": ci(pm), "probe_minor": ci(pn),
-                     "probe_gap": ci(pn - pm), "cover_major": ci(cm), "cover_minor": ci(cn), "cover_gap": ci(cn - cm)})
-    return rows
-
-
-def imbalance_answer(result: DecouplingResult, cfg: DecouplingConfig) -> list[str]:
-    """Does augmentation protect the minority features? One sentence per pair type at the smallest ratio,
-    read off the intervals of the minority probe MSE against cfg.probe_max and of the minority-majority gap."""
-    r = min(cfg.ratios)
-    learned = lambda lo, hi: "recovered" if hi <= cfg.probe_max else "not recovered" if lo > cfg.probe_max else "undecided"
-    lines = []
-    for row in (x for x in imbalance_table(result) if x["ratio"] == r):
-        (mn, mn_lo, mn_hi), (mj, mj_lo, mj_hi) = row["probe_minor"], row["probe_major"]
-        g, g_lo, g_hi = row["probe_gap"]
-        gap = "worse than" if g_lo > 0 else "better than" if g_hi < 0 else "not distinguishable from"
-        lines.append(f"{LABELS[row['kind']]} at eps_min/eps_max = {r:g}: minority probe MSE {mn:.3f} [{mn_lo:.3f}, "
-                     f"{mn_hi:.3f}] ({learned(mn_lo, mn_hi)} at the threshold {cfg.probe_max:g}), majority {mj:.3f} "
-                     f"[{mj_lo:.3f}, {mj_hi:.3f}] ({learned(mj_lo, mj_hi)}); the minority is {gap} the majority "
-                     f"(gap {g:+.3f} [{g_lo:+.3f}, {g_hi:+.3f}]).")
-    return lines
+# The analysis of a finished grid lives in decoupling_verdicts.py; its public names are also reachable from here.
+from .decoupling_verdicts import LABELS, differences, final_table, imbalance_answer, imbalance_table, paired_difference, split_mean, verdict_rows, view_correlations  # noqa: E402,F401 (re-exported)
