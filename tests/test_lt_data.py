@@ -7,6 +7,7 @@ import pytest
 from PIL import Image
 
 from imbalanced_cl.lt import datasets as D
+from imbalanced_cl.lt import jpeg_pack as JP
 
 CLASSES = np.array(["red", "green", "blue"])
 
@@ -51,7 +52,7 @@ def make_pack(path, shift: int = 0, **override):
 def dirs(tmp_path, monkeypatch):
     data, cache = tmp_path / "data", tmp_path / "cache"
     monkeypatch.setenv("IMBALANCED_CL_CACHE", str(cache))
-    monkeypatch.setattr(D, "shared_jpeg_pack", lambda: tmp_path / "no-shared" / "cifar10-jpeg.npz")
+    monkeypatch.setattr(JP, "shared_jpeg_pack", lambda: tmp_path / "no-shared" / "cifar10-jpeg.npz")
     return data, cache
 
 
@@ -79,12 +80,12 @@ def test_cache_is_reused_and_keyed_on_the_pack(dirs, monkeypatch):
 
     def no_decode(*a, **k):
         raise AssertionError("decoded again although the cache matches the pack")
-    monkeypatch.setattr(D, "_decode_jpegs", no_decode)
+    monkeypatch.setattr(JP, "_decode_jpegs", no_decode)
     again = D.load("cifar10", data_dir=data, cifar10_source="jpeg")
     assert np.array_equal(again.train.images.numpy(), first.train.images.numpy())
     monkeypatch.undo()
     monkeypatch.setenv("IMBALANCED_CL_CACHE", str(cache))
-    monkeypatch.setattr(D, "shared_jpeg_pack", lambda: data.parent / "no-shared" / "cifar10-jpeg.npz")
+    monkeypatch.setattr(JP, "shared_jpeg_pack", lambda: data.parent / "no-shared" / "cifar10-jpeg.npz")
     make_pack(pack, shift=30)                      # same size and layout, other pixels: must not reuse the cache
     new = D.load("cifar10", data_dir=data, cifar10_source="jpeg")
     diff = new.train.images.numpy().astype(float).mean() - first.train.images.numpy().astype(float).mean()
