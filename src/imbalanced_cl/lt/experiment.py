@@ -251,3 +251,64 @@ def verdict_rows(results: list[dict], dataset: str, band: float = 10.0) -> list:
                 rows.append(V.row(claim, "Table 2; §4", pred, m, lo, hi, V.judge_positive(lo, hi, what),
                                   checks=checks, n=len(d)))
     return rows
+
+
+def load_or_fallback(cfg: LTConfig):
+    """(data, cfg): the configured dataset, or, where it cannot be had, digits-LT with a printed note saying so."""
+    try:
+        return load_data(cfg), cfg
+    except D.DatasetMissing as err:
+        print(f"NOTE: {cfg.dataset} is not available here:\n  {err}\n"
+              "Falling back to scikit-learn's 8x8 digits made long-tailed (digits-LT), which runs everywhere. "
+              "The numbers below are then NOT comparable with Table 2.")
+        cfg = cfg.replace(dataset="digits", n_max=0, image_size=0)
+        return load_data(cfg), cfg
+
+
+def describe(cfg: LTConfig, data) -> str:
+    """Markdown: the data, the long-tailed profile and the runs, generated from the parameters (never typed in)."""
+    n_head = effective_n_max(cfg, data)
+    text = (f"**Data:** {data.source}. {len(data.train):,} train / {len(data.test):,} test images, "
+            f"{data.num_classes} classes. **LT profile:** $n_c=\\lfloor {n_head}\\,\\rho^{{-c/(C-1)}}\\rfloor$, "
+            f"$\\rho \\in$ {list(cfg.rhos)}. **Runs:** {len(cfg.rhos)} ρ × {len(cfg.seeds)} seeds × "
+            f"{sum(m != 'random' for m in cfg.methods)} pre-training methods, {cfg.epochs} epochs each, "
+            f"ResNet-18 of width {cfg.width}, batch {cfg.batch_size}.")
+    if cfg.dataset != "imagenet-lt":
+        for rho in cfg.rhos:
+            c = D.long_tailed_counts(n_head, rho, data.num_classes)
+            text += f"\n\nρ={rho:g}: class sizes {c} (total {sum(c):,})"
+    return text
+
+
+def _pm(m, s) -> str:
+    return f"{m:.2f}" + ("" if np.isnan(s) else f" ± {s:.2f}")
+
+
+def _ref_cell(ref, which) -> str:
+    if ref is None:
+        return "–"
+    m, s = ref[which]
+    return f"{m:.2f}" + ("" if s is None else f" ± {s:.2f}")
+
+
+def summary_table(summary: list[dict]) -> str:
+    """Markdown: every (rho, method) with the paper's Table 2 number beside ours (accuracy and Δ20)."""
+    lines = ["| ρ | method | seeds | accuracy | Table 2 acc. | Δ20 | Table 2 Δ20 | many | medium | few |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for s in summary:
+        ref = TABLE2.get((s["dataset"], int(s["rho"])))
+        col = {"simclr": (0, 2), "sdclr": (1, 3), "alg1": (1, 3), "alg1_dense": (1, 3)}.get(s["method"])
+        lines.append(f"| {s['rho']:g} | {LABELS[s['method']]} | {s['n_seeds']} | {_pm(s['acc'], s['acc_std'])} | "
+                     f"{_ref_cell(ref, col[0]) if col else '–'} | {_pm(s['delta20'], s['delta20_std'])} | "
+                     f"{_ref_cell(ref, col[1]) if col else '–'} | {s['many']:.1f} | {s['medium']:.1f} | {s['few']:.1f} |")
+    return "\n".join(lines)
+
+
+def speed_line(results: list[dict]) -> str:
+    """One line: mean pre-training views/s, the augmentation's share of a step, total pre-training time."""
+    pre = [r for r in results if r["method"] in ("simclr", "sdclr", "alg1")]
+    if not pre:
+        return "no pre-training runs"
+    return (f"pre-training speed: {np.mean([r['views_per_s'] for r in pre]):.0f} views/s on average, augmentation "
+            f"{np.mean([r['aug_share'] for r in pre]):.0%} of the step time; total pre-training "
+            f"{sum(r['pretrain_s'] for r in pre):.0f} s")
