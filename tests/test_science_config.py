@@ -73,6 +73,8 @@ def test_each_field_refuses_values_outside_its_range(field):
         with pytest.raises(ParameterError) as err:
             SimConfig(**{field: v})
         assert f"parameter {field}={v!r}" in str(err.value) and "allowed" in str(err.value), (field, v)
+        if isinstance(good[0], bool):
+            assert str(err.value).endswith("allowed True or False"), str(err.value)
     for v in good:
         assert getattr(SimConfig(**{field: v}), field) == v
 
@@ -85,8 +87,11 @@ def test_cross_field_messages_name_the_other_field():
     """A range that depends on another field says which value it was checked against."""
     with pytest.raises(ParameterError, match=r"d1=10 .*given d=20.*>= d"):
         SimConfig(d=20, d1=10)
-    with pytest.raises(ParameterError, match=r"weight_decay=3.*lr=0.5"):
+    with pytest.raises(ParameterError, match=r"weight_decay=3.*lr=0.5.*allowed a number with lr \* weight_decay < 1"):
         SimConfig(weight_decay=3.0)
+    with pytest.raises(ParameterError, match=r"allowed an integer >= d$"):
+        SimConfig(d=20, d1=10)
+    assert SimConfig(d=3, d1=3).d1 == 3                         # the smallest model: d1 = d = 3
     with pytest.raises(ParameterError, match=r"eps_min=0.3 .*given eps_max=0.2.*\(0.0, 0.2\]"):
         SimConfig(eps_max=0.2)                                   # eps_min = 0.3 default is now above eps_max
     with pytest.raises(ParameterError, match=r"n_minority=5 .*given d=4.*\[0, 4\]"):
@@ -126,6 +131,7 @@ def test_torch_device():
     import torch
     assert SimConfig(device="cpu").torch_device == torch.device("cpu")
     assert SimConfig(device="auto").torch_device.type == ("cuda" if torch.cuda.is_available() else "cpu")
+    cfg = SimConfig(device="cuda")                              # a valid setting; refused only where it is used
     if not torch.cuda.is_available():
         with pytest.raises(ParameterError, match="parameter device='cuda'"):
-            SimConfig(device="cuda").torch_device
+            cfg.torch_device
