@@ -43,7 +43,7 @@ def _reached(T: np.ndarray) -> str:
 def show_regime(res: S.ScaleResult) -> None:
     """The regime at every d: stages reached, sparsity realised, lucky-set sizes, Remark 1's bound, final loss."""
     cfg = res.cfg
-    head = ["d", "ρ", "T1 mean (reached)", "T2 mean (reached)", "T_a (T_a/τ_d)", "loss at T_a (change over 0.5 τ_d)",
+    head = ["d", "ρ", "T1 mean (reached)", "T2 mean (reached)", "T_a (T_a/τ_d)", "loss at T_a (change over 0.5 τ_d / start)",
             "majority feature freq.: realised (model q_j)", "features per sample / d", "lucky (i,j) at init per replicate"]
     rows = []
     for p in res.points:

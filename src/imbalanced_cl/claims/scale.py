@@ -11,7 +11,7 @@ The scaling rule (one grid point per d, every other setting fixed):
   * time is counted in the paper's clock tau_d = d log d / (eps_max eta loglog d), the scale of T2 - T1 (eq. 60)
     and of T1 in the workshop version (W351). Stage 1 runs until T1 is reached (eq. 34), Stage 2 until T2 is
     reached (eq. 61), and Stage 3 until the training loss has levelled off (Theorem 3.1's convergence, eq. (11):
-    its group means change by less than plateau_tol between two windows 0.5 tau_d apart), each with a cap in tau_d.
+    its group means change by less than plateau_tol x their start between two windows 0.5 tau_d apart), each with a cap in tau_d.
     That step is T_a: the Stage-3 quantities are measured there and the pruning branch starts there; the branch
     lasts branch_tau tau_d. Reaching the same stage at every d is what makes the grid points comparable.
 Every ratio group of one d trains in one batched call (slot = group x replicate; the groups share the dictionary
@@ -66,9 +66,9 @@ class ScaleConfig(SimConfig):
     minority_share: float = 0.25      # n_minority = max(1, round(minority_share d)) minority features
     t1_cap: float = 1.0               # Stage 1 runs until every slot reached T1 (eq. 34), at most t1_cap tau_d steps
     t2_cap: float = 2.0               # Stage 2 runs until every slot reached T2 (eq. 61), at most t2_cap tau_d steps
-    t3_min: float = 2.0               # Stage 3: at least t3_min tau_d steps, then until the loss levels off (T_a)
+    t3_min: float = 1.5               # Stage 3: at least t3_min tau_d steps, then until the loss levels off (T_a)
     t3_cap: float = 4.0               # ... at most t3_cap tau_d steps
-    plateau_tol: float = 0.05         # the loss has levelled off when its relative change over 0.5 tau_d is below this
+    plateau_tol: float = 0.02         # the loss has levelled off when it changes by less than this x its start over 0.5 tau_d
     loss_drop: float = 0.1            # ... and it lies this fraction below its start (the flat start is not Stage 3)
     branch_tau: float = 0.5           # the pruning branch and its control last branch_tau tau_d steps
     records_per_tau: int = 50         # history records per tau_d after Stage 1 (Stage 1 is recorded every step)
@@ -115,8 +115,9 @@ class ScaleConfig(SimConfig):
                   "a share giving 1 <= n_minority <= d - 1 at every d", given=f"ds={list(self.ds)}")
         check_float("t1_cap", self.t1_cap, 0.0, lo_open=True)
         check_float("t2_cap", self.t2_cap, self.t1_cap, given=f"t1_cap={self.t1_cap}")
-        check_float("t3_min", self.t3_min, self.t2_cap, given=f"t2_cap={self.t2_cap}")
-        check_float("t3_cap", self.t3_cap, self.t3_min, given=f"t3_min={self.t3_min}")
+        check_float("t3_min", self.t3_min, 0.0, lo_open=True)
+        check_float("t3_cap", self.t3_cap, max(self.t3_min, self.t2_cap),
+                    given=f"t3_min={self.t3_min}, t2_cap={self.t2_cap}")
         check_float("plateau_tol", self.plateau_tol, 0.0, lo_open=True)
         check_float("loss_drop", self.loss_drop, 0.0, 1.0, hi_open=True)
         check_float("branch_tau", self.branch_tau, 0.0, lo_open=True)
@@ -223,16 +224,17 @@ def group_loss(run: Run, G: int, R: int) -> np.ndarray:
 
 def plateau(steps: np.ndarray, loss: np.ndarray, tau: float, tol: float, drop: float) -> tuple[bool, np.ndarray]:
     """Has the loss levelled off after its Stage-3 fall? Mean of the records in (t - tau/4, t] against those in
-    (t - 3tau/4, t - tau/2], t the last record, and against the first record: levelled off when every column of
-    loss (T, G) changed by less than `tol` between the windows and lies at least `drop` below its start (before
-    Stage 3 the loss is flat too, near log K). Returns (levelled off, relative change per column)."""
+    (t - 3tau/4, t - tau/2], t the last record: levelled off when, in every column of loss (T, G), the change between
+    the windows is below `tol` times the first record (the start, log K for uniform logits: one scale at every d)
+    and the loss lies at least `drop` x its start below it (before Stage 3 the loss is flat too, near log K).
+    Returns (levelled off, change per column in units of its start)."""
     t = steps[-1]
     now = loss[steps > t - 0.25 * tau].mean(0)
     sel = (steps > t - 0.75 * tau) & (steps <= t - 0.5 * tau)
     if not sel.any():
         return False, np.full(loss.shape[1], np.nan)
     before = loss[sel].mean(0)
-    rel = np.abs(now - before) / np.abs(before)
+    rel = np.abs(now - before) / np.abs(loss[0])
     fell = now <= (1.0 - drop) * loss[0]
     return bool((rel < tol).all() and fell.all()), rel
 

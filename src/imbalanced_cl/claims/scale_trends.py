@@ -113,8 +113,8 @@ def quantities(res: ScaleResult) -> list[Quantity]:
     window = ("Stage-1 fit window [fit_start, T1) holds >= 3 steps at every d",
               _all([p["window"][1] - p["window"][0] >= 3 for p in P]))
     t2 = ("T2 reached in every replicate at every d", _all([(p["T2"] >= 0).all() for p in P]))
-    t3 = (f"Stage 3 reached at every d (loss fell by >= {cfg.loss_drop:g} and levelled off within "
-          f"{cfg.plateau_tol:g} before t3_cap τ_d)",
+    t3 = (f"Stage 3 reached at every d (loss fell by >= {cfg.loss_drop:g} of its start and changed by < "
+          f"{cfg.plateau_tol:g} of it over 0.5 τ_d, before t3_cap τ_d)",
           _all([p["stage3"] for p in P]))
     lucky_ok = (f"lucky pairs in >= 2 replicates at every d (ρ={hi_r:g})",
                 _all([(p["lucky_pairs"][0] > 0).sum() >= 2 for p in P]))
