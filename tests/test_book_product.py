@@ -6,6 +6,7 @@ import math
 
 import nbformat
 import pytest
+import torch
 
 from imbalanced_cl.claims import explorer
 from imbalanced_cl.book import scoreboard
@@ -147,3 +148,30 @@ def test_explorer_point_trains_fast_and_counts_minority():
     with pytest.raises(ParameterError, match="prune_alpha"):
         cfg.check_point(explorer.Point(0.3, 0.45, 0.95, 9, 12))
     assert len(cfg.gallery_points()) == len(cfg.gallery_eps_min) * len(cfg.gallery_nsr) * len(cfg.gallery_alpha)
+
+
+def _hand_result(alpha: float, cos: list[list[float]], counts: list[float]) -> explorer.Result:
+    return explorer.Result(explorer.Point(0.3, 0.45, alpha, 3, 2), torch.tensor(cos), torch.tensor(counts),
+                           torch.tensor([False, False, True]), 0.3, 0.0)
+
+
+def test_explorer_mask_effect_by_hand():
+    # unpruned: neuron 0 on feature 0 (0.9), neuron 1 on feature 2 (0.5); pruned: neuron 1 moves to 0.8 on feature 2
+    base = _hand_result(0.0, [[0.9, 0.1, 0.0], [0.0, 0.2, 0.5]], [1.0, 0.0, 1.0])
+    pruned = _hand_result(0.5, [[0.9, 0.1, 0.0], [0.0, 0.2, 0.8]], [1.0, 1.0, 2.0])
+    (e,) = explorer.mask_effect([base, pruned])
+    assert e["max_dcos2"] == pytest.approx(0.8 ** 2 - 0.5 ** 2)           # 0.39, the one cell that moved
+    assert e["d_minority"] == pytest.approx(1.0) and e["d_majority"] == pytest.approx(0.5)   # (2-1), ((1+1)-(1+0))/2
+    assert explorer.mask_effect([pruned]) == []                               # no unpruned twin: nothing to compare
+
+
+def test_explorer_figures_draw_on_a_tiny_result():
+    import matplotlib
+    matplotlib.use("Agg")
+    from imbalanced_cl.book import plots_explorer as PX
+    cfg = explorer.ExplorerConfig(gallery_eps_min=(0.3,))
+    base = _hand_result(0.0, [[0.9, 0.1, 0.0], [0.0, 0.2, 0.5]], [1.0, 0.0, 1.0])
+    pruned = _hand_result(0.5, [[0.9, 0.1, 0.0], [0.0, 0.2, 0.8]], [1.0, 1.0, 2.0])
+    assert len(PX.draw(base).axes) == 3                                       # heatmap, its colour bar, the counts
+    assert PX.gallery_grid(cfg, [base, pruned]).axes[0].images                 # one heatmap per panel
+    assert "| 0.3 | 0.45 | 0.5 | 3 | 2 | 2.00 | 1.00 |" in PX.gallery_table([base, pruned])

@@ -4,11 +4,12 @@ A *point* is one setting of the five sliders (eps_min, NSR, pruning ratio alpha,
 holds everything else (a small SimConfig: short training, few pairs) plus the gallery grids and the slider
 ranges. `result(cfg, point)` trains once and measures the neuron x feature alignment
 |cos(w_i, M_j)| (App. A.2, Experiments 1-2) and, per feature, how many neurons are aligned above the
-threshold. The live notebook (`live(cfg)`) and the static gallery of the published book (`gallery(cfg)`)
+threshold. The live notebook (book/plots_explorer.live) and the static gallery of the published book (`gallery(cfg)`)
 call the same functions, so the HTML shows exactly what the sliders would show at those settings.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import math
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 import torch
 
 from ..sim.config import SimConfig
-from ..validate import ParameterError, check, check_float, check_grid, check_int
+from ..validate import check, check_float, check_grid, check_int
 from ..sim.metrics import cosine_matrix
 from ..sim.train import train
 
@@ -165,143 +166,33 @@ def neuron_order(cos: torch.Tensor) -> torch.Tensor:
     return torch.tensor(sorted(range(cos.shape[0]), key=lambda i: (int(arg[i]), -float(best[i]))))
 
 
-def draw(res: Result, axes=None):
-    """Heatmap of |cos(w_i, M_j)|^2 (neurons sorted) and per-feature aligned-neuron counts. Returns the figure."""
-    import matplotlib.pyplot as plt
-    if axes is None:
-        fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), gridspec_kw={"width_ratios": [1.25, 1]})
-    ax_h, ax_c = axes
-    fig = ax_h.figure
-    C = res.cos[neuron_order(res.cos)].pow(2).numpy()
-    im = ax_h.imshow(C, aspect="auto", cmap="viridis", vmin=0, vmax=1, interpolation="nearest")
-    d = C.shape[1]
-    ax_h.set_xticks(range(d))
-    ax_h.set_xticklabels([("min " if bool(res.minority[j]) else "") + str(j) for j in range(d)],
-                         rotation=90, fontsize=7)
-    for j in range(d):
-        if bool(res.minority[j]):
-            ax_h.get_xticklabels()[j].set_color("#cf222e")
-    ax_h.set_xlabel("feature j (red: minority)")
-    ax_h.set_ylabel("neuron i (sorted)")
-    ax_h.set_title("cos²(w_i, M_j)", fontsize=9)
-    fig.colorbar(im, ax=ax_h, fraction=0.05, pad=0.02)
-    colours = ["#cf222e" if bool(mn) else "#0969da" for mn in res.minority]
-    ax_c.bar(range(d), res.counts.numpy(), color=colours)
-    ax_c.set_xticks(range(d))
-    ax_c.tick_params(axis="x", labelsize=7)
-    ax_c.set_xlabel("feature j")
-    ax_c.set_ylabel(f"neurons with |cos| ≥ {res.threshold:g}")
-    ax_c.set_title(f"minority {res.minority_count:.1f} vs majority {res.majority_count:.1f} per feature",
-                   fontsize=9)
-    fig.suptitle(res.point.label(), fontsize=9)
-    fig.tight_layout()
-    return fig
-
-
 def gallery(cfg: ExplorerConfig) -> list[Result]:
     """Results at every gallery point (the published book's static version of the sliders)."""
     return [result(cfg, p) for p in cfg.gallery_points()]
 
 
-def gallery_grid(cfg: ExplorerConfig, results: list[Result]):
-    """Heatmaps of every gallery point: one row per (NSR, alpha), one column per eps_min. Returns the figure."""
-    import matplotlib.pyplot as plt
-    rows = sorted({(r.point.nsr, r.point.prune_alpha) for r in results})
-    cols = sorted({r.point.eps_min for r in results})
-    fig, axes = plt.subplots(len(rows), len(cols), figsize=(2.6 * len(cols) + 0.6, 2.5 * len(rows) + 0.4),
-                             squeeze=False, sharey=True)
-    im = None
+def mask_effect(results: list[Result]) -> list[dict]:
+    """Each pruned gallery point against its unpruned twin (same eps_min, NSR, d, m, seed): how much the mask changed.
+
+    max_dcos2 is the largest |cos²(w_i, M_j)| change over neurons (each panel sorted as drawn) and features;
+    d_minority / d_majority are the changes of the mean aligned-neuron counts."""
+    base = {(r.point.eps_min, r.point.nsr, r.point.d, r.point.m): r for r in results if r.point.prune_alpha == 0}
+    out = []
     for r in results:
-        ax = axes[rows.index((r.point.nsr, r.point.prune_alpha))][cols.index(r.point.eps_min)]
-        C = r.cos[neuron_order(r.cos)].pow(2).numpy()
-        im = ax.imshow(C, aspect="auto", cmap="viridis", vmin=0, vmax=1, interpolation="nearest")
-        d = C.shape[1]
-        ax.set_xticks(range(d))
-        ax.set_xticklabels([str(j) for j in range(d)], fontsize=6)
-        for j, lab in enumerate(ax.get_xticklabels()):
-            if bool(r.minority[j]):
-                lab.set_color("#cf222e")
-        ax.set_title(f"eps_min={r.point.eps_min:g}, NSR={r.point.nsr:g}, α={r.point.prune_alpha:g}\n"
-                     f"aligned: min {r.minority_count:.1f} / maj {r.majority_count:.1f}", fontsize=7)
-    for ax in axes[-1]:
-        ax.set_xlabel("feature j (red: minority)", fontsize=7)
-    for row in axes:
-        row[0].set_ylabel("neuron (sorted)", fontsize=7)
-    fig.tight_layout()
-    if im is not None:
-        fig.colorbar(im, ax=axes.ravel().tolist(), fraction=0.02, pad=0.01, label="cos²(w_i, M_j)")
-    return fig
+        twin = base.get((r.point.eps_min, r.point.nsr, r.point.d, r.point.m))
+        if r.point.prune_alpha == 0 or twin is None:
+            continue
+        c0, c1 = (x.cos[neuron_order(x.cos)].pow(2) for x in (twin, r))
+        out.append({"point": r.point, "max_dcos2": float((c1 - c0).abs().max()),
+                    "d_minority": r.minority_count - twin.minority_count,
+                    "d_majority": r.majority_count - twin.majority_count})
+    return out
 
 
-def gallery_table(results: list[Result]) -> str:
-    """Markdown table of the gallery's aligned-neuron counts and training times."""
-    lines = ["| eps_min | NSR | α | d | m | minority (per feature) | majority (per feature) | seconds |",
-             "|---|---|---|---|---|---|---|---|"]
-    for r in results:
-        p = r.point
-        lines.append(f"| {p.eps_min:g} | {p.nsr:g} | {p.prune_alpha:g} | {p.d} | {p.m} | "
-                     f"{r.minority_count:.2f} | {r.majority_count:.2f} | {r.seconds:.2f} |")
-    return "\n".join(lines)
+def literal_contrast(cfg: ExplorerConfig, p: Point) -> dict:
+    """Point p and its unpruned twin trained again with prune_backward = "literal" (pruned units get no gradient).
 
-
-def gallery_summary(cfg: ExplorerConfig, results: list[Result]):
-    """Minority and majority aligned-neuron counts against eps_min, one line per (NSR, alpha). Returns the figure."""
-    import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(6.4, 3.6))
-    groups = sorted({(r.point.nsr, r.point.prune_alpha) for r in results})
-    for k, (nsr, alpha) in enumerate(groups):
-        rs = sorted((r for r in results if (r.point.nsr, r.point.prune_alpha) == (nsr, alpha)),
-                    key=lambda r: r.point.eps_min)
-        x = [r.point.eps_min for r in rs]
-        c = f"C{k}"
-        ax.plot(x, [r.minority_count for r in rs], "o-", color=c, label=f"minority, NSR={nsr:g}, α={alpha:g}")
-        ax.plot(x, [r.majority_count for r in rs], "s--", color=c, alpha=0.6,
-                label=f"majority, NSR={nsr:g}, α={alpha:g}")
-    ax.set_xlabel("eps_min (eps_max = %g)" % cfg.eps_max)
-    ax.set_ylabel(f"neurons with |cos| ≥ {cfg.threshold:g}\n(mean per feature)")
-    ax.legend(fontsize=7, loc="best")
-    fig.tight_layout()
-    return fig
-
-
-def live(cfg: ExplorerConfig):
-    """The ipywidgets explorer: five sliders; the figure redraws when a slider is released. Returns the widget."""
-    import ipywidgets as W
-    import matplotlib.pyplot as plt
-    from IPython.display import display
-
-    style = {"description_width": "90px"}
-    lay = W.Layout(width="420px")
-    sliders = {
-        "eps_min": W.FloatSlider(value=cfg.eps_min, min=cfg.eps_min_range[0], max=cfg.eps_min_range[1], step=0.05,
-                                 description="eps_min", continuous_update=False, style=style, layout=lay),
-        "nsr": W.FloatSlider(value=cfg.nsr, min=cfg.nsr_range[0], max=cfg.nsr_range[1], step=0.05,
-                             description="NSR", continuous_update=False, style=style, layout=lay),
-        "prune_alpha": W.FloatSlider(value=cfg.prune_alpha, min=cfg.alpha_range[0], max=cfg.alpha_range[1],
-                                     step=0.05, description="pruning α", continuous_update=False, style=style,
-                                     layout=lay),
-        "d": W.IntSlider(value=cfg.d, min=cfg.d_range[0], max=cfg.d_range[1], description="d (features)",
-                         continuous_update=False, style=style, layout=lay),
-        "m": W.IntSlider(value=cfg.m, min=cfg.m_range[0], max=cfg.m_range[1], description="m (neurons)",
-                         continuous_update=False, style=style, layout=lay),
-    }
-    out = W.Output()
-    status = W.HTML()
-
-    def redraw(**kw):
-        p = Point(round(kw["eps_min"], 4), round(kw["nsr"], 4), round(kw["prune_alpha"], 4), kw["d"], kw["m"])
-        try:
-            res = result(cfg, p)
-        except ParameterError as e:
-            status.value = f"<span style='color:#cf222e'>{e}</span>"
-            return
-        with out:
-            out.clear_output(wait=True)
-            fig = draw(res)
-            display(fig)
-            plt.close(fig)
-        status.value = f"trained in {res.seconds:.2f} s ({cfg.steps} steps, {cfg.n_pairs} pairs, R={cfg.R})"
-
-    W.interactive_output(redraw, sliders)
-    col = list(sliders.values())
-    return W.VBox([W.HBox([W.VBox(col[:3]), W.VBox(col[3:] + [status])]), out])
+    Under the faithful backward of eq. (5) the mask enters the update only through the softmax weights of the
+    logits; this is the same comparison with the mask in the gradient too, so the two show which part matters."""
+    lit = dataclasses.replace(cfg, prune_backward="literal")
+    return mask_effect([result(lit, dataclasses.replace(p, prune_alpha=0.0)), result(lit, p)])[0]

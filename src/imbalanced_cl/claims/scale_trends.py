@@ -8,7 +8,7 @@ import torch
 from .. import stats
 from .. import verdict as V
 from . import scaling as SC
-from .scale import ScaleConfig, ScaleResult
+from .scale_config import ScaleConfig, ScaleResult
 
 
 # ----------------------------------------------------------------------------------------------------------------

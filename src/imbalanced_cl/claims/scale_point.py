@@ -1,0 +1,201 @@
+"""One grid point of notebook 08: every ratio group trained through its stages in one batched call, then measured."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ..sim import data as D
+from ..sim import metrics
+from ..sim.config import SimConfig
+from ..sim.encoder import init_weights
+from ..sim.train import History, Run, train
+from . import census as CS
+from . import lucky, pruning as PA, scaling as SC, stage1
+from .scale_config import ScaleConfig, clock
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# training one grid point: every ratio group in one batched call, in stages
+# ----------------------------------------------------------------------------------------------------------------
+def take(run: Run, idx: list[int], cfg: SimConfig, replicates: list[int]) -> Run:
+    """The slots `idx` of a batched run as a Run of its own, with its group's config and replicate indices."""
+    h = History(steps=list(run.history.steps))
+    for name in ("coef", "norm2", "bias", "loss", "pos_prob"):
+        setattr(h, name, [v[idx] for v in getattr(run.history, name)])
+    p = run.pairs
+    pairs = D.Pairs(p.UX[idx], p.UY[idx], p.S[idx], p.ZX[idx], p.ZY[idx])
+    return Run(cfg, list(replicates), run.M[idx], run.W[idx], run.T1[idx], run.step, h, pairs, run.W0[idx])
+
+
+def sampler(groups: list[SimConfig], R: int, M: torch.Tensor):
+    """sampler(t, slots) for train(): slot k R + r draws replicate r's pairs of step t with group k's eps, exactly
+    as train() would for that group alone (sub-stream t + 1; 0, the fixed set, when sampling is "fixed")."""
+    fixed = groups[0].sampling == "fixed"
+
+    def sample(t: int, slots: list) -> D.Pairs:
+        parts = []
+        for k, g in enumerate(groups):
+            mine = [s for s in slots if s // R == k]
+            if mine:
+                parts.append(D.make_pairs(g, M[mine], [s % R for s in mine], extra=0 if fixed else t + 1))
+        return D.Pairs(*(torch.cat([getattr(p, f) for p in parts]) for f in ("UX", "UY", "S", "ZX", "ZY")))
+    return sample
+
+
+def start(groups: list[SimConfig], R: int) -> tuple[Run, callable]:
+    """Step 0 of a batched run: replicate r's dictionary and initial weights in every group's slot (paired)."""
+    reps = list(range(R))
+    M = D.make_dictionaries(groups[0], reps).repeat(len(groups), 1, 1)
+    W0 = init_weights(groups[0], reps).repeat(len(groups), 1, 1)
+    slots = list(range(len(groups) * R))
+    sample = sampler(groups, R, M.to(groups[0].torch_device))
+    T1 = torch.full((len(slots),), -1, dtype=torch.long)
+    return Run(groups[0], slots, M, W0, T1, 0, History(), sample(-1, slots).to("cpu"), W0), sample
+
+
+def advance(run: Run, steps: int, record_every: int, sample=None) -> Run:
+    """Continue a run (same data stream) to `steps` in total, recording every `record_every` steps."""
+    return train(run.cfg.replace(steps=steps, record_every=record_every), resume=run, sampler=sample)
+
+
+def t2_of(run: Run, factor: float) -> np.ndarray:
+    """T2 per slot (lucky.detect_t2, eq. 61); -1 where not reached."""
+    return lucky.detect_t2(run, factor)
+
+
+def group_loss(run: Run, G: int, R: int) -> np.ndarray:
+    """Recorded training loss, mean over the replicates of each group: (T, G)."""
+    return run.history.get("loss").view(-1, G, R).mean(-1).numpy()
+
+
+def plateau(steps: np.ndarray, loss: np.ndarray, tau: float, tol: float, drop: float) -> tuple[bool, np.ndarray]:
+    """Has the loss levelled off after its Stage-3 fall? Mean of the records in (t - tau/4, t] against those in
+    (t - 3tau/4, t - tau/2], t the last record: levelled off when, in every column of loss (T, G), the change between
+    the windows is below `tol` times the first record (the start, log K for uniform logits: one scale at every d)
+    and the loss lies at least `drop` x its start below it (before Stage 3 the loss is flat too, near log K).
+    Returns (levelled off, change per column in units of its start)."""
+    t = steps[-1]
+    now = loss[steps > t - 0.25 * tau].mean(0)
+    sel = (steps > t - 0.75 * tau) & (steps <= t - 0.5 * tau)
+    if not sel.any():
+        return False, np.full(loss.shape[1], np.nan)
+    before = loss[sel].mean(0)
+    rel = np.abs(now - before) / np.abs(loss[0])
+    fell = now <= (1.0 - drop) * loss[0]
+    return bool((rel < tol).all() and fell.all()), rel
+
+
+def train_point(cfg: ScaleConfig, d: int) -> dict:
+    """Train every ratio group of one d through the stages; returns per-group vanilla runs at T_a and T1, T2."""
+    groups = [cfg.point(d, r) for r in cfg.groups]
+    tau = clock(groups[0])
+    run, sample = start(groups, cfg.R)
+    every = max(1, round(tau / cfg.records_per_tau))
+    cap1, cap2, cap3 = max(2, round(cfg.t1_cap * tau)), round(cfg.t2_cap * tau), round(cfg.t3_cap * tau)
+    step = lambda frac: max(2, round(frac * tau))
+    while bool((run.T1 < 0).any()) and run.step < cap1:              # Stage 1, every step recorded
+        run = advance(run, min(cap1, run.step + step(0.05)), 1, sample)
+    while (t2_of(run, cfg.t2_factor) < 0).any() and run.step < cap2:  # Stage 2
+        run = advance(run, min(cap2, run.step + step(0.25)), every, sample)
+    T2 = t2_of(run, cfg.t2_factor)
+    R = cfg.R
+    run = advance(run, max(round(cfg.t3_min * tau), run.step), every, sample)   # Stage 3, until the loss levels off
+    while True:
+        level = plateau(run.history.get("steps").numpy(), group_loss(run, len(groups), R), tau, cfg.plateau_tol,
+                        cfg.loss_drop)
+        if level[0] or run.step >= cap3:
+            break
+        run = advance(run, min(cap3, run.step + step(0.25)), every, sample)
+    parts = [take(run, list(range(k * R, (k + 1) * R)), g, list(range(R))) for k, g in enumerate(groups)]
+    return {"groups": groups, "runs": parts, "tau": tau, "T_a": run.step, "every": every,
+            "T1": run.T1.view(len(groups), R).numpy(), "T2": T2.reshape(len(groups), R), "plateau": level}
+
+
+def branches(cfg: ScaleConfig, vanilla: Run, every: int, length: int) -> tuple[Run, Run]:
+    """Control (alpha = 0) and pruned (alpha = prune_alpha) branches from the vanilla checkpoint, same pairs."""
+    T_a = vanilla.step
+    base = vanilla.cfg.replace(steps=T_a + length, record_every=every)
+    control = train(base, resume=vanilla)
+    pruned = train(base.replace(prune_alpha=cfg.prune_alpha, prune_start=T_a), resume=vanilla)
+    return control, pruned
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# measurements of one grid point (each (R,) over replicates unless stated)
+# ----------------------------------------------------------------------------------------------------------------
+def rate_ratio(run: Run, fit_start: int) -> np.ndarray:
+    """Stage-1 majority/minority ratio of rate/eta + lambda (stage1.measured_rates; eq. 7 predicts eps_max/eps_min)."""
+    cfg = run.cfg
+    y = stage1.measured_rates(run, fit_start) / cfg.lr + cfg.weight_decay          # (R, d)
+    mino, majo = PA.split_mean(y, cfg)
+    return (majo / mino).numpy()
+
+
+def lucky_fraction(run: Run, T2: np.ndarray, gamma: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per replicate, the fraction of lucky (i, j) pairs that reach eq. (9) at T2 (lucky.lemma32), and their count.
+
+    NaN where the replicate has no lucky pair or never reached T2."""
+    frac, count = np.full(len(T2), np.nan), np.zeros(len(T2))
+    for r in range(len(T2)):
+        one = take(run, [r], run.cfg, [run.replicates[r]])
+        a = lucky.lemma32(one, T2[r:r + 1], gamma)["a_ratio"]
+        count[r] = a.size
+        if a.size:
+            frac[r] = float((a >= 1).mean())
+    return frac, count
+
+
+def alignment(run: Run) -> np.ndarray:
+    """Workshop Fig. 1: mean over majority atoms of the best cos^2(w_i, M_j) minus the same over minority atoms."""
+    best = metrics.cosine_matrix(run.W, run.M).pow(2).amax(1)                      # (R, d)
+    mino, majo = PA.split_mean(best, run.cfg)
+    return (majo - mino).numpy()
+
+
+def pruning_config(run: Run, cfg: ScaleConfig) -> PA.PruningConfig:
+    """The PruningConfig that pruning.mask_census reads (this point's model, this notebook's definitions)."""
+    return PA.PruningConfig(**run.cfg.to_dict(), cos_threshold=cfg.cos_threshold, lucky_gamma=cfg.gamma)
+
+
+def minority_dominant(run: Run) -> torch.Tensor:
+    """Per neuron, whether its largest cos(w_i, M_j) is on a minority feature: (R, m)."""
+    jstar = torch.tensor(PA.minority_index(run.cfg))
+    return torch.isin(metrics.cosine_matrix(run.W, run.M).argmax(-1), jstar)
+
+
+def measure_point(cfg: ScaleConfig, d: int) -> dict:
+    """Train one d and measure everything notebook 08 reports there (numpy arrays; the runs are not kept)."""
+    tp = train_point(cfg, d)
+    runs, groups = tp["runs"], tp["groups"]
+    low = runs[-1]                                     # the minority group (smallest ratio)
+    control, pruned = branches(cfg, low, tp["every"], round(cfg.branch_tau * tp["tau"]))
+    Ni = np.stack([SC.stage3(r, cfg.ni_rel, cfg.gamma)["Ni_final"] for r in runs])            # (G, R)
+    lf = [lucky_fraction(r, tp["T2"][k], cfg.gamma) for k, r in enumerate(runs)]
+    dom = minority_dominant(low)
+    mask = PA.mask_census(low, cfg.prune_alpha, pruning_config(low, cfg))   # the mask at T_a: whom it removes
+    s_low, a_low = PA.amplitude_ratio_history(low)
+    s_c, a_c = PA.amplitude_ratio_history(control)
+    s_p, a_p = PA.amplitude_ratio_history(pruned)
+    freq = torch.stack([r.pairs.realised_frequency() for r in runs])                          # (G, R, d)
+    cen = [CS.census_of(r.W0 @ r.M, d, g.eps_min / g.eps_max, cfg.gamma)["lucky"] for r, g in zip(runs, groups)]
+    return {
+        "d": d, "d1": groups[0].d1, "m": groups[0].m, "n_minority": groups[0].n_minority, "tau": tp["tau"],
+        "T_a": tp["T_a"], "branch": control.step - tp["T_a"], "T1": tp["T1"], "T2": tp["T2"],
+        "stage3": tp["plateau"][0], "loss_change": tp["plateau"][1],
+        "t5": PA.t5_elapsed(groups[-1], cfg.prune_alpha),
+        "freq_major": PA.split_mean(freq, groups[0])[1].numpy(), "active": freq.sum(-1).numpy() / d,
+        "q_max": np.array([float(D.sample_prob(g).max()) for g in groups]),
+        "lucky_init": np.stack([c.sum((-1, -2)).numpy() for c in cen]).astype(float),           # (G, R)
+        "rate_ratio": rate_ratio(low, cfg.fit_start),
+        "window": stage1.fit_window(low, cfg.fit_start),
+        "lucky_frac": np.stack([f for f, _ in lf]), "lucky_pairs": np.stack([c for _, c in lf]),
+        "alignment": alignment(low), "Ni": Ni,
+        "share": mask["minority_dominant"].numpy(), "dead": mask["dead"].numpy(),
+        "dominant": dom.sum(-1).numpy().astype(float), "chance": dom.float().mean(-1).numpy(),
+        "gain": (PA.amplitude_ratio(pruned.W, pruned.M, groups[-1])
+                 - PA.amplitude_ratio(control.W, control.M, groups[-1])).numpy(),
+        "loss": np.stack([r.history.get("loss")[-1].numpy() for r in runs]),
+        "series": {"t": s_low.numpy() / tp["tau"], "A": a_low.numpy(),
+                   "loss": np.stack([r.history.get("loss").mean(1).numpy() for r in runs], 1),
+                   "tb": s_c.numpy() / tp["tau"], "A_control": a_c.numpy(), "A_pruned": a_p.numpy()},
+    }
