@@ -79,7 +79,8 @@ def _results(**kw):
 def test_verdict_rows_on_hand_made_results():
     cfg = scaling.ScalingConfig(ratios=(1.0, 0.5, 0.3), progress=False)
     rows = scaling.verdict_rows(_results(), cfg)
-    assert [r.verdict for r in rows] == [HOLDS, FAILS, UNTESTED,      # |N_i| bounds: e = 0, 0.75, 0.91
+    # |N_i| bounds e = 0, 0.75, 0.91 with band (-inf, e + 0.1]: [-0.1, 0.2] straddles 0.1; [1.0, 1.4] lies above 0.85
+    assert [r.verdict for r in rows] == [INCONCLUSIVE, FAILS, UNTESTED,
                                          PARTLY,                      # precision judged on its lower end 0.6
                                          FAILS, HOLDS,                # tracking slopes 0.1 and 0.95 against 1
                                          HOLDS, INCONCLUSIVE,         # A slope 0.95; F interval too wide
@@ -89,16 +90,17 @@ def test_verdict_rows_on_hand_made_results():
 
 
 def test_verdict_tolerances_come_from_the_config():
-    loose = scaling.ScalingConfig(ratios=(1.0, 0.5, 0.3), progress=False, tol_ni=(0.5, 0.6), precision_levels=(0.6, 0.5))
+    loose = scaling.ScalingConfig(ratios=(1.0, 0.5, 0.3), progress=False, tol_ni=0.5, precision_levels=(0.6, 0.5))
     rows = scaling.verdict_rows(_results(), loose)
-    assert rows[1].verdict == PARTLY and "claim + 0.5" in rows[1].rule   # slope 1.2 <= 0.75 + 0.5, end 1.4 > 1.35
+    assert rows[1].verdict == INCONCLUSIVE and "≤ 1.25" in rows[1].rule   # [1.0, 1.4] straddles 0.75 + 0.5
+    assert scaling.verdict_rows(_results(), loose.replace(tol_ni=0.7))[1].verdict == HOLDS   # inside (-inf, 1.45]
     assert rows[3].verdict == HOLDS
     tight = scaling.verdict_rows(_results(), scaling.ScalingConfig(ratios=(1.0, 0.5, 0.3), progress=False, tol_A=0.01))
     assert tight[6].verdict == INCONCLUSIVE and "1 ± 0.01" in tight[6].rule   # A slope [0.8, 1.1] straddles 1 ± 0.01
 
 
 @pytest.mark.parametrize("kw", [{"tol_A": -0.2}, {"tol_F": 0}, {"tol_tracking": (0.2, 0.5)}, {"precision_levels": (0.4, 0.5)},
-                                {"precision_levels": (1.2, 0.5)}, {"tol_ni": 0.1}, {"tol_ni": (0.3, 0.1)}])
+                                {"precision_levels": (1.2, 0.5)}, {"tol_ni": 0.0}, {"tol_ni": (0.3, 0.1)}])
 def test_bad_tolerances_name_the_parameter(kw):
     from imbalanced_cl.validate import ParameterError
     with pytest.raises(ParameterError, match=list(kw)[0]):

@@ -31,7 +31,7 @@ def test_verdict_rows_on_hand_made_results():
 def test_verdict_tolerances_come_from_the_config():
     res = _results(slope=(1.1, 1.09, 1.11))
     loose = stage1.verdict_rows(res, stage1.Stage1Config(progress=False))
-    tight = stage1.verdict_rows(res, stage1.Stage1Config(progress=False, tol_slope=(0.01, 0.03)))
+    tight = stage1.verdict_rows(res, stage1.Stage1Config(progress=False, tol_slope=0.01))
     assert loose[0].verdict == HOLDS and tight[0].verdict == PARTLY     # wholly outside 1 ± 0.01, but > 0
     assert "1 ± 0.01" in tight[0].rule
 

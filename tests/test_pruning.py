@@ -20,7 +20,7 @@ TINY = dict(d=4, d1=8, L=2, m=6, n_pairs=16, R=2, record_every=5, progress=False
 @pytest.mark.parametrize("field,value", [
     ("alpha_grid", (0.1, 1.0)), ("alpha_grid", (0.0,)), ("alpha_grid", ()), ("alpha_main", 0.0),
     ("alpha_main", 1.2), ("eps_min_grid", (0.5, 1.5)), ("rate_window", 100), ("rate_window", 1),
-    ("vanilla_steps", 0), ("top_k", 7), ("tol_slope", (0.5, 0.2)), ("tol_factor", (3.0,)),
+    ("vanilla_steps", 0), ("top_k", 7), ("tol_slope", (0.5, 0.2)), ("tol_slope", 0.0), ("tol_factor", (3.0,)), ("tol_factor", 1.0),
     ("cos_threshold", 0.0), ("degrade_tol", 1.0), ("n_minority", 0), ("prune_alpha", 1.0),
     ("mask_control", "yes"), ("effect_tol", 0.0), ("effect_tol", 1.0), ("prune_mask", "smallest"),
     ("prune_schedule", "once"),
@@ -161,8 +161,8 @@ def test_verdict_rows_on_hand_made_results():
 def test_verdict_rows_take_their_tolerances_from_the_config():
     cfg = pa.PruningConfig(**{**TINY, "alpha_grid": (0.1, 0.2, 0.4), "alpha_main": 0.2})
     res = _results(cfg, slope=1.4)
-    assert pa.verdict_rows(res, cfg)[1].verdict == PARTLY                     # |1.4 - 1| in (0.25, 0.5]
-    loose = cfg.replace(tol_slope=(0.5, 1.0))
+    assert pa.verdict_rows(res, cfg)[1].verdict == PARTLY                     # 1.4, outside the band 1 ± 0.25, above 0
+    loose = cfg.replace(tol_slope=0.5)
     assert pa.verdict_rows(res, loose)[1].verdict == HOLDS
 
 

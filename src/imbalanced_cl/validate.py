@@ -119,12 +119,6 @@ def namespace_kwargs(fields: list[str], ns: Mapping[str, Any], overrides: Mappin
     return {k: (tuple(v) if isinstance(v, list) else v) for k, v in kw.items()}
 
 
-def check_tolerances(name: str, v: Any) -> None:
-    """A verdict tolerance pair (holds, partly): distances from the claim, 0 < holds <= partly."""
-    check(name, v, isinstance(v, (tuple, list)) and len(v) == 2 and all(_is_num(x) for x in v) and 0 < v[0] <= v[1],
-          "a pair (holds, partly) with 0 < holds <= partly")
-
-
 def check_levels(name: str, v: Any) -> None:
     """A verdict level pair (holds_at, partly_at) for a fraction or probability: 1 >= holds_at >= partly_at >= 0."""
     check(name, v, isinstance(v, (tuple, list)) and len(v) == 2 and all(_is_num(x) for x in v)

@@ -88,9 +88,8 @@ def _g(x: float) -> str:
     return "∞" if x == INF else "-∞" if x == -INF else f"{x:g}"
 
 
-def judge_target(lo: float, hi: float, target: float, tol: float, tol_partly: float | None = None,
-                 relative: bool = False) -> tuple[str, str]:
-    """Target claim: the band is target ± tol (× |target| when relative). `tol_partly` is ignored (older callers)."""
+def judge_target(lo: float, hi: float, target: float, tol: float, relative: bool = False) -> tuple[str, str]:
+    """Target claim: the band is target ± tol (× |target| when relative)."""
     t = tol * (abs(target) if relative else 1.0)
     sign = 0 if target == 0 else (1 if target > 0 else -1)
     verdict = judge_band(lo, hi, target - t, target + t, sign)
@@ -110,9 +109,8 @@ def judge_positive(lo: float, hi: float, name: str = "effect", sesoi: float = 0.
     return verdict, rule
 
 
-def judge_bound(lo: float, hi: float, bound: float, at_least: bool, tol: float,
-                tol_partly: float | None = None) -> tuple[str, str]:
-    """Bound claim 'x >= bound' (at_least) or 'x <= bound', relaxed by tol. `tol_partly` is ignored (older callers)."""
+def judge_bound(lo: float, hi: float, bound: float, at_least: bool, tol: float) -> tuple[str, str]:
+    """Bound claim 'x >= bound' (at_least) or 'x <= bound', relaxed by tol."""
     band = (bound - tol, INF) if at_least else (-INF, bound + tol)
     verdict = judge_band(lo, hi, band[0], band[1], 0)
     op = "≥" if at_least else "≤"
@@ -127,8 +125,8 @@ def judge_at_least(lo: float, hi: float, bound: float, name: str) -> tuple[str, 
     return verdict, f"holds if the interval of the {name} lies at or above {bound:g}; does not hold if wholly below"
 
 
-def judge_factor(lo: float, hi: float, target: float, f: float, f_partly: float | None = None) -> tuple[str, str]:
-    """Factor claim: the band is [target / f, target * f] (a positive target). `f_partly` is ignored (older callers)."""
+def judge_factor(lo: float, hi: float, target: float, f: float) -> tuple[str, str]:
+    """Factor claim: the band is [target / f, target * f] (a positive target)."""
     verdict = judge_band(lo, hi, target / f, target * f, 1)
     rule = (f"band [{target:g}/{f:g}, {target:g}×{f:g}]: holds inside; partly if wholly outside but > 0; "
             f"does not hold if wholly outside and reaching 0")

@@ -8,7 +8,7 @@ import torch
 from .. import stats
 from ..sim import data, metrics, theory
 from ..sim.config import SimConfig
-from ..validate import check_float, check_grid, check_int, check_tolerances
+from ..validate import check_float, check_grid, check_int
 from ..sim.train import Run, train
 from ..verdict import Verdict, judge_target
 
@@ -32,9 +32,9 @@ class Stage1Config(SimConfig):
     sweep_d1: int = 400              # d1 of the sweep over d
     sweep_R: int = 4                 # replicates per sweep point
     horizon: float = 3.0             # sweep runs for horizon x the linear-theory T1 (a prediction, not a tuned number)
-    tol_slope: tuple = (0.15, 0.35)  # |slope - 1| for holds / partly
-    tol_ratio: tuple = (0.10, 0.25)  # relative error of rate ratios for holds / partly
-    tol_exponent: tuple = (0.25, 0.5)  # |T1 exponent - claim| for holds / partly
+    tol_slope: float = 0.15  # band 1 ± tol_slope for the log-log slope of rate on eps_j
+    tol_ratio: float = 0.10  # band ratio × (1 ± tol_ratio) for the rate ratios
+    tol_exponent: float = 0.25  # band claim ± tol_exponent for the exponent of T1 in d1
 
     def validate(self) -> None:
         """SimConfig's checks plus the sweep grids and tolerances."""
@@ -48,7 +48,7 @@ class Stage1Config(SimConfig):
         check_int("sweep_R", self.sweep_R, 1)
         check_float("horizon", self.horizon, 1.0)
         for name in ("tol_slope", "tol_ratio", "tol_exponent"):
-            check_tolerances(name, getattr(self, name))
+            check_float(name, getattr(self, name), 0.0, lo_open=True)
 
 
 def feature_energy(run: Run) -> tuple[torch.Tensor, torch.Tensor]:
@@ -195,7 +195,7 @@ def t1_report(fits: dict) -> list[str]:
 def verdict_rows(results: dict, cfg: Stage1Config) -> list[Verdict]:
     """Notebook 01's verdicts from rate_results(...) merged with t1_fits(...); tolerances from cfg (tol_*)."""
     def row(claim, source, predicted, target, m, lo, hi, tol, relative=False):
-        v, rule = judge_target(lo, hi, target, tol[0], tol[1], relative=relative)
+        v, rule = judge_target(lo, hi, target, tol, relative=relative)
         return Verdict(claim, source, predicted, m, lo, hi, v, rule)
 
     ratio = cfg.eps_max / cfg.eps_min
