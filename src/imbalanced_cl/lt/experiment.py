@@ -95,7 +95,7 @@ def run_one(cfg: LTConfig, rho: float, method: str, seed: int, data: D.ImageData
     size = cfg.image_size or lt.image_size
     stem = "cifar" if size <= 64 else "imagenet"
     info: dict = {"epochs": 0, "losses": [], "kept": [], "pretrain_s": 0.0, "views_per_s": 0.0, "aug_share": 0.0,
-                  "precision": speed.effective_precision(dev, opts), "compiled": False}
+                  "precision": speed.effective_precision(dev, opts), "compiled": False, "setup_s": 0.0}
     if method == "random":
         torch.manual_seed(seed)
         net = speed.prepare(SimCLRNet(cfg.width, lt.channels, cfg.proj_dim, stem).to(dev), opts)
@@ -111,6 +111,7 @@ def run_one(cfg: LTConfig, rho: float, method: str, seed: int, data: D.ImageData
                      opts=opts, device=cfg.device, ckpt_path=ckpt, ckpt_every=cfg.ckpt_every, progress=cfg.progress,
                      desc=f"{method} rho={rho:g} seed={seed}")
         net = r.net
+        info["setup_s"] = round(time.time() - t0 - r.seconds, 2)
         info.update(epochs=cfg.epochs, losses=r.losses, kept=r.kept, pretrain_s=round(r.seconds, 1),
                     views_per_s=round(r.views_per_s, 1), aug_share=round(r.aug_seconds / max(r.seconds, 1e-9), 3),
                     precision=r.precision, compiled=r.compiled)
@@ -119,14 +120,21 @@ def run_one(cfg: LTConfig, rho: float, method: str, seed: int, data: D.ImageData
     norm = Normalize(data.mean, data.std).to(dev)
     variants = [(method, "dense")] if method != "alg1" else [("alg1", "masked"), ("alg1_dense", "dense")]
     rows = []
-    for name, conv in variants:
+    if method == "random":
+        info["setup_s"] = round(time.time() - t0, 2)
+    for k, (name, conv) in enumerate(variants):
+        t_embed = time.time()
         ftr = extract_features(net.backbone, probe_set, norm, conv=conv, device=dev, opts=opts)
         fte = extract_features(net.backbone, test, norm, conv=conv, device=dev, opts=opts)
+        t_probe = time.time()
         pred = linear_probe(ftr, probe_set.labels, fte, cfg.probe_l2, cfg.probe_iters, C, seed)
+        t_eval = time.time()
         m = evaluate(pred, test.labels, counts, cfg.scheme)
+        phases = {"embed_s": round(t_probe - t_embed, 2), "probe_s": round(t_eval - t_probe, 2),
+                  "eval_s": round(time.time() - t_eval, 3), "shares_pretrain": k > 0}   # alg1_dense reuses alg1's net
         rows.append({"dataset": cfg.dataset, "rho": float(rho), "method": name, "seed": seed, **m,
                      "train_counts": counts.tolist(), "n_train": int(counts.sum()), "n_probe": len(probe_set),
-                     "n_test": len(test), **info, "seconds": round(time.time() - t0, 1), "key": key})
+                     "n_test": len(test), **info, **phases, "seconds": round(time.time() - t0, 1), "key": key})
     if cache is not None:
         cache.parent.mkdir(parents=True, exist_ok=True)
         tmp = cache.with_name(f".{cache.name}.{os.getpid()}.tmp")
@@ -306,7 +314,7 @@ def summary_table(summary: list[dict]) -> str:
 
 def speed_line(results: list[dict]) -> str:
     """One line: mean pre-training views/s, the augmentation's share of a step, total pre-training time."""
-    pre = [r for r in results if r["method"] in ("simclr", "sdclr", "alg1")]
+    pre = [r for r in results if r["method"] in ("simclr", "sdclr", "alg1")]   # alg1_dense shares alg1's pre-training
     if not pre:
         return "no pre-training runs"
     return (f"pre-training speed: {np.mean([r['views_per_s'] for r in pre]):.0f} views/s on average, augmentation "
