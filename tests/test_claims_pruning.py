@@ -9,6 +9,7 @@ import torch
 from imbalanced_cl.claims import pruning as pa
 from imbalanced_cl.claims import pruning_control as pc
 from imbalanced_cl.sim.train import train
+from imbalanced_cl.validate import ParameterError
 from imbalanced_cl.verdict import FAILS, HOLDS, PARTLY, UNTESTED
 
 TINY = dict(d=4, d1=8, L=2, m=6, n_pairs=16, R=2, record_every=5, progress=False, vanilla_steps=20,
@@ -121,3 +122,16 @@ def test_pruned_norm_ratio_by_hand():
     run = type("Run", (), {"W": torch.tensor([[[3.0, 4.0], [1.0, 0.0], [0.0, 2.0]]])})()   # norms 5, 1, 2
     assert pc.pruned_norm_ratio(run, torch.tensor([[False, True, False]])).item() == pytest.approx(1 / 3.5)
     assert math.isnan(pc.pruned_norm_ratio(run, torch.zeros(1, 3, 2, dtype=torch.bool)).item())   # weight mask
+
+
+def test_threshold_alphas_extend_the_curve_for_all_four_cells(tiny):
+    """A ratio of threshold_alphas has no notebook-04 branch: the control trains Algorithm 1 (magnitude/dynamic)
+    there too, and it equals that branch trained alone; the curve's grid keeps alpha_grid's indices first."""
+    cfg, base, alphas, runs, _ = tiny
+    assert pc.curve_alphas(alphas, cfg.replace(threshold_alphas=(0.8, 0.6))) == [0.2, 0.5, 0.6, 0.8]
+    cells = pc.run_cells(cfg, base, runs, [0.7])
+    assert set(cells) == {(c, 0.7) for c in pc.CELLS}
+    alone = train(cfg.branch(0.7, cfg.prune_backward), resume=base)
+    torch.testing.assert_close(cells[("magnitude/dynamic", 0.7)].W, alone.W, rtol=1e-5, atol=1e-7)
+    with pytest.raises(ParameterError, match="threshold_alphas"):
+        cfg.replace(threshold_alphas=(0.4,))        # not above alpha_grid's largest ratio, 0.5

@@ -55,6 +55,7 @@ class PruningConfig(SimConfig):
     threads: int = 0                 # torch threads for the notebook (0: torch's default); results do not depend on it
     mask_control: bool = True        # run the 2x2 random-mask control of Step 8 (beyond the paper, issue 14); True or False
     effect_tol: float = 0.02         # smallest effect of interest for Step 8's paired differences of A_j*/A_maj
+    threshold_alphas: tuple = (0.6, 0.8)  # Step 8's threshold curve only: ratios above alpha_grid, all four cells
 
     def validate(self) -> None:
         """SimConfig's checks plus the protocol's grids, windows and tolerances."""
@@ -78,6 +79,10 @@ class PruningConfig(SimConfig):
         check_int("threads", self.threads, 0, 256)
         check("mask_control", self.mask_control, isinstance(self.mask_control, bool), "True or False")
         check_float("effect_tol", self.effect_tol, 0.0, 1.0, lo_open=True, hi_open=True)
+        top = max(self.alpha_grid)
+        check("threshold_alphas", self.threshold_alphas, isinstance(self.threshold_alphas, (tuple, list)) and all(
+            isinstance(a, (int, float)) and not isinstance(a, bool) and top < a < 1 for a in self.threshold_alphas),
+              f"a list (may be empty) of ratios in ({top:g}, 1), above alpha_grid", given=f"alpha_grid={list(self.alpha_grid)}")
         check_float("tol_slope", self.tol_slope, 0.0, lo_open=True)
         check_float("tol_factor", self.tol_factor, 1.0, lo_open=True)
 

@@ -81,15 +81,20 @@ def shared_sampler(cfg: PruningConfig, base: Run):
     return sample
 
 
+def curve_alphas(alphas: list, cfg: PruningConfig) -> list:
+    """The control's alpha grid: notebook 04's grid, then cfg.threshold_alphas (all above it, so indices agree)."""
+    return sorted(alphas) + sorted(float(a) for a in cfg.threshold_alphas)
+
+
 def run_cells(cfg: PruningConfig, base: Run, runs: dict, alphas: list) -> dict:
-    """Every cell at every alpha, {(cell, alpha): Run}: magnitude/dynamic from `runs` (notebook 04's branches),
-    the three other cells trained in one batch from the same checkpoint `base`."""
-    items = [(c, a) for c in CELLS[1:] for a in alphas]
+    """Every cell at every alpha, {(cell, alpha): Run}: magnitude/dynamic from `runs` (notebook 04's branches)
+    where they exist, every other (cell, alpha) trained in one batch from the same checkpoint `base`."""
+    items = [(c, a) for c in CELLS for a in alphas if not (c == CELLS[0] and a in runs)]
     R = base.W.shape[0]
     sampler = shared_sampler(cfg, base) if cfg.sampling == "fresh" else None
     batch = train(cell_config(cfg, CELLS[0], max(alphas)), resume=stack(base, len(items)),
                   masker=cell_masker(cfg, items, base.replicates), sampler=sampler)
-    out = {(CELLS[0], a): runs[a] for a in alphas}
+    out = {(CELLS[0], a): runs[a] for a in alphas if a in runs}
     out.update({(c, a): take(batch, k, R, cell_config(cfg, c, a)) for k, (c, a) in enumerate(items)})
     return out
 
@@ -171,10 +176,12 @@ def control_rows(cs: dict | None, alphas: list, cfg: PruningConfig) -> list:
 
 
 def run_control(cfg: PruningConfig, base: Run, runs: dict, alphas: list) -> dict | None:
-    """cell_stats of the 2x2 control (run_cells, then the measurements), or None when cfg.mask_control is False."""
+    """cell_stats of the 2x2 control over curve_alphas (run_cells, then the measurements), or None when
+    cfg.mask_control is False."""
     if not cfg.mask_control:
         return None
-    return cell_stats(run_cells(cfg, base, runs, alphas), runs[0.0], base, alphas, cfg)
+    grid = curve_alphas(alphas, cfg)
+    return cell_stats(run_cells(cfg, base, runs, grid), runs[0.0], base, grid, cfg)
 
 
 def threshold_text(first: torch.Tensor) -> str:
