@@ -7,9 +7,10 @@ import platform
 import subprocess
 import time
 from datetime import datetime, timezone
-from importlib import metadata
 
 import torch
+
+from .. import __version__
 
 _T0 = time.time()
 
@@ -39,10 +40,7 @@ def record(params: dict, started: float | None = None) -> dict:
     """A provenance record for the current process (wall time counted from `started` or import)."""
     commit = _git("rev-parse", "HEAD") or "unknown (not a git checkout)"
     dirty = bool(_git("status", "--porcelain", "--untracked-files=no"))
-    try:
-        version = metadata.version("imbalanced-cl")
-    except metadata.PackageNotFoundError:
-        version = "unknown"
+    version = __version__     # the source's own version: an editable install's metadata can lag behind it
     return {
         "commit": commit, "dirty": dirty, "package": version, "profile": profile(),
         "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
