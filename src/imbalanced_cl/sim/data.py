@@ -62,22 +62,32 @@ def _first_token(p: torch.Tensor, L: int, u: torch.Tensor) -> torch.Tensor:
     return k.clamp(0, L - 1).long()
 
 
-def _draws(cfg: SimConfig, n: int, gen: torch.Generator) -> list[torch.Tensor]:
-    """The raw random numbers of n pairs of one replicate, drawn on the CPU from its own stream.
+def _draw_plan(cfg: SimConfig, n: int) -> list[tuple[str, tuple]]:
+    """The raw random numbers of n pairs of one replicate, in their fixed order: (kind, shape) per draw.
 
-    The order of the draws is fixed (support, signs, then per view: first token, later tokens, magnitudes; then
-    per view: noise; last, RandomMask's uniforms when cfg.views asks for them), so a replicate's data do not depend
-    on batching, on the device, or on this code's layout, and every pair builder sees the same latents and noise.
+    The order is fixed (support, signs, then per view: first token, later tokens, magnitudes; then per view:
+    noise; last, RandomMask's uniforms when cfg.views asks for them), so a replicate's data do not depend on
+    batching, on the device, or on this code's layout, and every pair builder sees the same latents and noise.
     """
-    d, L, d1, dev = cfg.d, cfg.L, cfg.d1, gen.device
-    u = lambda *shape: torch.rand(*shape, generator=gen, device=dev)
-    out = [u(n, d), u(n, d)]
+    d, L, d1 = cfg.d, cfg.L, cfg.d1
+    plan = [("u", (n, d)), ("u", (n, d))]
     for _ in range(2):
-        out += [u(n, d), u(n, L, d), u(n, L, d)]
-    out += [torch.randn(n, L, d1, generator=gen, device=dev) for _ in range(2)]
+        plan += [("u", (n, d)), ("u", (n, L, d)), ("u", (n, L, d))]
+    plan += [("n", (n, L, d1)), ("n", (n, L, d1))]
     if cfg.views == V.RANDOM_MASK:
-        out.append(u(n, 1, d1))
-    return out
+        plan.append(("u", (n, 1, d1)))
+    return plan
+
+
+def _fill(out: torch.Tensor, kind: str, gen: torch.Generator) -> torch.Tensor:
+    """Fill `out` in place from gen: uniform [0, 1) ("u") or standard normal ("n"); the numbers torch.rand or
+    torch.randn would return for a new tensor of out's shape (a contiguous fill in the same order)."""
+    return out.uniform_(0.0, 1.0, generator=gen) if kind == "u" else out.normal_(0.0, 1.0, generator=gen)
+
+
+def _draws(cfg: SimConfig, n: int, gen: torch.Generator) -> list[torch.Tensor]:
+    """The raw random numbers of n pairs of one replicate, drawn from its own stream on gen's device (_draw_plan)."""
+    return [_fill(torch.empty(shape, device=gen.device), kind, gen) for kind, shape in _draw_plan(cfg, n)]
 
 
 def latents_from(cfg: SimConfig, u_S, u_sign, views_u):
@@ -174,6 +184,10 @@ def make_pairs(cfg: SimConfig, M: torch.Tensor, replicates, n: int | None = None
     n = cfg.n_pairs if n is None else n
     # data_device = "run": draw on M's device (a GPU draws its own noise: the same law, other numbers)
     where = M.device if cfg.data_device == "run" else "cpu"
-    draws = [_draws(cfg, n, generator(cfg.seed, r, purpose, extra, where)) for r in replicates]
-    stacked = [torch.stack(t).to(M.device) for t in zip(*draws)]
-    return pairs_from_draws(cfg, M, stacked)
+    plan = _draw_plan(cfg, n)
+    out = [torch.empty((len(replicates), *shape), device=where) for _, shape in plan]   # filled in place: no stack copy
+    for k, r in enumerate(replicates):
+        gen = generator(cfg.seed, r, purpose, extra, where)
+        for buf, (kind, _) in zip(out, plan):
+            _fill(buf[k], kind, gen)
+    return pairs_from_draws(cfg, M, [t.to(M.device) for t in out])
