@@ -20,7 +20,8 @@ torch.set_num_threads(1)
 def ci_book(tmp_path_factory):
     """Execute every notebook at the ci profile and build the HTML (strict); returns (out_root, log, rc)."""
     out = tmp_path_factory.mktemp("ci_book")
+    # Two notebooks at once, one thread each: the ci notebooks are small, and the suite's wall time is theirs.
     proc = subprocess.run([sys.executable, "-m", "imbalanced_cl", "book", "--profile", "ci", "--out", str(out),
-                           "--strict"], cwd=ROOT, capture_output=True, text=True)
+                           "--strict", "--jobs", "2"], cwd=ROOT, capture_output=True, text=True)
     log = proc.stdout + proc.stderr
     return out, log, proc.returncode

@@ -243,8 +243,9 @@ _RUN = textwrap.dedent("""
     import json, sys
     from pathlib import Path
     from imbalanced_cl.book import runner
-    kw = json.loads(sys.argv[3])
-    sys.exit(runner.run_book("ci", out_root=Path(sys.argv[2]), root=Path(sys.argv[1]), **kw))
+    if __name__ == "__main__":     # --jobs starts spawned workers, which import this script again
+        kw = json.loads(sys.argv[3])
+        sys.exit(runner.run_book("ci", out_root=Path(sys.argv[2]), root=Path(sys.argv[1]), **kw))
 """)
 
 
@@ -406,3 +407,23 @@ def test_bad_input_table(row, tmp_path):
     assert rc == row["exit"], f"exit {rc}, the table says {row['exit']}:\n{output[-3000:]}"
     for fragment in _spans(row["see"]):
         assert re.search(_pattern(fragment), output), f"not in the output: {fragment!r}\n{output[-3000:]}"
+
+
+def test_jobs_run_notebooks_in_worker_processes_with_their_share_of_threads(tmp_path):
+    """--jobs 2: both notebooks execute (in spawned workers whose kernels see OMP_NUM_THREADS = cores // 2), their
+    keys are written, and a second run finds them cached; jobs = 0 is refused before anything runs."""
+    root, out = tmp_path / "repo", tmp_path / "out"
+    body = "import os\nprint('threads', os.environ.get('OMP_NUM_THREADS'), x)"
+    _tiny_book(root, {"a": ("x = 1", body, None), "b": ("x = 2", body, None)}, {"ci": {}})
+    rc, log = _run_tiny(tmp_path, root, out, build=False, jobs=2)
+    assert rc == 0, log[-2000:]
+    cores = len(os.sched_getaffinity(0))
+    for name, x in (("a", 1), ("b", 2)):
+        done = out / "_build" / "executed" / "notebooks" / f"{name}.ipynb"
+        text = "".join(o.get("text", "") for c in nbformat.read(done, as_version=4).cells for o in c.get("outputs", []))
+        assert f"threads {max(1, cores // 2)} {x}" in text, text
+        assert done.with_suffix(".key").exists()
+    rc, log = _run_tiny(tmp_path, root, out, build=False, jobs=2)
+    assert rc == 0 and log.count("[cached]") == 2, log[-2000:]
+    with pytest.raises(ParameterError, match="jobs"):
+        book.run_book("ci", out_root=out, build=False, root=root, jobs=0)

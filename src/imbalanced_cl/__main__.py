@@ -36,6 +36,8 @@ def main(argv=None) -> int:
                    help="override a parameter in every notebook that has it (YAML value), e.g. --set sampling=fixed")
     b.add_argument("--profiles", default=None, help="a profiles file of your own (default: profiles.yaml)")
     b.add_argument("--verbose", action="store_true", help="show the Python traceback of an error")
+    b.add_argument("--jobs", type=int, default=1, help="notebooks executed at once (each kernel gets cores/jobs "
+                   "threads; the published book uses 1, since thread counts can move float rounding)")
     p = sub.add_parser("params", help="rewrite each notebook's parameters cell from its config dataclass")
     p.add_argument("--check", action="store_true", help="only report notebooks whose cell is out of date (exit 1)")
     r = sub.add_parser("record", help="store executed notebooks' verdicts with provenance under results/<profile>/")
@@ -66,7 +68,8 @@ def main(argv=None) -> int:
     try:
         overrides = {k: yaml.safe_load(v) for k, _, v in (item.partition("=") for item in args.set)}
         return run_book(args.profile, out_root=args.out, only=args.only, build=not args.no_build,
-                        strict=args.strict, force=args.force, overrides=overrides, profiles=args.profiles)
+                        strict=args.strict, force=args.force, overrides=overrides, profiles=args.profiles,
+                        jobs=args.jobs)
     except ParameterError as e:
         if args.verbose:
             raise

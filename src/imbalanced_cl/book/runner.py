@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from ..validate import ParameterError, nearest
+from ..validate import ParameterError, check_int, nearest
 from .params import check_notebook
 from .profiles import params as profile_params
 from .profiles import repo_root
@@ -181,16 +181,29 @@ def build_html(executed: Path, out_root: Path, strict: bool = False) -> int:
     return rc
 
 
+def _execute_in_worker(nb: Path, out: Path, params: dict, cwd: Path, stamp: dict, threads: int):
+    """execute() in a worker process whose kernels get `threads` OpenMP threads (they inherit the environment)."""
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = str(threads)
+    t0 = time.time()
+    ok, msg = execute(nb, out, params, cwd, stamp)
+    return ok, msg, time.time() - t0
+
+
 def run_book(profile: str = "default", out_root: Path | None = None, only: list[str] | None = None,
              build: bool = True, strict: bool = False, force: bool = False, overrides: dict | None = None,
-             root: Path | None = None, profiles: Path | None = None) -> int:
+             root: Path | None = None, profiles: Path | None = None, jobs: int = 1) -> int:
     """Execute (or reuse) every notebook at a profile, then build the HTML. Returns a process exit code.
 
     Before anything runs, every selected notebook's parameters are checked (names and values); any error
     raises ParameterError with one line per problem. `only` executes the named notebooks; when the HTML is
     built, notebooks that collect the others (the scoreboard) run too, so the book never shows stale verdicts.
     `overrides` (e.g. {"seed": 1} for the stability command) apply only where the notebook has the parameter.
+    `jobs` > 1 executes that many notebooks at once, each kernel with cores // jobs threads (the notebooks are
+    independent; the collecting ones still run last). Thread counts can move float rounding, so the book's
+    published numbers come from jobs = 1; the test suite uses 2 on its tiny ci profile.
     """
+    check_int("jobs", jobs, 1)
     root = Path(root or repo_root()).resolve()
     out_root = Path(out_root or root).resolve()
     executed = out_root / "_build" / "executed"
@@ -215,35 +228,65 @@ def run_book(profile: str = "default", out_root: Path | None = None, only: list[
     # The scoreboard notebook reads its siblings' glued verdicts from here, and says which profile built them.
     os.environ["IMBALANCED_CL_EXECUTED"] = str(executed / "notebooks")
     os.environ["IMBALANCED_CL_PROFILE"] = profile
-    failures = []
-    # Collecting notebooks (the scoreboard) run after every other one, whatever their place in the toc.
-    for nb, params in sorted(plan, key=lambda item: collects(item[0])):
-        rel = nb.relative_to(root)
-        out = executed / rel
-        keyfile = out.with_suffix(".key")
-        extra = ""
-        if collects(nb):  # its key follows every notebook it reads, run now or earlier
-            extra = json.dumps({q.stem: _read(executed / q.relative_to(root).with_suffix(".key"))
-                                for q in notebooks if not collects(q)}, sort_keys=True)
-        key = cache_key(nb, params, profile, code, extra)
-        if not force and out.exists() and keyfile.exists() and keyfile.read_text() == key:
-            print(f"[cached]  {rel} ({profile})", flush=True)
-            continue
-        print(f"[running] {rel} ({profile}) ...", flush=True)
-        t0 = time.time()
-        try:
-            ok, msg = execute(nb, out, params, root, stamp={"profile": profile})
-        except KeyboardInterrupt:
-            print(f"\n[stopped] {rel}: interrupted; its partial output was removed and the previous executed "
-                  "copy (if any) is untouched. The book was not built.", file=sys.stderr, flush=True)
-            return 130
+    failures, pending = [], []      # pending: (future, rel, keyfile, key) of notebooks running in worker processes
+    pool, threads = None, 1
+    if jobs > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"))
+        threads = max(1, cores // jobs)
+
+    def finish(ok: bool, msg: str, rel: Path, keyfile: Path, key: str, seconds: float) -> None:
         if ok:
             keyfile.write_text(key)
-            print(f"[done]    {rel} in {time.time() - t0:.1f} s", flush=True)
+            print(f"[done]    {rel} in {seconds:.1f} s", flush=True)
         else:
             keyfile.unlink(missing_ok=True)
             failures.append((rel, msg))
             print(f"[FAILED]  {rel}: {msg}", file=sys.stderr, flush=True)
+
+    def drain() -> None:
+        for fut, rel, keyfile, key in pending:
+            ok, msg, seconds = fut.result()
+            finish(ok, msg, rel, keyfile, key, seconds)
+        pending.clear()
+
+    current = None      # the notebook running in this process, named if Ctrl-C stops it
+    try:
+        # Collecting notebooks (the scoreboard) run after every other one, whatever their place in the toc.
+        for nb, params in sorted(plan, key=lambda item: collects(item[0])):
+            if collects(nb):
+                drain()     # it reads the others' executed copies and keys: they must be done
+            rel = nb.relative_to(root)
+            out = executed / rel
+            keyfile = out.with_suffix(".key")
+            extra = ""
+            if collects(nb):  # its key follows every notebook it reads, run now or earlier
+                extra = json.dumps({q.stem: _read(executed / q.relative_to(root).with_suffix(".key"))
+                                    for q in notebooks if not collects(q)}, sort_keys=True)
+            key = cache_key(nb, params, profile, code, extra)
+            if not force and out.exists() and keyfile.exists() and keyfile.read_text() == key:
+                print(f"[cached]  {rel} ({profile})", flush=True)
+                continue
+            print(f"[running] {rel} ({profile}) ...", flush=True)
+            if pool is not None and not collects(nb):
+                fut = pool.submit(_execute_in_worker, nb, out, params, root, {"profile": profile}, threads)
+                pending.append((fut, rel, keyfile, key))
+                continue
+            t0, current = time.time(), rel
+            ok, msg = execute(nb, out, params, root, stamp={"profile": profile})
+            current = None
+            finish(ok, msg, rel, keyfile, key, time.time() - t0)
+        drain()
+    except KeyboardInterrupt:
+        names = ", ".join(str(r) for r in ([current] if current else []) + [p[1] for p in pending])
+        print(f"\n[stopped] {names or 'the run'}: interrupted; its partial output was removed and the previous "
+              "executed copy (if any) is untouched. The book was not built.", file=sys.stderr, flush=True)
+        return 130
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
     if failures:
         print(f"{len(failures)} notebook(s) failed; the book was not built (earlier executed copies are kept):",
               file=sys.stderr)
