@@ -10,7 +10,8 @@ import torch
 
 from imbalanced_cl.claims import appendix as A
 from imbalanced_cl.validate import ParameterError
-from imbalanced_cl.verdict import FAILS, HOLDS, INCONCLUSIVE, PARTLY
+from imbalanced_cl.stats import trend
+from imbalanced_cl.verdict import FAILS, HOLDS, INCONCLUSIVE, PARTLY, judge_trend
 from imbalanced_cl.claims import appendix_metrics as AM
 from imbalanced_cl import stats
 
@@ -170,20 +171,20 @@ def test_trend_interval_and_verdicts():
     eps = (0.1, 0.2, 0.3, 0.4)
     rng = np.random.default_rng(0)
     rising = np.array(eps)[None, :, None] + 0.001 * rng.standard_normal((2, 4, 20))
-    rho, lo, hi, per = A.trend(eps, rising, 500, 0)
+    rho, lo, hi, per = trend(eps, rising, 500, 0)
     assert rho == pytest.approx(1.0) and lo == pytest.approx(1.0) and per.shape == (2,)
-    assert A.judge_trend(lo, hi, +1, 0.8)[0] == HOLDS
-    assert A.judge_trend(-hi, -lo, -1, 0.8)[0] == HOLDS
-    assert A.judge_trend(lo, hi, -1, 0.8)[0] == FAILS
+    assert judge_trend(lo, hi, +1, 0.8)[0] == HOLDS
+    assert judge_trend(-hi, -lo, -1, 0.8)[0] == HOLDS
+    assert judge_trend(lo, hi, -1, 0.8)[0] == FAILS
     noise = rng.standard_normal((2, 4, 20))
-    rho, lo, hi, _ = A.trend(eps, noise, 500, 0)
+    rho, lo, hi, _ = trend(eps, noise, 500, 0)
     assert lo < rho < hi and lo < 0.8
-    assert A.judge_trend(0.3, 0.7, +1, 0.8)[0] == PARTLY        # a real rise, smaller than the threshold
-    assert A.judge_trend(-0.7, -0.3, -1, 0.8)[0] == PARTLY
-    assert A.judge_trend(0.3, 0.9, +1, 0.8)[0] == INCONCLUSIVE  # straddles the threshold
-    assert A.judge_trend(-0.2, 0.9, +1, 0.8)[0] == INCONCLUSIVE
-    assert A.judge_trend(0.0, 0.0, +1, 0.8)[0] == FAILS  # a flat curve is no improvement
-    again = A.trend(eps, noise, 500, 0)
+    assert judge_trend(0.3, 0.7, +1, 0.8)[0] == PARTLY        # a real rise, smaller than the threshold
+    assert judge_trend(-0.7, -0.3, -1, 0.8)[0] == PARTLY
+    assert judge_trend(0.3, 0.9, +1, 0.8)[0] == INCONCLUSIVE  # straddles the threshold
+    assert judge_trend(-0.2, 0.9, +1, 0.8)[0] == INCONCLUSIVE
+    assert judge_trend(0.0, 0.0, +1, 0.8)[0] == FAILS  # a flat curve is no improvement
+    again = trend(eps, noise, 500, 0)
     assert again[1:3] == (lo, hi)  # fixed bootstrap seed
 
 

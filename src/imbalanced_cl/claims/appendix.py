@@ -23,9 +23,7 @@ from ..sim import data as D
 from ..sim import train
 from ..sim.config import SimConfig
 from ..sim.encoder import init_weights
-from ..stats import mean_ci, trend
 from ..validate import check, check_choice, check_float, check_grid, check_int
-from ..verdict import Verdict, judge_trend
 from .appendix_metrics import align_count, align_max, eval_metrics
 
 
@@ -281,81 +279,21 @@ def _run(cfg: AppendixConfig) -> AppendixResult:
                           len(items) * len(cfg.arms) * cfg.steps, float(torch.cat(t1s).mean()))
 
 
-def trend_report(res: AppendixResult, fig: int) -> str:
-    """Per arm, Spearman ρ(eps_min, mean curve) per NSR level and their mean with its bootstrap interval; with two
-    arms, the paired difference pruned − vanilla over the figure's grid (95% t-interval over repeats)."""
-    cfg, lines = res.cfg, []
-    for a, alpha in enumerate(cfg.arms):
-        sig, eps, v = res.curves(fig, a)
-        rho, lo, hi, per = trend(eps, v, cfg.boot, cfg.boot_seed)
-        arm = "vanilla" if alpha == 0 else f"pruned α={alpha:g}"
-        lines.append(f"{arm:>15}: Spearman ρ(eps_min, mean curve) per NSR "
-                     + ", ".join(f"{cfg.nsr_of(s):.3g}: {r:+.2f}" for s, r in zip(sig, per))
-                     + f"; mean {rho:+.2f} [{lo:+.2f}, {hi:+.2f}]")
-    if len(cfg.arms) > 1:  # paired by construction: same M, W0 and data in both arms
-        diff = res.curves(fig, 1)[2] - res.curves(fig, 0)[2]          # (n_sigma, n_eps, repeats)
-        dm, dlo, dhi = mean_ci(torch.from_numpy(diff.reshape(-1, diff.shape[-1]).mean(0)))
-        lines.append(f"pruned − vanilla, mean over the figure's grid: {float(dm):+.4g} [{float(dlo):+.4g}, "
-                     f"{float(dhi):+.4g}] (95% t-interval over repeats); largest |difference| at any point and "
-                     f"repeat: {np.abs(diff).max():.3g}")
-    return "\n".join(lines)
-
-
-def diagnostic_report(res: AppendixResult, metrics: dict) -> str:
-    """Fig. 4 confound check on the vanilla arm: Spearman ρ with eps_min of the raw MSE and of each {metric: label},
-    and whether the minority coordinate's 1 − R² falls while the raw MSE rises."""
-    cfg = res.cfg
-    trends = {"raw MSE": trend(*res.curves(4, 0)[1:], cfg.boot, cfg.boot_seed)}
-    trends.update({label: trend(*res.curves(4, 0, m)[1:], cfg.boot, cfg.boot_seed) for m, label in metrics.items()})
-    lines = [f"vanilla, Spearman ρ of {label} with eps_min: {rho:+.2f} [{lo:+.2f}, {hi:+.2f}]"
-             for label, (rho, lo, hi, _) in trends.items()]
-    _, lo_r, hi_r, _ = trends["raw MSE"]
-    _, lo_n, hi_n, _ = trends[metrics["test_nmse_minority"]]
-    minority = "falls" if hi_n < 0 else "rises" if lo_n > 0 else "has no settled direction"
-    lines.append(f"the minority coordinate's 1 − R² {minority} with eps_min" + (
-        "; the raw MSE rises only because the target's variance does" if (lo_r > 0 and hi_n < 0) else ""))
-    return "\n".join(lines)
-
-
-FIG_CLAIMS = {
-    1: "# neurons with |cos(w_i, M_min)| ≥ 0.3 grows with eps_min",
-    2: "max_i |cos(w_i, M_min)| grows with eps_min",
-    3: "test mean cos(f(X), f(Y)) grows with eps_min",
-    4: "regression test MSE falls as eps_min grows",
-}
-
-
-def _trend_row(res: AppendixResult, fig: int, arm: int, metric: str | None, claim: str, source: str,
-               direction: int, predicted: str):
-    """One verdict row: Spearman ρ of a metric with eps_min on a figure's grid, judged by judge_trend."""
-    cfg = res.cfg
-    sig, eps, v = res.curves(fig, arm, metric)
-    rho, lo, hi, _ = trend(eps, v, cfg.boot, cfg.boot_seed)
-    verdict, rule = judge_trend(lo, hi, direction, cfg.rho_holds)
-    return Verdict(claim=claim, source=source, predicted=predicted + f"; mean over {len(sig)} NSR levels",
-                   measured=rho, lo=lo, hi=hi, verdict=verdict,
-                   rule=rule + f" (95% percentile bootstrap over {cfg.repeats} repeats, {cfg.boot} resamples)")
-
-
-def verdict_rows(res: AppendixResult) -> list:
-    """One verdict row per figure and pruning arm: Spearman ρ of the metric with eps_min, bootstrap interval."""
-    rows = []
-    for a, alpha in enumerate(res.cfg.arms):
-        for fig in FIGURES:
-            arm = "" if alpha == 0 else f" — with Alg. 1 pruning α={alpha:g} (not in the paper)"
-            sign = "> 0" if IMPROVES[fig] > 0 else "< 0"
-            rows.append(_trend_row(res, fig, a, None, FIG_CLAIMS[fig] + arm, f"App. A.2, Fig. {fig}", IMPROVES[fig],
-                                   f"Spearman ρ(eps_min, mean curve) {sign}, monotone (|ρ| → 1)"))
-    # Diagnostics for Fig. 4 (not the paper's metric): does the MSE rise only because the target's variance does?
-    for metric, what in (("test_nmse", "variance-normalised regression MSE (1 - R²)"),
-                         ("test_nmse_minority", "1 - R² of the minority coordinate alone")):
-        rows.append(_trend_row(res, 4, 0, metric, f"{what} falls as eps_min grows — diagnostic, not in the paper",
-                               "App. A.2, Fig. 4 (normalised)", -1, "Spearman ρ < 0"))
-    return rows
-
-
 def flops_per_training(cfg: AppendixConfig, t1: int) -> float:
     """FLOPs of one replicate's training: linear steps before T1, token-level (BReLU) steps after (train.step_flops)."""
     sim = cfg.sim(R=1)
     t1 = min(max(t1, 0), cfg.steps)
     return t1 * train.step_flops(sim, 1, True) + (cfg.steps - t1) * train.step_flops(sim, 1, False)
+
+
+# The reports and verdict rows of a finished run live in appendix_verdicts.py (which imports this module); their
+# names are reachable from here too, resolved on first use so that either module can be imported first.
+_VERDICT_NAMES = ("FIG_CLAIMS", "diagnostic_report", "trend_report", "verdict_rows")
+
+
+def __getattr__(name: str):
+    """appendix.verdict_rows and the other names of appendix_verdicts (PEP 562)."""
+    if name in _VERDICT_NAMES:
+        from . import appendix_verdicts
+        return getattr(appendix_verdicts, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

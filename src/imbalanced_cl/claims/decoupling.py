@@ -18,9 +18,11 @@ import torch
 from ..sim import data as D
 from ..sim import views as VW
 from ..sim.config import SimConfig
-from ..sim.encoder import embed, init_weights
+from ..sim.encoder import init_weights
 from ..sim.train import train
 from ..validate import check, check_choice, check_float, check_grid, check_int
+from .decoupling_metrics import (attend, cosine, coverage, encode, feature_share, measure,  # noqa: F401 (re-exported)
+                                 ridge_probe, singletons)
 
 COMPANION = "Wen & Li 2021"   # the paper these claims come from (every row's source)
 AUGMENTED = (VW.RANDOM_MASK, VW.PAPER)
@@ -175,11 +177,6 @@ class GridSampler:
         return pairs
 
 
-def attend(X: torch.Tensor, cfg: SimConfig) -> torch.Tensor:
-    """The frozen attention of eq. (4); with one token it is exactly the identity (a softmax over one entry is 1)."""
-    return X if X.shape[-2] == 1 else D.attention(X, cfg)
-
-
 def one_view_latents(cfg: SimConfig, n: int, gen: torch.Generator) -> torch.Tensor:
     """Token latents z (n, L, d) of n unaugmented samples, drawn with data.latents_from (Def. 3.1)."""
     d, L = cfg.d, cfg.L
@@ -213,73 +210,6 @@ def raw_samples(cfg: SimConfig, M: torch.Tensor, reps: list, n: int, extra: int)
 def latent_energy(cfg: SimConfig, n: int = 100_000) -> torch.Tensor:
     """E[z_j^2] of the token-summed latent (d,), by Monte Carlo on a stream of its own: the probe's scale."""
     return one_view_latents(cfg, n, D.generator(cfg.seed, 0, STREAM_DECOUPLING)).sum(-2).pow(2).mean(0)
-
-
-# --- measurements on weights (pure functions) ---
-
-def feature_share(W: torch.Tensor, M: torch.Tensor) -> torch.Tensor:
-    """||M^T W^T||_F^2 / ||W||_F^2 per replicate (R,): the share of all weight in the feature span."""
-    return (W @ M).pow(2).sum((-1, -2)) / W.pow(2).sum((-1, -2)).clamp(min=1e-30)
-
-
-def cosine(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """Row-wise cos(a, b) over the last dim, 0 where either vector is 0 (nothing to align)."""
-    den = a.norm(dim=-1) * b.norm(dim=-1)
-    return torch.where(den > 0, (a * b).sum(-1) / den.clamp(min=1e-30), torch.zeros_like(den))
-
-
-def encode(W: torch.Tensor, tokens: torch.Tensor, b: torch.Tensor, cfg: SimConfig) -> torch.Tensor:
-    """f(X) of the encoder (eq. 4): attention, then BReLU neurons summed over tokens; (R, n, m)."""
-    return embed(W, attend(tokens, cfg), b)[0]
-
-
-def singletons(W: torch.Tensor, M: torch.Tensor, rel: float, cos2_min: float) -> torch.Tensor:
-    """Neurons per atom with N_i = {j} (Thm 3.4), counted per replicate (R, d).
-
-    N_i = {j : |<w_i,M_j>| >= rel * max_j' |<w_i,M_j'>|}; a singleton for atom j also needs
-    <w_i,M_j>^2 >= cos2_min ||w_i||^2, so a noise neuron whose largest feature coefficient stands alone
-    by chance does not count.
-    """
-    a = (W @ M).abs()                                            # (R, m, d)
-    top = a.amax(-1, keepdim=True)
-    alone = (a >= rel * top).sum(-1) == 1                        # |N_i| = 1
-    strong = a.pow(2) >= cos2_min * W.pow(2).sum(-1, keepdim=True)
-    return (strong & (a == top) & alone.unsqueeze(-1)).sum(1)
-
-
-def ridge_probe(F_fit, Z_fit, F_eval, Z_eval, ridge: float, energy: torch.Tensor) -> torch.Tensor:
-    """Test MSE of a ridge probe z ~ f (with intercept) over E[z_j^2], per replicate and coordinate (R, d).
-
-    Fit on (F_fit, Z_fit), evaluate on other samples. Dividing by the population energy E[z_j^2] (d,) makes
-    the zero predictor score about 1 (Cor. 3.3's failure is Omega(1), Cor. 3.5's success o(1)), also for a
-    rare feature that few test samples carry. The penalty is ridge times the mean feature variance, so it
-    does not depend on the scale of f.
-    """
-    F_fit, F_eval = F_fit.double(), F_eval.double()
-    Z_fit, Z_eval = Z_fit.double(), Z_eval.double()
-    mu_f, mu_z = F_fit.mean(1, keepdim=True), Z_fit.mean(1, keepdim=True)
-    A, B = F_fit - mu_f, Z_fit - mu_z
-    G = A.transpose(1, 2) @ A
-    lam = ridge * torch.diagonal(G, dim1=1, dim2=2).mean(-1).clamp(min=1e-30)
-    eye = torch.eye(G.shape[-1], dtype=G.dtype)
-    beta = torch.linalg.solve(G + lam[:, None, None] * eye, A.transpose(1, 2) @ B)
-    pred = (F_eval - mu_f) @ beta + mu_z
-    return ((Z_eval - pred).pow(2).mean(1) / energy.double()).float()
-
-
-def measure(W, b, M, test: Raw, fit: Raw, energy: torch.Tensor, cfg: DecouplingConfig) -> dict:
-    """Every measurement at one time for R replicates: share (R,), align (R,), removal (R,),
-    probe (R, d) and singles (R, d). Cosines are averaged over test samples with z != 0."""
-    fx = encode(W, test.x, b, cfg)
-    has = test.z.abs().sum(-1) > 0                               # samples that carry a feature
-    avg = lambda c: (c * has).sum(-1) / has.sum(-1).clamp(min=1)
-    return {
-        "share": feature_share(W, M),
-        "align": avg(cosine(fx, encode(W, test.xi, b, cfg))),
-        "removal": avg(cosine(fx, encode(W, test.signal, b, cfg))),
-        "probe": ridge_probe(encode(W, fit.x, b, cfg), fit.z, fx, test.z, cfg.probe_ridge, energy),
-        "singles": singletons(W, M, cfg.singleton_rel, cfg.singleton_cos2),
-    }
 
 
 # --- the experiment ---
@@ -355,10 +285,16 @@ def _run_grid(cfg: DecouplingConfig) -> DecouplingResult:
     return DecouplingResult(cfg.cells, cfg.schedule(), *(torch.stack(out[k]) for k in out), torch.stack(raw),
                             minority, run.history.get("steps"), share_hist, run.T1.view(C, R), time.time() - t0)
 
-def coverage(singles: torch.Tensor) -> torch.Tensor:
-    """Fraction of atoms with at least one singleton neuron, per replicate: (..., d) -> (...)."""
-    return (singles > 0).float().mean(-1)
+
+# The analysis of a finished grid lives in decoupling_verdicts.py (which imports this module); its public names are
+# reachable from here too, resolved on first use so that either module can be imported first.
+_VERDICT_NAMES = ("LABELS", "differences", "final_table", "imbalance_answer", "imbalance_table", "paired_difference",
+                  "split_mean", "verdict_rows", "view_correlations")
 
 
-# The analysis of a finished grid lives in decoupling_verdicts.py; its public names are also reachable from here.
-from .decoupling_verdicts import LABELS, differences, final_table, imbalance_answer, imbalance_table, paired_difference, split_mean, verdict_rows, view_correlations  # noqa: E402,F401 (re-exported)
+def __getattr__(name: str):
+    """decoupling.verdict_rows and the other names of decoupling_verdicts (PEP 562)."""
+    if name in _VERDICT_NAMES:
+        from . import decoupling_verdicts
+        return getattr(decoupling_verdicts, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
