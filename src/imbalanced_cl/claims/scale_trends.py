@@ -162,7 +162,9 @@ def verdict_rows(res: ScaleResult, cfg: ScaleConfig | None = None) -> list[V.Ver
     rows = []
     for q in quantities(res):
         word, fit, judged = judge_trend(q, cfg.trend_sesoi)
-        rows.append(V.row(f"{q.claim}: {word}", q.source,
+        # The outcome goes in the rule, not the claim: the claim names the row across runs and seeds (stability).
+        judged = (judged[0], f"{word}: {judged[1]}")
+        rows.append(V.row(q.claim, q.source,
                           f"{q.predicted} at every d; the gap's slope ≤ −{cfg.trend_sesoi:g} per doubling of d",
                           fit.slope, fit.lo, fit.hi, judged, q.checks, n=fit.n, band=cfg.trend_sesoi))
     return rows
