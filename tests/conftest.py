@@ -16,6 +16,14 @@ ROOT = Path(__file__).resolve().parents[1]
 torch.set_num_threads(1)
 
 
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Every test starts on one thread, and a test that sets its own count (a config's `threads`) cannot leak it."""
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(1)
+
+
 @pytest.fixture(scope="session")
 def ci_book(tmp_path_factory):
     """Execute every notebook at the ci profile and build the HTML (strict); returns (out_root, log, rc)."""

@@ -15,16 +15,6 @@ from imbalanced_cl.lt.resnet import ResNet18, masked_convs
 from imbalanced_cl.lt.simclr import SimCLRNet, nt_xent
 
 
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny networks: one thread is faster than two, and far steadier on a shared machine."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 def test_lt_counts_cifar10_rho100_exact():
     counts = D.long_tailed_counts(4500, 100, 10)
     assert counts == [4500, 2697, 1617, 969, 581, 348, 208, 125, 75, 45]

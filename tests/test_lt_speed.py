@@ -14,15 +14,6 @@ from imbalanced_cl.lt.probe import extract_features
 from imbalanced_cl.lt.simclr import SimCLRNet, forward_backward, pretrain
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Tiny networks: one thread is faster than two, and far steadier on a shared machine."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
-
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (none here)")
 CPU = torch.device("cpu")
 
