@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from ..claims.explorer import ExplorerConfig, Point, Result, neuron_order, result
+from ..claims.explorer import ExplorerConfig, Point, Result, literal_contrast, mask_effect, result
 from ..validate import ParameterError
 
 
@@ -13,7 +13,7 @@ def draw(res: Result, axes=None):
         fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), gridspec_kw={"width_ratios": [1.25, 1]})
     ax_h, ax_c = axes
     fig = ax_h.figure
-    C = res.cos[neuron_order(res.cos)].pow(2).numpy()
+    C = res.panel().numpy()
     im = ax_h.imshow(C, aspect="auto", cmap="viridis", vmin=0, vmax=1, interpolation="nearest")
     d = C.shape[1]
     ax_h.set_xticks(range(d))
@@ -48,7 +48,7 @@ def gallery_grid(cfg: ExplorerConfig, results: list[Result]):
     im = None
     for r in results:
         ax = axes[rows.index((r.point.nsr, r.point.prune_alpha))][cols.index(r.point.eps_min)]
-        C = r.cos[neuron_order(r.cos)].pow(2).numpy()
+        C = r.panel().numpy()
         im = ax.imshow(C, aspect="auto", cmap="viridis", vmin=0, vmax=1, interpolation="nearest")
         d = C.shape[1]
         ax.set_xticks(range(d))
@@ -142,7 +142,6 @@ def live(cfg: ExplorerConfig):
 
 def mask_effect_text(cfg: ExplorerConfig, results: list[Result]) -> str:
     """Markdown: how much the pruned gallery rows differ from the unpruned ones, and the same under the literal backward."""
-    from ..claims.explorer import literal_contrast, mask_effect
     eff = mask_effect(results)
     if not eff:
         return "The gallery has no pruned point with an unpruned twin (gallery_alpha needs 0 and a value above 0)."

@@ -133,6 +133,10 @@ class Result:
         """Mean, over minority features, of the number of neurons aligned with that feature."""
         return float(self.counts[self.minority].mean()) if bool(self.minority.any()) else float("nan")
 
+    def panel(self) -> torch.Tensor:
+        """cos²(w_i, M_j) with the neurons in neuron_order: the heatmap as drawn, (m, d)."""
+        return self.cos[neuron_order(self.cos)].pow(2)
+
     @property
     def majority_count(self) -> float:
         """Mean, over majority features, of the number of neurons aligned with that feature."""
@@ -182,8 +186,7 @@ def mask_effect(results: list[Result]) -> list[dict]:
         twin = base.get((r.point.eps_min, r.point.nsr, r.point.d, r.point.m))
         if r.point.prune_alpha == 0 or twin is None:
             continue
-        c0, c1 = (x.cos[neuron_order(x.cos)].pow(2) for x in (twin, r))
-        out.append({"point": r.point, "max_dcos2": float((c1 - c0).abs().max()),
+        out.append({"point": r.point, "max_dcos2": float((r.panel() - twin.panel()).abs().max()),
                     "d_minority": r.minority_count - twin.minority_count,
                     "d_majority": r.majority_count - twin.majority_count})
     return out
