@@ -54,8 +54,7 @@ def main() -> None:
     t = time.perf_counter()
     for _ in range(steps):
         for g in gens:
-            for kind, shape in plan:
-                D._fill(torch.empty(shape), kind, g)
+            D._draws(cfg, cfg.n_pairs, g)
     draws = (time.perf_counter() - t) / steps
     n_normal = sum(math.prod(s) for k, s in plan if k == "n") * cfg.R
     print(f"random numbers alone: {draws * 1e3:.1f} ms per step ({n_normal / 1e6:.2f} M Gaussians for the token "
