@@ -70,7 +70,7 @@ def profile_table(results: list[dict], load_s: float, grid_s: float) -> str:
     pre = [r for r in results if not r.get("shares_pretrain") and r["method"] != "random"]
     aug = sum(r["pretrain_s"] * r["aug_share"] for r in pre)
     phases = [("decoding and loading the data (once)", load_s),
-              ("set-up of each run (LT draw, network, compile)", sum(r.get("setup_s", 0.0) for r in results
+              ("set-up of each run (LT draw, network)", sum(r.get("setup_s", 0.0) for r in results
                                                                      if not r.get("shares_pretrain"))),
               ("pre-training: augmentation (kornia views)", aug),
               ("pre-training: forward, backward, SGD", sum(r["pretrain_s"] for r in pre) - aug),
