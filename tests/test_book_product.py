@@ -163,6 +163,9 @@ def test_explorer_mask_effect_by_hand():
     assert e["max_dcos2"] == pytest.approx(0.8 ** 2 - 0.5 ** 2)           # 0.39, the one cell that moved
     assert e["d_minority"] == pytest.approx(1.0) and e["d_majority"] == pytest.approx(0.5)   # (2-1), ((1+1)-(1+0))/2
     assert explorer.mask_effect([pruned]) == []                               # no unpruned twin: nothing to compare
+    # neurons are paired by index, not by the drawn order: swapping which neuron is on which feature is a change
+    swapped = _hand_result(0.5, [[0.0, 0.2, 0.5], [0.9, 0.1, 0.0]], [1.0, 0.0, 1.0])
+    assert explorer.mask_effect([base, swapped])[0]["max_dcos2"] == pytest.approx(0.9 ** 2)
 
 
 def test_explorer_figures_draw_on_a_tiny_result():

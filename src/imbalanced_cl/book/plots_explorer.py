@@ -151,8 +151,9 @@ def mask_effect_text(cfg: ExplorerConfig, results: list[Result]) -> str:
     probe = next((e["point"] for e in eff if e["point"].eps_min == cfg.eps_min), eff[0]["point"])
     lit = literal_contrast(cfg, probe)
     return (
-        f"**How much the mask changed the panels.** Over the {len(eff)} pruned panels, the largest change of a "
-        f"cos² cell against the unpruned twin (same seed, same data) is {big['max_dcos2']:.3f} "
+        f"**How much the mask changed the panels.** Over the {len(eff)} pruned panels, the largest change of "
+        f"cos²(w_i, M_j), one neuron and one feature against the same neuron of the unpruned twin (same seed, same "
+        f"data), is {big['max_dcos2']:.3f} "
         f"(at {big['point'].label()}), and the mean aligned count per feature moves by at most {dmin:.2f} "
         f"(minority) and {dmaj:.2f} (majority) neurons. This run uses prune_backward = \"{cfg.prune_backward}\". "
         f"Under the faithful backward (the default, eq. (5)) a pruned neuron still receives the gradient of the full "

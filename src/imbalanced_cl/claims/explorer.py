@@ -178,7 +178,9 @@ def gallery(cfg: ExplorerConfig) -> list[Result]:
 def mask_effect(results: list[Result]) -> list[dict]:
     """Each pruned gallery point against its unpruned twin (same eps_min, NSR, d, m, seed): how much the mask changed.
 
-    max_dcos2 is the largest |cos²(w_i, M_j)| change over neurons (each panel sorted as drawn) and features;
+    max_dcos2 is the largest change of cos²(w_i, M_j) over neurons and features, neuron i against neuron i (the twins
+    share the initialisation, so index i is the same neuron; the drawn panels are each sorted by their own order,
+    and a small change that swaps two neurons there would show as a large cell difference);
     d_minority / d_majority are the changes of the mean aligned-neuron counts."""
     base = {(r.point.eps_min, r.point.nsr, r.point.d, r.point.m): r for r in results if r.point.prune_alpha == 0}
     out = []
@@ -186,7 +188,7 @@ def mask_effect(results: list[Result]) -> list[dict]:
         twin = base.get((r.point.eps_min, r.point.nsr, r.point.d, r.point.m))
         if r.point.prune_alpha == 0 or twin is None:
             continue
-        out.append({"point": r.point, "max_dcos2": float((r.panel() - twin.panel()).abs().max()),
+        out.append({"point": r.point, "max_dcos2": float((r.cos.pow(2) - twin.cos.pow(2)).abs().max()),
                     "d_minority": r.minority_count - twin.minority_count,
                     "d_majority": r.majority_count - twin.majority_count})
     return out
