@@ -6,7 +6,7 @@ import pytest
 
 from imbalanced_cl import stats
 from imbalanced_cl.claims import scaling
-from imbalanced_cl.verdict import FAILS, HOLDS, INCONCLUSIVE, PARTLY, UNTESTED
+from imbalanced_cl.verdict import FAILS, HOLDS, INCONCLUSIVE, NOT_COMPARABLE, UNTESTED
 
 R, M = 3, 8
 
@@ -72,7 +72,8 @@ def _results(**kw):
             "overlap": {"precision": (0.7, 0.6, 0.8)},
             "track": {"final (dominant set)": _fit(0.1, -0.1, 0.3), "init (Def. B.1)": _fit(0.95, 0.8, 1.1)},
             "ratios": {"fitA": _fit(0.95, 0.8, 1.1), "fitF": _fit(2.0, 1.0, 3.0), "single_ok": np.array([True] * 9 + [False])},
-            "offset": (np.array([0.1, 0.2, 2.0]), np.array([0.5, 0.5]))}
+            "offset": (np.array([0.1, 0.2, 2.0]), np.array([0.5, 0.5])),
+            "offset_null": (np.array([0.5, 2.0, 2.0]), np.array([0.5, 2.0]))}
     return {**base, **kw}
 
 
@@ -81,16 +82,50 @@ def test_verdict_rows_on_hand_made_results():
     rows = scaling.verdict_rows(_results(), cfg)
     # |N_i| bounds e = 0, 0.75, 0.91 with band (-inf, e + 0.1]: [-0.1, 0.2] straddles 0.1; [1.0, 1.4] lies above 0.85
     assert [r.verdict for r in rows] == [INCONCLUSIVE, FAILS, UNTESTED,
-                                         PARTLY,                      # precision judged on its lower end 0.6
+                                         INCONCLUSIVE,                # precision [0.6, 0.8] straddles the band's edge 0.8
                                          FAILS, HOLDS,                # tracking slopes 0.1 and 0.95 against 1
                                          HOLDS, INCONCLUSIVE,         # A slope 0.95; F interval too wide
-                                         HOLDS, PARTLY, HOLDS]        # 9/10 single; 2/3 alpha'; 2/2 beta
+                                         INCONCLUSIVE, INCONCLUSIVE,  # 9/10 single, 2/3 alpha': Wilson intervals
+                                                                      # [0.60, 0.98], [0.21, 0.94] straddle 0.9
+                                         NOT_COMPARABLE]              # beta: the null's 1/2 reaches 0.91 ≥ 0.9
     assert rows[8].measured == pytest.approx(0.9) and (rows[8].lo, rows[8].hi) == pytest.approx(stats.binom_ci(9, 10))
     assert rows[1].predicted == "exponent ≤ 0.75"
 
 
+def test_for_all_bounds_need_a_margin_over_the_untrained_null():
+    trained = np.full(1000, 0.3)                                   # every entry below 1: Wilson [0.996, 1]
+    row = scaling.bound_row("b", "eq. 13", "< 1", trained, np.r_[np.full(683, 0.5), np.full(317, 2.0)], 0.9)
+    assert row.verdict == HOLDS and "null" in row.rule and row.premise.startswith("met")
+    # the untrained weights meet the band too (970/1000 below 1): the bound says nothing about training
+    row = scaling.bound_row("b", "eq. 13", "< 1", trained, np.r_[np.full(970, 0.5), np.full(30, 2.0)], 0.9)
+    assert row.verdict == NOT_COMPARABLE and "0.970" in row.premise
+    row = scaling.bound_row("b", "eq. 13", "< 1", np.r_[np.full(500, 0.5), np.full(500, 2.0)], np.full(100, 2.0), 0.9)
+    assert row.verdict == FAILS and row.measured == pytest.approx(0.5)
+
+
+def test_untrained_null_of_beta_is_the_gaussian_share_below_one():
+    """Oracle (first principles): for a random direction w in R^d1, sqrt(d1) <w, u>/||w|| for a fixed unit u is
+    close to N(0, 1), so the share of sqrt(d1)|beta_ij|/||w_i|| below 1 is about erf(1/sqrt 2) = 0.683."""
+    import torch
+    from types import SimpleNamespace
+    from imbalanced_cl.sim import data as D
+    from imbalanced_cl.sim.config import SimConfig
+    cfg = SimConfig(d=10, d1=200, m=100, R=2, progress=False)
+    M = D.make_dictionaries(cfg, range(cfg.R))
+    g = torch.Generator().manual_seed(0)
+    W0 = torch.randn(cfg.R, cfg.m, cfg.d1, generator=g)
+    hist = SimpleNamespace(get=lambda k: torch.zeros(1, cfg.R, cfg.m, cfg.d) if k == "coef" else torch.zeros(1, cfg.R))
+    run = SimpleNamespace(cfg=cfg, W=W0 * 3.0, W0=W0, M=M, history=hist)
+    out = scaling.stage3(run, 0.5, 0.1)
+    share = float((out["beta_scaled_init"] < 1).mean())
+    assert share == pytest.approx(math.erf(2 ** -0.5), abs=0.01)
+    # alpha' of a random direction: sqrt(d) |<w, M_j>|/||w|| ~ sqrt(d/d1) |N(0,1)|, below 1 for ~100% at d1 = 20 d
+    assert float((out["alpha_p_scaled_init"][np.isfinite(out["alpha_p_scaled_init"])] < 1).mean()) > 0.99
+    assert np.allclose(out["beta_scaled"], out["beta_scaled_init"], atol=1e-5)   # the statistic is scale-free
+
+
 def test_verdict_tolerances_come_from_the_config():
-    loose = scaling.ScalingConfig(ratios=(1.0, 0.5, 0.3), progress=False, tol_ni=0.5, precision_levels=(0.6, 0.5))
+    loose = scaling.ScalingConfig(ratios=(1.0, 0.5, 0.3), progress=False, tol_ni=0.5, precision_min=0.6)
     rows = scaling.verdict_rows(_results(), loose)
     assert rows[1].verdict == INCONCLUSIVE and "≤ 1.25" in rows[1].rule   # [1.0, 1.4] straddles 0.75 + 0.5
     assert scaling.verdict_rows(_results(), loose.replace(tol_ni=0.7))[1].verdict == HOLDS   # inside (-inf, 1.45]
@@ -99,8 +134,8 @@ def test_verdict_tolerances_come_from_the_config():
     assert tight[6].verdict == INCONCLUSIVE and "1 ± 0.01" in tight[6].rule   # A slope [0.8, 1.1] straddles 1 ± 0.01
 
 
-@pytest.mark.parametrize("kw", [{"tol_A": -0.2}, {"tol_F": 0}, {"tol_tracking": (0.2, 0.5)}, {"precision_levels": (0.4, 0.5)},
-                                {"precision_levels": (1.2, 0.5)}, {"tol_ni": 0.0}, {"tol_ni": (0.3, 0.1)}])
+@pytest.mark.parametrize("kw", [{"tol_A": -0.2}, {"tol_F": 0}, {"tol_tracking": (0.2, 0.5)}, {"precision_min": 0.0},
+                                {"precision_min": 1.2}, {"forall_min": (0.9, 0.5)}, {"tol_ni": 0.0}, {"tol_ni": (0.3, 0.1)}])
 def test_bad_tolerances_name_the_parameter(kw):
     from imbalanced_cl.validate import ParameterError
     with pytest.raises(ParameterError, match=list(kw)[0]):

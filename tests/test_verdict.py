@@ -83,10 +83,22 @@ def test_factor_claims():
 
 
 def test_counts():
-    assert V.judge_count(2, 2)[0] == INCONCLUSIVE          # Wilson interval [0.34, 1]
-    assert V.judge_count(60, 60)[0] == HOLDS
-    assert V.judge_count(0, 60)[0] == FAILS
-    assert V.judge_count(0, 0)[0] == UNTESTED
+    assert V.judge_count(2, 2, 0.9)[0] == INCONCLUSIVE     # Wilson interval [0.34, 1] straddles 0.9
+    assert V.judge_count(60, 60, 0.9)[0] == HOLDS          # [0.940, 1]
+    assert V.judge_count(50, 60, 0.9)[0] == INCONCLUSIVE   # [0.72, 0.91]: a share of 0.83, not yet below 0.9
+    assert V.judge_count(40, 60, 0.9)[0] == FAILS          # [0.54, 0.77]: no "partly" for a share
+    assert V.judge_count(0, 60, 0.9)[0] == FAILS
+    assert V.judge_count(0, 0, 0.9)[0] == UNTESTED
+    assert "n = 60" in V.judge_count(60, 60, 0.9)[1]
+
+
+def test_shares():
+    assert V.judge_share(0.92, 1.0, 0.9)[0] == HOLDS
+    assert V.judge_share(0.95, 1.04, 0.9)[0] == HOLDS      # a t-interval reaching past 1 still lies in [0.9, 1]
+    assert V.judge_share(0.85, 0.95, 0.9)[0] == INCONCLUSIVE
+    assert V.judge_share(0.5, 0.7, 0.9)[0] == FAILS
+    assert V.judge_share(0.9, 0.9, 0.9)[0] == HOLDS        # a closed-form value on the edge counts
+    assert V.judge_share(float("nan"), 1.0, 0.9)[0] == UNTESTED
 
 
 def test_failed_premise_makes_a_row_not_comparable_and_names_it():

@@ -117,9 +117,3 @@ def namespace_kwargs(fields: list[str], ns: Mapping[str, Any], overrides: Mappin
     kw = {k: ns[k] for k in fields if k in ns}
     kw.update(overrides)
     return {k: (tuple(v) if isinstance(v, list) else v) for k, v in kw.items()}
-
-
-def check_levels(name: str, v: Any) -> None:
-    """A verdict level pair (holds_at, partly_at) for a fraction or probability: 1 >= holds_at >= partly_at >= 0."""
-    check(name, v, isinstance(v, (tuple, list)) and len(v) == 2 and all(_is_num(x) for x in v)
-          and 1 >= v[0] >= v[1] >= 0, "a pair (holds_at, partly_at) with 1 >= holds_at >= partly_at >= 0")

@@ -142,32 +142,28 @@ def judge_trend(rho_lo: float, rho_hi: float, direction: int, holds_at: float) -
     return verdict, rule
 
 
-def judge_fraction(frac: float, holds_at: float = 0.9, partly_at: float = 0.5) -> tuple[str, str]:
-    """A fraction without an interval (a census over many neurons): holds ≥ holds_at, partly ≥ partly_at."""
-    rule = f"holds if ≥ {holds_at:.0%} satisfy it; partly if ≥ {partly_at:.0%}"
-    if _nan(frac):
-        return UNTESTED, "no finite measurement"
-    return (HOLDS if frac >= holds_at else PARTLY if frac >= partly_at else FAILS), rule
+def judge_share(lo: float, hi: float, at_least: float, name: str = "share") -> tuple[str, str]:
+    """A share claimed to be 1 ("for all", "every neuron"): a bound claim on its interval, band [at_least, 1].
+
+    There is no "partly" (a share has no sign to get right): below the band is "does not hold", across its edge
+    "inconclusive". The band's top is left open so that a t-interval of replicate shares reaching past 1 counts.
+    """
+    verdict, _ = judge_bound(lo, hi, at_least, True, 0.0)
+    rule = (f"holds if the interval of the {name} lies wholly at or above {at_least:g}; does not hold if wholly "
+            f"below; inconclusive if it straddles {at_least:g}")
+    return verdict, rule
 
 
-def judge_count(k: float, n: float, holds_at: float = 0.9, partly_at: float = 0.5) -> tuple[str, str]:
-    """k of n cases satisfy a bound: the 95% Wilson interval of k/n against the band [holds_at, 1].
+def judge_count(k: float, n: float, at_least: float) -> tuple[str, str]:
+    """k of n cases satisfy a "for all" statement: the 95% Wilson interval of k/n judged by judge_share.
 
-    holds if the whole interval is ≥ holds_at; partly if it lies in [partly_at, holds_at); does not hold if wholly
-    below partly_at; inconclusive otherwise (2 of 2 is not evidence that every neuron satisfies a bound).
+    2 of 2 is not evidence that every neuron satisfies a bound: its Wilson interval [0.34, 1] straddles any
+    at_least above 0.34, so the row is inconclusive.
     """
     if n <= 0:
         return UNTESTED, "no case to count"
-    lo, hi = binom_ci(k, n)
-    rule = (f"95% Wilson interval of the fraction (n = {n:g}): holds if ≥ {holds_at:.0%}; partly if within "
-            f"[{partly_at:.0%}, {holds_at:.0%}); does not hold if below {partly_at:.0%}; else inconclusive")
-    if lo >= holds_at:
-        return HOLDS, rule
-    if lo >= partly_at and hi < holds_at:
-        return PARTLY, rule
-    if hi < partly_at:
-        return FAILS, rule
-    return INCONCLUSIVE, rule
+    verdict, rule = judge_share(*binom_ci(k, n), at_least, f"fraction (95% Wilson, n = {n:g})")
+    return verdict, rule
 
 
 def premises(checks: list[tuple[str, bool]]) -> tuple[bool, str]:

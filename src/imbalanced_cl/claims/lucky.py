@@ -18,7 +18,7 @@ from .. import verdict as V
 from ..sim import metrics
 from ..sim.config import SimConfig
 from ..sim.train import train
-from ..validate import check_float, check_grid, check_int, check_levels
+from ..validate import check_float, check_grid, check_int
 
 from .census import census_of
 # the census grid lives in census_grid; these names stay importable from here (notebook 02 and its tests use them)
@@ -57,7 +57,8 @@ class LuckyConfig(SimConfig):
     rse_max: float = 0.3      # exact lucky-count expectations with a larger relative standard error are not fitted
     tol_omega: float = 0.1    # |M_j*| and |M_j| exponent bounds (Lemma B.2(c)) are relaxed by this much
     tol_ni_init: float = 0.1  # the |N_i| exponent bound at initialisation (Lemma B.2(d)) is relaxed by this much
-    pr_b_levels: tuple = (0.9, 0.5)   # (1-p2)^(d-1) at the largest d (L1967 sets it to 1): holds above / partly above
+    pr_b_min: float = 0.9     # (1-p2)^(d-1) at the largest d (L1967 sets it to 1): holds at or above this
+    forall_min: float = 0.9   # a "for every lucky pair" statement holds when the Wilson interval of the share is ≥ this
     tol_t2: float = 0.2       # band 1 ± tol_t2 for the slope of T2 - T1 on 1/eps_max (eq. 60)
 
     def validate(self) -> None:
@@ -65,7 +66,8 @@ class LuckyConfig(SimConfig):
         check_float("rse_max", self.rse_max, 0.0, lo_open=True)
         for name in ("tol_omega", "tol_ni_init", "tol_t2"):
             check_float(name, getattr(self, name), 0.0, lo_open=True)
-        check_levels("pr_b_levels", self.pr_b_levels)
+        for name in ("pr_b_min", "forall_min"):
+            check_float(name, getattr(self, name), 0.0, 1.0, lo_open=True)
         CensusConfig(**{k: getattr(self, k) for k in CensusConfig.__dataclass_fields__})
         check_grid("train_eps_max", self.train_eps_max, lambda n, v: check_float(n, v, 0.0, lo_open=True))
         check_float("t2_factor", self.t2_factor, 0.0)
@@ -234,7 +236,7 @@ def _untested(claim: str, source: str, predicted: str, why: str) -> "V.Verdict":
 
 
 def census_rows(cen: dict, fits: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
-    """Lemma B.2(c, d) exponent bounds per ratio (tol_omega, tol_ni_init) and Pr[B_i] = 1 of L1967 (pr_b_levels)."""
+    """Lemma B.2(c, d) exponent bounds per ratio (tol_omega, tol_ni_init) and Pr[B_i] = 1 of L1967 (pr_b_min)."""
     rows, exps, ds = [], paper_exponents(cfg.census()), cen["ds"]
     for rho, (fl, fo, fnr) in fits.items():
         w1, w2, e = exps[rho]["lucky"], exps[rho]["ordinary"], exps[rho]["Ni"]
@@ -255,29 +257,29 @@ def census_rows(cen: dict, fits: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
         verd, rule = V.judge_bound(fnr.lo, fnr.hi, e, False, cfg.tol_ni_init)
         rows.append(V.Verdict(f"|N_i| ≤ O(d^(1-ρ²(1-γ))) at init, ρ={rho}", "Lemma B.2(d)", f"exponent ≤ {e:.2f}",
                               fnr.slope, fnr.lo, fnr.hi, verd, "MC slope over replicates; " + rule))
-    h, p = cfg.pr_b_levels
     for k, rho in enumerate(cen["rhos"]):
         if rho >= 1.0:
             continue
+        # A closed form, not an estimate: the "interval" is the value itself, so the row cannot be inconclusive.
         pB = cen["exact"]["paper_B"][:, k]
+        v = float(pB[-1])
+        verd, rule = V.judge_share(v, v, cfg.pr_b_min, f"closed form (1-p2)^(d-1) at d={ds[-1]}")
         rows.append(V.Verdict(f"Pr[B_i] = (1-p2)^(d-1) = 1 (ρ={rho})", "proof of Lemma B.2(c), L1967", "1 for all d",
-                              float(pB[-1]), float(cen["exact"]["B"][-1, k]), float(pB[0]),
-                              V.HOLDS if pB[-1] > h else (V.PARTLY if pB[-1] > p else V.FAILS),
-                              f"measured = (1-p2)^(d-1) at d={ds[-1]}; interval = [exact Pr[B_i] at d={ds[-1]}, "
-                              f"(1-p2)^(d-1) at d={ds[0]}]; holds if > {h:g}, partly if > {p:g}"))
+                              v, v, v, verd, rule + f"; exact Pr[B_i] at d={ds[-1]}: "
+                              f"{float(cen['exact']['B'][-1, k]):.3g}; (1-p2)^(d-1) at d={ds[0]}: {float(pB[0]):.3g}"))
     return rows
 
 
-def _count_row(claim: str, source: str, hits: np.ndarray, extra: str = "") -> "V.Verdict":
+def _count_row(claim: str, source: str, hits: np.ndarray, at_least: float, extra: str = "") -> "V.Verdict":
     """'Every case satisfies it', judged on how many of the cases do (judge_count, Wilson interval)."""
-    verdict, rule = V.judge_count(float(hits.sum()), hits.size)
+    verdict, rule = V.judge_count(float(hits.sum()), hits.size, at_least)
     return V.Verdict(claim, source, "fraction 1", float(hits.mean()), *stats.binom_ci(float(hits.sum()), hits.size),
                      verdict, rule + extra)
 
 
 def verdict_rows(results: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
     """Notebook 02's verdicts. results: 'census' (run_census), 'census_fits' (census_fits), 't2' (t2_grid),
-    'lemma32' (lemma32_run) and 'workshop' (workshop_figure). Tolerances from cfg (tol_*, pr_b_levels, lemma_C)."""
+    'lemma32' (lemma32_run) and 'workshop' (workshop_figure). Tolerances from cfg (tol_*, pr_b_min, forall_min, lemma_C)."""
     rows = census_rows(results["census"], results["census_fits"], cfg)
     f = results["t2"]["fit"]
     verd, rule = V.judge_target(f.lo, f.hi, 1.0, cfg.tol_t2)
@@ -286,11 +288,11 @@ def verdict_rows(results: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
     L = results["lemma32"]
     a, b = L["a_ratio"], L["b_ratio"]
     rows.append(_count_row("lucky neurons reach |<w,M_j>|² ≥ 2(eps_j/eps_max)||w(T1)||² at T2", "Lemma 3.2(a), eq. (9)",
-                           a >= 1, f"; {a.size} lucky (i,j) pairs") if a.size else
+                           a >= 1, cfg.forall_min, f"; {a.size} lucky (i,j) pairs") if a.size else
                 _untested("lucky neurons reach the eq. (9) level at T2", "Lemma 3.2(a), eq. (9)", "fraction 1",
                           "no lucky neuron at this (d, m, ρ)"))
     rows.append(_count_row(f"ordinary ≤ C · lucky at T2 (C = {cfg.lemma_C:g})", "Lemma 3.2(b), eq. (10)",
-                           b <= cfg.lemma_C) if b.size else
+                           b <= cfg.lemma_C, cfg.forall_min) if b.size else
                 _untested("ordinary ≤ C · lucky at T2", "Lemma 3.2(b), eq. (10)", "fraction 1",
                           "no feature with a lucky neuron"))
     for name, arr in (("majority", L["top_hit_major"]), ("minority", L["top_hit_minor"])):

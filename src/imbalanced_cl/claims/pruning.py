@@ -18,7 +18,7 @@ from ..sim.config import SimConfig
 from ..sim.prune import mask_for  # noqa: F401  (re-exported for the notebook)
 from ..sim.train import Run, train
 from ..validate import check, check_float, check_grid, check_int
-from ..verdict import (UNTESTED, Verdict, judge_at_least, judge_factor, judge_fraction, judge_positive, judge_target,
+from ..verdict import (UNTESTED, Verdict, judge_at_least, judge_factor, judge_positive, judge_share, judge_target,
                        with_premises)
 from .pruning_control import control_rows
 from .pruning_metrics import (FEATURE_STATS, aligned_counts, amplitude_ratio, amplitude_ratio_history,  # noqa: F401
@@ -54,6 +54,7 @@ class PruningConfig(SimConfig):
     tol_factor: float = 3.0   # band [d / tol_factor, d × tol_factor] for the minority-excess ratio
     threads: int = 0                 # torch threads for the notebook (0: torch's default); results do not depend on it
     mask_control: bool = True        # run the 2x2 random-mask control of Step 8 (beyond the paper, issue 14); True or False
+    mask_share_min: float = 0.9      # "the mask removes minority-aligned neurons" holds if the share's interval is ≥ this
     effect_tol: float = 0.02         # smallest effect of interest for Step 8's paired differences of A_j*/A_maj
     threshold_alphas: tuple = (0.6, 0.8)  # Step 8's threshold curve only: ratios above alpha_grid, all four cells
 
@@ -79,6 +80,7 @@ class PruningConfig(SimConfig):
         check_int("threads", self.threads, 0, 256)
         check("mask_control", self.mask_control, isinstance(self.mask_control, bool), "True or False")
         check_float("effect_tol", self.effect_tol, 0.0, 1.0, lo_open=True, hi_open=True)
+        check_float("mask_share_min", self.mask_share_min, 0.0, 1.0, lo_open=True)
         top = max(self.alpha_grid)
         check("threshold_alphas", self.threshold_alphas, isinstance(self.threshold_alphas, (tuple, list)) and all(
             isinstance(a, (int, float)) and not isinstance(a, bool) and top < a < 1 for a in self.threshold_alphas),
@@ -267,7 +269,7 @@ def verdict_rows(res: Results, cfg: PruningConfig) -> list:
         "> 0 (rise with j* - rise without)", gd, judge_positive(gd[1], gd[2], "difference"))
     sh = stats.ci(res.mask_share)
     add("The mask removes minority-aligned neurons", "Remark 1, Thm F.1 (P ⊆ M*_j*)", "share 1", sh,
-        judge_fraction(sh[0]))
+        judge_share(sh[1], sh[2], cfg.mask_share_min, "share of minority-aligned neurons in the mask"))
     ri = stats.ci(majority_change_within_bound(al, dg["A_maj"], dg["A_maj0"], dg["bound"]))
     add("Majority amplitude intact for alpha within |M_j*|/m", "Remark 1", "relative change 0", ri,
         judge_target(ri[1], ri[2], 0.0, cfg.degrade_tol))

@@ -19,6 +19,13 @@ def signal(z: torch.Tensor, M: torch.Tensor) -> torch.Tensor:
     return torch.bmm(z.reshape(R, n * L, d), M.transpose(1, 2)).view(R, n, L, M.shape[1])
 
 
+def noisy_signal(z: torch.Tensor, M: torch.Tensor, sigma_xi: float, xi: torch.Tensor) -> torch.Tensor:
+    """Tokens x = M z + sigma xi (eq. 6): one fused batched matmul-add, the same numbers as signal(z, M) + sigma * xi."""
+    R, n, L, d = z.shape
+    return torch.baddbmm(xi.reshape(R, n * L, -1), z.reshape(R, n * L, d), M.transpose(1, 2),
+                         beta=sigma_xi).view(R, n, L, M.shape[1])
+
+
 def random_mask(x: torch.Tensor, D: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """RandomMask (Wen & Li Def. 2.3): x+ = 2 D x, x++ = 2 (I - D) x for a 0/1 diagonal D, so x+ + x++ = 2x."""
     return 2.0 * D * x, 2.0 * (1.0 - D) * x
@@ -37,14 +44,14 @@ def make_views(kind: str, zx: torch.Tensor, zy: torch.Tensor, M: torch.Tensor, s
     """
     if kind not in KINDS:
         raise ValueError(f"views={kind!r} is invalid: allowed one of {KINDS}")
-    x = signal(zx, M) + sigma_xi * xi_x
+    x = noisy_signal(zx, M, sigma_xi, xi_x)
     if kind == IDENTICAL:
         return x, x.clone()
     if kind == RANDOM_MASK:
         if u_mask is None:
             raise ValueError("views='random_mask' needs the mask uniforms u_mask")
         return random_mask(x, (u_mask < 0.5).to(x.dtype))
-    return x, signal(zy, M) + sigma_xi * xi_y
+    return x, noisy_signal(zy, M, sigma_xi, xi_y)
 
 
 def target_latent(kind: str, zx: torch.Tensor, zy: torch.Tensor) -> torch.Tensor:
