@@ -90,6 +90,22 @@ def test_dictionary_is_column_orthonormal():
     assert torch.allclose(M.T @ M, torch.eye(10, dtype=torch.float64), atol=1e-5)
 
 
+def test_dictionary_is_gram_schmidt_of_its_gaussian_draw():
+    """Oracle for exact Haar: the QR of a Gaussian matrix with a positive R diagonal is Gram-Schmidt of its columns,
+    and that Q is Haar-distributed (Mezzadri 2007). Classical Gram-Schmidt by hand on the same draw must give the
+    dictionary; a sign fix applied to rows instead of columns stays orthonormal but fails here."""
+    d1, d = 12, 5
+    M = data.haar_dictionary(d1, d, data.generator(3, 1, 0)).double()
+    G = torch.randn(d1, d1, generator=data.generator(3, 1, 0), dtype=torch.float64)
+    Q = []
+    for k in range(d):
+        v = G[:, k].clone()
+        for q in Q:
+            v -= (q @ G[:, k]) * q
+        Q.append(v / v.norm())
+    assert torch.allclose(M, torch.stack(Q, 1), atol=1e-6)
+
+
 def test_kappa_matches_closed_form_under_mean_pooling():
     """With mean pooling U = sum_l x_l, so kappa_j = (L p_j E|z|)^2 / q_j exactly (noise independent across views)."""
     cfg = SimConfig(d=8, d1=16, L=4, attention="mean", p_scale=4.0, eps_profile="geometric", eps_min=0.3,
