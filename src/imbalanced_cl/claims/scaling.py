@@ -300,7 +300,7 @@ def bound_row(claim: str, source: str, predicted: str, trained: np.ndarray, untr
     lo0, hi0 = stats.binom_ci(k0, n0)
     null = f"untrained weights: share {k0 / max(n0, 1):.3f} [{lo0:.3f}, {hi0:.3f}]"
     row.rule += f"; null ({null})"
-    return V.with_premises([row], [(f"the null fails the band ({null}, band ≥ {at_least:g})",
+    return V.with_premises([row], [(f"the untrained weights (the null) stay below the band ≥ {at_least:g} ({null})",
                                     bool(n0 > 0 and hi0 < at_least))])[0]
 
 
