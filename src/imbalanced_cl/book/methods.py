@@ -16,7 +16,8 @@ PREFIXES = ("tol_", "sesoi_", "regime_")
 JUDGEMENT = {"lemma_C", "ni_rel", "cos_threshold", "single_rel", "dead_rel", "degrade_tol", "align_threshold",
              "rho_holds", "threshold", "lucky_gamma", "gamma", "t1_fraction", "t2_factor", "baseline_band",
              "noise_align_max", "share_growth_min", "probe_gap_min", "trend_sesoi",
-             "precision_min", "pr_b_min", "forall_min", "mask_share_min", "rse_max", "share_min", "align_high", "removal_min", "coverage_min",
+             "precision_min", "pr_b_min", "forall_min", "mask_share_min", "rse_max", "share_min", "align_high",
+             "removal_min", "coverage_min",
              "probe_max", "singleton_rel", "singleton_cos2", "effect_tol", "tol_converged"}
 
 

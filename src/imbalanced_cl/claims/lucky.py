@@ -58,7 +58,7 @@ class LuckyConfig(SimConfig):
     tol_omega: float = 0.1    # |M_j*| and |M_j| exponent bounds (Lemma B.2(c)) are relaxed by this much
     tol_ni_init: float = 0.1  # the |N_i| exponent bound at initialisation (Lemma B.2(d)) is relaxed by this much
     pr_b_min: float = 0.9     # (1-p2)^(d-1) at the largest d (L1967 sets it to 1): holds at or above this
-    forall_min: float = 0.9   # a "for every lucky pair" statement holds when the Wilson interval of the share is ≥ this
+    forall_min: float = 0.9   # a "for every lucky pair" statement holds if the Wilson interval of its share is ≥ this
     tol_t2: float = 0.2       # band 1 ± tol_t2 for the slope of T2 - T1 on 1/eps_max (eq. 60)
 
     def validate(self) -> None:
@@ -279,7 +279,8 @@ def _count_row(claim: str, source: str, hits: np.ndarray, at_least: float, extra
 
 def verdict_rows(results: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
     """Notebook 02's verdicts. results: 'census' (run_census), 'census_fits' (census_fits), 't2' (t2_grid),
-    'lemma32' (lemma32_run) and 'workshop' (workshop_figure). Tolerances from cfg (tol_*, pr_b_min, forall_min, lemma_C)."""
+    'lemma32' (lemma32_run) and 'workshop' (workshop_figure).
+    Tolerances from cfg (tol_*, pr_b_min, forall_min, lemma_C)."""
     rows = census_rows(results["census"], results["census_fits"], cfg)
     f = results["t2"]["fit"]
     verd, rule = V.judge_target(f.lo, f.hi, 1.0, cfg.tol_t2)

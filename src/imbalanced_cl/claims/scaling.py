@@ -35,7 +35,7 @@ class ScalingConfig(SimConfig):
     gamma: float = 0.1     # eq. (28) constant for the definitional N_i at initialisation
     tol_ni: float = 0.1                   # |N_i| exponent bound (eq. 14): band (-inf, 1 - rho² + tol_ni]
     precision_min: float = 0.8            # final-vs-initial set precision (L445): holds if its interval is ≥ this
-    forall_min: float = 0.9               # a "for all" bound holds if the Wilson interval of the share meeting it is ≥ this
+    forall_min: float = 0.9               # a "for all" bound holds if the Wilson interval of its share is ≥ this
     tol_tracking: float = 0.2             # band 1 ± tol_tracking for the slope of the |N_i| exponent on 1 - rho^2
     tol_A: float = 0.2                    # band 1 ± tol_A for the log-log slope of A_min/A_maj on rho (eq. 13)
     tol_F: float = 0.3                    # band 2 ± tol_F for the log-log slope of F_min/F_maj on rho (eqs. 12-13)
@@ -104,7 +104,8 @@ def stage3(run, ni_rel: float, gamma: float) -> dict:
             "Ni_init": Ni_init.numpy(), "single_per_feat": single_per_feat.numpy(),
             "A": A.numpy(), "F": F.numpy(), "F_dom": F_dom.numpy(), "minority": minority.numpy(),
             "alpha_p_scaled": (alpha_p * cfg.d ** 0.5).numpy(), "beta_scaled": (beta * cfg.d1 ** 0.5).numpy(),
-            "alpha_p_scaled_init": (alpha_p0 * cfg.d ** 0.5).numpy(), "beta_scaled_init": (beta0 * cfg.d1 ** 0.5).numpy(),
+            "alpha_p_scaled_init": (alpha_p0 * cfg.d ** 0.5).numpy(),
+            "beta_scaled_init": (beta0 * cfg.d1 ** 0.5).numpy(),
             "neurons_per_feat": n_feat_neurons.numpy(), "pure_per_feat": pure.numpy(),
             "loss": float(run.history.get("loss")[-1].mean())}
 
@@ -306,7 +307,8 @@ def bound_row(claim: str, source: str, predicted: str, trained: np.ndarray, untr
 
 def verdict_rows(results: dict, cfg: ScalingConfig) -> list["V.Verdict"]:
     """Notebook 03's verdicts. results: 'fits' (ni_fits), 'overlap' (set_overlap), 'track' (tracking),
-    'ratios' (feature_ratios), 'offset' and 'offset_null' (offset_coefs, trained and untrained). Tolerances from cfg (tol_*, precision_min, forall_min)."""
+    'ratios' (feature_ratios), 'offset' and 'offset_null' (offset_coefs, trained and untrained).
+    Tolerances from cfg (tol_*, precision_min, forall_min)."""
     rows = []
     for r, f in results["fits"]["Ni_final"].items():
         verdict, rule = _upper_bound(f, 1 - r ** 2, cfg.tol_ni)
