@@ -150,3 +150,23 @@ def test_cos2_heatmaps_one_panel_per_run_first_neurons_and_split_line():
     assert np.allclose(axes[0].images[0].get_array(), c[0, :4].numpy())
     assert list(axes[1].lines[0].get_xdata()) == [2.5, 2.5] and axes[1].get_title() == "pruned"
     plt.close(fig)
+
+
+def test_regime_verdict_table_matches_rows_and_survives_missing_measurements():
+    """Hand-made rows: a stored record keeps NaN as null; such a row shows a dash, and changes are counted and marked."""
+    from imbalanced_cl.book import plots_regime
+    from imbalanced_cl.claims import regime_compare as RC
+    fresh = [{"notebook": "03_Ni_scaling", "claim": "a", "verdict": "holds", "measured": 0.5},
+             {"notebook": "03_Ni_scaling", "claim": "b", "verdict": "not tested", "measured": float("nan")},
+             {"notebook": "08_scale", "claim": "a", "verdict": "holds", "measured": 1.0},       # not a claim notebook 01-05
+             {"notebook": "04_pruning_gains", "claim": "c", "verdict": "holds", "measured": 2.0}]  # no fixed row
+    fixed = [{"notebook": "03_Ni_scaling", "claim": "a", "verdict": "does not hold", "measured": 0.25},
+             {"notebook": "03_Ni_scaling", "claim": "b", "verdict": "not tested", "measured": None}]
+    rows = RC.verdict_changes(fresh, fixed)
+    assert [(r["claim"], r["fresh"], r["fixed"]) for r in rows] == [("a", "holds", "does not hold"),
+                                                                    ("b", "not tested", "not tested")]
+    md = plots_regime.verdict_table(rows, len(fixed))
+    assert md.startswith("**1 of 2 rows change their verdict")
+    assert "| 03 | a | holds (0.5) | does not hold (0.25) ⟵ |" in md
+    assert "| 03 | b | not tested (–) | not tested (–) |" in md
+    assert "No fixed-pairs record" in plots_regime.verdict_table([], 0)

@@ -20,6 +20,11 @@ def share_over_time(curves: dict, ax=None):
     return ax
 
 
+def _num(x) -> str:
+    """A measured value for the table; a row with no finite measurement (stored as null or NaN) shows a dash."""
+    return "–" if x is None or x != x else f"{x:.3g}"
+
+
 def verdict_table(rows: list[dict], n_fixed: int) -> str:
     """Markdown: each verdict row of notebooks 01-05 under fresh and fixed pairs, changes marked."""
     if not n_fixed:
@@ -30,6 +35,6 @@ def verdict_table(rows: list[dict], n_fixed: int) -> str:
              "| notebook | claim | fresh pairs | fixed set |", "|---|---|---|---|"]
     for r in rows:
         mark = " ⟵" if r["fresh"] != r["fixed"] else ""
-        lines.append(f"| {r['notebook'][:2]} | {r['claim']} | {r['fresh']} ({r['fresh_measured']:.3g}) | "
-                     f"{r['fixed']} ({r['fixed_measured']:.3g}){mark} |")
+        lines.append(f"| {r['notebook'][:2]} | {r['claim']} | {r['fresh']} ({_num(r['fresh_measured'])}) | "
+                     f"{r['fixed']} ({_num(r['fixed_measured'])}){mark} |")
     return "\n".join(lines)
