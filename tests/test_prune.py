@@ -243,6 +243,25 @@ def _hand_W():
     return torch.tensor([[[3.0, 4.0], [1.0, 0.0], [0.0, 4.0], [0.0, 2.0], [3.0, 0.0]]])
 
 
+def test_mask_for_dispatches_on_the_unit():
+    """Hand-made: neuron norms 5, 1, 4, 2, 3; alpha = 0.4 drops 2 units: neurons 1 and 3 ("neuron"), or the
+    4 zero weights of the 10 ("weight", ties broken by the lower flat index)."""
+    W = _hand_W()
+    assert prune.mask_for(W, 0.4, "neuron").tolist() == [[1.0, 0.0, 1.0, 0.0, 1.0]]
+    assert prune.mask_for(W, 0.4, "weight").tolist() == [[[1.0, 1.0], [1.0, 0.0], [0.0, 1.0], [0.0, 1.0], [1.0, 0.0]]]
+
+
+def test_config_random_rule_prunes_random_neurons_not_the_smallest():
+    """prune_mask = "random" reaches the masker: over 8 replicates the 2 pruned neurons of _hand_W are not always the
+    two smallest (the chance that 8 uniform draws of 2 of 5 all hit {1, 3} is 1e-8), and each row prunes exactly 2."""
+    W = _hand_W().expand(8, 5, 2)
+    cfg = SimConfig(d=3, d1=3, m=5, prune_alpha=0.4, prune_mask="random", prune_start=0, progress=False)
+    keep = prune.Masker.from_config(cfg, range(8)).at(W, 0)
+    magnitude = prune.Masker.from_config(cfg.replace(prune_mask="magnitude"), range(8)).at(W, 0)
+    assert (keep == 0).sum(-1).tolist() == [2] * 8 and (magnitude == 0).sum(-1).tolist() == [2] * 8
+    assert torch.equal(magnitude[:, [1, 3]], torch.zeros(8, 2)) and not torch.equal(keep, magnitude)
+
+
 def test_magnitude_cells_on_hand_made_weights():
     W = _hand_W()
     dyn, sta = _masker(0.4, "magnitude", "dynamic", start=2), _masker(0.4, "magnitude", "static", start=2)
@@ -255,6 +274,10 @@ def test_magnitude_cells_on_hand_made_weights():
     assert dyn.at(W2, 3).tolist() == [[0.0, 1.0, 1.0, 0.0, 1.0]]            # dynamic follows the weights
     assert sta.at(W2, 3).tolist() == [[1.0, 0.0, 1.0, 0.0, 1.0]]            # static stays fixed
     assert sta.final(W2, 9).tolist() == [[1.0, 0.0, 1.0, 0.0, 1.0]]
+    # one masker with a dynamic and a static row (the 2x2 control batches its cells so): each row keeps its rule
+    mixed = prune.Masker([0.4, 0.4], [False, False], [False, True], [0, 1], 0, 2, 1, "neuron")
+    assert mixed.at(W.expand(2, 5, 2), 2).tolist() == [[1.0, 0.0, 1.0, 0.0, 1.0]] * 2
+    assert mixed.at(W2.expand(2, 5, 2), 3).tolist() == [[0.0, 1.0, 1.0, 0.0, 1.0], [1.0, 0.0, 1.0, 0.0, 1.0]]
     assert torch.equal(prune.Masker.from_config(SimConfig(d=3, d1=3, m=5, prune_alpha=0.4), [0]).at(W2, 0),
                        prune.neuron_mask(W2, 0.4))                          # Algorithm 1's mask
 
