@@ -129,12 +129,12 @@ def slopes_vs_claim(ax, x, fits: dict, xlabel: str, ylabel: str, claim_label: st
 
 
 def hist_with_line(ax, values, at: float, title: str, xlabel: str | None = None, bins: int = 20,
-                   density: bool = False, ls: str = "-"):
+                   density: bool = False, ls: str = "-", label: str | None = None):
     """Histogram of a per-neuron (or per-pair) quantity with a vertical line where the claim puts its bound;
     an empty array leaves the panel empty but titled, so a missing case is visible."""
     values = _np(values)
     if values.size:
-        ax.hist(values, bins=bins, density=density)
+        ax.hist(values, bins=bins, density=density, label=label)
         ax.axvline(at, color="k", ls=ls)
     ax.set_title(title)
     if xlabel:
