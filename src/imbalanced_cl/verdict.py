@@ -5,7 +5,8 @@ of values that count as "the prediction came true", fixed before the run (a note
   * a target claim ("slope = 1"): the band is target ± tolerance;
   * a directional claim ("the effect is > 0"): the band is [SESOI, +inf), the smallest effect of interest upward;
   * a bound claim ("x <= B"): the band is (-inf, B + tolerance];
-  * a factor claim ("about d times"): the band is [target / f, target * f].
+  * a factor claim ("about d times"): the band is [target / f, target * f];
+  * a share claim ("for all", "every neuron"): the band is [at_least, 1] for the share of cases (no "partly").
 Then, for the 95% interval [lo, hi] of the measurement:
   * holds          the whole interval lies inside the band;
   * partly         the whole interval lies outside the band, but it excludes 0 on the predicted side: a real effect
@@ -162,8 +163,7 @@ def judge_count(k: float, n: float, at_least: float) -> tuple[str, str]:
     """
     if n <= 0:
         return UNTESTED, "no case to count"
-    verdict, rule = judge_share(*binom_ci(k, n), at_least, f"fraction (95% Wilson, n = {n:g})")
-    return verdict, rule
+    return judge_share(*binom_ci(k, n), at_least, f"fraction (95% Wilson, n = {n:g})")
 
 
 def premises(checks: list[tuple[str, bool]]) -> tuple[bool, str]:
