@@ -9,10 +9,12 @@ A map, in the order the imports run (each layer uses only the layers above it):
               metrics (measurements on weights) -> theory (parameter-free predictions)
     claims/   one analysis module per claim notebook, named after the claim: stage1 (01), lucky (02), scaling (03),
               pruning (04; measurements in pruning_metrics, the random-mask control in pruning_control),
-              appendix (05; measurements in appendix_metrics, trends and verdicts in appendix_verdicts), explorer (07), scale (08: scale_config the grid,
-              scale_point one d, scale_trends the trend rule), decoupling (09, beyond the paper; measurements
-              in decoupling_metrics, the grid's verdicts in decoupling_verdicts), regime_compare (the regime page); census / census_exact hold
-              Def. B.1, which 02-04 share, and census_grid runs it on notebook 02's (d, ρ) grid.
+              appendix (05; measurements in appendix_metrics, trends and verdicts in appendix_verdicts),
+              explorer (07), scale (08: scale_config the grid, scale_point one d, scale_trends the trend rule),
+              decoupling (09, beyond the paper; measurements in decoupling_metrics, the grid's verdicts in
+              decoupling_verdicts), regime_compare (the regime page); census / census_exact hold Def. B.1, which
+              02-04 share, and census_grid runs it on notebook 02's (d, ρ) grid. reexport (the package's
+              __init__) lets a claim module name its verdicts module's functions.
               Each has a tested verdict_rows(results, cfg).
               A claim module uses sim/ and the base, never book/.
     book/     the machinery that turns notebooks into a book: runner (papermill + Jupyter Book), cells and params

@@ -24,6 +24,7 @@ from ..sim import train
 from ..sim.config import SimConfig
 from ..sim.encoder import init_weights
 from ..validate import check, check_choice, check_float, check_grid, check_int
+from . import reexport
 from .appendix_metrics import align_count, align_max, eval_metrics
 
 
@@ -289,11 +290,4 @@ def flops_per_training(cfg: AppendixConfig, t1: int) -> float:
 # The reports and verdict rows of a finished run live in appendix_verdicts.py (which imports this module); their
 # names are reachable from here too, resolved on first use so that either module can be imported first.
 _VERDICT_NAMES = ("FIG_CLAIMS", "diagnostic_report", "trend_report", "verdict_rows")
-
-
-def __getattr__(name: str):
-    """appendix.verdict_rows and the other names of appendix_verdicts (PEP 562)."""
-    if name in _VERDICT_NAMES:
-        from . import appendix_verdicts
-        return getattr(appendix_verdicts, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = reexport(__name__, f"{__package__}.appendix_verdicts", _VERDICT_NAMES)

@@ -21,6 +21,7 @@ from ..sim.config import SimConfig
 from ..sim.encoder import init_weights
 from ..sim.train import train
 from ..validate import check, check_choice, check_float, check_grid, check_int
+from . import reexport
 from .decoupling_metrics import (attend, cosine, coverage, encode, feature_share, measure,  # noqa: F401 (re-exported)
                                  ridge_probe, singletons)
 
@@ -290,11 +291,4 @@ def _run_grid(cfg: DecouplingConfig) -> DecouplingResult:
 # reachable from here too, resolved on first use so that either module can be imported first.
 _VERDICT_NAMES = ("LABELS", "differences", "final_table", "imbalance_answer", "imbalance_table", "paired_difference",
                   "split_mean", "verdict_rows", "view_correlations")
-
-
-def __getattr__(name: str):
-    """decoupling.verdict_rows and the other names of decoupling_verdicts (PEP 562)."""
-    if name in _VERDICT_NAMES:
-        from . import decoupling_verdicts
-        return getattr(decoupling_verdicts, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = reexport(__name__, f"{__package__}.decoupling_verdicts", _VERDICT_NAMES)
