@@ -6,7 +6,7 @@ import numpy as np
 
 from ..lt import datasets as D
 from ..lt.config import LTConfig
-from ..lt.experiment import LABELS, effective_n_max
+from ..lt.experiment import LABELS, effective_n_max, pretraining_rows
 
 COLOURS = {"random": "0.6", "simclr": "C0", "sdclr": "C3", "alg1": "C2", "alg1_dense": "C2"}
 
@@ -67,7 +67,7 @@ def profile_table(results: list[dict], load_s: float, grid_s: float) -> str:
 
     load_s: decoding and loading the data (once, in the notebook's process); grid_s: wall time of run_grid. With
     several worker processes the summed run time exceeds grid_s; the shares are of the summed time."""
-    pre = [r for r in results if not r.get("shares_pretrain") and r["method"] != "random"]
+    pre = pretraining_rows(results)
     aug = sum(r["pretrain_s"] * r["aug_share"] for r in pre)
     phases = [("decoding and loading the data (once)", load_s),
               ("set-up of each run (LT draw, network)", sum(r.get("setup_s", 0.0) for r in results

@@ -312,9 +312,14 @@ def summary_table(summary: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def pretraining_rows(results: list[dict]) -> list[dict]:
+    """The result rows that own a pre-training run: not random (none), not alg1_dense (it reuses alg1's network)."""
+    return [r for r in results if r["method"] in ("simclr", "sdclr", "alg1")]
+
+
 def speed_line(results: list[dict]) -> str:
     """One line: mean pre-training views/s, the augmentation's share of a step, total pre-training time."""
-    pre = [r for r in results if r["method"] in ("simclr", "sdclr", "alg1")]   # alg1_dense shares alg1's pre-training
+    pre = pretraining_rows(results)
     if not pre:
         return "no pre-training runs"
     return (f"pre-training speed: {np.mean([r['views_per_s'] for r in pre]):.0f} views/s on average, augmentation "
