@@ -116,3 +116,10 @@ def test_replicates_needed_from_the_observed_spread():
     assert r.verdict == INCONCLUSIVE and r.n_needed == 16
     assert math.isnan(V.row("x", "s", "1", 1.0, 0.95, 1.05, V.judge_target(0.95, 1.05, 1.0, 0.1), n=4,
                             band=0.1).n_needed)
+
+
+def test_count_row_shows_the_share_and_its_wilson_interval():
+    r = V.count_row("every neuron", "Thm", "fraction 1", 9.0, 10, 0.9, "; 10 neurons")
+    assert (r.measured, r.lo, r.hi) == (0.9, *V.binom_ci(9, 10))
+    assert r.verdict == INCONCLUSIVE and r.rule.endswith("; 10 neurons")     # [0.60, 0.98] straddles 0.9
+    assert V.count_row("every neuron", "Thm", "fraction 1", 0.0, 0, 0.9).verdict == UNTESTED

@@ -166,6 +166,14 @@ def judge_count(k: float, n: float, at_least: float) -> tuple[str, str]:
     return judge_share(*binom_ci(k, n), at_least, f"fraction (95% Wilson, n = {n:g})")
 
 
+def count_row(claim: str, source: str, predicted: str, k: float, n: int, at_least: float,
+              extra: str = "") -> Verdict:
+    """A "for all" row: k of n cases satisfy the statement, shown as k/n with its Wilson interval, judged by
+    judge_count; `extra` is appended to the rule."""
+    verdict, rule = judge_count(k, n, at_least)
+    return Verdict(claim, source, predicted, k / max(n, 1), *binom_ci(k, n), verdict, rule + extra)
+
+
 def premises(checks: list[tuple[str, bool]]) -> tuple[bool, str]:
     """(all met, text) for a row's premises, given as (description, met) pairs; the text names failures first."""
     failed = [d for d, ok in checks if not ok]

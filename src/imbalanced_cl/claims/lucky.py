@@ -270,13 +270,6 @@ def census_rows(cen: dict, fits: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
     return rows
 
 
-def _count_row(claim: str, source: str, hits: np.ndarray, at_least: float, extra: str = "") -> "V.Verdict":
-    """'Every case satisfies it', judged on how many of the cases do (judge_count, Wilson interval)."""
-    verdict, rule = V.judge_count(float(hits.sum()), hits.size, at_least)
-    return V.Verdict(claim, source, "fraction 1", float(hits.mean()), *stats.binom_ci(float(hits.sum()), hits.size),
-                     verdict, rule + extra)
-
-
 def verdict_rows(results: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
     """Notebook 02's verdicts. results: 'census' (run_census), 'census_fits' (census_fits), 't2' (t2_grid),
     'lemma32' (lemma32_run) and 'workshop' (workshop_figure).
@@ -288,12 +281,13 @@ def verdict_rows(results: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
                           rule + f"; T2 rule: ||w||² ≥ {cfg.t2_factor or cfg.d}·||w(T1)||² (eq. 61)"))
     L = results["lemma32"]
     a, b = L["a_ratio"], L["b_ratio"]
-    rows.append(_count_row("lucky neurons reach |<w,M_j>|² ≥ 2(eps_j/eps_max)||w(T1)||² at T2", "Lemma 3.2(a), eq. (9)",
-                           a >= 1, cfg.forall_min, f"; {a.size} lucky (i,j) pairs") if a.size else
+    rows.append(V.count_row("lucky neurons reach |<w,M_j>|² ≥ 2(eps_j/eps_max)||w(T1)||² at T2", "Lemma 3.2(a), eq. (9)",
+                            "fraction 1", float((a >= 1).sum()), a.size, cfg.forall_min, f"; {a.size} lucky (i,j) pairs")
+                if a.size else
                 _untested("lucky neurons reach the eq. (9) level at T2", "Lemma 3.2(a), eq. (9)", "fraction 1",
                           "no lucky neuron at this (d, m, ρ)"))
-    rows.append(_count_row(f"ordinary ≤ C · lucky at T2 (C = {cfg.lemma_C:g})", "Lemma 3.2(b), eq. (10)",
-                           b <= cfg.lemma_C, cfg.forall_min) if b.size else
+    rows.append(V.count_row(f"ordinary ≤ C · lucky at T2 (C = {cfg.lemma_C:g})", "Lemma 3.2(b), eq. (10)",
+                            "fraction 1", float((b <= cfg.lemma_C).sum()), b.size, cfg.forall_min) if b.size else
                 _untested("ordinary ≤ C · lucky at T2", "Lemma 3.2(b), eq. (10)", "fraction 1",
                           "no feature with a lucky neuron"))
     for name, arr in (("majority", L["top_hit_major"]), ("minority", L["top_hit_minor"])):

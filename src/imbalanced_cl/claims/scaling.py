@@ -284,19 +284,12 @@ def _upper_bound(f: "stats.SlopeFit", e: float, tol: float) -> tuple[str, str]:
     return V.judge_bound(f.lo, f.hi, e, False, tol)
 
 
-def _fraction_row(claim, source, predicted, hits: np.ndarray, at_least: float, extra: str = "") -> "V.Verdict":
-    """A 'holds for every case' claim judged on the share of cases that satisfy it (judge_count, Wilson interval)."""
-    k, n = float(hits.sum()), hits.size
-    verdict, rule = V.judge_count(k, n, at_least)
-    return V.Verdict(claim, source, predicted, k / max(n, 1), *stats.binom_ci(k, n), verdict, rule + extra)
-
-
 def bound_row(claim: str, source: str, predicted: str, trained: np.ndarray, untrained: np.ndarray,
               at_least: float) -> "V.Verdict":
     """A "for all (i, j): statistic < 1" bound against its null (issue 17): the share of trained entries below 1 is
     judged by judge_count; the premise is that the untrained weights do not already meet the band (the upper end of
     their share's Wilson interval is below at_least), so "holds" always means a clear margin over the null."""
-    row = _fraction_row(claim, source, predicted, trained < 1, at_least)
+    row = V.count_row(claim, source, predicted, float((trained < 1).sum()), trained.size, at_least)
     k0, n0 = float((untrained < 1).sum()), untrained.size
     lo0, hi0 = stats.binom_ci(k0, n0)
     null = f"untrained weights: share {k0 / max(n0, 1):.3f} [{lo0:.3f}, {hi0:.3f}]"
@@ -330,9 +323,10 @@ def verdict_rows(results: dict, cfg: ScalingConfig) -> list["V.Verdict"]:
             ("A_j ∝ eps_j/eps_max", "Thm 3.1, eq. (13)", "log-log slope 1", fr["fitA"], 1.0, cfg.tol_A),
             ("F_j ∝ (eps_j/eps_max)²", "Thm 3.1, eqs. (12)-(13)", "log-log slope 2", fr["fitF"], 2.0, cfg.tol_F)):
         rows.append(V.Verdict(claim, source, pred, f.slope, f.lo, f.hi, *V.judge_target(f.lo, f.hi, target, tol)))
-    rows.append(_fraction_row("≥ m d^(-(eps_max/eps_min)²) neurons with N_i = {j} (minority j)", "Thm 3.1",
-                              "fraction of (d, ρ, replicate) cells = 1", fr["single_ok"], cfg.forall_min,
-                              "; constant of Ω taken as 1"))
+    ok = fr["single_ok"]
+    rows.append(V.count_row("≥ m d^(-(eps_max/eps_min)²) neurons with N_i = {j} (minority j)", "Thm 3.1",
+                            "fraction of (d, ρ, replicate) cells = 1", float(ok.sum()), ok.size, cfg.forall_min,
+                            "; constant of Ω taken as 1"))
     (ap, be), (ap0, be0) = results["offset"], results["offset_null"]
     rows.append(bound_row("α'_ij ≤ o(1/√d)||w_i||", "Thm 3.1, eq. (13)", "√d α'/||w|| < 1 for all", ap, ap0,
                           cfg.forall_min))
