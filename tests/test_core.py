@@ -166,7 +166,7 @@ def test_bad_parameters_name_the_parameter_and_range(bad, name):
 
 def test_metrics_on_hand_made_cases():
     m, lo, hi = stats.mean_ci(torch.tensor([1.0, 2.0, 3.0]))
-    assert float(m) == pytest.approx(2.0) and float(hi - m) == pytest.approx(4.303 / math.sqrt(3))
+    assert float(m) == pytest.approx(2.0) and float(hi - m) == pytest.approx(4.3026527 / math.sqrt(3))
     steps = torch.arange(0, 50)
     series = torch.exp(0.03 * steps.double()).unsqueeze(1) * torch.tensor([[1.0, 2.0]])
     assert torch.allclose(metrics.log_slope(series, steps, 0, 50), torch.tensor([0.03, 0.03]), atol=1e-6)

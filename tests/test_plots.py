@@ -20,12 +20,12 @@ def ax():
 
 
 def test_band_spans_the_interval_and_draws_the_mean(ax):
-    # two replicates 0 and 2 at every step: mean 1, half-width t975(1) * sqrt(2 / 2) = 12.706
+    # two replicates 0 and 2 at every step: mean 1, half-width t975(1) * sqrt(2 / 2) = 12.7062047
     Y = np.array([[0.0, 0.0, 0.0], [2.0, 2.0, 2.0]])
     mean, lo, hi = plots.band(ax, [0, 1, 2], Y, color="C1")
-    assert np.allclose(mean, 1.0) and np.allclose(lo, 1 - 12.706) and np.allclose(hi, 1 + 12.706)
+    assert np.allclose(mean, 1.0) and np.allclose(lo, 1 - 12.7062047) and np.allclose(hi, 1 + 12.7062047)
     poly = ax.collections[0].get_paths()[0].vertices
-    assert poly[:, 1].min() == pytest.approx(1 - 12.706) and poly[:, 1].max() == pytest.approx(1 + 12.706)
+    assert poly[:, 1].min() == pytest.approx(1 - 12.7062047) and poly[:, 1].max() == pytest.approx(1 + 12.7062047)
     assert poly[:, 0].min() == 0 and poly[:, 0].max() == 2
     assert np.allclose(ax.lines[0].get_ydata(), 1.0)
 

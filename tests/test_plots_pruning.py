@@ -12,7 +12,7 @@ import torch  # noqa: E402
 
 from imbalanced_cl.book import plots_pruning as pp  # noqa: E402
 
-T975_1 = 12.706  # Student t, df = 1: two replicates
+T975_1 = 12.7062047  # Student t, df = 1 (tan(0.475 pi)): two replicates
 
 
 @pytest.fixture(autouse=True)

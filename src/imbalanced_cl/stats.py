@@ -5,18 +5,13 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.stats as sps
 import torch
 
 
-# Two-sided 97.5% Student-t quantiles for df = 1..30 (beyond that the normal 1.96 is used).
-_T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-         2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-         2.052, 2.048, 2.045, 2.042]
-
-
 def t975(df: int) -> float:
-    """97.5% quantile of Student's t with df degrees of freedom."""
-    return _T975[df - 1] if 1 <= df <= 30 else 1.96
+    """97.5% quantile of Student's t with df degrees of freedom (scipy.stats; NaN below df = 1)."""
+    return float(sps.t.ppf(0.975, df)) if df >= 1 else float("nan")
 
 
 def mean_ci(x: torch.Tensor, dim: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -26,8 +21,8 @@ def mean_ci(x: torch.Tensor, dim: int = 0) -> tuple[torch.Tensor, torch.Tensor, 
     n = ok.sum(dim)
     mean = torch.where(ok, x, 0.0).sum(dim) / n.clamp(min=1)
     var = torch.where(ok, (x - mean.unsqueeze(dim)) ** 2, 0.0).sum(dim) / (n - 1).clamp(min=1)
-    half = torch.tensor([t975(int(k) - 1) if k > 1 else float("nan") for k in n.flatten()]).view(n.shape)
-    half = half * (var / n.clamp(min=1)).sqrt()
+    q = sps.t.ppf(0.975, (n - 1).cpu().double().numpy())           # NaN where n < 2
+    half = torch.as_tensor(q, dtype=torch.float64, device=x.device) * (var / n.clamp(min=1)).sqrt()
     mean = torch.where(n > 0, mean, float("nan"))
     return mean, mean - half, mean + half
 
@@ -105,22 +100,19 @@ def fit_loglog_replicates(x, Y) -> SlopeFit:
 
 
 def binom_ci(k: float, n: float) -> tuple[float, float]:
-    """95% Wilson interval of a binomial rate k/n (used for Monte-Carlo rates pooled over replicates)."""
+    """95% Wilson interval of a binomial rate k/n, k and n whole counts (scipy.stats.binomtest; NaN when n = 0)."""
     if n <= 0:
         return float("nan"), float("nan")
-    z = 1.96
-    p = k / n
-    den = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / den
-    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / den
-    return max(0.0, c - h), min(1.0, c + h)
+    if k != int(k) or n != int(n) or not 0 <= k <= n:
+        raise ValueError(f"binom_ci needs whole counts 0 <= k <= n, got k={k!r}, n={n!r}")
+    ci95 = sps.binomtest(int(k), int(n)).proportion_ci(0.95, method="wilson")
+    return float(ci95.low), float(ci95.high)
 
 
 def spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """Spearman rank correlation of x (k,) with each row of y (..., k); ties get average ranks; 0 if y is constant."""
-    from scipy.stats import rankdata
-    rx = rankdata(x)
-    ry = rankdata(y, axis=-1)
+    rx = sps.rankdata(x)
+    ry = sps.rankdata(y, axis=-1)
     rx, ry = rx - rx.mean(), ry - ry.mean(-1, keepdims=True)
     den = np.sqrt((rx ** 2).sum() * (ry ** 2).sum(-1))
     num = (ry * rx).sum(-1)
@@ -130,18 +122,25 @@ def spearman(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 def trend(eps: tuple, values: np.ndarray, boot: int, seed: int) -> tuple[float, float, float, np.ndarray]:
     """Rank correlation of the repeat-mean curve with eps_min, averaged over NSR levels, with a bootstrap interval.
 
-    values: (n_sigma, n_eps, repeats). Repeats are resampled jointly across NSR levels and eps_min (the
-    design is paired within a repeat). Returns (rho, lo, hi, rho per sigma level).
+    values: (n_sigma, n_eps, repeats). The 95% percentile bootstrap (scipy.stats.bootstrap, `boot` resamples,
+    seeded) resamples the repeats jointly across NSR levels and eps_min (the design is paired within a repeat);
+    with one repeat there is nothing to resample and the interval is NaN. Returns (rho, lo, hi, rho per sigma level).
     """
     x = np.asarray(eps, dtype=float)
-    per = spearman(x, np.nanmean(values, axis=-1))
+
+    def rho(idx: np.ndarray, axis: int = -1) -> np.ndarray:
+        """Mean over sigma levels of Spearman(eps, repeat-mean curve), for repeat indices idx (..., repeats)."""
+        means = np.nanmean(values[:, :, idx], axis=-1)              # (n_sigma, n_eps, ...)
+        return spearman(x, np.moveaxis(means, 1, -1)).mean(0)
+
     R = values.shape[-1]
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, R, size=(boot, R))
-    means = np.nanmean(values[:, :, idx], axis=-1)          # (n_sigma, n_eps, boot)
-    rb = spearman(x, np.moveaxis(means, -1, 0)).mean(-1)     # (boot,)
-    lo, hi = np.percentile(rb, [2.5, 97.5])
-    return float(per.mean()), float(lo), float(hi), per
+    per = spearman(x, np.nanmean(values, axis=-1))
+    lo = hi = float("nan")
+    if R >= 2:
+        res = sps.bootstrap((np.arange(R),), rho, n_resamples=boot, vectorized=True, method="percentile",
+                            rng=np.random.default_rng(seed))
+        lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
+    return float(per.mean()), lo, hi, per
 
 
 def loglog_slopes(x: torch.Tensor, Y: torch.Tensor) -> torch.Tensor:

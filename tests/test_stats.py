@@ -1,0 +1,98 @@
+"""stats.py's intervals: t quantiles, Wilson and the bootstrap come from scipy.stats, checked against closed forms
+worked by hand and against textbook tables (issue 28, item 5: the old table stopped at df = 30 and used 1.96)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import scipy.stats as sps
+import torch
+
+from imbalanced_cl import stats
+
+Z975 = 1.959963984540054  # the normal 97.5% quantile (Abramowitz & Stegun, table 26.5)
+
+
+def test_t_quantile_closed_forms():
+    """df = 1 is Cauchy, tan(pi (p - 1/2)); df = 2 is (2p - 1) / sqrt(2 p (1 - p)); df -> infinity is the normal."""
+    p = 0.975
+    assert stats.t975(1) == pytest.approx(math.tan(math.pi * (p - 0.5)), rel=1e-12)   # 12.7062
+    assert stats.t975(2) == pytest.approx((2 * p - 1) / math.sqrt(2 * p * (1 - p)), rel=1e-12)  # 4.3027
+    assert stats.t975(10**9) == pytest.approx(Z975, rel=1e-8)
+    assert math.isnan(stats.t975(0))
+
+
+@pytest.mark.parametrize("df, table", [(30, 2.0423), (31, 2.0395), (39, 2.0227), (60, 2.0003), (99, 1.9842)])
+def test_t_quantile_beyond_df_30_matches_printed_tables(df, table):
+    """The old table fell back to 1.96 past df = 30: 4% too narrow at R = 32 (df 31)."""
+    assert stats.t975(df) == pytest.approx(table, abs=6e-5)
+
+
+def test_mean_ci_at_32_replicates_uses_t_with_31_degrees_of_freedom():
+    x = torch.arange(32, dtype=torch.float64)
+    m, lo, hi = stats.mean_ci(x)
+    half = 2.0395 * float(x.std()) / math.sqrt(32)
+    assert float(m) == pytest.approx(15.5) and float(hi - m) == pytest.approx(half, rel=3e-5)
+    assert float(m - lo) == pytest.approx(float(hi - m))
+
+
+def test_mean_ci_matches_scipy_at_every_replicate_count_and_skips_nans():
+    """Every R the profiles use (2 to 100) gets scipy's t interval; NaNs are dropped; one value has no interval."""
+    rng = np.random.default_rng(0)
+    for R in range(2, 101):
+        x = rng.normal(size=R)
+        lo, hi = sps.t.interval(0.95, R - 1, loc=x.mean(), scale=sps.sem(x))
+        m, lo_, hi_ = stats.mean_ci(torch.tensor(np.append(x, np.nan)))
+        assert (float(lo_), float(hi_)) == pytest.approx((lo, hi), rel=1e-10, abs=1e-12), R
+    m, lo, hi = stats.mean_ci(torch.tensor([[1.0, 2.0], [float("nan"), 4.0]]))
+    assert m.tolist() == [1.0, 3.0] and math.isnan(float(lo[0])) and float(hi[1]) > 3.0
+
+
+def _wilson(k: int, n: int, z: float = Z975) -> tuple[float, float]:
+    """The Wilson score interval written out: (p + z²/2n ± z sqrt(p(1-p)/n + z²/4n²)) / (1 + z²/n)."""
+    p = k / n
+    c, h = p + z * z / (2 * n), z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return (c - h) / (1 + z * z / n), (c + h) / (1 + z * z / n)
+
+
+@pytest.mark.parametrize("k, n", [(0, 10), (9, 10), (2, 2), (50, 60), (1, 1000), (37, 37)])
+def test_wilson_interval_closed_form(k, n):
+    assert stats.binom_ci(k, n) == pytest.approx(_wilson(k, n), rel=1e-9, abs=1e-12)
+
+
+def test_wilson_interval_hand_worked_values_and_refusals():
+    lo, hi = stats.binom_ci(2, 2)
+    assert (lo, hi) == pytest.approx((0.3424, 1.0), abs=5e-5)       # 2 of 2 says little about "every"
+    assert stats.binom_ci(0, 10) == pytest.approx((0.0, 0.2775), abs=5e-5)
+    assert all(math.isnan(v) for v in stats.binom_ci(0, 0))
+    for k, n in ((2.5, 10), (11, 10), (-1, 10)):
+        with pytest.raises(ValueError, match="whole counts"):
+            stats.binom_ci(k, n)
+
+
+def _percentile_bootstrap(x, values, boot, seed):
+    """The repeats resampled jointly, written out: the 2.5 and 97.5 percentiles of the resampled rank correlation."""
+    idx = np.random.default_rng(seed).integers(0, values.shape[-1], size=(boot, values.shape[-1]))
+    means = np.nanmean(values[:, :, idx], axis=-1)                   # (n_sigma, n_eps, boot)
+    rb = stats.spearman(x, np.moveaxis(means, -1, 0)).mean(-1)
+    return tuple(np.percentile(rb, [2.5, 97.5]))
+
+
+def test_trend_bootstrap_is_the_joint_percentile_bootstrap():
+    rng = np.random.default_rng(3)
+    eps = tuple(np.linspace(0.05, 0.4, 9))
+    values = rng.normal(size=(2, 9, 6)) + 0.3 * np.arange(9)[None, :, None]
+    rho, lo, hi, per = stats.trend(eps, values, 500, 7)
+    assert (lo, hi) == pytest.approx(_percentile_bootstrap(np.asarray(eps), values, 500, 7))
+    assert rho == pytest.approx(per.mean()) and lo <= rho <= hi and per.shape == (2,)
+    assert stats.trend(eps, values, 500, 7)[1:3] == (lo, hi)          # seeded
+
+
+def test_trend_on_a_monotone_curve_and_with_one_repeat():
+    eps = (0.1, 0.2, 0.4, 0.8)
+    values = np.broadcast_to(np.array([1.0, 2.0, 3.0, 4.0])[None, :, None], (2, 4, 5)) + 0.0
+    values = values + np.linspace(0, 0.01, 5)                        # repeats differ, the order never does
+    assert stats.trend(eps, values, 200, 0)[:3] == pytest.approx((1.0, 1.0, 1.0))
+    rho, lo, hi, _ = stats.trend(eps, values[:, :, :1], 200, 0)
+    assert rho == pytest.approx(1.0) and math.isnan(lo) and math.isnan(hi)
