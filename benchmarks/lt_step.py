@@ -99,7 +99,9 @@ def _make_step(width, batch, size, method, opts, dev):
     torch.manual_seed(0)
     aug = SimCLRAugment(size, 3, (0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616)).to(dev)
     x = torch.randint(0, 256, (batch, 3, size, size), dtype=torch.uint8, device=dev)
-    net = speed.prepare(SimCLRNet(width, 3, 128, dual_bn=method == "sdclr").to(dev), opts)
+    net = SimCLRNet(width, 3, 128, dual_bn=method == "sdclr").to(dev)
+    opts = speed.safe(net, opts, dev)              # width < 8 runs contiguous on a CPU (lt/speed.py)
+    net = speed.prepare(net, opts)
     if method != "simclr":
         sdclr.global_magnitude_masks(net.backbone, 0.9)
     opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9, weight_decay=1e-4)

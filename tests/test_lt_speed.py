@@ -12,6 +12,7 @@ from imbalanced_cl.lt.augment import Normalize
 from imbalanced_cl.lt.config import LTConfig
 from imbalanced_cl.lt.probe import extract_features
 from imbalanced_cl.lt.simclr import SimCLRNet, forward_backward, pretrain
+from native import run_child
 
 
 needs_cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (none here)")
@@ -23,10 +24,11 @@ def _views(n=16, size=16, seed=5):
     return torch.randn(n, 3, size, size, generator=g), torch.randn(n, 3, size, size, generator=g)
 
 
-def _step(method, opts, x1, x2, device=CPU, use_compile=False, dtype=torch.float32, backend="inductor"):
-    """Loss and gradients of one step of a fixed width-4 network (same float32 init for every opts and dtype)."""
+def _step(method, opts, x1, x2, device=CPU, use_compile=False, dtype=torch.float32, backend="inductor", width=8):
+    """Loss and gradients of one step of a fixed network (same float32 init for every opts and dtype); width 8, the
+    narrowest at which channels-last runs on a CPU (lt/speed.safe)."""
     torch.manual_seed(0)
-    net = SimCLRNet(4, 3, 16, dual_bn=method == "sdclr")
+    net = SimCLRNet(width, 3, 16, dual_bn=method == "sdclr")
     if method != "simclr":
         sdclr.global_magnitude_masks(net.backbone, 0.9)
     net = speed.prepare(net.to(device=device, dtype=dtype), opts)
@@ -56,6 +58,13 @@ def _assert_same(fast, eager, exact):
 
 @pytest.mark.parametrize("method", ["simclr", "sdclr", "alg1"])
 def test_channels_last_step_equals_eager(method):
+    """Runs in a child process: a native kernel in an unusual layout (tests/native.py)."""
+    run_child(f"import test_lt_speed as t; t.check_channels_last_step({method!r})",
+              f"{method} step, channels-last, width 8, 16 views of 16x16")
+
+
+def check_channels_last_step(method):
+    """The channels-last step gives the eager step's loss and gradients (float32 rounding aside)."""
     x1, x2 = _views()
     eager = _step(method, speed.EAGER, x1, x2)
     exact = _step(method, speed.EAGER, x1, x2, dtype=torch.float64)
@@ -68,6 +77,11 @@ def test_channels_last_step_equals_eager(method):
 
 
 def test_compiled_step_equals_eager():
+    """Runs in a child process: a native kernel in an unusual layout (tests/native.py)."""
+    run_child("import test_lt_speed as t; t.check_compiled_step()", "compiled sdclr step, channels-last, width 8")
+
+
+def check_compiled_step():
     """The compiled channels-last step on SDCLR's two branches (dense and pruned, dual BN): the same loss and
     gradients as the eager contiguous step, within float32 tolerance. Dynamo traces the backbone and AOT autograd
     builds its backward, as on CUDA; the aot_eager backend skips the C++ code generation (minutes on a shared CPU,
@@ -93,28 +107,36 @@ def test_failed_compile_falls_back_to_eager(monkeypatch):
     monkeypatch.setattr(torch, "compile", broken_compile)
     data = D.load("digits")
     lt = data.train.subset(D.long_tailed_indices(data.train.labels, 60, 10, seed=0))
-    kw = dict(method="alg1", seed=0, width=2, in_channels=1, image_size=8, mean=data.mean, std=data.std,
+    # width 8: speed.safe keeps compile on (narrower nets never compile on a CPU); contiguous: no native trick here
+    kw = dict(method="alg1", seed=0, width=8, in_channels=1, image_size=8, mean=data.mean, std=data.std,
               epochs=2, batch_size=32, lr=0.1, progress=False)
     with pytest.warns(RuntimeWarning, match="torch.compile failed .*simulated.*running eagerly"):
-        fell = pretrain(lt, opts=speed.StepOptions(compile=True), **kw)
+        fell = pretrain(lt, opts=speed.StepOptions(channels_last=False, compile=True), **kw)
     assert not fell.compiled and "simulated" in speed.compile_status()
-    ref = pretrain(lt, opts=speed.StepOptions(compile=False), **kw)
+    ref = pretrain(lt, opts=speed.EAGER, **kw)
     np.testing.assert_allclose(fell.losses, ref.losses, rtol=1e-6)
     with warnings.catch_warnings():
         warnings.simplefilter("error")                # once given up, compile is not retried (no second warning)
-        pretrain(lt, opts=speed.StepOptions(compile=True), **kw)
+        pretrain(lt, opts=speed.StepOptions(channels_last=False, compile=True), **kw)
 
 
 def test_features_under_inference_mode_match_eager():
+    """Runs in a child process: a native kernel in an unusual layout (tests/native.py)."""
+    run_child("import test_lt_speed as t; t.check_features_under_inference_mode()",
+              "channels-last features, width 8, 40 digits")
+
+
+def check_features_under_inference_mode():
+    """Features in channels-last under inference mode equal the eager contiguous ones."""
     torch.manual_seed(0)
-    net = SimCLRNet(4, 1, 8)
+    net = SimCLRNet(8, 1, 8)
     data = D.load("digits")
     split = data.test.subset(np.arange(40))
     norm = Normalize(data.mean, data.std)
     ref = extract_features(net.backbone, split, norm, batch=16, opts=speed.EAGER)
     speed.prepare(net, speed.StepOptions())
     fast = extract_features(net.backbone, split, norm, batch=16, opts=speed.StepOptions())
-    assert ref.shape == (40, 32) and not fast.requires_grad
+    assert ref.shape == (40, 64) and not fast.requires_grad
     torch.testing.assert_close(fast, ref, rtol=1e-4, atol=1e-5)
     assert net.training                                # extraction leaves the train/eval state as it was
 
@@ -193,3 +215,27 @@ def test_parallel_runs_give_the_sequential_rows():
     for a, b in zip(par, seq):
         assert a["acc"] == pytest.approx(b["acc"], abs=1e-9) and a["per_class"] == pytest.approx(b["per_class"])
         assert a["losses"] == pytest.approx(b["losses"], rel=1e-6)
+
+
+def _die(unit, how):
+    """A unit for the worker-crash test: dies by a signal or returns its label."""
+    import os
+    import signal
+    if how == "segv":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    return unit
+
+
+def test_a_worker_that_dies_is_named_with_its_signal():
+    """A run whose worker is killed by SIGSEGV: one line naming the run, the settings and the signal, not the
+    pool's 'terminated abruptly'; the runs before it still returned."""
+    from imbalanced_cl.lt.workers import WorkerCrash, map_in_processes
+    jobs = [("a", "ok"), ("b", "segv"), ("c", "ok")]
+    got = []
+    with pytest.raises(WorkerCrash) as e:
+        for r in map_in_processes(_die, jobs, ["unit a", "unit b", "unit c"], 1, "width 4, test"):
+            got.append(r)
+    assert got == ["a"]
+    msg = str(e.value)
+    assert msg.startswith("run unit b died in worker ") and "signal SIGSEGV (width 4, test)" in msg
+    assert "\n" not in msg and "reproducing.md" in msg and e.value._render_traceback_() == [f"WorkerCrash: {msg}"]

@@ -17,6 +17,7 @@ from .augment import Normalize
 from .config import LTConfig
 from .probe import evaluate, extract_features, linear_probe
 from .simclr import SimCLRNet, dist_info, pick_device, pretrain
+from .workers import map_in_processes
 
 # Table 2 of the paper (L342-352): (acc w/o, acc w/, Δ20 w/o, Δ20 w/), each (mean, std); std None when unreported.
 TABLE2 = {
@@ -98,7 +99,9 @@ def run_one(cfg: LTConfig, rho: float, method: str, seed: int, data: D.ImageData
                   "precision": speed.effective_precision(dev, opts), "compiled": False, "setup_s": 0.0}
     if method == "random":
         torch.manual_seed(seed)
-        net = speed.prepare(SimCLRNet(cfg.width, lt.channels, cfg.proj_dim, stem).to(dev), opts)
+        net = SimCLRNet(cfg.width, lt.channels, cfg.proj_dim, stem).to(dev)
+        opts = speed.safe(net, opts, dev)
+        net = speed.prepare(net, opts)
     else:
         ckpt = None
         if cfg.ckpt_dir:
@@ -111,10 +114,12 @@ def run_one(cfg: LTConfig, rho: float, method: str, seed: int, data: D.ImageData
                      opts=opts, device=cfg.device, ckpt_path=ckpt, ckpt_every=cfg.ckpt_every, progress=cfg.progress,
                      desc=f"{method} rho={rho:g} seed={seed}")
         net = r.net
+        opts = speed.safe(net, opts, dev)      # the layout pretrain ran in, for the features
         info["setup_s"] = round(time.time() - t0 - r.seconds, 2)
         info.update(epochs=cfg.epochs, losses=r.losses, kept=r.kept, pretrain_s=round(r.seconds, 1),
                     views_per_s=round(r.views_per_s, 1), aug_share=round(r.aug_seconds / max(r.seconds, 1e-9), 3),
                     precision=r.precision, compiled=r.compiled)
+    info["channels_last"] = opts.channels_last  # the layout that ran (speed.safe keeps narrow nets contiguous)
     if rank != 0:                            # under torchrun only rank 0 probes and writes
         return []
     norm = Normalize(data.mean, data.std).to(dev)
@@ -176,18 +181,16 @@ def run_grid(cfg: LTConfig, data: D.ImageData | None = None, log=print) -> list[
             out += rows
             report(rows, rho, seed)
         return out
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
     if data is None:
         load_data(cfg)                         # decode (and cache) once here, not in every worker
     wcfg = cfg.replace(threads=threads, workers=1, progress=False)
     log(f"{len(jobs)} runs on {procs} worker processes, {threads} thread(s) each")
-    with ProcessPoolExecutor(procs, mp_context=multiprocessing.get_context("spawn")) as ex:
-        futures = [(rho, seed, ex.submit(run_one, wcfg, rho, method, seed)) for rho, seed, method in jobs]
-        for rho, seed, f in futures:
-            rows = f.result()
-            out += rows
-            report(rows, rho, seed)
+    labels = [f"rho={rho:g} seed={seed} method={method}" for rho, seed, method in jobs]
+    settings = f"dataset {cfg.dataset}, width {cfg.width}, batch {cfg.batch_size}, {threads} thread(s) per worker"
+    units = [(wcfg, rho, method, seed) for rho, seed, method in jobs]
+    for (rho, seed, _), rows in zip(jobs, map_in_processes(run_one, units, labels, procs, settings)):
+        out += rows
+        report(rows, rho, seed)
     return out
 
 

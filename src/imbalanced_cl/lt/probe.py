@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from .resnet import mode as conv_mode
-from .speed import StepOptions, autocast, to_format
+from .speed import StepOptions, autocast, safe, to_format
 
 
 def extract_features(backbone, split, normalize, batch: int = 512, conv: str = "dense",
@@ -23,7 +23,7 @@ def extract_features(backbone, split, normalize, batch: int = 512, conv: str = "
 
     Runs under torch.inference_mode in opts' layout (and bf16 autocast on CUDA when opts asks for it); the
     features are computed once and the probe is fitted on them (no image passes during the probe's iterations)."""
-    opts = opts or StepOptions()
+    opts = safe(backbone, opts or StepOptions(), device)    # the layout prepare() gave the backbone
     was = backbone.training
     backbone.eval()
     out = []

@@ -122,6 +122,7 @@ class PretrainResult:
     resumed_from: int = 0
     precision: str = "fp32"                           # what the step ran in (bf16 only under CUDA autocast)
     compiled: bool = False                            # whether the compiled backbone ran to the end
+    channels_last: bool = False                       # the layout the step ran in (speed.safe may turn it off)
 
 
 def _lr_at(step: int, total: int, warmup: int, base: float) -> float:
@@ -155,7 +156,9 @@ def pretrain(images, *, method: str, seed: int, width: int, in_channels: int, im
     rank, world, local_rank = dist_info()
     dev = pick_device(device, local_rank)
     torch.manual_seed(seed)                              # init, then kornia's random views
-    net = speed.prepare(SimCLRNet(width, in_channels, proj_dim, stem, dual_bn and method == "sdclr").to(dev), opts)
+    net = SimCLRNet(width, in_channels, proj_dim, stem, dual_bn and method == "sdclr").to(dev)
+    opts = speed.safe(net, opts, dev)                    # contiguous where oneDNN's channels-last kernel is broken
+    net = speed.prepare(net, opts)
     aug = SimCLRAugment(image_size, in_channels, mean, std, crop_scale_lo).to(dev)
     opt = torch.optim.SGD(net.parameters(), lr=lr, momentum=momentum, weight_decay=weight_decay)
     n = len(images)
@@ -184,6 +187,7 @@ def pretrain(images, *, method: str, seed: int, width: int, in_channels: int, im
     modes = sdclr.BRANCH_MODES[method]
     fast = speed.compiled(net.backbone, opts)            # None: eager
     res.precision = speed.effective_precision(dev, opts)
+    res.channels_last = opts.channels_last
     pruning = method != "simclr"
     bar = None
     if progress and rank == 0:

@@ -1,0 +1,85 @@
+"""Independent runs in worker processes, and what a reader is told when one of them dies.
+
+A worker killed by a signal (a native crash: SIGSEGV, SIGABRT) breaks concurrent.futures' pool, which then says
+only "A process in the process pool was terminated abruptly". Here each run leaves a marker file (its worker's pid
+and label) while it runs, so the crash names the run that died, its settings and its exit signal, in one line.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import tempfile
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+WHERE = "book/reproducing.md, 'Troubleshooting'"
+
+
+class WorkerCrash(RuntimeError):
+    """A worker process died while running a unit; the message names the unit, its settings and the signal."""
+
+    def _render_traceback_(self) -> list[str]:
+        # IPython (and so papermill) shows this one line instead of the pool's traceback.
+        return [f"WorkerCrash: {self}"]
+
+
+def describe_exit(code: int | None) -> str:
+    """'signal SIGSEGV' for a negative exit code, 'exit code N' otherwise, 'no exit code' when unknown."""
+    if code is None:
+        return "no exit code"
+    if code < 0:
+        try:
+            return f"signal {signal.Signals(-code).name}"
+        except ValueError:
+            return f"signal {-code}"
+    return f"exit code {code}"
+
+
+def _run_marked(marks: str, label: str, fn: Callable, args: tuple):
+    """In the worker: leave a marker naming `label` while fn(*args) runs, remove it when it returns."""
+    mark = Path(marks) / f"{os.getpid()}.run"
+    mark.write_text(label)
+    out = fn(*args)
+    mark.unlink()
+    return out
+
+
+def crash_message(marks: Path, exits: dict[int, int | None], settings: str) -> str:
+    """One line naming the unit(s) whose worker died (a signal other than the pool's own SIGTERM comes first)."""
+    died = []
+    for mark in sorted(marks.glob("*.run")):
+        pid = int(mark.stem)
+        code = exits.get(pid)
+        crashed = code is not None and code < 0 and code != -signal.SIGTERM    # not the pool's own SIGTERM
+        died.append((0 if crashed else 1, mark.read_text(), pid, code))
+    if not died:
+        return (f"a worker process died outside any run ({settings}); rerun with workers=1 to see its error here; "
+                f"see {WHERE}")
+    died.sort()
+    _, label, pid, code = died[0]
+    others = "" if len(died) == 1 else f" (also stopped: {', '.join(d[1] for d in died[1:])})"
+    return (f"run {label} died in worker {pid} with {describe_exit(code)} ({settings}){others}; a native crash "
+            f"(rerun with workers=1 to see it in this process); see {WHERE}")
+
+
+def map_in_processes(fn: Callable, jobs: Sequence[tuple], labels: Sequence[str], procs: int,
+                     settings: str = "") -> Iterator:
+    """fn(*job) for every job on `procs` spawned worker processes, yielded in job order.
+
+    A worker that dies raises WorkerCrash naming the job (its label), `settings` and the exit signal."""
+    ctx = multiprocessing.get_context("spawn")
+    with tempfile.TemporaryDirectory(prefix="imbalanced-cl-runs-") as marks, \
+            ProcessPoolExecutor(procs, mp_context=ctx) as ex:
+        futures = [ex.submit(_run_marked, marks, label, fn, job) for job, label in zip(jobs, labels)]
+        # the pool's Process objects, kept so that their exit codes can be read after the pool breaks
+        # (concurrent.futures has no public accessor for them)
+        workers = dict(getattr(ex, "_processes", None) or {})
+        try:
+            for f in futures:
+                yield f.result()
+        except BrokenProcessPool:
+            exits = {pid: p.exitcode for pid, p in workers.items()}
+            raise WorkerCrash(crash_message(Path(marks), exits, settings)) from None
