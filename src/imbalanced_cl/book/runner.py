@@ -162,13 +162,14 @@ def build_html(executed: Path, out_root: Path, strict: bool = False) -> int:
 
     jupyter-book writes into <out_root>/_build/.jupyter-book/_build/ (its doctrees stay there between
     builds); a successful build's html folder is then moved into place, so a failed or interrupted build
-    leaves the previous HTML as it was.
+    leaves the previous HTML as it was. A strict build rebuilds every page: Sphinx's saved environment would
+    skip an unchanged page that warned before, and a broken reference would pass on the second try.
     """
     work = out_root / "_build" / ".jupyter-book"
     jb = Path(sys.executable).parent / "jupyter-book"
     cmd = [str(jb) if jb.exists() else "jupyter-book", "build", str(executed), "--path-output", str(work)]
-    if strict:
-        cmd += ["-W", "--keep-going"]
+    if strict:  # --all: a fresh Sphinx environment, so that a page that warned last time is read (and warns) again
+        cmd += ["-W", "--keep-going", "--all"]
     rc = subprocess.call(cmd)
     built, final = work / "_build" / "html", out_root / "_build" / "html"
     if rc == 0 and built.is_dir():
