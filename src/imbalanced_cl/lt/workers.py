@@ -81,5 +81,7 @@ def map_in_processes(fn: Callable, jobs: Sequence[tuple], labels: Sequence[str],
             for f in futures:
                 yield f.result()
         except BrokenProcessPool:
+            for p in workers.values():          # the pool reaps its workers in its own thread: wait for it
+                p.join(timeout=30)
             exits = {pid: p.exitcode for pid, p in workers.items()}
             raise WorkerCrash(crash_message(Path(marks), exits, settings)) from None
