@@ -18,7 +18,7 @@ from pathlib import Path
 from .. import verdict as V
 from . import provenance
 from . import tables as T
-from . import record, stability
+from . import answers, record, stability
 from .glued import collect, rows_of  # noqa: F401  (collect: the scoreboard's reader, re-exported)
 from .runner import collects, toc_notebooks
 from .profiles import PROFILES, repo_root
@@ -59,9 +59,10 @@ class Board:
         return {k: v for k, v in self.status.items() if v != "ok"}
 
     def counts(self, notebook: str | None = None, kind: str = "claims") -> Counter:
-        """How many rows have each verdict (of one notebook, or of all): claim rows, or the "regime" premise rows."""
-        return Counter(r["verdict"] for r in self.rows if (notebook is None or r["notebook"] == notebook)
-                       and (r.get("kind") == "regime") == (kind == "regime"))
+        """How many rows have each verdict (of one notebook, or of all): claim rows, or premise ("regime") rows,
+        by answers.is_claim_row / is_premise_row, the one definition every count of the book uses."""
+        test = answers.is_premise_row if kind == "regime" else answers.is_claim_row
+        return Counter(r["verdict"] for r in self.rows if (notebook is None or r["notebook"] == notebook) and test(r))
 
     @property
     def book_profile(self) -> str:
@@ -153,7 +154,9 @@ def _summary_table(board: Board, base: str) -> str:
     """One line per claim notebook: its verdict counts (the page opens on this)."""
     colours = T._COLOURS
     head = "".join(f'<th scope="col">{_esc(v)}</th>' for v in V.VERDICTS)
-    out = ['<table class="verdict-table sb-summary-table" style="margin-bottom:1em"><caption>Verdicts per claim notebook</caption>'
+    out = ['<div class="sb-scroll" style="overflow-x:auto" tabindex="0" role="region" aria-label="Verdicts per claim '
+           'notebook (scrolls sideways on narrow screens)">'
+           '<table class="verdict-table sb-summary-table" style="margin-bottom:1em"><caption>Verdicts per claim notebook</caption>'
            f'<thead><tr><th scope="col">notebook</th>{head}<th scope="col">claims</th>'
            f'<th scope="col">premise rows not holding</th><th scope="col">paper scale</th></tr></thead><tbody>']
     for nb, status in board.status.items():
@@ -168,8 +171,8 @@ def _summary_table(board: Board, base: str) -> str:
                    f"{note}</th>{cells}<td>{sum(c.values())}</td><td>{prem}</td><td><small>{paper}</small></td></tr>")
     total = board.counts()
     cells = "".join(f"<td>{total.get(v, 0)}</td>" for v in V.VERDICTS)
-    out.append(f'</tbody><tfoot><tr><th scope="row">all</th>{cells}<td>{sum(total.values())}</td><td></td><td></td>'
-               '</tr></tfoot></table>')
+    out.append(f'</tbody><tfoot><tr><th scope="row">all</th>{cells}<td class="sb-table-total">{sum(total.values())}'
+               '</td><td></td><td></td></tr></tfoot></table></div>')
     return "".join(out)
 
 
@@ -212,12 +215,13 @@ def render(board: Board, base: str = "../notebooks/") -> str:
     the page opens on the summary.
     """
     colours = T._COLOURS
-    out = [_built_line(board)]
-    c = board.counts()
+    out = [_built_line(board), answers.render(answers.answers(board.rows), base)]
+    c, premises = board.counts(), board.counts(kind="regime")
     summary = ", ".join(f'<b style="color:{colours[v]}">{c.get(v, 0)} {v}</b>' for v in V.VERDICTS)
     n_ok = sum(1 for s in board.status.values() if s == "ok")
-    out.append(f'<p class="sb-summary">{len(board.rows)} claims from {n_ok} of {len(board.status)} claim '
-               f"notebooks: {summary}.</p>")
+    out.append(f'<p class="sb-summary"><span class="sb-total">{sum(c.values())}</span> claim rows from {n_ok} of '
+               f"{len(board.status)} claim notebooks: {summary}; and {sum(premises.values())} premise rows "
+               f"({premises.get(V.HOLDS, 0)} hold), counted apart.</p>")
     if board.mixed:
         items = "".join(f"<li>{_esc(nb)}: {_esc(p)}</li>" for nb, p in board.mixed.items())
         out.append('<div class="admonition warning sb-mixed"><p class="admonition-title">Mixed profiles</p>'
