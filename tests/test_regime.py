@@ -61,3 +61,30 @@ def test_fixed_set_runs_fit_their_pairs_and_fresh_runs_do_not():
     fresh = regime.measure(train(SimConfig(**base, sampling="fresh")), 4)
     gap = lambda r: float(((r.loss_heldout - r.loss_train) / r.loss_heldout).mean())
     assert gap(fixed) > 0.1 > abs(gap(fresh))
+
+
+def test_measured_share_is_the_squared_norm_share_on_hand_made_weights():
+    """regime.measure's share on weights set by hand: with M = the first three coordinates of R^6, the neuron
+    (1, 1, 1, 1, 1, 1) has share 3/6 = 0.5 (an unsquared norm ratio would give 0.71), (3, 0, 0, 4, 0, 0) has
+    9/25 = 0.36, and (0, 2, 0, 0, 0, 0) has 1; the replicate's share is their mean, 0.62."""
+    cfg = SimConfig(d=3, d1=6, m=3, L=2, n_pairs=8, R=2, steps=1, progress=False, bias="none")
+    run = train(cfg)
+    run.M = torch.eye(6)[:, :3].unsqueeze(0).repeat(2, 1, 1)
+    run.W = torch.tensor([[1.0, 1, 1, 1, 1, 1], [3, 0, 0, 4, 0, 0], [0, 2, 0, 0, 0, 0]]).unsqueeze(0).repeat(2, 1, 1)
+    reg = regime.measure(run, batches=2)
+    assert reg.share.tolist() == pytest.approx([(0.5 + 0.36 + 1.0) / 3] * 2)
+
+
+def test_replicates_draw_independent_data_streams():
+    """Two replicates of one run never draw the same pairs (each has its own stream, keyed by the replicate), and
+    a replicate's pairs do not depend on which other replicates share its batch."""
+    from imbalanced_cl.sim import data as D
+    cfg = SimConfig(**TINY)
+    M = D.make_dictionaries(cfg, [0, 1])
+    both = D.make_pairs(cfg, M, [0, 1], extra=7)
+    assert not torch.equal(both.ZX[0], both.ZX[1]) and not torch.equal(both.UX[0], both.UX[1])
+    assert not torch.equal(M[0], M[1])
+    alone = D.make_pairs(cfg, M[1:], [1], extra=7)
+    assert torch.equal(alone.UX[0], both.UX[1]) and torch.equal(alone.ZX[0], both.ZX[1])
+    later = D.make_pairs(cfg, M, [0, 1], extra=8)                 # and each step draws anew
+    assert not torch.equal(later.UX[0], both.UX[0])
