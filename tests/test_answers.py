@@ -72,3 +72,16 @@ def test_the_headline_count_equals_the_table_total_and_premise_rows_are_counted_
     assert headline == total == 3
     assert "and 1 premise rows (0 hold)" in page
     assert page.index("The answer, claim by claim") < page.index("Verdicts per claim notebook")
+
+
+def test_a_notebook_table_says_which_premises_its_run_meets_and_points_to_the_map():
+    from imbalanced_cl.book.tables import premises_note
+    rows = [row("a", V.HOLDS), premise("weight lies in the feature span (share at the end)", V.HOLDS),
+            premise("weight decay λ inside the proof's range", V.FAILS),
+            premise("noise σ_ξ² on Assumption 3.3's scale", V.FAILS)]          # reported only: not listed
+    note = premises_note(rows)
+    assert "(1 of 2 met)" in note and "met: weight lies in the feature span" in note
+    assert "not met: weight decay λ inside the proof&#x27;s range (0.001 vs p: does not hold)" in note
+    assert "10_premise_map.html" in note and "σ" not in note
+    assert premises_note([row("a", V.HOLDS)]) == ""
+    assert "premise map" not in premises_note(rows[:2])                    # all met: nothing to point to

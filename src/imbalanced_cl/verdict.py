@@ -56,6 +56,29 @@ class Verdict:
             raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
 
 
+# What a row is, defined once for every count of every page (book/answers.py, book/scoreboard.py, tables.py):
+# a claim row tests a statement; a premise row checks the theorem's regime on the run (kind "regime").
+CLAIM_KINDS = ("paper", "diagnostic", "companion")
+# Regime rows that are premises of Theorems 3.1/3.2 (sigma is reported only: the book follows App. A.2's sigma).
+REQUIRED_PREMISES = ("regime: weight lies in the feature span", "regime: K-pair gradient tracks",
+                     "regime: steps inside Theorem 3.1's window", "regime: weight decay λ inside")
+
+
+def is_claim_row(r: dict) -> bool:
+    """A row that tests a statement (paper, diagnostic or companion), as opposed to a premise row."""
+    return r.get("kind", "paper") in CLAIM_KINDS
+
+
+def is_premise_row(r: dict) -> bool:
+    """A row that checks the theorems' regime on the run (kind "regime")."""
+    return r.get("kind") == "regime"
+
+
+def is_required_premise(r: dict) -> bool:
+    """A premise row that a theorem needs (REQUIRED_PREMISES), not one that is only reported."""
+    return is_premise_row(r) and r["claim"].startswith(REQUIRED_PREMISES)
+
+
 def _nan(*xs) -> bool:
     return any(x is None or (isinstance(x, float) and math.isnan(x)) for x in xs)
 

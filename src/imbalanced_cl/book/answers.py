@@ -1,10 +1,10 @@
 """The answer first: one verdict per claim of the paper, computed from the claim notebooks' rows by one rule.
 
 Which rows count (the same definitions serve every count of every page):
-  * a claim row tests a statement: kind "paper", "diagnostic" or "companion" (`is_claim_row`);
-  * a premise row checks the theorem's regime on the run: kind "regime" (`is_premise_row`).
+  * a claim row tests a statement: kind "paper", "diagnostic" or "companion" (verdict.is_claim_row);
+  * a premise row checks the theorem's regime on the run: kind "regime" (verdict.is_premise_row).
 A paper claim's evidence is the kind-"paper" rows of its notebooks, less the rows a notebook marks as "not in the
-paper"; its premises are the required regime rows of those notebooks (REQUIRED_PREMISES).
+paper"; its premises are the required regime rows of those notebooks (verdict.REQUIRED_PREMISES).
 
 The rule (book/methods.ipynb states it for readers; tests/test_answers.py checks every branch on hand-made rows):
   1. A claim with a deciding row (claim 4: the premise map's row, notebook 10) takes that row's verdict.
@@ -24,21 +24,8 @@ from dataclasses import dataclass
 from .. import verdict as V
 from . import tables as T
 
-CLAIM_KINDS = ("paper", "diagnostic", "companion")
-# Regime rows that are premises of Theorems 3.1/3.2 (sigma is reported only: the book follows App. A.2's sigma).
-REQUIRED_PREMISES = ("regime: weight lies in the feature span", "regime: K-pair gradient tracks",
-                     "regime: steps inside Theorem 3.1's window", "regime: weight decay λ inside")
 NOT_THE_PAPERS = ("not in the paper",)
-
-
-def is_claim_row(r: dict) -> bool:
-    """A row that tests a statement (paper, diagnostic or companion), as opposed to a premise row."""
-    return r.get("kind", "paper") in CLAIM_KINDS
-
-
-def is_premise_row(r: dict) -> bool:
-    """A row that checks the theorems' regime on the run (kind "regime")."""
-    return r.get("kind") == "regime"
+is_claim_row, is_premise_row = V.is_claim_row, V.is_premise_row      # the one definition lives in verdict.py
 
 
 @dataclass(frozen=True)
@@ -114,8 +101,8 @@ def evidence(rows: list[dict], claim: Claim) -> list[dict]:
 
 def failed_premises(rows: list[dict], claim: Claim) -> list[dict]:
     """Required premise rows of the claim's notebooks that do not hold."""
-    return [r for r in rows if r.get("notebook") in claim.notebooks and is_premise_row(r)
-            and r["claim"].startswith(REQUIRED_PREMISES) and r["verdict"] != V.HOLDS]
+    return [r for r in rows if r.get("notebook") in claim.notebooks and V.is_required_premise(r)
+            and r["verdict"] != V.HOLDS]
 
 
 def _tally(rows: list[dict]) -> str:

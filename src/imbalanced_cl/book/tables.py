@@ -5,7 +5,7 @@ import html
 import math
 from dataclasses import asdict
 
-from ..verdict import FAILS, HOLDS, INCONCLUSIVE, NOT_COMPARABLE, PARTLY, UNTESTED, Verdict
+from ..verdict import FAILS, HOLDS, INCONCLUSIVE, NOT_COMPARABLE, PARTLY, UNTESTED, Verdict, is_required_premise
 
 
 class VerdictTable:
@@ -24,7 +24,7 @@ class VerdictTable:
         return {"notebook": self.notebook, "rows": self.to_json()}
 
     def _repr_html_(self):
-        return render_html(self.to_json())
+        return premises_note(self.to_json()) + render_html(self.to_json())
 
     def __repr__(self):
         return "\n".join(f"[{r.verdict}] {r.claim}: predicted {r.predicted}; measured {fmt(r.measured)} "
@@ -68,6 +68,22 @@ def details(r: dict) -> str:
     if need is not None and not (isinstance(need, float) and math.isnan(need)):
         parts.append(f"about {int(need)} replicates (now {r.get('n', 0)}) would settle it")
     return ". ".join(p for p in parts if p)
+
+
+def premises_note(rows: list[dict], map_page: str = "10_premise_map.html") -> str:
+    """One paragraph above a notebook's table: which required premises of the theorems this run meets and which it
+    does not (with numbers), pointing to the premise map for where they hold ('' when there are no premise rows)."""
+    req = [r for r in rows if is_required_premise(r)]
+    if not req:
+        return ""
+    met = [r["claim"].removeprefix("regime: ") for r in req if r["verdict"] == HOLDS]
+    not_met = [f'{r["claim"].removeprefix("regime: ")} ({fmt(r["measured"])} vs {r["predicted"]}: {r["verdict"]})'
+               for r in req if r["verdict"] != HOLDS]
+    parts = [f"met: {'; '.join(met)}" if met else "", f"not met: {'; '.join(not_met)}" if not_met else ""]
+    where = (f' The <a href="{map_page}">premise map</a> shows where they hold together and what happens there.'
+             if not_met else "")
+    return (f'<p class="vt-premises"><b>Premises of the theorems at this run</b> ({len(met)} of {len(req)} met) — '
+            + html.escape(". ".join(p for p in parts if p)) + "." + where + "</p>")
 
 
 def render_html(rows: list[dict], link: bool = False) -> str:
