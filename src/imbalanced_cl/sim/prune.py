@@ -1,8 +1,10 @@
 """Algorithm 1's magnitude masks, and the random / static controls: which neurons (or weights) the forward pass drops.
 
-Schedule (train.py): the mask is recomputed every `prune_every` steps from `prune_start`. Training is
-full-batch gradient descent on a fixed training set, so one step is one epoch: prune_every = 1 is both
-"at each iteration" (L150) and "at each epoch" (L64); prune_every > 1 gives coarser schedules.
+Schedule (train.py): the mask is recomputed every `prune_every` steps from `prune_start`. With the default
+sampling="fresh", every step draws K new pairs (online SGD, the population regime of Lemma B.1), so the paper's
+"at each iteration" (L150) is prune_every = 1, and "each epoch" (L64) has no fixed meaning; with sampling="fixed"
+one step is full-batch gradient descent on one training set, one epoch, and prune_every = 1 is both. prune_every > 1
+gives coarser schedules.
 """
 from __future__ import annotations
 

@@ -70,7 +70,7 @@ class Run:
     T1: torch.Tensor       # (R,) first step satisfying eq. (34) for t1_fraction of neurons; -1 if never
     step: int              # number of steps taken
     history: History
-    pairs: D.Pairs         # the training set ("fixed"), or the last step's pairs ("fresh")
+    pairs: D.Pairs         # the training set ("fixed"); under "fresh", the batch of step `step`, which no step trained on
     W0: torch.Tensor       # (R, m, d1) initial weights
 
     def to(self, device) -> "Run":
