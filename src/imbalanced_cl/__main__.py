@@ -47,9 +47,14 @@ def main(argv=None) -> int:
     s.add_argument("--profile", default="default", help=f"one of {PROFILES}")
     s.add_argument("--seeds", nargs="+", type=int, default=[0, 1], help="base seeds (at least two)")
     s.add_argument("--only", nargs="*", help="notebook names to include")
+    from .campaign.cli import add_parser as add_campaign   # campaign run|status (issue 29)
+    add_campaign(sub)
     args = ap.parse_args(argv)
     if args.cmd == "params":
         return write_params(check_only=args.check)
+    if args.cmd == "campaign":
+        from .campaign.cli import main as campaign
+        return campaign(args)
     if args.cmd == "record":
         from .book.record import record
         root = repo_root()

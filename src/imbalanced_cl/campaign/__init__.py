@@ -1,0 +1,11 @@
+"""Resumable campaigns: a profile or a named grid split into independent units, fanned out on Dask, each recorded once.
+
+    units    what a unit is (kind, name, parameters, code version) and the registry of unit kinds
+    kinds    the built-in kinds: `notebook` (one notebook at a profile) and `scale_point` (one point of notebook 08)
+    record   the atomic JSON record of one unit under results/campaign/<profile>/<kind>/, and the scan of a folder
+    lock     a per-unit lock file, so that two campaigns on one folder never run the same unit
+    engine   the fan-out on a Dask LocalCluster (or a SLURMCluster), with a budget, progress and a clean Ctrl-C
+    cli      `python -m imbalanced_cl campaign run|status`
+
+This is the book-machinery layer: it may import book/, claims/, sim/ and lt/; nothing there imports it.
+"""

@@ -1,0 +1,100 @@
+"""`python -m imbalanced_cl campaign run|status`: run a profile's units within a budget, or report its coverage."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..book.profiles import PROFILES, repo_root
+from ..validate import ParameterError, check_choice, nearest
+
+
+def add_parser(sub) -> argparse.ArgumentParser:
+    """Add the `campaign` command (subcommands run and status) to the main parser's subparsers."""
+    c = sub.add_parser("campaign", help="run a profile as independent recorded units (Dask), resumable; or report",
+                       description="Split a profile into units (one notebook, or one point of notebook 08), run the "
+                       "ones not yet recorded on a Dask cluster within a time budget, and record each as it "
+                       "finishes under results/campaign/<profile>/.")
+    csub = c.add_subparsers(dest="campaign_cmd", required=True, metavar="SUBCOMMAND")
+    for name, what in (("run", "run the pending units within --budget"),
+                       ("status", "units done / pending / stale / corrupt, and the projected time left")):
+        p = csub.add_parser(name, help=what)
+        p.add_argument("--profile", default="paper", help=f"one of {PROFILES}")
+        p.add_argument("--only", nargs="*", help="unit names (e.g. 02_lucky_neurons) to include")
+        p.add_argument("--kind", nargs="*", help="unit kinds to include (default: all)")
+        p.add_argument("--results", default=None, help="campaign folder root (default: results/campaign)")
+        p.add_argument("--workers", type=int, default=1, help="worker processes, one torch thread each")
+    r = csub.choices["run"]
+    r.add_argument("--budget", default="540s", help="no unit starts after this (540s, 30m, 2h); units still "
+                   "running then are stopped and redone next time (default 540s)")
+    r.add_argument("--slurm", action="store_true", help="run on a Slurm cluster (dask-jobqueue SLURMCluster)")
+    r.add_argument("--jobs", type=int, default=1, help="with --slurm: how many single-worker jobs")
+    r.add_argument("--partition", default=None, help="with --slurm: the partition (queue)")
+    r.add_argument("--time", default="2:00:00", help="with --slurm: each job's wall time limit")
+    r.add_argument("--memory", default="8GB", help="with --slurm: each job's memory")
+    r.add_argument("--no-progress", action="store_true", help="no progress bar")
+    r.add_argument("--verbose", action="store_true", help="show the Python traceback of an error")
+    return c
+
+
+def plan(profile: str, only: list[str] | None, kinds: list[str] | None, root: Path):
+    """(registered kinds, the planned units) of a profile, filtered by name and kind; ParameterError on bad input."""
+    from .kinds import KINDS, get   # importing kinds registers the built-in ones
+    check_choice("profile", profile, PROFILES)
+    names = kinds or sorted(KINDS)
+    chosen = {n: get(n) for n in names}
+    planned = [u for k in chosen.values() for u in k.plan(profile, root, only)]
+    if only:
+        known = sorted({u.name for u in planned})
+        bad = [n for n in only if n not in known]
+        if bad:
+            hints = "; ".join(f"{n!r}" + (f" (did you mean {nearest(n, known)}?)" if nearest(n, known) else "")
+                              for n in bad)
+            raise ParameterError(f"unknown unit name(s) for --only: {hints}")
+        planned = [u for u in planned if u.name in only]
+    return chosen, planned
+
+
+def main(args) -> int:
+    """Run the chosen subcommand; a mistake exits 2 with one line, Ctrl-C 130, a failed unit 1."""
+    from . import engine, status
+    try:
+        root = repo_root()
+        results = Path(args.results or root / "results" / "campaign") / args.profile
+        if args.campaign_cmd == "run":
+            budget = engine.parse_budget(args.budget)
+            slurm = {}
+            if args.slurm:
+                if not args.partition:
+                    raise ParameterError("--slurm needs --partition NAME")
+                slurm = {"jobs": args.jobs, "partition": args.partition, "walltime": args.time,
+                         "memory": args.memory}
+            opts = engine.Options(results, args.workers, budget, not args.no_progress, slurm)
+        kinds, units = plan(args.profile, args.only, args.kind, root)
+        if args.campaign_cmd == "status":
+            for line in status.report(status.coverage(units, results), args.profile, results, args.workers):
+                print(line)
+            return 0
+    except ParameterError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    cov = status.coverage(units, results)
+    print(f"campaign {args.profile}: {len(cov.pending)} of {len(units)} units to run, budget {args.budget}, "
+          f"{args.workers} worker(s); records in {results}", flush=True)
+    try:
+        out = engine.run(kinds, units, opts, root, estimate=cov.estimate)
+    except KeyboardInterrupt:
+        print("[stopped] interrupted before the workers started; nothing was recorded", file=sys.stderr)
+        return 130
+    for r in out.ran:
+        print(f"[recorded] {r['unit']} in {r['wall_s']:.0f} s -> {r['path']}")
+    for r in out.skipped:
+        print(f"[skipped]  {r['unit']}: {'another campaign holds its lock' if r['status'] == 'locked' else 'already recorded'}")
+    left = len(out.not_started)
+    print(f"campaign {args.profile}: {len(out.ran)} recorded, {len(out.skipped)} skipped, {len(out.failed)} failed, "
+          f"{left} not run (budget or stop; they run next time)")
+    if out.interrupted:
+        print("[stopped] interrupted: units under way were stopped and left no record; the next run redoes them",
+              file=sys.stderr)
+        return 130
+    return 1 if out.failed else 0

@@ -1,0 +1,87 @@
+"""Coverage of a campaign folder: units done, pending, stale, corrupt and running, and the projected time left."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import record
+from .lock import holder, is_stale
+from .units import Unit
+
+
+@dataclass
+class Coverage:
+    """The plan's units sorted by state, stale and corrupt records, and the wall time of every recorded unit."""
+
+    done: list = field(default_factory=list)        # [Unit]
+    pending: list = field(default_factory=list)     # [Unit]
+    stale: list = field(default_factory=list)       # [(path, record)]: other code or parameters, never used
+    corrupt: list = field(default_factory=list)     # [(path, why)]
+    running: dict = field(default_factory=dict)     # {unit label: lock holder}
+    walls: dict = field(default_factory=dict)       # {(kind, name): latest recorded wall seconds, stale included}
+
+    def estimate(self, unit: Unit) -> float | None:
+        """Expected seconds of a unit: the wall time recorded for the same kind and name (any code), or None."""
+        return self.walls.get((unit.kind, unit.name))
+
+    def time_left(self, workers: int = 1) -> tuple[float, list]:
+        """(projected seconds for the pending units with a recorded time, divided over workers; units without one)."""
+        known = [self.estimate(u) for u in self.pending if self.estimate(u) is not None]
+        unknown = [u for u in self.pending if self.estimate(u) is None]
+        return sum(known) / max(workers, 1), unknown
+
+
+def coverage(units: list[Unit], results: Path) -> Coverage:
+    """Sort the planned units against the records under `results` (one profile's campaign folder)."""
+    sc = record.scan(results)
+    planned = {u.key for u in units}
+    cov = Coverage(corrupt=sc.corrupt)
+    for key, rec in sc.records.items():
+        prov = rec.get("provenance", {})
+        if isinstance(prov, dict) and prov.get("wall_s") is not None:
+            old = cov.walls.get((rec["kind"], rec["name"]))
+            cov.walls[(rec["kind"], rec["name"])] = prov["wall_s"] if old is None else max(old, prov["wall_s"])
+        if key not in planned:
+            cov.stale.append((sc.paths[key], rec))
+    for u in units:
+        (cov.done if u.key in sc.records else cov.pending).append(u)
+        info = holder(Path(results) / ".locks" / f"{u.kind}-{u.name}-{u.key}.lock")
+        if info is not None and not is_stale(info):
+            cov.running[u.label] = info
+    return cov
+
+
+def _hms(seconds: float) -> str:
+    """1 h 05 min, 12 min, 40 s."""
+    s = int(round(seconds))
+    if s >= 3600:
+        return f"{s // 3600} h {s % 3600 // 60:02d} min"
+    return f"{s // 60} min" if s >= 60 else f"{s} s"
+
+
+def report(cov: Coverage, profile: str, results: Path, workers: int = 1) -> list[str]:
+    """The lines `campaign status` prints."""
+    n = len(cov.done) + len(cov.pending)
+    lines = [f"campaign {profile} ({results}): {n} units planned",
+             f"  done     {len(cov.done):3d}" + "".join(f"\n             {u.label} ({_hms(cov.estimate(u) or 0)})"
+                                                   for u in cov.done),
+             f"  pending  {len(cov.pending):3d}" + "".join(
+                 f"\n             {u.label}" + (" [running: pid {pid} on {host}]".format(**cov.running[u.label])
+                                               if u.label in cov.running else "") for u in cov.pending),
+             f"  stale    {len(cov.stale):3d}" + "".join(
+                 f"\n             {p.name} (recorded at commit {str(r['provenance'].get('commit', '?'))[:7]} "
+                 "under other code or parameters; not used)" for p, r in cov.stale),
+             f"  corrupt  {len(cov.corrupt):3d}" + "".join(f"\n             {p}: {why} (skipped)"
+                                                        for p, why in cov.corrupt)]
+    secs, unknown = cov.time_left(workers)
+    known = len(cov.pending) - len(unknown)
+    if cov.pending:
+        line = (f"projected time left on this machine ({workers} worker{'s' if workers > 1 else ''}): "
+                f"{_hms(secs)} for {known} of {len(cov.pending)} pending units, from their recorded wall times")
+        if unknown:
+            line += f"; no recorded time for {len(unknown)} ({', '.join(u.name for u in unknown[:6])}"
+            line += ", ...)" if len(unknown) > 6 else ")"
+        lines.append(line)
+    else:
+        lines.append("nothing pending")
+    return lines

@@ -1,0 +1,56 @@
+"""What a unit is: a kind, a name, its parameters and the code version it runs, with a stable key; the kind registry."""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One independent piece of a campaign: `kind` runs it, `name` says what it is, `params` and `code` define it."""
+
+    kind: str
+    name: str                                   # readable and unique within (profile, kind), e.g. 02_lucky_neurons
+    profile: str
+    params: dict = field(default_factory=dict, hash=False)
+    code: str = ""                              # digest of the code that computes the unit's result
+    seed: int | None = None                     # the base seed the unit runs under (provenance)
+
+    @property
+    def key(self) -> str:
+        """Stable key: sha256 of kind, name, profile, parameters and code version (16 hex digits)."""
+        blob = json.dumps({"kind": self.kind, "name": self.name, "profile": self.profile, "params": self.params,
+                           "code": self.code}, sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    @property
+    def label(self) -> str:
+        """kind/name, for messages."""
+        return f"{self.kind}/{self.name}"
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A kind of unit: `plan(profile, root, only)` lists its units (those named in `only`, when given), `run(unit,
+    root)` computes one and returns its payload.
+
+    The payload is a JSON-able dict; run raises on failure (nothing is recorded then). `threads` is how many torch
+    threads one unit wants (1: one worker per core).
+    """
+
+    name: str
+    plan: Callable[[str, Path, list | None], list[Unit]]
+    run: Callable[[Unit, Path], dict]
+    threads: int = 1
+
+
+KINDS: dict[str, Kind] = {}
+
+
+def register(kind: Kind) -> Kind:
+    """Add a kind to the registry (a test registers its own tiny kinds) and return it."""
+    KINDS[kind.name] = kind
+    return kind
