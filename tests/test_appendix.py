@@ -12,7 +12,7 @@ from imbalanced_cl.claims import appendix as A
 from imbalanced_cl.validate import ParameterError
 from imbalanced_cl.stats import trend
 from imbalanced_cl.verdict import FAILS, HOLDS, INCONCLUSIVE, PARTLY, judge_trend
-from imbalanced_cl.claims import appendix_metrics as AM
+from imbalanced_cl.claims.appendix import metrics as AM
 from imbalanced_cl import stats
 
 TINY = dict(d=6, d1=24, m=6, L=2, n_pairs=16, steps=6, chunk=7, n_test=40, n_probe_train=30, threads=1,

@@ -8,7 +8,7 @@ from imbalanced_cl.claims import census as C
 from imbalanced_cl.validate import ParameterError
 from imbalanced_cl.claims.lucky import LuckyConfig
 from imbalanced_cl.claims.scaling import ScalingConfig
-from imbalanced_cl.claims import census_exact as CE
+from imbalanced_cl.claims.census import exact as CE
 from imbalanced_cl import stats
 from imbalanced_cl.claims import lucky
 

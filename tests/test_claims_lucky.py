@@ -1,11 +1,12 @@
-"""Notebook 02's claim modules (lucky, census_grid) on hand-made census grids and results: fits, reports, verdicts."""
+"""Notebook 02's claim modules (lucky, census/grid) on hand-made census grids and results: fits, reports, verdicts."""
 import math
 
 import numpy as np
 import pytest
 
 from imbalanced_cl import stats
-from imbalanced_cl.claims import census_grid, lucky
+from imbalanced_cl.claims import lucky
+from imbalanced_cl.claims.census import grid as census_grid
 from imbalanced_cl.validate import ParameterError
 from imbalanced_cl.verdict import FAILS, HOLDS, INCONCLUSIVE, UNTESTED
 

@@ -1,4 +1,4 @@
-"""Notebook 04's random-mask control (claims.pruning_control, issue 14): the cells, their measurements, the rows."""
+"""Notebook 04's random-mask control (claims.pruning.control, issue 14): the cells, their measurements, the rows."""
 from __future__ import annotations
 
 import math
@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from imbalanced_cl.claims import pruning as pa
-from imbalanced_cl.claims import pruning_control as pc
+from imbalanced_cl.claims.pruning import control as pc
 from imbalanced_cl.sim.train import train
 from imbalanced_cl.validate import ParameterError
 from imbalanced_cl.verdict import FAILS, HOLDS, PARTLY, UNTESTED

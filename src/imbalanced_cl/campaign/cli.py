@@ -51,7 +51,7 @@ def plan(profile: str, only: list[str] | None, kinds: list[str] | None, root: Pa
             hints = "; ".join(f"{n!r}" + (f" (did you mean {nearest(n, known)}?)" if nearest(n, known) else "")
                               for n in bad)
             raise ParameterError(f"unknown unit name(s) for --only: {hints}")
-        planned = [u for u in planned if u.name in only]
+        planned = sorted((u for u in planned if u.name in only), key=lambda u: only.index(u.name))  # --only's order
     return chosen, planned
 
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import torch
 
-from ..sim import metrics
-from ..sim.encoder import embed
+from ...sim import metrics
+from ...sim.encoder import embed
 
 
 def minority_alignment(W: torch.Tensor, M: torch.Tensor, n_minority: int) -> torch.Tensor:

@@ -1,16 +1,4 @@
-"""Appendix A.2 (Figures 1-4): one training per (eps_min, sigma, repeat, pruning), all four metrics from it.
-
-The four figures of App. A.2 (L449-477) share grid points: Figures 1-2 use sigma in {1,3,5}/100 with
-eps_min in 0.1..1.0, Figure 3 sigma in {5,7.5,10}/100 and Figure 4 sigma in {3,5,7.5}/100, both with
-eps_min in 0.05..0.5. `grid_points` takes the union so every shared point is trained exactly once, and
-`run_appendix` trains every (point, repeat) of one pruning arm in batched calls to `train.train`
-(replicate dimension = points x repeats). Seeds: the dictionary M and the initialisation W0 depend on
-the repeat only (a paired design: within a repeat every eps_min and sigma sees the same network and
-feature space), the training stream depends on (repeat, point), and the 5,000 test pairs of a point
-use one fixed test seed shared by every repeat and arm (App. A.2: "a fixed test seed").
-
-The metrics themselves are in appendix_metrics.py.
-"""
+"""Notebook 05's runs: every (eps_min, sigma, repeat) point trained once per pruning arm, in batches, and measured for Figs. 1-4."""
 from __future__ import annotations
 
 import collections
@@ -19,25 +7,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from ..sim import data as D
-from ..sim import train
-from ..sim.config import SimConfig
-from ..sim.encoder import init_weights
-from ..validate import check, check_choice, check_float, check_grid, check_int
-from . import reexport
-from .appendix_metrics import align_count, align_max, eval_metrics
-
-
-FIGURES = (1, 2, 3, 4)
-
-
-METRICS = {1: "align_count", 2: "align_max", 3: "test_cos", 4: "test_mse"}
-
-
-# Direction in which each metric "improves" as App. A.2 claims: counts, max cosine and test cosine
-# grow with eps_min (Figs. 1-3), the regression test MSE falls (Fig. 4).
-IMPROVES = {1: +1, 2: +1, 3: +1, 4: -1}
-
+from ...sim import data as D
+from ...sim import train
+from ...sim.config import SimConfig
+from ...sim.encoder import init_weights
+from .config import FIGURES, METRICS, AppendixConfig
+from .metrics import align_count, align_max, eval_metrics
 
 _TEST_REPLICATE = 2**20  # replicate id of the fixed test stream (never a real repeat index)
 
@@ -45,94 +20,6 @@ _TEST_REPLICATE = 2**20  # replicate id of the fixed test stream (never a real r
 # Every replicate training done by run_appendix, keyed (eps_min, sigma, repeat, prune_alpha): tests
 # read it to check that shared grid points are trained exactly once.
 TRAINING_LOG: collections.Counter = collections.Counter()
-
-
-def _grid(lo: float, hi: float, step: float) -> tuple:
-    return tuple(round(lo + k * step, 6) for k in range(int(round((hi - lo) / step)) + 1))
-
-
-@dataclass(frozen=True)
-class AppendixConfig(SimConfig):
-    """App. A.2 grids, evaluation sizes and verdict settings on top of the shared SimConfig model."""
-
-    d1: int = 500                                     # App. A.2: d1 = 500
-    m: int = 30                                       # neurons (workshop experiment, W132: m = 30)
-    progress: bool = False                            # tqdm progress bar
-    n_pairs: int = 256                                # K, full batch (unstated in A.2)
-    steps: int = 300                                  # unstated in A.2
-    prune_alpha: float = 0.1                          # ratio of the pruned arm (Alg. 1); control arm uses 0
-    chunk: int = 40                                   # replicates (points x repeats) per batched training call
-    # --- grids of App. A.2 (L455-471); NSR = sigma^2 d1 ---
-    sigmas_12: tuple = (0.01, 0.03, 0.05)             # Figs. 1-2
-    eps_12: tuple = _grid(0.1, 1.0, 0.1)               # Figs. 1-2: 0.1 .. 1.0
-    sigmas_3: tuple = (0.05, 0.075, 0.1)              # Fig. 3
-    sigmas_4: tuple = (0.03, 0.05, 0.075)             # Fig. 4
-    eps_34: tuple = _grid(0.05, 0.5, 0.05)             # Figs. 3-4: 0.05 .. 0.5 step 0.05
-    repeats: int = 3                                  # repeats per grid point (App. A.2 uses 100: the paper profile)
-    pruning: bool = True                              # also train the Algorithm 1 arm (not in the paper)
-    # --- metrics ---
-    align_threshold: float = 0.3                      # Fig. 1: |cos(w_i, M_minority)| >= 0.3
-    n_test: int = 5000                                # Figs. 3-4: test pairs, fixed test seed
-    test_seed: int = 2024                             # the fixed test seed
-    n_probe_train: int = 1000                         # Fig. 4: pairs the regression head is trained on
-    reg_target: str = "latent"                        # Fig. 4 target: "latent" (token-summed z of X, all d) or "minority"
-    ridge: float = 1e-6                               # ridge penalty, relative to tr(F^T F)/m
-    # --- verdict ---
-    boot: int = 2000                                  # bootstrap resamples of the repeats
-    boot_seed: int = 0
-    rho_holds: float = 0.8                            # holds if the interval of the rank correlation lies beyond this
-    threads: int = 0                                  # torch CPU threads while computing (0: leave torch's default)
-
-    def validate(self) -> None:
-        """SimConfig checks plus the grids, sizes and verdict settings of App. A.2."""
-        super().validate()
-        check_int("n_minority", self.n_minority, 1, self.d)
-        check_choice("eps_profile", self.eps_profile, ("two_level",))
-        eps_ok = lambda name, v: check_float(name, v, 0.0, min(1.0, self.eps_max), lo_open=True)
-        sig_ok = lambda name, v: check_float(name, v, 0.0)
-        for name in ("eps_12", "eps_34"):
-            check_grid(name, getattr(self, name), eps_ok)
-        for name in ("sigmas_12", "sigmas_3", "sigmas_4"):
-            check_grid(name, getattr(self, name), sig_ok)
-        check_int("repeats", self.repeats, 1)
-        check("pruning", self.pruning, isinstance(self.pruning, bool), "True or False")
-        if self.pruning:
-            check("prune_alpha", self.prune_alpha, self.prune_alpha > 0,
-                  "a number in (0, 1) when pruning=True")
-        check_float("align_threshold", self.align_threshold, 0.0, 1.0)
-        check_int("n_test", self.n_test, 2)
-        check_int("test_seed", self.test_seed, 0, 2**31 - 1)
-        check_int("n_probe_train", self.n_probe_train, 2)
-        check_choice("reg_target", self.reg_target, ("latent", "minority"))
-        check_float("ridge", self.ridge, 0.0)
-        check_int("boot", self.boot, 1)
-        check_int("boot_seed", self.boot_seed, 0, 2**31 - 1)
-        check_float("rho_holds", self.rho_holds, 0.0, 1.0, lo_open=True)
-        check_int("threads", self.threads, 0, 256)
-
-    # --- derived ---
-    @property
-    def arms(self) -> tuple:
-        """Pruning ratios trained: 0 (vanilla) and, with pruning=True, prune_alpha (Alg. 1)."""
-        return (0.0, float(self.prune_alpha)) if self.pruning else (0.0,)
-
-    def figure_grid(self, fig: int) -> tuple[tuple, tuple]:
-        """(sigmas, eps_min values) of one figure of App. A.2."""
-        check_choice("fig", fig, FIGURES)
-        sig = {1: self.sigmas_12, 2: self.sigmas_12, 3: self.sigmas_3, 4: self.sigmas_4}[fig]
-        return tuple(_key(s) for s in sig), tuple(_key(e) for e in (self.eps_12 if fig <= 2 else self.eps_34))
-
-    def point_cfg(self, eps: float, sigma: float, alpha: float = 0.0) -> SimConfig:
-        """The SimConfig of one grid point and pruning arm (only eps_min, sigma_xi, prune_alpha vary)."""
-        return self.sim(eps_min=eps, sigma_xi=sigma, prune_alpha=alpha, chunk=0)
-
-    def nsr_of(self, sigma: float) -> float:
-        """NSR = sigma^2 d1 (App. A.2)."""
-        return sigma ** 2 * self.d1
-
-
-def _key(x: float) -> float:
-    return round(float(x), 6)
 
 
 def point_code(eps: float, sigma: float) -> int:
@@ -285,9 +172,3 @@ def flops_per_training(cfg: AppendixConfig, t1: int) -> float:
     sim = cfg.sim(R=1)
     t1 = min(max(t1, 0), cfg.steps)
     return t1 * train.step_flops(sim, 1, True) + (cfg.steps - t1) * train.step_flops(sim, 1, False)
-
-
-# The reports and verdict rows of a finished run live in appendix_verdicts.py (which imports this module); their
-# names are reachable from here too, resolved on first use so that either module can be imported first.
-_VERDICT_NAMES = ("FIG_CLAIMS", "diagnostic_report", "trend_report", "verdict_rows")
-__getattr__ = reexport(__name__, f"{__package__}.appendix_verdicts", _VERDICT_NAMES)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..stats import mean_ci, trend
-from ..verdict import Verdict, judge_trend
-from .appendix import FIGURES, IMPROVES, AppendixResult
+from ...stats import mean_ci, trend
+from ...verdict import Verdict, judge_trend
+from .config import FIGURES, IMPROVES
+from .protocol import AppendixResult
 
 
 def trend_report(res: AppendixResult, fig: int) -> str:

@@ -26,7 +26,7 @@ import math
 import numpy as np
 import torch
 
-from .census import constants, thresholds
+from .sets import constants, thresholds
 
 
 def p_ordinary(d: int, rho: float, gamma: float) -> float:
@@ -84,6 +84,12 @@ def p_lucky(d: int, rho: float, gamma: float) -> float:
     """P(i in M_j*) (accurate approximation, see module docstring): E|M_j*| = m p_lucky."""
     a, b = thresholds(d, rho, gamma)
     return _p_one_above(d, a, b)
+
+
+def log_p_lucky(d: int, rho: float, gamma: float) -> float:
+    """log P(i in M_j*), resolved far below float underflow (premise map: the m that makes E|M_j*| = 1)."""
+    a, b = thresholds(d, rho, gamma)
+    return _log_p_one_above(d, a, b)[0]
 
 
 def p_single(d: int, rho: float, gamma: float) -> float:

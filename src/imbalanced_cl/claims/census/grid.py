@@ -1,7 +1,7 @@
 """The census of Def. B.1 on a (d, eps_min/eps_max) grid, Monte Carlo and exact (notebook 02, sections 1-2):
 CensusConfig, run_census, the exponents fitted over d against Lemma B.2(c, d), and the printed summaries.
 
-No training: at initialisation g_ij ~ N(0, 1) i.i.d. whatever the dictionary is (see census.py).
+No training: at initialisation g_ij ~ N(0, 1) i.i.d. whatever the dictionary is (see sets.py).
 """
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import stats
-from ..validate import check_float, check_grid, check_int
-from .census import census_of, check_d, check_ratio, gaussian_coef, ni_exponent, omega1, omega2, thresholds
-from .census_exact import _log_p_one_above, _p_one_above, p_ordinary, paper_p1, paper_p2, paper_pr_B
+from ... import stats
+from ...validate import check_float, check_grid, check_int
+from .exact import _log_p_one_above, _p_one_above, p_ordinary, paper_p1, paper_p2, paper_pr_B
+from .sets import census_of, check_d, check_ratio, gaussian_coef, ni_exponent, omega1, omega2, thresholds
 
 
 def _check_ds(name: str, v) -> None:

@@ -13,18 +13,16 @@ Every quantity in Def. B.1 is a function of the g_ij alone (s_i is their squared
 initialisation draws the (R, m, d) Gaussian array directly: d1 drops out, and d up to 1e4 is cheap.
 The definition is also scale free (both sides scale with sigma0^2), so sigma0 = 1 here.
 
-The exact expectations of these sets live in census_exact.py.
+The exact expectations of these sets live in exact.py.
 """
 from __future__ import annotations
 
 import math
 
 import numpy as np
-
 import torch
 
-from ..validate import check_float, check_int
-
+from ...validate import check_float, check_int
 
 STREAM_CENSUS = 5  # random stream of census draws, apart from dictionary, init, train, test and theory
 
@@ -89,7 +87,7 @@ def census_of(g: torch.Tensor, d: int, rho: float, gamma: float) -> dict:
 
 def gaussian_coef(R: int, m: int, d: int, seed: int, extra: int = 0, dtype=torch.float32) -> torch.Tensor:
     """(R, m, d) i.i.d. N(0,1) coefficients, replicate r drawn from its own stream (see module docstring)."""
-    from ..sim.data import generator
+    from ...sim.data import generator
     return torch.stack([torch.randn(m, d, generator=generator(seed, r, STREAM_CENSUS, extra), dtype=dtype)
                         for r in range(R)])
 

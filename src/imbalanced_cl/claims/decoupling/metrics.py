@@ -2,16 +2,12 @@
 parts, singleton neurons per atom, a ridge probe of z, and every one of them at once (measure)."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import torch
 
-from ..sim import data as D
-from ..sim.config import SimConfig
-from ..sim.encoder import embed
-
-if TYPE_CHECKING:
-    from .decoupling import DecouplingConfig, Raw
+from ...sim import data as D
+from ...sim.config import SimConfig
+from ...sim.encoder import embed
+from .config import DecouplingConfig, Raw
 
 
 def attend(X: torch.Tensor, cfg: SimConfig) -> torch.Tensor:

@@ -1,11 +1,4 @@
-"""Feature decoupling (Wen & Li 2021; notebook 09): what augmentation does to what the learner learns.
-
-One learner (the main paper's encoder with L = 1: Wen & Li's one-layer BReLU network), three ways to build
-positive pairs (sim/views.py), trained side by side in the replicate dimension over a grid of pair types x
-eps_min/eps_max. Measured on held-out raw samples x = M z + xi (Def. 2.1): the feature share, cos(f(x), f(xi))
-(Thm 3.2), cos(f(x), f(Mz)) (Thm 3.4), singleton neurons per atom (Thm 3.4) and a ridge probe of z from f(x)
-(Cor. 3.3/3.5). These are companion claims: their verdict rows carry kind = "companion", not the main paper's.
-"""
+"""Notebook 09's runs: the grid's pairs and held-out samples, every cell trained in one batched run and measured on a schedule; the view correlations."""
 from __future__ import annotations
 
 import math
@@ -15,125 +8,14 @@ from dataclasses import dataclass
 
 import torch
 
-from ..sim import data as D
-from ..sim import views as VW
-from ..sim.config import SimConfig
-from ..sim.encoder import init_weights
-from ..sim.train import train
-from ..validate import check, check_choice, check_float, check_grid, check_int
-from . import reexport
-from .decoupling_metrics import (attend, cosine, coverage, encode, feature_share, measure,  # noqa: F401 (re-exported)
-                                 ridge_probe, singletons)
-
-COMPANION = "Wen & Li 2021"   # the paper these claims come from (every row's source)
-AUGMENTED = (VW.RANDOM_MASK, VW.PAPER)
-STREAM_DECOUPLING = 6         # random stream of latent_energy and view_correlations (data 0-3, theory 4, census 5)
-EXTRA_TEST, EXTRA_FIT = 1, 2  # sub-streams of STREAM_TEST: the probe's test samples and its fitting samples
-
-
-@dataclass(frozen=True)
-class DecouplingConfig(SimConfig):
-    """Notebook 09: the grid of pair types x eps ratios, the measurement schedule and the verdict thresholds.
-
-    The SimConfig defaults are replaced by Wen & Li's setting at d = 20 with every Theta(.) constant set to 1
-    (wen_li_scales): one token, z in {-1, 0, 1}, sigma_xi^2 = sqrt(log d)/d, m = d^1.01, lambda = d^-1.25 (inside
-    their range), tau = log d (a polylog), T1 of L182.
-    """
-
-    # --- the grid ---
-    kinds: tuple = VW.KINDS           # pair builders compared (sim/views.py): "paper", "identical", "random_mask"
-    ratios: tuple = (1.0, 0.3, 0.1)   # eps_min/eps_max of the grid's cells; 1.0 (balanced, Wen & Li's data) is required
-    # --- measurements ---
-    checkpoints: int = 8              # measurement times, log-spaced up to steps (equal ones merge), plus step 0
-    n_test: int = 4000                # held-out samples for the cosines and for testing the probe
-    n_probe: int = 2000               # other held-out samples on which the probe is fitted
-    probe_ridge: float = 1e-3         # ridge penalty of the probe, relative to the mean feature variance
-    singleton_rel: float = 0.5        # N_i holds the atoms with a coefficient of at least this times the largest
-    singleton_cos2: float = 0.5       # a singleton neuron also has cos^2(w_i, M_j) of at least this (not noise)
-    # --- verdict thresholds, fixed before any run ---
-    share_min: float = 0.9            # with augmentation the feature share reaches this (Thm 3.4: off-atom part o(1))
-    noise_align_max: float = 0.5      # with augmentation cos(f(x), f(xi)) stays at most this
-    align_high: float = 0.9           # without augmentation cos(f(x), f(xi)) reaches this (Thm 3.2: 1 - o(1))
-    removal_min: float = 0.9          # with augmentation cos(f(x), f(Mz)) reaches this (Thm 3.4)
-    coverage_min: float = 0.9         # with augmentation this fraction of atoms has a singleton neuron (Thm 3.4)
-    probe_max: float = 0.5            # a probe succeeds at a normalised MSE of at most this (Cor. 3.3/3.5)
-    probe_gap_min: float = 0.1        # smallest effect of interest: identical copies' probe MSE minus the augmented one's, paired
-    tol_bound: float = 0.02           # slack of every bound rule (verdict.judge_bound)
-    tol_converged: float = 0.02       # premise t of at least T3: a row's measurement moved at most this over the last checkpoint interval
-    # --- sensitivity run: identical copies vs RandomMask under the main paper's optimiser values ---
-    contrast_weight_decay: float = 1e-3   # lambda of the sensitivity run (the main paper's, below Wen & Li's range here)
-    contrast_tau: float = 1.0             # tau of the sensitivity run (the main paper's)
-    contrast_steps: int = 5000            # length of the sensitivity run; 0 skips it
-    threads: int = 1                  # torch CPU threads while computing (0: torch's default); one is fastest on a shared machine
-    # --- SimConfig fields set to Wen & Li's values (wen_li_scales) ---
-    d1: int = 200                     # ambient dimension (Wen & Li: d1 is poly(d))
-    L: int = 1                        # tokens per sample; 1 makes the main paper's encoder Wen & Li's network
-    eps_min: float = 1.0              # unused here: each cell sets eps_min to ratio times eps_max
-    n_minority: int = 10              # minority features (the last ones) in the cells with a ratio below 1
-    mag_lo: float = 1.0               # |z_j| in [mag_lo, mag_hi]; Wen & Li's z is in {-1, 0, 1}
-    sigma_xi: float = 0.2942          # noise std; Wen & Li's sigma^2 is sqrt(log d)/d, 0.2942 at d 20
-    views: str = "paper"              # unused here: `kinds` lists the pair builders compared
-    m: int = 21                       # neurons; Wen & Li: d^1.01, 21 at d 20
-    weight_decay: float = 0.0236      # lambda; Wen & Li: in [d^-1.499, d^-1.001], here d^-1.25
-    tau: float = 3.0                  # temperature; Wen & Li: polylog(d), here log d
-    steps: int = 2000                 # training steps (the measurements flatten well before)
-    t1_max: int = 193                 # the bias switches on at this step at the latest: L182's T1, d log(d1) / (eta loglog d)
-    progress: bool = False            # progress bar while training
-
-    def validate(self) -> None:
-        """SimConfig's checks plus the grid, the measurement schedule and the thresholds."""
-        super().validate()
-        check_grid("kinds", self.kinds, lambda n, v: check_choice(n, v, VW.KINDS))
-        check("kinds", self.kinds, len(set(self.kinds)) == len(self.kinds), "a list of distinct pair types")
-        check_grid("ratios", self.ratios, lambda n, v: check_float(n, v, 0.0, 1.0, lo_open=True))
-        check("ratios", self.ratios, 1.0 in self.ratios, "a list of numbers in (0, 1] that contains 1.0")
-        check_int("checkpoints", self.checkpoints, 1)
-        check_int("n_test", self.n_test, 10)
-        check_int("n_probe", self.n_probe, 10)
-        check_float("probe_ridge", self.probe_ridge, 0.0, lo_open=True)
-        check_float("singleton_rel", self.singleton_rel, 0.0, 1.0, lo_open=True, hi_open=True)
-        for name in ("singleton_cos2", "share_min", "noise_align_max", "align_high", "removal_min", "coverage_min",
-                     "probe_max"):
-            check_float(name, getattr(self, name), 0.0, 1.0, lo_open=True)
-        check_float("probe_gap_min", self.probe_gap_min, 0.0)
-        check_float("tol_bound", self.tol_bound, 0.0, 1.0, hi_open=True)
-        check_float("tol_converged", self.tol_converged, 0.0, lo_open=True)
-        check_float("contrast_weight_decay", self.contrast_weight_decay, 0.0)
-        check("contrast_weight_decay", self.contrast_weight_decay, self.lr * self.contrast_weight_decay < 1,
-              "a number with lr * contrast_weight_decay < 1", given=f"lr={self.lr}")
-        check_float("contrast_tau", self.contrast_tau, 0.0, lo_open=True)
-        check_int("contrast_steps", self.contrast_steps, 0)
-        check_int("threads", self.threads, 0, 256)
-
-    def cell_cfg(self, kind: str, ratio: float) -> SimConfig:
-        """The plain SimConfig of one grid cell: its pair builder and eps_min = ratio * eps_max."""
-        return self.sim(views=kind, eps_min=ratio * self.eps_max)
-
-    @property
-    def cells(self) -> list[tuple[str, float]]:
-        """(kind, ratio) of every cell, in the order of the batched replicate dimension."""
-        return [(k, r) for r in self.ratios for k in self.kinds]
-
-    def schedule(self) -> list[int]:
-        """Measurement steps: 0 and `checkpoints` log-spaced steps ending at `steps`."""
-        pts = torch.logspace(0, math.log10(self.steps), self.checkpoints, dtype=torch.float64)
-        return sorted({0, *(int(round(float(p))) for p in pts), self.steps})
-
-    def contrast(self) -> "DecouplingConfig":
-        """The sensitivity run: identical copies and RandomMask on balanced data with the contrast_* values."""
-        kinds = tuple(k for k in self.kinds if k in (VW.IDENTICAL, VW.RANDOM_MASK))
-        return self.replace(kinds=kinds, ratios=(1.0,), weight_decay=self.contrast_weight_decay,
-                            tau=self.contrast_tau, steps=max(self.contrast_steps, 1))
-
-
-def wen_li_scales(d: int, d1: int, lr: float) -> dict:
-    """Wen & Li's scalings at (d, d1, eta), all Theta(.) constants set to 1, to print beside the parameters."""
-    return {"sigma_xi": math.sqrt(math.sqrt(math.log(d)) / d),          # Def. 2.1: sigma^2 = sqrt(log d) / d
-            "m": math.ceil(d ** 1.01),                                  # Thm 3.4
-            "weight_decay": (d ** -1.499, d ** -1.001),                 # L171: lambda in [d^-1.499, d^-1.001]
-            "tau": math.log(d),                                         # Thm 3.4: tau = polylog(d)
-            "T1": d * math.log(d1) / (lr * math.log(math.log(d))),      # L182
-            "bias_ramp": lr / d}                                        # L182: eta_b >= eta / d
+from ...sim import data as D
+from ...sim import views as VW
+from ...sim.config import SimConfig
+from ...sim.encoder import init_weights
+from ...sim.theory import gain
+from ...sim.train import train
+from .config import EXTRA_FIT, EXTRA_TEST, STREAM_DECOUPLING, DecouplingConfig, Raw
+from .metrics import coverage, measure, ridge_probe
 
 
 @contextmanager
@@ -184,16 +66,6 @@ def one_view_latents(cfg: SimConfig, n: int, gen: torch.Generator) -> torch.Tens
     u = [torch.rand(n, d, generator=gen), torch.rand(n, d, generator=gen), torch.rand(n, d, generator=gen),
          torch.rand(n, L, d, generator=gen), torch.rand(n, L, d, generator=gen)]
     return D.latents_from(cfg, u[0], u[1], [u[2:5], u[2:5]])[2]
-
-
-@dataclass
-class Raw:
-    """Held-out raw samples x = M z + xi (Def. 2.1) and their parts: tokens (R, n, L, d1), latents z (R, n, d)."""
-
-    x: torch.Tensor
-    xi: torch.Tensor
-    signal: torch.Tensor
-    z: torch.Tensor
 
 
 def raw_samples(cfg: SimConfig, M: torch.Tensor, reps: list, n: int, extra: int) -> Raw:
@@ -287,8 +159,25 @@ def _run_grid(cfg: DecouplingConfig) -> DecouplingResult:
                             minority, run.history.get("steps"), share_hist, run.T1.view(C, R), time.time() - t0)
 
 
-# The analysis of a finished grid lives in decoupling_verdicts.py (which imports this module); its public names are
-# reachable from here too, resolved on first use so that either module can be imported first.
-_VERDICT_NAMES = ("LABELS", "differences", "final_table", "imbalance_answer", "imbalance_table", "paired_difference",
-                  "split_mean", "verdict_rows", "view_correlations")
-__getattr__ = reexport(__name__, f"{__package__}.decoupling_verdicts", _VERDICT_NAMES)
+def view_correlations(cfg: DecouplingConfig, n: int = 20_000) -> dict:
+    """Feature decoupling measured on the views themselves (Wen & Li Sec. 4), balanced cell, one dictionary.
+
+    For each pair type: rho_F = mean_j E[<M_j, U_X><M_j, U_Y>] and rho_perp = the same averaged over the
+    directions orthogonal to M, with U summed over tokens. With b = 0 the expected update is linear,
+    w <- (1 - eta lambda) w + eta gain E[U_X U_Y^T] w (notebook 01), so a direction grows per step by
+    log(1 - eta lambda + eta gain rho): returned as rate_F and rate_perp. Augmentation that decouples the noise
+    drives rho_perp to about 0; without it rho_perp = sigma_xi^2 > 0.
+    """
+    with threads(cfg.threads):
+        M = D.make_dictionaries(cfg, [0])
+        return {kind: _correlations(cfg.cell_cfg(kind, 1.0), M, n) for kind in cfg.kinds}
+
+
+def _correlations(cfg: SimConfig, M: torch.Tensor, n: int) -> dict:
+    P = D.make_pairs(cfg, M, [0], n=n, purpose=STREAM_DECOUPLING, extra=1)
+    A, B = P.UX.sum(2)[0].double(), P.UY.sum(2)[0].double()          # (n, d1)
+    fa, fb = A @ M[0].double(), B @ M[0].double()                      # coordinates on the atoms
+    rho_f = (fa * fb).mean(0).mean()
+    rho_p = ((A * B).sum(-1).mean() - (fa * fb).sum(-1).mean()) / (cfg.d1 - cfg.d)   # trace over M-perp
+    rate = lambda rho: math.log(1 - cfg.lr * cfg.weight_decay + cfg.lr * gain(cfg) * float(rho))
+    return {"rho_F": float(rho_f), "rho_perp": float(rho_p), "rate_F": rate(rho_f), "rate_perp": rate(rho_p)}

@@ -1,40 +1,15 @@
-"""Notebook 09's analysis of a finished grid: view correlations, premises, verdict rows, tables and the imbalance answer."""
+"""Notebook 09's analysis of a finished grid: premises, verdict rows, tables and the imbalance answer."""
 from __future__ import annotations
 
 import math
+
 import torch
-from .. import verdict as V
-from ..sim import data as D
-from ..sim import views as VW
-from ..sim.config import SimConfig
-from ..sim.theory import gain
-from ..stats import mean_ci
-from .decoupling import AUGMENTED, COMPANION, DecouplingConfig, DecouplingResult, STREAM_DECOUPLING, threads
 
-
-def view_correlations(cfg: DecouplingConfig, n: int = 20_000) -> dict:
-    """Feature decoupling measured on the views themselves (Wen & Li Sec. 4), balanced cell, one dictionary.
-
-    For each pair type: rho_F = mean_j E[<M_j, U_X><M_j, U_Y>] and rho_perp = the same averaged over the
-    directions orthogonal to M, with U summed over tokens. With b = 0 the expected update is linear,
-    w <- (1 - eta lambda) w + eta gain E[U_X U_Y^T] w (notebook 01), so a direction grows per step by
-    log(1 - eta lambda + eta gain rho): returned as rate_F and rate_perp. Augmentation that decouples the noise
-    drives rho_perp to about 0; without it rho_perp = sigma_xi^2 > 0.
-    """
-    with threads(cfg.threads):
-        M = D.make_dictionaries(cfg, [0])
-        return {kind: _correlations(cfg.cell_cfg(kind, 1.0), M, n) for kind in cfg.kinds}
-
-
-def _correlations(cfg: SimConfig, M: torch.Tensor, n: int) -> dict:
-    P = D.make_pairs(cfg, M, [0], n=n, purpose=STREAM_DECOUPLING, extra=1)
-    A, B = P.UX.sum(2)[0].double(), P.UY.sum(2)[0].double()          # (n, d1)
-    fa, fb = A @ M[0].double(), B @ M[0].double()                      # coordinates on the atoms
-    rho_f = (fa * fb).mean(0).mean()
-    rho_p = ((A * B).sum(-1).mean() - (fa * fb).sum(-1).mean()) / (cfg.d1 - cfg.d)   # trace over M-perp
-    rate = lambda rho: math.log(1 - cfg.lr * cfg.weight_decay + cfg.lr * gain(cfg) * float(rho))
-    return {"rho_F": float(rho_f), "rho_perp": float(rho_p), "rate_F": rate(rho_f), "rate_perp": rate(rho_p)}
-
+from ... import verdict as V
+from ...sim import views as VW
+from ...stats import mean_ci
+from .config import AUGMENTED, COMPANION, DecouplingConfig
+from .protocol import DecouplingResult
 
 # --- summaries and verdicts ---
 

@@ -10,21 +10,17 @@ static and dynamic random cells start from the same draw: every comparison betwe
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import torch
 
-from .. import stats
-from ..sim import data as D
-from ..sim import metrics
-from ..sim.prune import Masker
-from ..sim.train import History, Run, train
-from ..verdict import UNTESTED, Verdict, judge_positive, row
-from .pruning_metrics import aligned_counts, amplitude_ratio, amplitudes, degradation_threshold, main_index
-from .pruning_metrics import minority_index, split_mean
-
-if TYPE_CHECKING:
-    from .pruning import PruningConfig
+from ... import stats
+from ...sim import data as D
+from ...sim import metrics
+from ...sim.prune import Masker
+from ...sim.train import History, Run, train
+from ...verdict import UNTESTED, Verdict, judge_positive, row
+from .config import PruningConfig
+from .metrics import (aligned_counts, amplitude_ratio, amplitudes, degradation_threshold, main_index, minority_index,
+                      split_mean)
 
 CELLS = ("magnitude/dynamic", "magnitude/static", "random/dynamic", "random/static")
 

@@ -1,26 +1,23 @@
 """Notebook 04's measurements on trained Runs: feature statistics, growth rates, the Remark 2 mechanism, the mask census.
 
 Everything here is a pure function of weights, histories or Runs (sim/); the protocol and the verdicts are in
-pruning.py. The minority features j* are the last `n_minority` ones (data.eps_vector).
+protocol.py and verdicts.py. The minority features j* are the last `n_minority` ones (data.eps_vector).
 """
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import torch
 
-from .. import stats
-from ..sim import metrics
-from ..sim.config import SimConfig
-from ..sim.encoder import embed
-from ..sim.loss import softmax_logits
-from ..sim.prune import mask_for
-from ..sim.train import Run
-from .census import census_of
-
-if TYPE_CHECKING:  # the config lives with the protocol; only its field names are read here
-    from .pruning import PruningConfig
+from ... import stats
+from ...sim import metrics
+from ...sim.config import SimConfig
+from ...sim.encoder import embed
+from ...sim.loss import softmax_logits
+from ...sim.prune import mask_for
+from ...sim.train import Run
+from ..census.sets import census_of
+from .config import PruningConfig
 
 
 def minority_index(cfg: SimConfig) -> list[int]:

@@ -30,32 +30,19 @@ log2 d (per doubling of d); then the mean slope and its 95% t-interval over repl
   inconclusive        otherwise (with the replicates that would settle it) -> inconclusive
 A failed premise (a stage not reached, data not sparse, no lucky pair, Remark 1's alpha m bound) makes the row
 "not comparable" and names the premise (verdict.row).
+
+The package, in import order (each module imports only those above it):
+
+    config    the config dataclass, the scaling rule d -> (d1, m, n_minority), the paper's clock tau_d, the result
+    metrics   measurements of one grid point: the loss plateau, the rate ratio, Fig. 1's alignment, minority neurons
+    protocol  one grid point trained through its stages in one batched call and measured; the whole grid (run)
+    verdicts  the trend rule above, the quantities along d and verdict_rows(result, cfg)
+
+Every public name of these modules is importable from here, so a notebook needs one import line.
 """
-from __future__ import annotations
-
-import time
-
-import torch
-
-# The grid (config, scaling rule, clock) and one grid point's training and measurements live in their own modules;
-# their public names are reachable from here, so a notebook needs one import line.
-from .scale_config import DERIVED, ScaleConfig, ScaleResult, clock, plan  # noqa: F401 (re-exported)
-from .scale_point import (advance, alignment, branches, group_loss, lucky_fraction, measure_point,  # noqa: F401
-                          minority_dominant, plateau, pruning_config, rate_ratio, sampler, start, t2_of, take,
-                          train_point)
-from .scale_trends import (CLOSES, GROWS, NO_GAP, OVERSHOOTS, STAYS, TREND_INCONCLUSIVE,  # noqa: F401 (the trend rule)
-                           TREND_VERDICT, Quantity, judge_trend, oriented, quantities, trend_slope, verdict_rows)
-
-
-def run(cfg: ScaleConfig) -> ScaleResult:
-    """Train and measure every d of the grid (torch threads set from cfg.threads while it runs)."""
-    t0, prev = time.time(), torch.get_num_threads()
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
-    try:
-        res = ScaleResult(cfg, [measure_point(cfg, d) for d in cfg.ds])
-    finally:
-        torch.set_num_threads(prev)
-    res.seconds = time.time() - t0
-    return res
-
+from .config import DERIVED, ScaleConfig, ScaleResult, clock, plan  # noqa: F401
+from .metrics import alignment, group_loss, minority_dominant, plateau, rate_ratio  # noqa: F401
+from .protocol import (advance, branches, lucky_fraction, measure_point, pruning_config, run, sampler,  # noqa: F401
+                       start, t2_of, take, train_point)
+from .verdicts import (CLOSES, GROWS, NO_GAP, OVERSHOOTS, Quantity, STAYS, TREND_INCONCLUSIVE,  # noqa: F401
+                       TREND_VERDICT, judge_trend, oriented, quantities, trend_slope, verdict_rows)

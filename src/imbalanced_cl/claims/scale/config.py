@@ -6,11 +6,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..sim import data as D
-from ..sim.config import SimConfig
-from ..validate import check, check_float, check_grid, check_int
-from . import census as CS
-from . import pruning as PA
+from ...sim import data as D
+from ...sim.config import SimConfig
+from ...validate import check, check_float, check_grid, check_int
+from .. import pruning as PA
+from ..census import sets as CS
 
 # Fields of SimConfig that the scaling rule sets at every grid point: a value other than the default is refused,
 # so a reader who sets d = 40 learns to set ds instead (name -> where the value comes from).

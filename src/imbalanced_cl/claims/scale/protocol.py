@@ -1,17 +1,21 @@
-"""One grid point of notebook 08: every ratio group trained through its stages in one batched call, then measured."""
+"""Notebook 08's runs: every ratio group of one d trained through its stages in one batched call, then measured; the whole grid (run)."""
 from __future__ import annotations
+
+import time
 
 import numpy as np
 import torch
 
-from ..sim import data as D
-from ..sim import metrics
-from ..sim.config import SimConfig
-from ..sim.encoder import init_weights
-from ..sim.train import History, Run, train
-from . import census as CS
-from . import lucky, pruning as PA, scaling as SC, stage1
-from .scale_config import ScaleConfig, clock
+from ...sim import data as D
+from ...sim.config import SimConfig
+from ...sim.encoder import init_weights
+from ...sim.train import History, Run, train
+from .. import lucky, stage1
+from .. import pruning as PA
+from .. import scaling as SC
+from ..census import sets as CS
+from .config import ScaleConfig, ScaleResult, clock
+from .metrics import alignment, group_loss, minority_dominant, plateau, rate_ratio
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -63,28 +67,6 @@ def t2_of(run: Run, factor: float) -> np.ndarray:
     return lucky.detect_t2(run, factor)
 
 
-def group_loss(run: Run, G: int, R: int) -> np.ndarray:
-    """Recorded training loss, mean over the replicates of each group: (T, G)."""
-    return run.history.get("loss").view(-1, G, R).mean(-1).numpy()
-
-
-def plateau(steps: np.ndarray, loss: np.ndarray, tau: float, tol: float, drop: float) -> tuple[bool, np.ndarray]:
-    """Has the loss levelled off after its Stage-3 fall? Mean of the records in (t - tau/4, t] against those in
-    (t - 3tau/4, t - tau/2], t the last record: levelled off when, in every column of loss (T, G), the change between
-    the windows is below `tol` times the first record (the start, log K for uniform logits: one scale at every d)
-    and the loss lies at least `drop` x its start below it (before Stage 3 the loss is flat too, near log K).
-    Returns (levelled off, change per column in units of its start)."""
-    t = steps[-1]
-    now = loss[steps > t - 0.25 * tau].mean(0)
-    sel = (steps > t - 0.75 * tau) & (steps <= t - 0.5 * tau)
-    if not sel.any():
-        return False, np.full(loss.shape[1], np.nan)
-    before = loss[sel].mean(0)
-    rel = np.abs(now - before) / np.abs(loss[0])
-    fell = now <= (1.0 - drop) * loss[0]
-    return bool((rel < tol).all() and fell.all()), rel
-
-
 def train_point(cfg: ScaleConfig, d: int) -> dict:
     """Train every ratio group of one d through the stages; returns per-group vanilla runs at T_a and T1, T2."""
     groups = [cfg.point(d, r) for r in cfg.groups]
@@ -120,17 +102,6 @@ def branches(cfg: ScaleConfig, vanilla: Run, every: int, length: int) -> tuple[R
     return control, pruned
 
 
-# ----------------------------------------------------------------------------------------------------------------
-# measurements of one grid point (each (R,) over replicates unless stated)
-# ----------------------------------------------------------------------------------------------------------------
-def rate_ratio(run: Run, fit_start: int) -> np.ndarray:
-    """Stage-1 majority/minority ratio of rate/eta + lambda (stage1.measured_rates; eq. 7 predicts eps_max/eps_min)."""
-    cfg = run.cfg
-    y = stage1.measured_rates(run, fit_start) / cfg.lr + cfg.weight_decay          # (R, d)
-    mino, majo = PA.split_mean(y, cfg)
-    return (majo / mino).numpy()
-
-
 def lucky_fraction(run: Run, T2: np.ndarray, gamma: float) -> tuple[np.ndarray, np.ndarray]:
     """Per replicate, the fraction of lucky (i, j) pairs that reach eq. (9) at T2 (lucky.lemma32), and their count.
 
@@ -145,22 +116,9 @@ def lucky_fraction(run: Run, T2: np.ndarray, gamma: float) -> tuple[np.ndarray, 
     return frac, count
 
 
-def alignment(run: Run) -> np.ndarray:
-    """Workshop Fig. 1: mean over majority atoms of the best cos^2(w_i, M_j) minus the same over minority atoms."""
-    best = metrics.cosine_matrix(run.W, run.M).pow(2).amax(1)                      # (R, d)
-    mino, majo = PA.split_mean(best, run.cfg)
-    return (majo - mino).numpy()
-
-
 def pruning_config(run: Run, cfg: ScaleConfig) -> PA.PruningConfig:
     """The PruningConfig that pruning.mask_census reads (this point's model, this notebook's definitions)."""
     return PA.PruningConfig(**run.cfg.to_dict(), cos_threshold=cfg.cos_threshold, lucky_gamma=cfg.gamma)
-
-
-def minority_dominant(run: Run) -> torch.Tensor:
-    """Per neuron, whether its largest cos(w_i, M_j) is on a minority feature: (R, m)."""
-    jstar = torch.tensor(PA.minority_index(run.cfg))
-    return torch.isin(metrics.cosine_matrix(run.W, run.M).argmax(-1), jstar)
 
 
 def measure_point(cfg: ScaleConfig, d: int) -> dict:
@@ -199,3 +157,16 @@ def measure_point(cfg: ScaleConfig, d: int) -> dict:
                    "loss": np.stack([r.history.get("loss").mean(1).numpy() for r in runs], 1),
                    "tb": s_c.numpy() / tp["tau"], "A_control": a_c.numpy(), "A_pruned": a_p.numpy()},
     }
+
+
+def run(cfg: ScaleConfig) -> ScaleResult:
+    """Train and measure every d of the grid (torch threads set from cfg.threads while it runs)."""
+    t0, prev = time.time(), torch.get_num_threads()
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    try:
+        res = ScaleResult(cfg, [measure_point(cfg, d) for d in cfg.ds])
+    finally:
+        torch.set_num_threads(prev)
+    res.seconds = time.time() - t0
+    return res

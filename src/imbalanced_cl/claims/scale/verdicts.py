@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+
 import numpy as np
 import torch
-from .. import stats
-from .. import verdict as V
-from . import scaling as SC
-from .scale_config import ScaleConfig, ScaleResult
 
+from ... import stats
+from ... import verdict as V
+from .. import scaling as SC
+from .config import ScaleConfig, ScaleResult
 
 # ----------------------------------------------------------------------------------------------------------------
 # quantities, gaps and the trend rule

@@ -1,98 +1,14 @@
-"""Stage 1 (Lemma 3.1, Lemma C.1, Theorem C.1): growth rates along features, non-feature decay, and T1."""
+"""Notebook 01's runs and summaries: the rates against eps_j, the T1 sweeps and their fits, the printed reports."""
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import torch
 
-from .. import stats
-from ..sim import data, metrics, theory
-from ..sim.config import SimConfig
-from ..validate import check_float, check_grid, check_int
-from ..sim.train import Run, train
-from ..verdict import Verdict, judge_target
-
-
-@dataclass(frozen=True)
-class Stage1Config(SimConfig):
-    """Notebook 01: one run with a spread of eps_j for the rates, plus a (d, d1) sweep for T1."""
-
-    # notebook 01's model (overrides of SimConfig): a geometric spread of eps_j, recorded every step of Stage 1
-    R: int = 8                       # replicates trained together
-    d1: int = 200                    # ambient dimension, d1 >= d
-    eps_min: float = 0.1             # smallest frequency of the geometric spread
-    eps_profile: str = "geometric"   # eps_j log-spaced from eps_max to eps_min, so the rate fit sees many eps values
-    steps: int = 60                  # gradient steps (Stage 1 ends near step 40 at this size)
-    record_every: int = 1            # history every step: the rate fit needs the whole Stage-1 curve
-    fit_start: int = 5               # first step of the rate fit (skip the transient of the random start)
-    kappa_samples: int = 20000       # Monte-Carlo pairs for kappa_j
-    d_grid: tuple = (10, 20, 40, 80)         # T1 sweep over d at d1 = sweep_d1
-    d1_grid: tuple = (50, 100, 200, 400)     # T1 sweep over d1 at d = sweep_d
-    sweep_d: int = 10                # d of the sweep over d1
-    sweep_d1: int = 400              # d1 of the sweep over d
-    sweep_R: int = 4                 # replicates per sweep point
-    horizon: float = 3.0             # sweep runs for horizon x the linear-theory T1 (a prediction, not a tuned number)
-    tol_slope: float = 0.15  # band 1 ± tol_slope for the log-log slope of rate on eps_j
-    tol_ratio: float = 0.10  # band ratio × (1 ± tol_ratio) for the rate ratios
-    tol_exponent: float = 0.25  # band claim ± tol_exponent for the exponent of T1 in d1
-
-    def validate(self) -> None:
-        """SimConfig's checks plus the sweep grids and tolerances."""
-        super().validate()
-        check_int("fit_start", self.fit_start, 0, self.steps - 2, given=f"steps={self.steps}")
-        check_int("kappa_samples", self.kappa_samples, 100)
-        check_grid("d_grid", self.d_grid, lambda n, v: check_int(n, v, 3, self.sweep_d1))
-        check_grid("d1_grid", self.d1_grid, lambda n, v: check_int(n, v, self.sweep_d))
-        check_int("sweep_d", self.sweep_d, 3)
-        check_int("sweep_d1", self.sweep_d1, 3)
-        check_int("sweep_R", self.sweep_R, 1)
-        check_float("horizon", self.horizon, 1.0)
-        for name in ("tol_slope", "tol_ratio", "tol_exponent"):
-            check_float(name, getattr(self, name), 0.0, lo_open=True)
-
-
-def feature_energy(run: Run) -> tuple[torch.Tensor, torch.Tensor]:
-    """sqrt(sum_i <w_i, M_j>^2) over time (T, R, d), and the recorded steps (T,)."""
-    return run.history.get("coef").pow(2).sum(2).sqrt(), run.history.get("steps")
-
-
-def fit_window(run: Run, fit_start: int) -> tuple[int, int]:
-    """Rate-fit window [fit_start, T1): Stage 1 ends at the earliest replicate's T1 (the bias switches on)."""
-    t1 = run.T1[run.T1 >= 0]
-    end = int(t1.min()) if t1.numel() else run.step
-    return fit_start, end
-
-
-def measured_rates(run: Run, fit_start: int) -> torch.Tensor:
-    """Per-replicate, per-feature log growth rate of the feature energy in Stage 1 (R, d)."""
-    E, steps = feature_energy(run)
-    lo, hi = fit_window(run, fit_start)
-    return metrics.log_slope(E, steps, lo, hi)
-
-
-def effective_kappa(rate: torch.Tensor, cfg: SimConfig) -> torch.Tensor:
-    """Invert the linear update: (exp(rate) - 1 + eta lambda) / (eta gain) = kappa_j  (eq. 7 without O~ terms)."""
-    return (torch.expm1(rate) + cfg.lr * cfg.weight_decay) / (cfg.lr * theory.gain(cfg))
-
-
-def perp_history(run: Run) -> torch.Tensor:
-    """||P_perp w_i|| over the recorded steps (T, R, m): the part of each neuron outside span(M) (eq. 8)."""
-    coef, norm2 = run.history.get("coef"), run.history.get("norm2")
-    return (norm2 - coef.pow(2).sum(-1)).clamp(min=0).sqrt()
-
-
-def perp_ratio(run: Run, cfg: SimConfig, at: torch.Tensor) -> torch.Tensor:
-    """||P_perp w(t)|| / (||P_perp w(0)|| (1 - eta lambda)^t) at step `at` per replicate, mean over neurons (R,).
-
-    NaN for a replicate whose `at` is negative (T1 never reached): there is no Stage-1 end to compare at.
-    """
-    steps = run.history.get("steps")
-    perp = perp_history(run)  # (T, R, m)
-    k = torch.searchsorted(steps, at.clamp(min=0)).clamp(max=len(steps) - 1)  # first record at or after `at`
-    r = torch.arange(perp.shape[1])
-    pred = theory.perp_decay(cfg, steps[k]).float()
-    ratio = (perp[k, r] / (perp[0] * pred[:, None])).mean(-1)
-    return torch.where(at >= 0, ratio, torch.full_like(ratio, float("nan")))
+from ... import stats
+from ...sim import data, theory
+from ...sim.config import SimConfig
+from ...sim.train import Run, train
+from .config import Stage1Config
+from .metrics import measured_rates, perp_ratio
 
 
 def t1_sweep(cfg: Stage1Config, axis: str) -> dict:
@@ -190,23 +106,3 @@ def t1_report(fits: dict) -> list[str]:
         out.append(f"T1 ~ {name}^a: measured a = {s:.2f} [{lo:.2f}, {hi:.2f}]; main paper {fits[name + '_main']:.2f}, "
                    f"workshop {fits[name + '_workshop']:.2f}, linear theory {fits[name + '_linear']:.2f}")
     return out
-
-
-def verdict_rows(results: dict, cfg: Stage1Config) -> list[Verdict]:
-    """Notebook 01's verdicts from rate_results(...) merged with t1_fits(...); tolerances from cfg (tol_*)."""
-    def row(claim, source, predicted, target, m, lo, hi, tol, relative=False):
-        v, rule = judge_target(lo, hi, target, tol, relative=relative)
-        return Verdict(claim, source, predicted, m, lo, hi, v, rule)
-
-    ratio = cfg.eps_max / cfg.eps_min
-    return [
-        row("Stage-1 rate/η+λ ∝ ε_j (log-log slope)", "Lemma 3.1, eq. (7)", "1", 1.0, *results["slope"], cfg.tol_slope),
-        row("Measured rate equals the parameter-free linear prediction", "eq. (7) with κ_j by Monte Carlo",
-            "ratio 1", 1.0, *results["ratio"], cfg.tol_ratio, relative=True),
-        row("Majority/minority rate ratio equals ε_max/ε_min", "Lemma 3.1, eq. (7)", f"{ratio:.3g}",
-            ratio, *results["maj_min"], cfg.tol_ratio, relative=True),
-        row("Non-feature part only decays, ||P⊥w(T1)|| / decay-only", "eq. (8), Lemma C.1(c)", "ratio 1",
-            1.0, *results["perp"], cfg.tol_ratio, relative=True),
-        row("T1 grows linearly in d1 (exponent of d1)", "eq. (33)", "1", 1.0, *results["d1"], cfg.tol_exponent),
-        row("T1 does not depend on d1 (exponent of d1)", "workshop W351", "0", 0.0, *results["d1"], cfg.tol_exponent),
-    ]

@@ -1,0 +1,73 @@
+"""Notebook 02's configuration: the census grid (census.grid.CensusConfig), the training grid over eps_max, the workshop figure and the verdict tolerances."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...sim.config import SimConfig
+from ...validate import check_float, check_grid, check_int
+from ..census.grid import CensusConfig
+
+
+@dataclass(frozen=True)
+class LuckyConfig(SimConfig):
+    """Notebook 02: census grid (see census_grid.CensusConfig), training grid over eps_max, workshop figure, tolerances."""
+
+    # notebook 02's model (overrides of SimConfig)
+    m: int = 100                     # neurons of the training runs
+    eps_min: float = 0.8             # minority frequency (the lucky-neuron regime needs a ratio near 1, brief §6.1)
+    n_minority: int = 10             # how many features are minority (the last ones)
+    record_every: int = 1            # history every step (T2 detection needs it)
+    progress: bool = False           # tqdm progress bar
+    census_ds: tuple = (10, 30, 100, 300, 1000, 3000, 10000)
+    census_ratios: tuple = (1.0, 0.8, 0.6, 0.5)
+    gamma: float = 0.1
+    C_m: float = 2.0
+    census_neurons: int = 20000
+    census_max_elems: int = 2000000
+    census_R: int = 4
+    exact_samples: int = 4000
+    train_eps_max: tuple = (0.5, 1.0, 2.0)   # eps_max grid for T2 - T1 (eps_min = eps_max * eps_min/eps_max of the base)
+    t2_factor: float = 0.0    # T2 = first step with max_i ||w_i||^2 >= t2_factor ||w_i(T1)||^2 (eq. 61); 0 means d
+    lemma_C: float = 3.0      # the O(1) constant of eq. (10) used to judge it
+    lemma_m: int = 1000          # neurons in the Lemma 3.2 run (0: m); lucky pairs are rare, so more neurons, more cases
+    lemma_steps: int = 150      # steps of the Lemma 3.2 run (0: steps); it must reach T2
+    fig_m: int = 30           # workshop Figure 1 (W132): m = 30, d = 9, 5 majority + 4 minority
+    fig_d: int = 9
+    fig_minority: int = 4
+    fig_neurons: int = 13
+    fig_steps: int = 1500
+    fig_prune_alpha: float = 0.2
+    rse_max: float = 0.3      # exact lucky-count expectations with a larger relative standard error are not fitted
+    tol_omega: float = 0.1    # |M_j*| and |M_j| exponent bounds (Lemma B.2(c)) are relaxed by this much
+    tol_ni_init: float = 0.1  # the |N_i| exponent bound at initialisation (Lemma B.2(d)) is relaxed by this much
+    pr_b_min: float = 0.9     # (1-p2)^(d-1) at the largest d (L1967 sets it to 1): holds at or above this
+    forall_min: float = 0.9   # a "for every lucky pair" statement holds if the Wilson interval of its share is ≥ this
+    tol_t2: float = 0.2       # band 1 ± tol_t2 for the slope of T2 - T1 on 1/eps_max (eq. 60)
+
+    def validate(self) -> None:
+        super().validate()
+        check_float("rse_max", self.rse_max, 0.0, lo_open=True)
+        for name in ("tol_omega", "tol_ni_init", "tol_t2"):
+            check_float(name, getattr(self, name), 0.0, lo_open=True)
+        for name in ("pr_b_min", "forall_min"):
+            check_float(name, getattr(self, name), 0.0, 1.0, lo_open=True)
+        CensusConfig(**{k: getattr(self, k) for k in CensusConfig.__dataclass_fields__})
+        check_grid("train_eps_max", self.train_eps_max, lambda n, v: check_float(n, v, 0.0, lo_open=True))
+        check_float("t2_factor", self.t2_factor, 0.0)
+        check_float("lemma_C", self.lemma_C, 1.0)
+        check_int("lemma_m", self.lemma_m, 0)
+        check_int("lemma_steps", self.lemma_steps, 0)
+        check_int("fig_m", self.fig_m, 1)
+        check_int("fig_d", self.fig_d, 3)
+        check_int("fig_minority", self.fig_minority, 0, self.fig_d)
+        check_int("fig_neurons", self.fig_neurons, 1, self.fig_m)
+        check_int("fig_steps", self.fig_steps, 1)
+        check_float("fig_prune_alpha", self.fig_prune_alpha, 0.0, 1.0, hi_open=True)
+
+    def census(self) -> CensusConfig:
+        """The census part as a CensusConfig."""
+        return CensusConfig(**{k: getattr(self, k) for k in CensusConfig.__dataclass_fields__})
+
+    @property
+    def ratio(self) -> float:
+        return self.eps_min / self.eps_max

@@ -1,0 +1,29 @@
+"""Notebook 04: does Algorithm 1's magnitude pruning rescue minority features? (Thm 3.2, Thm F.1, Remarks 1-3)
+
+Protocol (Thm F.1 prunes from T4, after vanilla convergence): train vanilla for `vanilla_steps`, then branch
+from that checkpoint with the same training set (full-batch GD, so every step is one epoch) into a control
+(alpha = 0) and pruned runs. Nothing is fitted to the claim.
+
+The package, in import order (each module imports only those above it):
+
+    config    the config dataclass (the notebook's parameters), its constants and plain containers
+    metrics   measurements: pure functions of weights, histories and Runs (no training)
+    protocol  what is trained, in which order, and the summaries the notebook shows
+    control   the 2x2 random-mask control (beyond the paper, issue 14): its runs and rows
+    verdicts  verdict_rows(results, cfg) and the rules and reports that judge a finished run
+
+Every public name of these modules is importable from here.
+"""
+from ...sim.prune import mask_for  # noqa: F401 (notebook 04 reads pruning.mask_for)
+from .config import PruningConfig  # noqa: F401
+from .metrics import (FEATURE_STATS, aligned_counts, amplitude_ratio, amplitude_ratio_history,  # noqa: F401
+                      amplitudes, by_run, degradation, degradation_threshold, excess_by_alpha, excess_growth,
+                      excess_growth_per_feature, feature_stats, gap_by_feature, growth_rates, main_index, mask_census,
+                      mask_persistence, max_cosine, mechanism, mechanism_summary, minority_index, positive_gap,
+                      pruned_norm_history, single_feature_counts, split_mean, t5_elapsed, top_neurons, vanilla_summary)
+from .protocol import (Results, VARIANTS, census_by_alpha, eps_sweep, feature_tables, final_ratios,  # noqa: F401
+                       mask_share, run_branches, run_variants, variant_stats, where_it_helps)
+from .control import (CELLS, cell_config, cell_masker, cell_stats, control_rows, curve_alphas,  # noqa: F401
+                      first_mask, first_mask_on_minority, pruned_norm_ratio, run_cells, run_control, shared_sampler,
+                      stack, take, threshold_text)
+from .verdicts import MECHANISM_ROWS, majority_change_within_bound, verdict_rows  # noqa: F401

@@ -1,0 +1,42 @@
+"""Notebook 03's configuration: the grid over eps_min/eps_max and d, the dominant-set threshold, the tolerances."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...sim.config import SimConfig
+from ...validate import check_float, check_grid, check_int
+from ..census import sets as CS
+
+
+@dataclass(frozen=True)
+class ScalingConfig(SimConfig):
+    """Notebook 03: grid over eps_min/eps_max and d trained to Stage 3; the dominant-set threshold."""
+
+    # notebook 03's model (overrides of SimConfig)
+    n_minority: int = 3              # how many features are minority (the last ones)
+    steps: int = 1500                # long enough to reach Stage 3 at d = 40
+    record_every: int = 50           # history every this many steps
+    progress: bool = False           # tqdm progress bar
+    ratios: tuple = (1.0, 0.7, 0.5, 0.3)   # eps_min/eps_max grid, each in (0, 1]
+    ds: tuple = (10, 20, 40)               # numbers of features, each >= 2 (and <= d1)
+    ni_rel: float = 0.5    # empirical N_i: j with |<w_i,M_j>| >= ni_rel * max_j' |<w_i,M_j'>|
+    gamma: float = 0.1     # eq. (28) constant for the definitional N_i at initialisation
+    tol_ni: float = 0.1                   # |N_i| exponent bound (eq. 14): band (-inf, 1 - rho² + tol_ni]
+    precision_min: float = 0.8            # final-vs-initial set precision (L445): holds if its interval is ≥ this
+    forall_min: float = 0.9               # a "for all" bound holds if the Wilson interval of its share is ≥ this
+    tol_tracking: float = 0.2             # band 1 ± tol_tracking for the slope of the |N_i| exponent on 1 - rho^2
+    tol_A: float = 0.2                    # band 1 ± tol_A for the log-log slope of A_min/A_maj on rho (eq. 13)
+    tol_F: float = 0.3                    # band 2 ± tol_F for the log-log slope of F_min/F_maj on rho (eqs. 12-13)
+
+    def validate(self) -> None:
+        super().validate()
+        check_grid("ratios", self.ratios, CS.check_ratio)
+        check_grid("ds", self.ds, CS.check_d)
+        for k, d in enumerate(self.ds):
+            check_int(f"ds[{k}]", d, 3, self.d1)
+        check_float("ni_rel", self.ni_rel, 0.0, 1.0, lo_open=True)
+        check_float("gamma", self.gamma, 0.0, 1.0, hi_open=True)
+        for name in ("tol_ni", "tol_tracking", "tol_A", "tol_F"):
+            check_float(name, getattr(self, name), 0.0, lo_open=True)
+        for name in ("precision_min", "forall_min"):
+            check_float(name, getattr(self, name), 0.0, 1.0, lo_open=True)

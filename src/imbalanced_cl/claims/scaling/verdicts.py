@@ -1,0 +1,68 @@
+"""Notebook 03's verdict rows: the |N_i| bound of eq. (14), the set precision, the tracking of 1-ρ², A_j and F_j (eqs. 12-13) and the 'for all' bounds against their null."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ... import stats
+from ... import verdict as V
+from .config import ScalingConfig
+
+
+def _upper_bound(f: "stats.SlopeFit", e: float, tol: float) -> tuple[str, str]:
+    """An exponent bound x <= e, relaxed by tol: verdict.judge_bound on the slope's interval."""
+    if math.isnan(f.lo):
+        return V.UNTESTED, "fewer than two replicates"
+    return V.judge_bound(f.lo, f.hi, e, False, tol)
+
+
+def bound_row(claim: str, source: str, predicted: str, trained: np.ndarray, untrained: np.ndarray,
+              at_least: float) -> "V.Verdict":
+    """A "for all (i, j): statistic < 1" bound against its null (issue 17): the share of trained entries below 1 is
+    judged by judge_count; the premise is that the untrained weights do not already meet the band (the upper end of
+    their share's Wilson interval is below at_least), so "holds" always means a clear margin over the null."""
+    row = V.count_row(claim, source, predicted, float((trained < 1).sum()), trained.size, at_least)
+    k0, n0 = float((untrained < 1).sum()), untrained.size
+    lo0, hi0 = stats.binom_ci(k0, n0)
+    null = f"untrained weights: share {k0 / max(n0, 1):.3f} [{lo0:.3f}, {hi0:.3f}]"
+    row.rule += f"; null ({null})"
+    return V.with_premises([row], [(f"the untrained weights (the null) stay below the band ≥ {at_least:g} ({null})",
+                                    bool(n0 > 0 and hi0 < at_least))])[0]
+
+
+def verdict_rows(results: dict, cfg: ScalingConfig) -> list["V.Verdict"]:
+    """Notebook 03's verdicts. results: 'fits' (ni_fits), 'overlap' (set_overlap), 'track' (tracking),
+    'ratios' (feature_ratios), 'offset' and 'offset_null' (offset_coefs, trained and untrained).
+    Tolerances from cfg (tol_*, precision_min, forall_min)."""
+    rows = []
+    for r, f in results["fits"]["Ni_final"].items():
+        verdict, rule = _upper_bound(f, 1 - r ** 2, cfg.tol_ni)
+        rows.append(V.Verdict(f"|N_i| = O(d^(1-ρ²)) after training, ρ={r}", "Thm 3.1, eq. (14)", f"exponent ≤ {1 - r ** 2:.2f}",
+                              f.slope, f.lo, f.hi, verdict, rule + f"; N_i: |<w,M_j>| ≥ {cfg.ni_rel}·max"))
+    pm, pl, ph = results["overlap"]["precision"]
+    verdict, rule = V.judge_share(pl, ph, cfg.precision_min, "precision")
+    rows.append(V.Verdict("final dominant set ⊆ set at initialisation (precision)", "L445; Thm 3.1", "precision ≈ 1",
+                          pm, pl, ph, verdict, rule))
+    for lab, f in results["track"].items():
+        if len(cfg.ratios) < 2 or math.isnan(f.lo):
+            verdict, rule = V.UNTESTED, "needs two ratios and two replicates"
+        else:
+            verdict, rule = V.judge_target(f.lo, f.hi, 1.0, cfg.tol_tracking)
+        rows.append(V.Verdict(f"|N_i| exponent follows 1-ρ² — {lab}", "claim 3; eq. (14) as a scaling law",
+                              "slope 1", f.slope, f.lo, f.hi, verdict, rule))
+    fr = results["ratios"]
+    for claim, source, pred, f, target, tol in (
+            ("A_j ∝ eps_j/eps_max", "Thm 3.1, eq. (13)", "log-log slope 1", fr["fitA"], 1.0, cfg.tol_A),
+            ("F_j ∝ (eps_j/eps_max)²", "Thm 3.1, eqs. (12)-(13)", "log-log slope 2", fr["fitF"], 2.0, cfg.tol_F)):
+        rows.append(V.Verdict(claim, source, pred, f.slope, f.lo, f.hi, *V.judge_target(f.lo, f.hi, target, tol)))
+    ok = fr["single_ok"]
+    rows.append(V.count_row("≥ m d^(-(eps_max/eps_min)²) neurons with N_i = {j} (minority j)", "Thm 3.1",
+                            "fraction of (d, ρ, replicate) cells = 1", float(ok.sum()), ok.size, cfg.forall_min,
+                            "; constant of Ω taken as 1"))
+    (ap, be), (ap0, be0) = results["offset"], results["offset_null"]
+    rows.append(bound_row("α'_ij ≤ o(1/√d)||w_i||", "Thm 3.1, eq. (13)", "√d α'/||w|| < 1 for all", ap, ap0,
+                          cfg.forall_min))
+    rows.append(bound_row("|β_ij| ≤ o(1/√d1)||w_i||", "Thm 3.1, eq. (13)", "√d1 β/||w|| < 1 for all", be, be0,
+                          cfg.forall_min))
+    return rows
