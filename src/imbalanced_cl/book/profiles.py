@@ -5,22 +5,10 @@ from pathlib import Path
 
 import yaml
 
+from ..paths import repo_root  # noqa: F401 (the book's modules and notebooks import it from here)
 from ..validate import ParameterError
 
 PROFILES = ("ci", "default", "paper")
-
-
-def repo_root() -> Path:
-    """The project root (the folder holding profiles.yaml and _toc.yml)."""
-    here = Path(__file__).resolve()
-    for parent in here.parents:
-        if (parent / "profiles.yaml").exists() and (parent / "_toc.yml").exists():
-            return parent
-    cwd = Path.cwd()
-    for parent in (cwd, *cwd.parents):
-        if (parent / "profiles.yaml").exists():
-            return parent
-    raise FileNotFoundError("cannot find profiles.yaml above the package or the working directory")
 
 
 def load_all(path: Path | None = None) -> dict:

@@ -15,11 +15,15 @@ import os
 import pickle
 import tarfile
 import urllib.request
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import torch
+
+from .images import DatasetMissing, ImageData, Split, default_data_dir  # noqa: F401 (re-exported)
+# The JPEG pack's loader and checks live in jpeg_pack.py; their names are also reachable from here.
+from .jpeg_pack import (PACK_BYTES, PACK_KEYS, PACK_SHA256, DatasetCorrupt, default_cache_dir,  # noqa: F401
+                        file_digest, jpeg_pack, load_cifar10_jpeg, pack_help, read_jpeg_pack, shared_jpeg_pack)
 
 DATASETS = ("cifar10", "cifar100", "imagenet-lt", "digits")
 CIFAR_URLS = {"cifar10": "https://www.cs.toronto.edu/~kriz/cifar-10-python.tar.gz",
@@ -32,69 +36,7 @@ IMAGENET_LT_HELP = ("ImageNet-LT needs the ILSVRC-2012 images (train/ and val/ f
                     "imagenet_lists).")
 
 
-class DatasetMissing(FileNotFoundError):
-    """A dataset is not on disk and cannot be fetched; the message says where we looked and how to get it."""
-
-
-@dataclass
-class Split:
-    """Images of one split: uint8 (N, C, H, W) in memory, or file paths decoded on demand."""
-
-    labels: np.ndarray                      # int64 (N,)
-    images: torch.Tensor | None = None      # uint8 (N, C, H, W) when in memory
-    files: list[str] | None = None          # image paths when lazy (ImageNet-LT)
-    image_size: int = 32
-    channels: int = 3
-
-    def __len__(self) -> int:
-        return len(self.labels)
-
-    def get(self, idx) -> torch.Tensor:
-        """uint8 images (B, C, H, W) at the given indices."""
-        idx = np.asarray(idx)
-        if self.images is not None:
-            return self.images[torch.as_tensor(idx, dtype=torch.long)]
-        return torch.stack([_load_image(self.files[i], self.image_size) for i in idx])
-
-    def subset(self, idx) -> "Split":
-        """The images at `idx` as a new Split (a copy in memory, or a shorter file list)."""
-        idx = np.asarray(idx, dtype=np.int64)
-        if self.images is not None:
-            return Split(self.labels[idx], self.images[torch.as_tensor(idx)], None, self.image_size, self.channels)
-        return Split(self.labels[idx], None, [self.files[i] for i in idx], self.image_size, self.channels)
-
-
-@dataclass
-class ImageData:
-    """A dataset: train and test splits, class names, and a note on where the pixels came from."""
-
-    name: str
-    train: Split
-    test: Split
-    classes: list[str]
-    source: str                              # e.g. "JPEG re-encoded CIFAR-10 (../shared/data/cifar10-jpeg.npz)"
-    mean: tuple = field(default=(0.4914, 0.4822, 0.4465))
-    std: tuple = field(default=(0.2470, 0.2435, 0.2616))
-
-    @property
-    def num_classes(self) -> int:
-        """Number of classes C."""
-        return len(self.classes)
-
-
-# ----------------------------------------------------------------------------------------------- locations
-def default_data_dir() -> Path:
-    """$IMBALANCED_CL_DATA, else ~/.cache/imbalanced_cl/data."""
-    env = os.environ.get("IMBALANCED_CL_DATA")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "imbalanced_cl" / "data"
-
-
 # ----------------------------------------------------------------------------------------------- CIFAR
-def _hwc_split(x: np.ndarray, y: np.ndarray) -> Split:
-    img = torch.from_numpy(np.ascontiguousarray(x.transpose(0, 3, 1, 2)))
-    return Split(np.asarray(y, dtype=np.int64), img, None, x.shape[1], x.shape[3])
-
-
 def _download(url: str, dest: Path, what: str) -> None:
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_name(dest.name + ".part")
@@ -166,20 +108,6 @@ def load_digits_data(test_fraction: float = 0.3) -> ImageData:
 
 
 # ----------------------------------------------------------------------------------------------- ImageNet-LT
-def _load_image(path: str, size: int) -> torch.Tensor:
-    """Decode one image, resize its shorter side to `size` and centre-crop to size x size (uint8 CHW)."""
-    from PIL import Image
-    with Image.open(path) as im:
-        im = im.convert("RGB")
-        w, h = im.size
-        s = size / min(w, h)
-        im = im.resize((max(size, round(w * s)), max(size, round(h * s))), Image.BILINEAR)
-        w, h = im.size
-        left, top = (w - size) // 2, (h - size) // 2
-        im = im.crop((left, top, left + size, top + size))
-        return torch.from_numpy(np.asarray(im).transpose(2, 0, 1).copy())
-
-
 def load_imagenet_lt(root: str | Path, lists: str | Path = "", image_size: int = 224) -> ImageData:
     """ImageNet-LT (Liu et al., 2019): the ILSVRC-2012 images under `root` and the standard split lists."""
     root = Path(root).expanduser() if root else None
@@ -283,7 +211,3 @@ def balanced_indices(labels: np.ndarray, per_class: int, seed: int) -> np.ndarra
         pool = np.flatnonzero(labels == c)
         out.append(rng.choice(pool, size=min(per_class, len(pool)), replace=False))
     return np.sort(np.concatenate(out))
-
-
-# The JPEG pack's loader and checks live in jpeg_pack.py; their names are also reachable from here.
-from .jpeg_pack import DatasetCorrupt, PACK_BYTES, PACK_KEYS, PACK_SHA256, default_cache_dir, file_digest, jpeg_pack, load_cifar10_jpeg, pack_help, read_jpeg_pack, shared_jpeg_pack  # noqa: E402,F401 (re-exported)

@@ -10,12 +10,13 @@ import zipfile
 import zlib
 from pathlib import Path
 import numpy as np
-from .datasets import DatasetMissing, ImageData, _hwc_split, default_data_dir
+
+from ..paths import repo_root
+from .images import DatasetMissing, ImageData, default_data_dir, hwc_split
 
 
 def shared_jpeg_pack() -> Path:
     """Where the offline CIFAR-10 JPEG pack is expected: <repo root's parent>/shared/data/cifar10-jpeg.npz."""
-    from ..book.profiles import repo_root
     try:
         root = repo_root()
     except FileNotFoundError:
@@ -183,6 +184,6 @@ def load_cifar10_jpeg(pack: Path, data_dir: Path, cache_dir: Path | None = None)
             _atomic_save_npz(cache, pack_sha256=np.array(digest), **arrays)
         except OSError:
             pass  # a read-only cache folder only costs the decode next time
-    return ImageData("cifar10", _hwc_split(arrays["train_x"], arrays["train_y"]),
-                     _hwc_split(arrays["test_x"], arrays["test_y"]), [str(c) for c in arrays["classes"]],
+    return ImageData("cifar10", hwc_split(arrays["train_x"], arrays["train_y"]),
+                     hwc_split(arrays["test_x"], arrays["test_y"]), [str(c) for c in arrays["classes"]],
                      f"CIFAR-10 re-encoded as JPEG (lossy; {pack}), not the original binary release")

@@ -1,0 +1,267 @@
+"""The package's layers (issue 26): no module imports a layer above its own, and no two modules import each other.
+
+Read from the source with `ast`, every import counts: at the top, inside functions, under `if TYPE_CHECKING:`.
+Layers, top to bottom (docs/architecture.md draws them); a module may import its own layer and the layers below:
+
+    entry points   every __main__ (may import anything) and benchmarks/
+    campaign/      resumable campaigns of recorded units (issue 29); may import book/ and everything below
+    book/          the machinery that turns notebooks into a book
+    claims/        one sub-package per claim notebook
+    lt/            real images (Table 2); never book/ or claims/
+    sim/           the paper's model and its training; never lt/, claims/ or book/
+    verdict        the verdict rules
+    base           stats, validate, paths (and the package's own __init__)
+
+Within a layer any direction is allowed, but no circle: a circle means neither module can be read, or imported,
+without the other. The checker is tested on hand-made fake packages that break each rule.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# (layer name, module-name prefixes), top to bottom; "__main__" marks every entry point
+LAYERS = [
+    ("entry points", ("__main__", "benchmarks")),
+    ("campaign", ("imbalanced_cl.campaign",)),
+    ("book", ("imbalanced_cl.book",)),
+    ("claims", ("imbalanced_cl.claims",)),
+    ("lt", ("imbalanced_cl.lt",)),
+    ("sim", ("imbalanced_cl.sim",)),
+    ("verdict", ("imbalanced_cl.verdict",)),
+    ("base", ("imbalanced_cl.stats", "imbalanced_cl.validate", "imbalanced_cl.paths", "imbalanced_cl")),
+]
+
+
+def modules(sources: list[tuple[Path, str]]) -> dict[str, Path]:
+    """{dotted module name: file} for every .py file of the given (folder, top-level package) pairs."""
+    out = {}
+    for root, pkg in sources:
+        for path in sorted((root / pkg).rglob("*.py")):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            out[".".join(parts)] = path
+    return out
+
+
+def _resolve(name: str, known: dict) -> str | None:
+    """The longest known module that `name` lies in (a.b.c -> a.b when a.b.c is a name defined in a.b)."""
+    parts = name.split(".")
+    while parts:
+        if ".".join(parts) in known:
+            return ".".join(parts)
+        parts.pop()
+    return None
+
+
+def imports(name: str, path: Path, known: dict) -> list[tuple[str, int]]:
+    """(imported module, line) for every import statement in the file that reaches a known module."""
+    is_pkg = path.name == "__init__.py"
+    package = name if is_pkg else name.rpartition(".")[0]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            targets = [_resolve(a.name, known) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join(up + ([node.module] if node.module else []))
+            else:
+                base = node.module
+            # `from pkg import sub` imports the submodule pkg.sub; `from mod import name` imports mod
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else _resolve(base, known)
+                       for a in node.names]
+        else:
+            continue
+        out += [(t, node.lineno) for t in dict.fromkeys(targets) if t and t != name]
+    return out
+
+
+def layer(name: str, layers: list) -> int:
+    """Index of the layer a module belongs to (0 is the top); the longest matching prefix decides."""
+    if name.split(".")[-1] == "__main__":
+        return 0
+    best, rank = -1, None
+    for k, (_, prefixes) in enumerate(layers):
+        for p in prefixes:
+            if (name == p or name.startswith(p + ".")) and len(p) > best:
+                best, rank = len(p), k
+    assert rank is not None, f"{name} is in no layer: add it to LAYERS (and to docs/architecture.md)"
+    return rank
+
+
+def graph(sources: list[tuple[Path, str]]) -> dict[str, list[tuple[str, int]]]:
+    """{module: [(imported module, line)]} among the modules of the given (folder, top-level package) pairs."""
+    known = modules(sources)
+    return {name: imports(name, path, known) for name, path in known.items()}
+
+
+def upward(g: dict, layers: list) -> list[str]:
+    """One line per import of a higher layer: importer, imported module, both layers, the line."""
+    out = []
+    for a, edges in g.items():
+        for b, line in edges:
+            la, lb = layer(a, layers), layer(b, layers)
+            if lb < la:
+                out.append(f"{a} (layer {layers[la][0]}) imports {b} (layer {layers[lb][0]}, above it), line {line}")
+    return out
+
+
+def circles(g: dict) -> list[str]:
+    """One line per import circle (a strongly connected component), naming its modules in import order."""
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):   # Tarjan's strongly connected components
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w, _ in g.get(v, []):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(" -> ".join(_cycle(g, set(comp))))
+
+    for v in sorted(g):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def _cycle(g: dict, comp: set) -> list[str]:
+    """A closed path through a strongly connected component, from its first module back to it."""
+    start = min(comp)
+    path, seen = [start], {start}
+    while True:
+        nxt = sorted(w for w, _ in g[path[-1]] if w in comp)
+        back = [w for w in nxt if w == start]
+        if back and len(path) > 1:
+            return path + [start]
+        step = next((w for w in nxt if w not in seen), None) or nxt[0]
+        if step in seen:
+            return path + [step]
+        path.append(step)
+        seen.add(step)
+
+
+# --- the package itself ---
+
+SOURCES = [(ROOT / "src", "imbalanced_cl"), (ROOT, "benchmarks")]
+
+
+def test_no_module_imports_a_layer_above_its_own():
+    problems = upward(graph(SOURCES), LAYERS)
+    assert not problems, "upward imports:\n" + "\n".join(problems)
+
+
+def test_no_import_circles():
+    found = circles(graph(SOURCES))
+    assert not found, "import circles:\n" + "\n".join(found)
+
+
+def test_every_module_has_a_layer():
+    for name in graph(SOURCES):
+        layer(name, LAYERS)
+
+
+# --- the checker on hand-made packages that break each rule ---
+
+FAKE_LAYERS = [("top", ("fake.top",)), ("middle", ("fake.middle",)), ("base", ("fake.base", "fake"))]
+
+
+def _fake(tmp_path: Path, files: dict) -> dict:
+    for name, text in {"fake/__init__.py": "", "fake/top/__init__.py": "", "fake/middle/__init__.py": "",
+                       **files}.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    return graph([(tmp_path, "fake")])
+
+
+def test_checker_sees_every_kind_of_import(tmp_path):
+    """Top-level, dotted, relative, inside a function, under TYPE_CHECKING: each is an edge, with its line."""
+    g = _fake(tmp_path, {"fake/base.py": "", "fake/middle/a.py": "", "fake/middle/b.py": "",
+                         "fake/top/c.py": ("import os\nimport fake.middle.a\nfrom typing import TYPE_CHECKING\n"
+                                           "if TYPE_CHECKING:\n    from ..middle.b import B\n"
+                                           "def f():\n    from fake import base\n    from . import missing\n")})
+    assert g["fake.top.c"] == [("fake.middle.a", 2), ("fake.middle.b", 5), ("fake.base", 7), ("fake.top", 8)]
+
+
+def test_checker_passes_a_clean_fake_package(tmp_path):
+    g = _fake(tmp_path, {"fake/base.py": "import math\n", "fake/middle/a.py": "from .. import base\n",
+                         "fake/middle/b.py": "from .a import x\n", "fake/top/c.py": "from ..middle import a, b\n",
+                         "fake/top/__main__.py": "from fake.top import c\n"})
+    assert upward(g, FAKE_LAYERS) == [] and circles(g) == []
+
+
+def test_checker_names_an_upward_import(tmp_path):
+    """A base module that reaches up into the middle layer, inside a function under TYPE_CHECKING."""
+    g = _fake(tmp_path, {"fake/base.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                         "    from .middle.a import A\n",
+                         "fake/middle/a.py": "from .. import base\nA = 1\n"})
+    found = upward(g, FAKE_LAYERS)
+    assert len(found) == 1
+    assert "fake.base (layer base) imports fake.middle.a (layer middle, above it), line 3" in found[0]
+    assert circles(g) == ["fake.base -> fake.middle.a -> fake.base"]
+
+
+def test_checker_names_both_modules_of_a_circle(tmp_path):
+    """Two modules of one layer that import each other, one of them lazily inside a function."""
+    g = _fake(tmp_path, {"fake/middle/a.py": "from .b import f\n",
+                         "fake/middle/b.py": "def f():\n    from fake.middle import a\n    return a\n"})
+    assert upward(g, FAKE_LAYERS) == []
+    assert circles(g) == ["fake.middle.a -> fake.middle.b -> fake.middle.a"]
+
+
+def test_checker_sees_a_circle_through_a_package_init(tmp_path):
+    """A package __init__ that imports its module, which imports a name back from the package: a real circle."""
+    g = _fake(tmp_path, {"fake/middle/__init__.py": "from .a import f\nX = 1\n",
+                         "fake/middle/a.py": "from . import X\n\ndef f():\n    return X\n"})
+    assert circles(g) == ["fake.middle -> fake.middle.a -> fake.middle"]
+
+
+def test_entry_points_may_import_anything(tmp_path):
+    g = _fake(tmp_path, {"fake/__main__.py": "from fake.top import c\n", "fake/top/c.py": "",
+                         "fake/middle/__main__.py": "from ..top import c\n"})
+    assert upward(g, FAKE_LAYERS) == []
+
+
+# --- the flat layout's module names (issue 26 moved them into one folder per claim) ---
+
+def test_old_module_names_raise_an_import_error_naming_the_new_place():
+    import importlib
+    import subprocess
+    import sys
+
+    import pytest
+
+    from imbalanced_cl.claims import MOVED
+    for old, new in MOVED.items():
+        with pytest.raises(ImportError, match=rf"imbalanced_cl\.claims\.{old} moved to imbalanced_cl\.claims\.{new}"):
+            importlib.import_module(f"imbalanced_cl.claims.{old}")
+        importlib.import_module(f"imbalanced_cl.claims.{new}")           # the new place imports
+    # every spelling a reader's notebook may use, each in a fresh interpreter (nothing imported before)
+    for stmt in ("import imbalanced_cl.claims.pruning_metrics", "from imbalanced_cl.claims import scale_config",
+                 "from imbalanced_cl.claims.census_exact import p_lucky"):
+        r = subprocess.run([sys.executable, "-c", stmt], capture_output=True, text=True)
+        assert r.returncode == 1 and "moved to imbalanced_cl.claims." in r.stderr, (stmt, r.stderr[-500:])
+    # the claim packages keep their old names, and what a notebook reads through them
+    from imbalanced_cl.claims import pruning as pa
+    from imbalanced_cl.claims.pruning import PruningConfig
+    assert pa.PruningConfig is PruningConfig and pa.amplitudes is importlib.import_module(
+        "imbalanced_cl.claims.pruning.metrics").amplitudes
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module("imbalanced_cl.claims.no_such_module")   # anything else: Python's own error
