@@ -31,7 +31,7 @@ LAYERS = [
     ("lt", ("imbalanced_cl.lt",)),
     ("sim", ("imbalanced_cl.sim",)),
     ("verdict", ("imbalanced_cl.verdict",)),
-    ("base", ("imbalanced_cl.stats", "imbalanced_cl.validate", "imbalanced_cl.paths", "imbalanced_cl")),
+    ("base", ("imbalanced_cl.stats", "imbalanced_cl.validate", "imbalanced_cl.paths")),
 ]
 
 
@@ -81,7 +81,8 @@ def imports(name: str, path: Path, known: dict) -> list[tuple[str, int]]:
 
 
 def layer(name: str, layers: list) -> int:
-    """Index of the layer a module belongs to (0 is the top); the longest matching prefix decides."""
+    """Index of the layer a module belongs to (0 is the top); the longest matching prefix decides. Every __main__
+    is an entry point; a top-level package's own __init__ (imbalanced_cl) is the base, unless a prefix names it."""
     if name.split(".")[-1] == "__main__":
         return 0
     best, rank = -1, None
@@ -89,6 +90,8 @@ def layer(name: str, layers: list) -> int:
         for p in prefixes:
             if (name == p or name.startswith(p + ".")) and len(p) > best:
                 best, rank = len(p), k
+    if rank is None and "." not in name:
+        return len(layers) - 1
     assert rank is not None, f"{name} is in no layer: add it to LAYERS (and to docs/architecture.md)"
     return rank
 
@@ -174,13 +177,21 @@ def test_no_import_circles():
 
 
 def test_every_module_has_a_layer():
+    """A new folder of the package must be placed in LAYERS (and drawn in docs/architecture.md)."""
     for name in graph(SOURCES):
         layer(name, LAYERS)
 
 
+def test_a_module_outside_every_layer_is_named(tmp_path):
+    import pytest
+    g = _fake(tmp_path, {"fake/base.py": "", "fake/elsewhere.py": "from . import base\n"})
+    with pytest.raises(AssertionError, match="fake.elsewhere is in no layer"):
+        upward(g, FAKE_LAYERS)
+
+
 # --- the checker on hand-made packages that break each rule ---
 
-FAKE_LAYERS = [("top", ("fake.top",)), ("middle", ("fake.middle",)), ("base", ("fake.base", "fake"))]
+FAKE_LAYERS = [("top", ("fake.top",)), ("middle", ("fake.middle",)), ("base", ("fake.base",))]
 
 
 def _fake(tmp_path: Path, files: dict) -> dict:
