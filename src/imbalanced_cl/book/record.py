@@ -77,9 +77,8 @@ def column(rows: list[dict], records: dict[str, dict]) -> list[dict]:
     return out
 
 
-# The package's layers that compute a measurement. book/ (rendering, tables) and campaign/ (scheduling) are left out:
-# editing them never changes a result, so it must not make every recorded campaign unit stale.
-SCIENCE = ("__init__.py", "validate.py", "stats.py", "verdict.py", "paths.py", "sim", "claims", "lt")
+# Modules that render or schedule, never compute a measurement: editing them must not make a recorded unit stale.
+RENDERING = ("imbalanced_cl.book", "imbalanced_cl.campaign")
 
 
 def code_digest(root: Path, paths: list[Path], versions: dict | None = None) -> str:
@@ -95,11 +94,60 @@ def code_digest(root: Path, paths: list[Path], versions: dict | None = None) -> 
     return h.hexdigest()[:16]
 
 
+def _names_in(tree, package: str) -> set[str]:
+    """Every module a parsed source names: imports (relative ones resolved against `package`, at any depth) and
+    string constants that spell an imbalanced_cl module (the lazy re-exports import by name)."""
+    import ast
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                up = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join(up + ([node.module] if node.module else []))
+            out |= {base} | {f"{base}.{a.name}" for a in node.names}
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.startswith("imbalanced_cl."):
+            out.add(node.value.partition(":")[0])
+    return out
+
+
+def science_files(root: Path, notebook: Path) -> list[Path]:
+    """The package modules a notebook's results depend on: what its code cells and config import, followed
+    transitively (parent packages' __init__ included), leaving out the rendering layers (book/, campaign/)."""
+    import ast
+    pkg = Path(root) / "src"
+    known = {".".join(p.relative_to(pkg).with_suffix("").parts[:-1] if p.name == "__init__.py"
+                      else p.relative_to(pkg).with_suffix("").parts): p
+             for p in (pkg / "imbalanced_cl").rglob("*.py")}
+    nb = json.loads(Path(notebook).read_text())
+    cells = "\n".join("\n".join(ln for ln in "".join(c["source"]).splitlines() if not ln.lstrip().startswith(("%", "!")))
+                      for c in nb["cells"] if c["cell_type"] == "code")
+    todo = _names_in(ast.parse(cells), "") | {nb.get("metadata", {}).get("imbalanced_cl", {}).get("config", "")
+                                                 .partition(":")[0]}
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        parts = name.split(".")
+        while parts and ".".join(parts) not in known:
+            parts.pop()
+        mod = ".".join(parts)
+        if not mod or mod in seen or mod.startswith(RENDERING):
+            continue
+        seen.add(mod)
+        path = known[mod]
+        pkg_name = mod if path.name == "__init__.py" else mod.rpartition(".")[0]
+        todo |= _names_in(ast.parse(path.read_text()), pkg_name)
+        todo |= {".".join(parts[:i]) for i in range(1, len(parts))}   # importing a.b.c runs a and a.b
+    return sorted(known[m] for m in seen)
+
+
 def notebook_code(root: Path, notebook: Path) -> str:
-    """The code version of one notebook's results: its source, the package's science layers, the result packages."""
+    """The code version of one notebook's results: its source, the package modules it imports (science_files),
+    and the versions of the packages that compute results."""
     from .runner import dependency_versions
-    pkg = Path(root) / "src" / "imbalanced_cl"
-    return code_digest(Path(root), [Path(notebook)] + [pkg / s for s in SCIENCE], dependency_versions())
+    return code_digest(Path(root), [Path(notebook)] + science_files(root, notebook), dependency_versions())
 
 
 def load_campaign(root: Path, profile: str) -> dict[str, dict]:

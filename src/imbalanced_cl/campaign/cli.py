@@ -81,6 +81,12 @@ def main(args) -> int:
     cov = status.coverage(units, results)
     print(f"campaign {args.profile}: {len(cov.pending)} of {len(units)} units to run, budget {args.budget}, "
           f"{args.workers} worker(s); records in {results}", flush=True)
+    import signal
+
+    def _stop(signum, frame):
+        raise KeyboardInterrupt   # `kill PID` stops a background campaign as cleanly as Ctrl-C
+
+    signal.signal(signal.SIGTERM, _stop)
     try:
         out = engine.run(kinds, units, opts, root, estimate=cov.estimate)
     except KeyboardInterrupt:

@@ -76,7 +76,8 @@ def local_cluster(workers: int):
     """A LocalCluster of `workers` processes with one thread each; OMP/MKL pinned to 1 in their environment."""
     from distributed import LocalCluster
     one = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+    # dashboard on any free port: two campaigns on one machine never clash over 8787
+    return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
                         env=one, silence_logs=40)
 
 

@@ -1,0 +1,209 @@
+"""The campaign (issue 29): units recorded once, resumable, locked, stale and corrupt records reported, on Dask's
+LocalCluster with 2 workers. Tiny hand-made unit kinds (tests/campaign_kinds.py) and one ci notebook.
+
+No assert depends on timing: each run is waited for, and runs are counted from a log every unit appends to.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from imbalanced_cl.campaign import engine, lock, record, status
+from imbalanced_cl.campaign.units import Unit
+from imbalanced_cl.validate import ParameterError
+
+sys.path.insert(0, str(Path(__file__).parent))
+import campaign_kinds as CK  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+KINDS = {"tiny": CK.TINY, "flaky": CK.FLAKY}
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """One LocalCluster of 2 single-thread workers for the module (starting one costs seconds)."""
+    c = engine.local_cluster(2)
+    yield c
+    c.close()
+
+
+def runs(log: Path) -> Counter:
+    """How many times each unit ran, from the log the tiny kinds append to."""
+    return Counter(line.split()[0] for line in log.read_text().splitlines()) if log.exists() else Counter()
+
+
+def opts(tmp_path: Path, **kw) -> engine.Options:
+    """Options for a run into tmp_path/results, without a progress bar."""
+    return engine.Options(tmp_path / "results", workers=2, budget_s=kw.pop("budget_s", 600), progress=False, **kw)
+
+
+def test_every_unit_recorded_once_and_a_second_run_does_nothing(tmp_path, cluster):
+    log = tmp_path / "runs.log"
+    units = CK.plan_tiny("ci", ROOT, n=6, log=str(log))
+    out = engine.run(KINDS, units, opts(tmp_path), ROOT, cluster=cluster)
+    assert len(out.ran) == 6 and not out.failed and not out.skipped
+    assert runs(log) == Counter({f"u{i}": 1 for i in range(6)})
+    sc = record.scan(tmp_path / "results")
+    assert sorted(r["payload"]["value"] for r in sc.records.values()) == [i * i for i in range(6)]
+    rec = next(iter(sc.records.values()))
+    for field in ("commit", "device", "torch", "wall_s", "seed", "host"):
+        assert field in rec["provenance"]
+    again = engine.run(KINDS, units, opts(tmp_path), ROOT, cluster=cluster)
+    assert not again.ran and runs(log) == Counter({f"u{i}": 1 for i in range(6)})
+    cov = status.coverage(units, tmp_path / "results")
+    assert len(cov.done) == 6 and not cov.pending and not cov.stale and not cov.corrupt
+
+
+@pytest.mark.parametrize("how", ["raise", "exit"])
+def test_a_unit_that_fails_or_whose_worker_dies_leaves_no_record_and_is_redone(tmp_path, cluster, how):
+    log = tmp_path / "runs.log"
+    units = [Unit("flaky", u.name, "ci", {**u.params, "how": how}, "v1") for u in
+             CK.plan_tiny("ci", ROOT, n=2, log=str(log))]
+    first = engine.run(KINDS, units, opts(tmp_path), ROOT, cluster=cluster)
+    results = tmp_path / "results"
+    if how == "raise":
+        assert sorted(f[0] for f in first.failed) == ["flaky/u0", "flaky/u1"]
+        assert not list(results.rglob("*.json")) and not list(results.rglob(".*.tmp-*"))
+    # a dead worker's task is retried by Dask on a fresh worker (the second try succeeds); either way every unit
+    # is recorded exactly once, and nothing half-written is left
+    second = engine.run(KINDS, units, opts(tmp_path), ROOT, cluster=cluster)
+    assert not second.failed
+    sc = record.scan(results)
+    assert sorted(r["name"] for r in sc.records.values()) == ["u0", "u1"] and not sc.corrupt
+    assert not list(results.rglob(".*.tmp-*"))
+
+
+def test_the_write_is_atomic(tmp_path, monkeypatch):
+    unit = Unit("tiny", "u0", "ci", {"i": 0}, "v1")
+    folder = tmp_path / "results"
+
+    def boom(src, dst):
+        raise KeyboardInterrupt   # Ctrl-C between the bytes and the rename
+
+    monkeypatch.setattr(record.os, "replace", boom)
+    with pytest.raises(KeyboardInterrupt):
+        record.write(folder, unit, {"value": 0}, {"wall_s": 1.0})
+    assert not list(folder.rglob("*")) or not [p for p in folder.rglob("*") if p.is_file()]
+    monkeypatch.undo()
+    # a temporary file of a dead writer (a killed worker) is removed, and never read as a record
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    orphan = folder / "tiny" / f".u0-x.json.tmp-{os.uname().nodename}-{dead.pid}"
+    orphan.parent.mkdir(parents=True, exist_ok=True)
+    orphan.write_text('{"kind": "tiny", "na')
+    assert record.scan(folder).records == {} and record.scan(folder).corrupt == []
+    assert record.remove_orphans(folder) == [orphan] and not orphan.exists()
+
+
+def test_a_corrupt_file_is_reported_by_name_and_the_rest_load(tmp_path):
+    folder = tmp_path / "results"
+    units = CK.plan_tiny("ci", ROOT, n=3, log=str(tmp_path / "log"))
+    paths = [record.write(folder, u, {"value": 1}, {"wall_s": 10.0}) for u in units]
+    paths[1].write_text(paths[1].read_text()[:40])       # truncated JSON
+    sc = record.scan(folder)
+    assert [p for p, _ in sc.corrupt] == [paths[1]] and len(sc.records) == 2
+    cov = status.coverage(units, folder)
+    assert [u.name for u in cov.done] == ["u0", "u2"] and [u.name for u in cov.pending] == ["u1"]
+    text = "\n".join(status.report(cov, "ci", folder))
+    assert paths[1].name in text and "corrupt    1" in text
+
+
+def test_a_unit_recorded_under_other_parameters_or_code_is_stale(tmp_path):
+    folder = tmp_path / "results"
+    log = str(tmp_path / "log")
+    old = CK.plan_tiny("ci", ROOT, n=2, log=log)
+    for u in old:
+        record.write(folder, u, {"value": 1}, {"wall_s": 100.0})
+    other_params = CK.plan_tiny("ci", ROOT, n=2, log=log, extra={"scale": 2})
+    cov = status.coverage(other_params, folder)
+    assert not cov.done and len(cov.pending) == 2 and len(cov.stale) == 2
+    other_code = CK.plan_tiny("ci", ROOT, n=2, log=log, code="v2")
+    cov = status.coverage(other_code, folder)
+    assert not cov.done and len(cov.stale) == 2
+    assert cov.time_left(workers=2)[0] == 100.0      # the stale runs' wall times still project the time left
+    text = "\n".join(status.report(cov, "ci", folder))
+    assert "stale      2" in text and "not used" in text
+
+
+def test_the_lock(tmp_path):
+    path = tmp_path / "a.lock"
+    first = lock.acquire(path)
+    assert first is not None and lock.acquire(path) is None     # held by a live process (this one)
+    first.release()
+    assert not path.exists()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    path.write_text(json.dumps({"pid": dead.pid, "host": os.uname().nodename, "since": 0}))
+    again = lock.acquire(path)                                  # a dead process's lock is reclaimed
+    assert again is not None and json.loads(path.read_text())["pid"] == os.getpid()
+    again.release()
+
+
+SCRIPT = """
+import sys; sys.path.insert(0, {tests!r})
+import campaign_kinds as CK
+from pathlib import Path
+from imbalanced_cl.campaign import engine
+units = CK.plan_tiny("ci", Path({root!r}), n=8, log={log!r}, extra={{"sleep": 0.3}})
+out = engine.run({{"tiny": CK.TINY}}, units, engine.Options(Path({res!r}), workers=2, budget_s=600, progress=False),
+                 Path({root!r}))
+print(len(out.ran), len(out.skipped), len(out.failed))
+"""
+
+
+@pytest.mark.slow
+def test_two_campaigns_at_once_never_run_the_same_unit(tmp_path):
+    log, res = tmp_path / "runs.log", tmp_path / "results"
+    code = SCRIPT.format(tests=str(Path(__file__).parent), root=str(ROOT), log=str(log), res=str(res))
+    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env={**os.environ, "OMP_NUM_THREADS": "1"}) for _ in range(2)]
+    outs = [p.communicate(timeout=600) for p in procs]
+    assert all(p.returncode == 0 for p in procs), outs
+    assert runs(log) == Counter({f"u{i}": 1 for i in range(8)})          # each unit ran once, in one campaign
+    assert len(record.scan(res).records) == 8
+    ran = sum(int(o[0].split()[0]) for o in outs)
+    assert ran == 8
+
+
+@pytest.mark.parametrize("budget", ["0", "0s", "-5m", "soon"])
+def test_a_budget_of_zero_or_below_stops_with_one_line(budget):
+    with pytest.raises(ParameterError):
+        engine.parse_budget(budget)
+    proc = subprocess.run([sys.executable, "-m", "imbalanced_cl", "campaign", "run", "--profile", "ci",
+                           f"--budget={budget}"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: parameter budget=") and "such as 540s" in lines[0]
+
+
+def test_budget_parsing():
+    assert engine.parse_budget("540s") == 540 and engine.parse_budget("9m") == 540
+    assert engine.parse_budget("2h") == 7200 and engine.parse_budget(30) == 30
+    with pytest.raises(ParameterError):
+        engine.Options(Path("x"), workers=0)
+
+
+@pytest.mark.slow
+def test_a_ci_notebook_as_a_unit_through_the_command_line(tmp_path):
+    """`campaign run` on the ci profile with 2 workers records the notebook's verdict rows; a second run does nothing;
+    `campaign status` then counts it done."""
+    cmd = [sys.executable, "-m", "imbalanced_cl", "campaign"]
+    common = ["--profile", "ci", "--only", "01_stage1_growth", "--results", str(tmp_path)]
+    first = subprocess.run(cmd + ["run", *common, "--workers", "2", "--budget", "9m", "--no-progress"], cwd=ROOT,
+                           capture_output=True, text=True, timeout=600)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "[recorded] notebook/01_stage1_growth" in first.stdout
+    (rec_path,) = (tmp_path / "ci" / "notebook").glob("01_stage1_growth-*.json")
+    rec = json.loads(rec_path.read_text())
+    assert rec["payload"]["rows"] and rec["provenance"]["threads"] == 1
+    second = subprocess.run(cmd + ["run", *common, "--workers", "2", "--budget", "9m", "--no-progress"], cwd=ROOT,
+                            capture_output=True, text=True, timeout=600)
+    assert second.returncode == 0 and "0 of 1 units to run" in second.stdout
+    st = subprocess.run(cmd + ["status", *common], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert st.returncode == 0 and "done       1" in st.stdout and "nothing pending" in st.stdout
