@@ -35,8 +35,8 @@ def step_flops(width: int, size: int, batch: int, in_channels: int = 3) -> float
     torch.utils.flop_counter on the real network (convolutions and matrix products; BatchNorm etc. not counted)."""
     from torch.utils.flop_counter import FlopCounterMode
 
-    from imbalanced_cl.lt.simclr import SimCLRNet, nt_xent
-    net = SimCLRNet(width, in_channels, 128, "cifar" if size <= 64 else "imagenet")
+    from imbalanced_cl.lt.simclr import SimCLRNet, nt_xent, stem_for
+    net = SimCLRNet(width, in_channels, 128, stem_for(size))
     x = torch.randn(2, in_channels, size, size)
     with FlopCounterMode(display=False) as fc:
         z1, z2 = net(x, x)
@@ -124,8 +124,8 @@ def _make_step(width, batch, size, method, opts, dev):
     return step
 
 
-def main(argv=None) -> dict:
-    """Time eager and optimised steps alternately after their warm-ups; print and return the measurements."""
+def _parse(argv) -> argparse.Namespace:
+    """The command line; --quick means 3 timed steps, and CUDA always times the compiled step."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--width", type=int, default=8, help="ResNet-18 first-stage channels (64: the real one)")
     ap.add_argument("--batch", type=int, default=256, help="images per step (two views each)")
@@ -143,14 +143,13 @@ def main(argv=None) -> dict:
         a.steps = 3
     if a.device == "cuda":
         a.compile = True
-    if a.threads:
-        torch.set_num_threads(a.threads)
-    from imbalanced_cl.lt import speed
+    return a
 
-    dev = torch.device(a.device)
-    kinds = {"eager": speed.EAGER,
-             "optimised": speed.StepOptions(channels_last=True, compile=a.compile, precision=a.precision)}
-    steps = {k: _make_step(a.width, a.batch, a.size, a.method, o, dev) for k, o in kinds.items()}
+
+def _start_pool(a: argparse.Namespace, dev: torch.device) -> list:
+    """On the CPU, one spawned single-thread process per core (or --processes), each with the optimised step:
+    [(process, pipe)]; none on CUDA or with one process."""
+    from imbalanced_cl.lt import speed
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     procs = a.processes or cores
     pool = []
@@ -162,61 +161,102 @@ def main(argv=None) -> dict:
                                                      speed.StepOptions(channels_last=True, compile=a.compile)))
             proc.start()
             pool.append((proc, here))
+    return pool
 
-    def parallel_round():
-        t0 = time.perf_counter()
-        for _, conn in pool:
-            conn.send(True)
-        inner = [conn.recv() for _, conn in pool]
-        return statistics.mean(i[0] for i in inner), time.perf_counter() - t0, statistics.mean(i[2] for i in inner)
 
-    print(f"config: ResNet-18 width {a.width}, batch {a.batch} images = {2 * a.batch} views of {a.size}x{a.size}, "
-          f"method {a.method}, torch {torch.__version__}, device {a.device}, {torch.get_num_threads()} thread(s), "
-          f"{len(pool)} parallel process(es) of 1 thread, {a.steps} timed steps of each kind, alternating, after warm-up")
+def _parallel_round(pool: list) -> tuple[float, float, float]:
+    """One step in every worker at once: (mean views seconds, wall seconds of the round, mean CPU seconds)."""
+    t0 = time.perf_counter()
+    for _, conn in pool:
+        conn.send(True)
+    inner = [conn.recv() for _, conn in pool]
+    return statistics.mean(i[0] for i in inner), time.perf_counter() - t0, statistics.mean(i[2] for i in inner)
+
+
+def _warm_up(steps: dict, pool: list) -> dict:
+    """Two untimed steps of each kind (kornia's first call, oneDNN primitives, compile of forward and backward), then
+    wait for the workers' "ready": {kind: warm-up seconds}."""
     warm = {}
     for k, step in steps.items():
         t0 = time.perf_counter()
-        for _ in range(2):                       # kornia's first call, oneDNN primitives, compile (fwd and bwd)
+        for _ in range(2):
             step()
         warm[k] = time.perf_counter() - t0
     for _, conn in pool:
         conn.recv()                              # "ready": the workers are warm
-    compiled = steps["optimised"].compiled and not speed.compile_status()
+    return warm
+
+
+def _timed(steps: dict, pool: list, n: int) -> dict:
+    """n rounds of one step of each kind (and one parallel round), alternating; the workers stop after the last.
+    {kind: [(views seconds, step seconds, CPU seconds)]}."""
     times = {k: [] for k in (*steps, *(["parallel"] if pool else []))}
-    for _ in range(a.steps):
+    for _ in range(n):
         for k, step in steps.items():
             times[k].append(step())
         if pool:
-            times["parallel"].append(parallel_round())
+            times["parallel"].append(_parallel_round(pool))
     for proc, conn in pool:
         conn.send(False)
         proc.join()
-    out = {"warmup_s": warm, "compiled": compiled}
+    return times
+
+
+def _medians(times: dict, warm: dict, batch: int, workers: int) -> dict:
+    """Per kind, the medians over the timed steps (images/s, step, network, views and CPU seconds); one printed line
+    each."""
+    out = {}
     for k in times:
         whole = statistics.median(t for _, t, _ in times[k])
-        images = a.batch * (len(pool) if k == "parallel" else 1)
+        images = batch * (workers if k == "parallel" else 1)
         out[k] = {"images_per_s": images / whole, "step_s": whole,
                   "net_s": statistics.median(t - s for s, t, _ in times[k]),
                   "aug_s": statistics.median(s for s, _, _ in times[k]),
                   "cpu_s": statistics.median(c for _, _, c in times[k])}
-        what = (f"{len(pool)} processes x 1 thread stepping at once, {out[k]['cpu_s']:.3f} CPU-s per step in each"
+        what = (f"{workers} processes x 1 thread stepping at once, {out[k]['cpu_s']:.3f} CPU-s per step in each"
                 if k == "parallel" else f"views {out[k]['aug_s']:.3f} s + network {out[k]['net_s']:.3f} s; "
                 f"{out[k]['cpu_s']:.3f} CPU-s; warm-up {warm[k]:.1f} s")
         print(f"{k:>9}: {out[k]['images_per_s']:7.0f} images/s  (step {whole:.3f} s: {what})")
-    best = "parallel" if pool else "optimised"
+    return out
+
+
+def _speedups(out: dict, how: str, workers: int) -> None:
+    """Add the speed-ups to `out` (the best optimised kind over eager, and the single-process ratios) and print them."""
+    best = "parallel" if workers else "optimised"
     out["speedup"] = out[best]["images_per_s"] / out["eager"]["images_per_s"]
     out["speedup_step"] = out["eager"]["step_s"] / out["optimised"]["step_s"]
     out["speedup_net"] = out["eager"]["net_s"] / out["optimised"]["net_s"]
     out["speedup_cpu"] = out["eager"]["cpu_s"] / out["optimised"]["cpu_s"]
-    how = "channels-last" + (" + torch.compile" if compiled else "") + \
-        (f" + {speed.effective_precision(dev, kinds['optimised'])} autocast" if dev.type == "cuda" else "")
     print(f"speed-up: {out['speedup']:.2f}x  (images/s, {how}"
-          f"{f', {len(pool)} runs in parallel at 1 thread' if pool else ''} vs one eager run on "
+          f"{f', {workers} runs in parallel at 1 thread' if workers else ''} vs one eager run on "
           f"{torch.get_num_threads()} threads; target >= 1.7x at width 8, batch 256, 2 threads: "
           f"{'met' if out['speedup'] >= 1.7 else 'NOT met'})")
     print(f"one process: whole step {out['speedup_step']:.2f}x, network alone {out['speedup_net']:.2f}x, CPU-seconds "
           f"per step {out['speedup_cpu']:.2f}x; the views take {out['optimised']['aug_s'] / out['optimised']['step_s']:.0%} "
           f"of the optimised step")
+
+
+def main(argv=None) -> dict:
+    """Time eager and optimised steps alternately after their warm-ups; print and return the measurements."""
+    a = _parse(argv)
+    if a.threads:
+        torch.set_num_threads(a.threads)
+    from imbalanced_cl.lt import speed
+
+    dev = torch.device(a.device)
+    kinds = {"eager": speed.EAGER,
+             "optimised": speed.StepOptions(channels_last=True, compile=a.compile, precision=a.precision)}
+    steps = {k: _make_step(a.width, a.batch, a.size, a.method, o, dev) for k, o in kinds.items()}
+    pool = _start_pool(a, dev)
+    print(f"config: ResNet-18 width {a.width}, batch {a.batch} images = {2 * a.batch} views of {a.size}x{a.size}, "
+          f"method {a.method}, torch {torch.__version__}, device {a.device}, {torch.get_num_threads()} thread(s), "
+          f"{len(pool)} parallel process(es) of 1 thread, {a.steps} timed steps of each kind, alternating, after warm-up")
+    warm = _warm_up(steps, pool)
+    compiled = steps["optimised"].compiled and not speed.compile_status()
+    out = {"warmup_s": warm, "compiled": compiled, **_medians(_timed(steps, pool, a.steps), warm, a.batch, len(pool))}
+    how = "channels-last" + (" + torch.compile" if compiled else "") + \
+        (f" + {speed.effective_precision(dev, kinds['optimised'])} autocast" if dev.type == "cuda" else "")
+    _speedups(out, how, len(pool))
     measured = out["optimised"]["images_per_s"] if dev.type == "cuda" and a.width == 64 else None
     for line in project(measured):
         print(line)

@@ -182,14 +182,15 @@ def test_checkpoint_resume(tmp_path):
     from imbalanced_cl.lt.speed import StepOptions
     data = D.load("digits")
     lt = data.train.subset(D.long_tailed_indices(data.train.labels, 100, 10, seed=0))
-    kw = dict(method="sdclr", seed=0, width=2, in_channels=1, image_size=8, mean=data.mean, std=data.std,
-              batch_size=64, lr=0.1, progress=False, ckpt_path=tmp_path / "run.pt",
-              opts=StepOptions(compile=False))
-    first = pretrain(lt, epochs=1, **kw)
+    cfg = LTConfig(dataset="digits", width=2, epochs=1, batch_size=64, lr=0.1, progress=False)
+    run = (lt, "sdclr", 0, (data.mean, data.std))
+    kw = dict(ckpt_path=tmp_path / "run.pt", opts=StepOptions(compile=False))
+    at = lambda epochs: (run[0], cfg.replace(epochs=epochs), *run[1:])
+    first = pretrain(*at(1), **kw)
     assert (tmp_path / "run.pt").exists() and first.resumed_from == 0 and len(first.losses) == 1
-    again = pretrain(lt, epochs=2, **kw)                  # resumes after epoch 1 and trains one more
+    again = pretrain(*at(2), **kw)                        # resumes after epoch 1 and trains one more
     assert again.resumed_from == 1 and len(again.losses) == 2 and again.losses[0] == first.losses[0]
-    done = pretrain(lt, epochs=2, **kw)                   # nothing left to train: same weights
+    done = pretrain(*at(2), **kw)                         # nothing left to train: same weights
     for a, b in zip(done.net.state_dict().values(), again.net.state_dict().values()):
         torch.testing.assert_close(a, b)
 

@@ -108,16 +108,16 @@ def test_failed_compile_falls_back_to_eager(monkeypatch):
     data = D.load("digits")
     lt = data.train.subset(D.long_tailed_indices(data.train.labels, 60, 10, seed=0))
     # width 8: speed.safe keeps compile on (narrower nets never compile on a CPU); contiguous: no native trick here
-    kw = dict(method="alg1", seed=0, width=8, in_channels=1, image_size=8, mean=data.mean, std=data.std,
-              epochs=2, batch_size=32, lr=0.1, progress=False)
+    run = (lt, LTConfig(dataset="digits", width=8, epochs=2, batch_size=32, lr=0.1, progress=False), "alg1", 0,
+           (data.mean, data.std))
     with pytest.warns(RuntimeWarning, match="torch.compile failed .*simulated.*running eagerly"):
-        fell = pretrain(lt, opts=speed.StepOptions(channels_last=False, compile=True), **kw)
+        fell = pretrain(*run, opts=speed.StepOptions(channels_last=False, compile=True))
     assert not fell.compiled and "simulated" in speed.compile_status()
-    ref = pretrain(lt, opts=speed.EAGER, **kw)
+    ref = pretrain(*run, opts=speed.EAGER)
     np.testing.assert_allclose(fell.losses, ref.losses, rtol=1e-6)
     with warnings.catch_warnings():
         warnings.simplefilter("error")                # once given up, compile is not retried (no second warning)
-        pretrain(lt, opts=speed.StepOptions(channels_last=False, compile=True), **kw)
+        pretrain(*run, opts=speed.StepOptions(channels_last=False, compile=True))
 
 
 def test_features_under_inference_mode_match_eager():

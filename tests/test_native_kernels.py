@@ -79,15 +79,15 @@ def test_pretrain_at_the_narrowest_profile_width_does_not_crash(method):
     run_child(f"""
         import numpy as np
         from imbalanced_cl.lt import datasets as D
+        from imbalanced_cl.lt.config import LTConfig
         from imbalanced_cl.lt.simclr import pretrain
         data = D.load("digits")
         lt = data.train.subset(D.long_tailed_indices(data.train.labels, 100, 10, seed=0))
-        r = pretrain(lt, method="{method}", seed=0, width={w}, in_channels=1, image_size=8, mean=data.mean,
-                     std=data.std, epochs=3, batch_size=64, lr=0.1, progress=False)
+        cfg = LTConfig(dataset="digits", width={w}, epochs=3, batch_size=64, lr=0.1, progress=False)
+        r = pretrain(lt, cfg, "{method}", 0, (data.mean, data.std))
         assert np.isfinite(r.losses).all() and not r.channels_last and not r.compiled
         rgb = D.Split(np.zeros(256, dtype=np.int64), images=torch.randint(0, 256, (256, 3, 16, 16),
                       dtype=torch.uint8, generator=torch.Generator().manual_seed(0)), image_size=16, channels=3)
-        r = pretrain(rgb, method="{method}", seed=0, width={w}, in_channels=3, image_size=16,
-                     mean=(0.5, 0.5, 0.5), std=(0.25, 0.25, 0.25), epochs=4, batch_size=64, lr=0.1, progress=False)
+        r = pretrain(rgb, cfg.replace(epochs=4), "{method}", 0, ((0.5, 0.5, 0.5), (0.25, 0.25, 0.25)))
         assert np.isfinite(r.losses).all() and not r.channels_last and not r.compiled
     """, f"{method} pre-training at width {w} (channels-last asked for; 1x8x8 digits and 3x16x16 images)")

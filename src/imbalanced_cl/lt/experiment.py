@@ -16,7 +16,7 @@ from . import speed
 from .augment import Normalize
 from .config import LTConfig
 from .probe import evaluate, extract_features, linear_probe
-from .simclr import SimCLRNet, dist_info, pick_device, pretrain
+from .simclr import SimCLRNet, dist_info, pick_device, pretrain, stem_for
 from .workers import map_in_processes
 
 # Table 2 of the paper (L342-352): (acc w/o, acc w/, Δ20 w/o, Δ20 w/), each (mean, std); std None when unreported.
@@ -93,25 +93,18 @@ def run_one(cfg: LTConfig, rho: float, method: str, seed: int, data: D.ImageData
         probe_set = data.train.subset(D.balanced_indices(ytr, cfg.probe_per_class, seed))
     test = data.test.subset(D.balanced_indices(data.test.labels, cfg.test_per_class, 0))
     counts = np.bincount(lt.labels, minlength=C)
-    size = cfg.image_size or lt.image_size
-    stem = "cifar" if size <= 64 else "imagenet"
     info: dict = {"epochs": 0, "losses": [], "kept": [], "pretrain_s": 0.0, "views_per_s": 0.0, "aug_share": 0.0,
                   "precision": speed.effective_precision(dev, opts), "compiled": False, "setup_s": 0.0}
     if method == "random":
         torch.manual_seed(seed)
-        net = SimCLRNet(cfg.width, lt.channels, cfg.proj_dim, stem).to(dev)
+        net = SimCLRNet(cfg.width, lt.channels, cfg.proj_dim, stem_for(cfg.image_size or lt.image_size)).to(dev)
         opts = speed.safe(net, opts, dev)
         net = speed.prepare(net, opts)
     else:
         ckpt = None
         if cfg.ckpt_dir:
             ckpt = Path(cfg.ckpt_dir) / f"{cfg.dataset}_rho{rho:g}_{method}_seed{seed}_{key}.pt"
-        r = pretrain(lt, method=method, seed=seed, width=cfg.width, in_channels=lt.channels, image_size=size,
-                     mean=data.mean, std=data.std, epochs=cfg.epochs, batch_size=cfg.batch_size, lr=cfg.lr,
-                     momentum=cfg.momentum, weight_decay=cfg.weight_decay, temperature=cfg.temperature,
-                     proj_dim=cfg.proj_dim, prune_ratio=cfg.prune_ratio, mask_every=cfg.mask_every,
-                     warmup_epochs=cfg.warmup_epochs, crop_scale_lo=cfg.crop_scale_lo, stem=stem, dual_bn=cfg.dual_bn,
-                     opts=opts, device=cfg.device, ckpt_path=ckpt, ckpt_every=cfg.ckpt_every, progress=cfg.progress,
+        r = pretrain(lt, cfg, method, seed, (data.mean, data.std), opts=opts, ckpt_path=ckpt,
                      desc=f"{method} rho={rho:g} seed={seed}")
         net = r.net
         opts = speed.safe(net, opts, dev)      # the layout pretrain ran in, for the features

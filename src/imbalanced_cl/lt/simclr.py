@@ -139,107 +139,158 @@ def _save(path: Path, state: dict) -> None:
     os.replace(tmp, path)
 
 
-def pretrain(images, *, method: str, seed: int, width: int, in_channels: int, image_size: int,
-             mean: tuple, std: tuple, epochs: int, batch_size: int, lr: float, momentum: float = 0.9,
-             weight_decay: float = 1e-4, temperature: float = 0.2, proj_dim: int = 128, prune_ratio: float = 0.9,
-             mask_every: str = "epoch", warmup_epochs: int = 0, crop_scale_lo: float = 0.1, stem: str = "cifar",
-             dual_bn: bool = True, opts: speed.StepOptions | None = None,
-             device: str = "auto", ckpt_path: str | Path | None = None, ckpt_every: int = 0,
-             progress: bool = True, desc: str = "") -> PretrainResult:
+def stem_for(image_size: int) -> str:
+    """The ResNet stem for an image size: SDCLR's CIFAR stem up to 64 pixels, the ImageNet stem above."""
+    return "cifar" if image_size <= 64 else "imagenet"
+
+
+def _resume(path: Path | None, net: nn.Module, opt, res: PretrainResult, dev) -> int:
+    """Load a checkpoint into the network, the optimiser, torch's RNG and `res` when `path` exists: the epoch to
+    start from (0 when there is none)."""
+    if path is None or not path.exists():
+        return 0
+    st = torch.load(path, map_location=dev, weights_only=False)
+    net.load_state_dict(st["net"])
+    opt.load_state_dict(st["opt"])
+    torch.set_rng_state(st["rng"])
+    res.losses, res.kept = st["losses"], st["kept"]
+    res.seconds, res.aug_seconds, res.resumed_from = st["seconds"], st["aug_seconds"], st["epoch"]
+    return st["epoch"]
+
+
+def _distributed(net: nn.Module, world: int, dev) -> nn.Module:
+    """The model the step runs: the network itself, or under torchrun its DistributedDataParallel wrapper (with
+    synchronised BatchNorm on CUDA)."""
+    if world == 1:
+        return net
+    if dev.type == "cuda":
+        return nn.parallel.DistributedDataParallel(nn.SyncBatchNorm.convert_sync_batchnorm(net),
+                                                   device_ids=[dev.index])
+    return nn.parallel.DistributedDataParallel(net)
+
+
+@dataclass
+class _Loop:
+    """The parts of one pre-training run that its steps share; `fast` (the compiled backbone) turns None for good
+    when compilation fails."""
+
+    images: object              # a datasets.Split
+    cfg: object                 # the LTConfig
+    seed: int
+    net: SimCLRNet
+    model: nn.Module            # net, or its DDP wrapper
+    opt: torch.optim.Optimizer
+    aug: SimCLRAugment
+    opts: speed.StepOptions
+    dev: torch.device
+    modes: tuple                # the two branches' conv modes (sdclr.BRANCH_MODES)
+    pruning: bool               # method != "simclr": a branch runs masked (SDCLR, Alg. 1)
+    rank: int
+    world: int
+    fast: object                # speed.compiled's backbone, or None (eager)
+    steps: int                  # steps per epoch (the last partial batch is dropped, as SDCLR's loader)
+
+    def step(self, idx, step: int) -> tuple[float, float]:
+        """One SGD step on the images at idx, at global step `step`: (its loss, seconds spent augmenting)."""
+        cfg = self.cfg
+        for g in self.opt.param_groups:
+            g["lr"] = _lr_at(step, cfg.epochs * self.steps, cfg.warmup_epochs * self.steps, cfg.lr)
+        ta = time.time()
+        x = self.images.get(idx).to(self.dev, non_blocking=True)
+        v1, v2 = speed.to_format(self.aug(x), self.opts), speed.to_format(self.aug(x), self.opts)
+        taug = time.time() - ta
+        self.opt.zero_grad(set_to_none=True)
+        try:
+            loss = forward_backward(self.model, v1, v2, self.modes, cfg.temperature, self.dev, self.opts, self.fast)
+        except Exception as e:                      # compile failed (no compiler, unsupported op): go eager
+            if self.fast is None:
+                raise
+            speed.give_up(f"{type(e).__name__}: {e}")
+            self.fast = None
+            self.opt.zero_grad(set_to_none=True)
+            loss = forward_backward(self.model, v1, v2, self.modes, cfg.temperature, self.dev, self.opts, None)
+        self.opt.step()                             # SGD weight decay acts on the full theta (Alg. 1, L155)
+        return float(loss.detach()), taug
+
+    def epoch(self, epoch: int) -> tuple[float, float, float]:
+        """One epoch: (mean NT-Xent, seconds spent augmenting, fraction of conv weights the mask keeps)."""
+        cfg, batch = self.cfg, self.cfg.batch_size
+        per_rank = batch // self.world
+        ep_loss, taug, info = 0.0, 0.0, None
+        self.net.train()
+        if self.pruning and cfg.mask_every == "epoch":     # SDCLR and Alg. 1 (L64): the mask is refreshed per epoch
+            info = sdclr.global_magnitude_masks(self.net.backbone, cfg.prune_ratio)
+        order = np.random.default_rng([self.seed, epoch]).permutation(len(self.images))   # same on every rank
+        for s in range(self.steps):
+            if self.pruning and cfg.mask_every == "step":  # Alg. 1 as written (L150): "at each iteration"
+                info = sdclr.global_magnitude_masks(self.net.backbone, cfg.prune_ratio)
+            idx = order[s * batch + self.rank * per_rank: s * batch + (self.rank + 1) * per_rank]
+            loss, ta = self.step(idx, epoch * self.steps + s)
+            ep_loss += loss
+            taug += ta
+        return ep_loss / self.steps, taug, info["kept"] / info["total"] if self.pruning else 1.0
+
+
+# 8 arguments: the images, the settings every run shares (cfg), what tells this run from the others (method, seed,
+# the data's normalisation), then bookkeeping, keyword-only (the step's layout, the checkpoint, the progress label).
+def pretrain(images, cfg, method: str, seed: int, norm: tuple, *, opts: speed.StepOptions | None = None,
+             ckpt_path: str | Path | None = None, desc: str = "") -> PretrainResult:
     """Pre-train a SimCLRNet with `method` in {simclr, sdclr, alg1} on the uint8 images (a datasets.Split).
 
-    `opts` (default speed.StepOptions()) sets channels-last, compile and the CUDA precision; the result does not
-    depend on the first two beyond float32 rounding."""
+    `cfg` (an LTConfig) gives the network (width, proj_dim, dual_bn; the stem follows the image size), the optimiser
+    and schedule (epochs, batch_size, lr, momentum, weight_decay, warmup_epochs), the loss (temperature), the
+    augmentation (crop_scale_lo, image_size: 0 is the images' own), the mask (prune_ratio, mask_every), the device,
+    ckpt_every and progress; `norm` is the data's (mean, std). `opts` (default speed.StepOptions()) sets
+    channels-last, compile and the CUDA precision; the result does not depend on the first two beyond float32
+    rounding."""
     opts = opts or speed.StepOptions()
     if method not in sdclr.BRANCH_MODES:
         raise ValueError(f"method must be one of {tuple(sdclr.BRANCH_MODES)}, got {method!r}")
     rank, world, local_rank = dist_info()
-    dev = pick_device(device, local_rank)
+    dev = pick_device(cfg.device, local_rank)
+    size = cfg.image_size or images.image_size
     torch.manual_seed(seed)                              # init, then kornia's random views
-    net = SimCLRNet(width, in_channels, proj_dim, stem, dual_bn and method == "sdclr").to(dev)
+    net = SimCLRNet(cfg.width, images.channels, cfg.proj_dim, stem_for(size), cfg.dual_bn and method == "sdclr")
+    net = net.to(dev)
     opts = speed.safe(net, opts, dev)                    # contiguous where oneDNN's channels-last kernel is broken
     net = speed.prepare(net, opts)
-    aug = SimCLRAugment(image_size, in_channels, mean, std, crop_scale_lo).to(dev)
-    opt = torch.optim.SGD(net.parameters(), lr=lr, momentum=momentum, weight_decay=weight_decay)
-    n = len(images)
-    per_rank = batch_size // world
-    steps_per_epoch = n // batch_size                   # drop the last partial batch (as SDCLR's loader)
-    if steps_per_epoch < 1:
-        raise ValueError(f"batch_size={batch_size} exceeds the {n} training images")
-    total_steps, warm = epochs * steps_per_epoch, warmup_epochs * steps_per_epoch
+    aug = SimCLRAugment(size, images.channels, *norm, cfg.crop_scale_lo).to(dev)
+    opt = torch.optim.SGD(net.parameters(), lr=cfg.lr, momentum=cfg.momentum, weight_decay=cfg.weight_decay)
+    steps = len(images) // cfg.batch_size               # drop the last partial batch (as SDCLR's loader)
+    if steps < 1:
+        raise ValueError(f"batch_size={cfg.batch_size} exceeds the {len(images)} training images")
     res = PretrainResult(net)
-    start_epoch = 0
     ckpt_path = Path(ckpt_path) if ckpt_path else None
-    if ckpt_path is not None and ckpt_path.exists():
-        st = torch.load(ckpt_path, map_location=dev, weights_only=False)
-        net.load_state_dict(st["net"])
-        opt.load_state_dict(st["opt"])
-        torch.set_rng_state(st["rng"])
-        start_epoch, res.losses, res.kept = st["epoch"], st["losses"], st["kept"]
-        res.seconds, res.aug_seconds, res.resumed_from = st["seconds"], st["aug_seconds"], st["epoch"]
-    model = net
-    if world > 1:
-        if dev.type == "cuda":
-            net_sync = nn.SyncBatchNorm.convert_sync_batchnorm(net)
-            model = nn.parallel.DistributedDataParallel(net_sync, device_ids=[dev.index])
-        else:
-            model = nn.parallel.DistributedDataParallel(net)
-    modes = sdclr.BRANCH_MODES[method]
-    fast = speed.compiled(net.backbone, opts)            # None: eager
+    start_epoch = _resume(ckpt_path, net, opt, res, dev)
+    loop = _Loop(images=images, cfg=cfg, seed=seed, net=net, model=_distributed(net, world, dev), opt=opt, aug=aug,
+                 opts=opts, dev=dev, modes=sdclr.BRANCH_MODES[method], pruning=method != "simclr",
+                 rank=rank, world=world, fast=speed.compiled(net.backbone, opts), steps=steps)   # fast None: eager
     res.precision = speed.effective_precision(dev, opts)
     res.channels_last = opts.channels_last
-    pruning = method != "simclr"
     bar = None
-    if progress and rank == 0:
+    if cfg.progress and rank == 0:
         from tqdm.auto import tqdm
-        bar = tqdm(total=epochs, initial=start_epoch, desc=desc or method, leave=False)
-    step = start_epoch * steps_per_epoch
-    for epoch in range(start_epoch, epochs):
-        t0, taug, ep_loss = time.time(), 0.0, 0.0
-        net.train()
-        if pruning and mask_every == "epoch":          # SDCLR and Alg. 1 (L64): the mask is refreshed per epoch
-            info = sdclr.global_magnitude_masks(net.backbone, prune_ratio)
-        order = np.random.default_rng([seed, epoch]).permutation(n)   # same on every rank
-        for s in range(steps_per_epoch):
-            if pruning and mask_every == "step":       # Alg. 1 as written (L150): "at each iteration"
-                info = sdclr.global_magnitude_masks(net.backbone, prune_ratio)
-            idx = order[s * batch_size + rank * per_rank: s * batch_size + (rank + 1) * per_rank]
-            for g in opt.param_groups:
-                g["lr"] = _lr_at(step, total_steps, warm, lr)
-            ta = time.time()
-            x = images.get(idx).to(dev, non_blocking=True)
-            v1, v2 = speed.to_format(aug(x), opts), speed.to_format(aug(x), opts)
-            taug += time.time() - ta
-            opt.zero_grad(set_to_none=True)
-            try:
-                loss = forward_backward(model, v1, v2, modes, temperature, dev, opts, fast)
-            except Exception as e:                      # compile failed (no compiler, unsupported op): go eager
-                if fast is None:
-                    raise
-                speed.give_up(f"{type(e).__name__}: {e}")
-                fast = None
-                opt.zero_grad(set_to_none=True)
-                loss = forward_backward(model, v1, v2, modes, temperature, dev, opts, None)
-            opt.step()                                  # SGD weight decay acts on the full theta (Alg. 1, L155)
-            ep_loss += float(loss.detach())
-            step += 1
-        res.losses.append(ep_loss / steps_per_epoch)
-        res.kept.append(info["kept"] / info["total"] if pruning else 1.0)
+        bar = tqdm(total=cfg.epochs, initial=start_epoch, desc=desc or method, leave=False)
+    for epoch in range(start_epoch, cfg.epochs):
+        t0 = time.time()
+        loss, taug, kept = loop.epoch(epoch)
+        res.losses.append(loss)
+        res.kept.append(kept)
         res.seconds += time.time() - t0
         res.aug_seconds += taug
         if bar is not None:
             bar.set_postfix(loss=f"{res.losses[-1]:.3f}")
             bar.update(1)
-        last = epoch + 1 == epochs
-        if ckpt_path is not None and rank == 0 and ((ckpt_every and (epoch + 1) % ckpt_every == 0) or last):
+        last = epoch + 1 == cfg.epochs
+        if ckpt_path is not None and rank == 0 and ((cfg.ckpt_every and (epoch + 1) % cfg.ckpt_every == 0) or last):
             _save(ckpt_path, {"net": net.state_dict(), "opt": opt.state_dict(), "rng": torch.get_rng_state(),
                               "epoch": epoch + 1, "losses": res.losses, "kept": res.kept,
                               "seconds": res.seconds, "aug_seconds": res.aug_seconds})
     if bar is not None:
         bar.close()
-    res.compiled = fast is not None
+    res.compiled = loop.fast is not None
     # the masks left in the convs (and in checkpoints) are those of the last step: Alg. 1 is evaluated with them
-    done = (epochs - start_epoch) * steps_per_epoch * batch_size * 2
+    done = (cfg.epochs - start_epoch) * steps * cfg.batch_size * 2
     trained = res.seconds if res.resumed_from == 0 else max(res.seconds, 1e-9)
     res.views_per_s = done / trained if trained > 0 and done else 0.0
     return res
