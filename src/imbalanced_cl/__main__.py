@@ -1,4 +1,4 @@
-"""Command line: `python -m imbalanced_cl book --profile {ci,default,paper}`."""
+"""Command line: `python -m imbalanced_cl book --profile {ci,default,paper}` and friends (`--help` lists them)."""
 from __future__ import annotations
 
 import argparse
@@ -21,15 +21,44 @@ def write_params(check_only: bool = False) -> int:
     return 1 if (check_only and stale) else 0
 
 
-def main(argv=None) -> int:
-    """Parse the command line and run the book pipeline; a mistake exits 2 with one line per error."""
-    ap = argparse.ArgumentParser(prog="python -m imbalanced_cl")
-    sub = ap.add_subparsers(dest="cmd", required=True)
+DESCRIPTION = """\
+The companion book of "Theoretical analysis of contrastive learning under imbalanced data": execute the claim
+notebooks at a profile (ci: tiny, default: the published book, paper: the paper's scale) with papermill, cached,
+and build the HTML book with Jupyter Book; regenerate parameters cells; record and compare verdicts."""
+
+EXAMPLES = """\
+examples:
+  python -m imbalanced_cl book --profile ci --jobs 2                    # the tiny book, two notebooks at once
+  python -m imbalanced_cl book --profile ci --only 01_stage1_growth --no-build
+  python -m imbalanced_cl book --profile default --set sampling=fixed --no-build --out /tmp/fixed
+  python -m imbalanced_cl book --profile ci --strict                    # Sphinx warnings fail the build
+  python -m imbalanced_cl params --check                                # are the parameters cells up to date?
+  python -m imbalanced_cl record --profile paper                        # verdicts + provenance -> results/paper/
+  python -m imbalanced_cl stability --profile default --seeds 0 1       # verdicts under two base seeds
+
+Executed notebooks go to _build/executed/, the HTML to _build/html/ (under --out). Profiles: profiles.yaml.
+A mistake in a name or a value exits 2 with one line per error; see book/reproducing.md."""
+
+
+def version_line() -> str:
+    """The package's version and the versions of the packages that compute its results."""
+    from . import __version__
+    from .book.runner import dependency_versions
+    return f"imbalanced-cl {__version__} (" + ", ".join(f"{k} {v}" for k, v in dependency_versions().items()) + ")"
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line: book, params, record and stability, with a description, examples and --version."""
+    ap = argparse.ArgumentParser(prog="python -m imbalanced_cl", description=DESCRIPTION, epilog=EXAMPLES,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--version", action="version", version=version_line())
+    sub = ap.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
     b = sub.add_parser("book", help="execute every notebook at a profile and build the HTML book")
     b.add_argument("--profile", default="default", help=f"one of {PROFILES}")
     b.add_argument("--only", nargs="*", help="notebook names (e.g. 01_stage1_growth) to execute")
     b.add_argument("--no-build", action="store_true", help="execute notebooks but do not build HTML")
-    b.add_argument("--strict", action="store_true", help="turn Sphinx warnings into errors (-W --keep-going)")
+    b.add_argument("--strict", action="store_true",
+                   help="turn Sphinx warnings into errors (-W --keep-going), rebuilding every page")
     b.add_argument("--force", action="store_true", help="re-execute even when the cache is valid")
     b.add_argument("--out", default=None, help="folder that receives _build/ (default: the repo root)")
     b.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE",
@@ -49,27 +78,32 @@ def main(argv=None) -> int:
     s.add_argument("--only", nargs="*", help="notebook names to include")
     from .campaign.cli import add_parser as add_campaign   # campaign run|status (issue 29)
     add_campaign(sub)
-    args = ap.parse_args(argv)
-    if args.cmd == "params":
-        return write_params(check_only=args.check)
-    if args.cmd == "campaign":
-        from .campaign.cli import main as campaign
-        return campaign(args)
-    if args.cmd == "record":
-        from .book.record import record
-        root = repo_root()
-        src = Path(args.executed) if args.executed else root / "_build" / "executed" / "notebooks"
-        for path in record(src, args.profile, root / "results" / args.profile):
-            print(f"recorded {path.relative_to(root)}")
-        return 0
-    if args.cmd == "stability":
-        from .book.stability import run as stability
-        res = stability(args.profile, args.seeds, repo_root(), args.only)
-        print(f"{res['unchanged']} of {res['rows']} rows kept their verdict across seeds {res['seeds']} "
-              f"({res['share_unchanged']:.0%}); changed: {len(res['changed'])}")
-        for c in res["changed"]:
-            print(f"  {c['notebook']}: {c['claim']}: {c['verdicts']}")
-        return 0
+    return ap
+
+
+def record_cmd(args) -> int:
+    """`record`: store the executed notebooks' verdicts with provenance under results/<profile>/."""
+    from .book.record import record
+    root = repo_root()
+    src = Path(args.executed) if args.executed else root / "_build" / "executed" / "notebooks"
+    for path in record(src, args.profile, root / "results" / args.profile):
+        print(f"recorded {path.relative_to(root)}")
+    return 0
+
+
+def stability_cmd(args) -> int:
+    """`stability`: re-run the claim notebooks under other base seeds and list the verdicts that changed."""
+    from .book.stability import run as stability
+    res = stability(args.profile, args.seeds, repo_root(), args.only)
+    print(f"{res['unchanged']} of {res['rows']} rows kept their verdict across seeds {res['seeds']} "
+          f"({res['share_unchanged']:.0%}); changed: {len(res['changed'])}")
+    for c in res["changed"]:
+        print(f"  {c['notebook']}: {c['claim']}: {c['verdicts']}")
+    return 0
+
+
+def book_cmd(args) -> int:
+    """`book`: run the pipeline; a mistake exits 2 with one line per error (the traceback with --verbose)."""
     try:
         overrides = {k: yaml.safe_load(v) for k, _, v in (item.partition("=") for item in args.set)}
         return run_book(args.profile, out_root=args.out, only=args.only, build=not args.no_build,
@@ -91,6 +125,17 @@ def main(argv=None) -> int:
             raise
         print(f"error: {type(e).__name__}: {e} (run again with --verbose for the traceback)", file=sys.stderr)
         return 1
+
+
+def main(argv=None) -> int:
+    """Parse the command line and run the chosen command; its exit code."""
+    args = parser().parse_args(argv)
+    if args.cmd == "params":
+        return write_params(check_only=args.check)
+    if args.cmd == "campaign":
+        from .campaign.cli import main as campaign
+        return campaign(args)
+    return {"record": record_cmd, "stability": stability_cmd, "book": book_cmd}[args.cmd](args)
 
 
 if __name__ == "__main__":

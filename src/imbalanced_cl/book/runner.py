@@ -1,4 +1,5 @@
-"""The book pipeline: run notebooks with papermill (cached by source, parameters and package code), stage, build HTML.
+"""The book pipeline: run notebooks with papermill (cached by source, parameters, package code and the versions of
+the packages that compute results), stage, build HTML.
 
 `python -m imbalanced_cl book --profile default` executes every notebook listed in _toc.yml with that
 profile's parameters into _build/executed/notebooks/, leaving notebooks/ untouched, then builds
@@ -10,9 +11,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import platform
+import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 import time
 from pathlib import Path
 
@@ -62,11 +66,56 @@ def package_digest(root: Path) -> str:
     return h.hexdigest()
 
 
-def cache_key(nb: Path, params: dict, profile: str, code: str, extra: str = "") -> str:
-    """Key of one execution: notebook source, parameters, profile name, package code (and dependencies)."""
-    blob = json.dumps({"nb": hashlib.sha256(nb.read_bytes()).hexdigest(), "params": params,
-                       "profile": profile, "code": code, "extra": extra}, sort_keys=True, default=str)
+# Packages whose version can change what a notebook computes or draws: installing another re-executes the book.
+RESULT_PACKAGES = ("torch", "numpy", "scipy", "kornia", "matplotlib")
+
+
+def dependency_versions(names: tuple[str, ...] = RESULT_PACKAGES) -> dict[str, str]:
+    """{package: installed version} of the packages that compute results ('absent' if not installed), and Python's."""
+    from importlib.metadata import PackageNotFoundError, version
+    out = {"python": platform.python_version()}
+    for name in names:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = "absent"
+    return out
+
+
+def cache_key(nb: Path, params: dict, profile: str, code: str, extra: str = "", versions: dict | None = None) -> str:
+    """Key of one execution: notebook source, parameters, profile name, package code, dependency versions, extra."""
+    blob = json.dumps({"nb": hashlib.sha256(nb.read_bytes()).hexdigest(), "params": params, "profile": profile,
+                       "code": code, "extra": extra, "versions": versions or {}}, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def builder_paths(*roots: Path) -> dict[str, str]:
+    """This machine's directories that a published notebook must not name, each with its stand-in.
+
+    `roots` (the repository, the output folder) become relative ('' stands for the folder itself), the
+    interpreter's site-packages '<site-packages>', the home folder '~'.
+    """
+    subs = {str(Path.home()): "~"}
+    subs.update({sysconfig.get_paths()[k]: "<site-packages>" for k in ("purelib", "platlib")})
+    subs.update({str(Path(r).resolve()): "" for r in roots})
+    return subs
+
+
+def scrub(value, subs: dict[str, str]):
+    """A notebook's JSON with every directory in `subs` replaced by its stand-in, longest first ('DIR/x' -> 'x' for
+    a stand-in '', 'STAND/x' otherwise; 'DIR' alone -> '.' or 'STAND'). Images are left as they are."""
+    if isinstance(value, dict):
+        return {k: v if k.startswith("image/") else scrub(v, subs) for k, v in value.items()}
+    if isinstance(value, list):
+        return [scrub(v, subs) for v in value]
+    if not isinstance(value, str):
+        return value
+    for old in sorted(subs, key=len, reverse=True):
+        if old in value:
+            new = subs[old]
+            value = value.replace(old + "/", new + "/" if new else "")
+            value = re.sub(re.escape(old) + r"(?![\w./-])", new or ".", value)
+    return value
 
 
 def check_params(nb: Path, params: dict, where: str = "") -> None:
@@ -82,12 +131,14 @@ def collects(nb: Path) -> bool:
     return bool(meta.get("imbalanced_cl", {}).get("collects", False))
 
 
-def execute(nb: Path, out: Path, params: dict, cwd: Path, stamp: dict | None = None) -> tuple[bool, str]:
+def execute(nb: Path, out: Path, params: dict, cwd: Path, stamp: dict | None = None,
+            out_root: Path | None = None) -> tuple[bool, str]:
     """Run one notebook with papermill into `out` atomically; return (ok, message).
 
     papermill writes a `.NAME.partial.ipynb` beside `out` as it goes; only a run that finishes replaces `out`.
     A failure, an error or Ctrl-C (KeyboardInterrupt, re-raised) removes the partial file and leaves the
-    previous executed copy as it was. `stamp` is merged into the executed copy's metadata.imbalanced_cl.
+    previous executed copy as it was. `stamp` is merged into the executed copy's metadata.imbalanced_cl; the
+    copy names no directory of this machine (scrub: paths under `cwd` and `out_root` become relative).
     """
     import nbformat
     import papermill as pm
@@ -96,10 +147,11 @@ def execute(nb: Path, out: Path, params: dict, cwd: Path, stamp: dict | None = N
     try:
         pm.execute_notebook(str(nb), str(tmp), parameters=params, kernel_name="python3",
                             language="python", cwd=str(cwd), progress_bar=False)
-        if stamp:
-            done = nbformat.read(tmp, as_version=4)
-            done.metadata.setdefault("imbalanced_cl", {}).update(stamp)
-            nbformat.write(done, tmp)
+        done = nbformat.read(tmp, as_version=4)
+        done.metadata.setdefault("imbalanced_cl", {}).update(stamp or {})
+        done.metadata.setdefault("papermill", {})["output_path"] = str(out.resolve())  # not the partial file
+        subs = builder_paths(cwd, out_root or out.parent)
+        nbformat.write(nbformat.from_dict(scrub(done, subs)), tmp)
     except pm.PapermillExecutionError as e:
         return False, f"cell [{e.exec_count}] (index {e.cell_index}): {e.ename}: {e.evalue}"
     except Exception as e:  # kernel died, bad notebook, ...
@@ -182,13 +234,144 @@ def build_html(executed: Path, out_root: Path, strict: bool = False) -> int:
     return rc
 
 
-def _execute_in_worker(nb: Path, out: Path, params: dict, cwd: Path, stamp: dict, threads: int):
+def _execute_in_worker(nb: Path, out: Path, params: dict, cwd: Path, stamp: dict, threads: int,
+                       out_root: Path | None = None):
     """execute() in a worker process whose kernels get `threads` OpenMP threads (they inherit the environment)."""
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = str(threads)
     t0 = time.time()
-    ok, msg = execute(nb, out, params, cwd, stamp)
+    ok, msg = execute(nb, out, params, cwd, stamp, out_root)
     return ok, msg, time.time() - t0
+
+
+def plan(root: Path, profile: str, only: list[str] | None, build: bool, overrides: dict | None,
+         profiles: Path | None) -> tuple[list[Path], list[tuple[Path, dict]]]:
+    """The toc's notebooks and the (notebook, parameters) pairs to execute, every one checked before any runs.
+
+    `only` selects notebooks; when the HTML is built, the collecting ones (the scoreboard) are added. Overrides
+    apply where a notebook has the parameter. Any problem raises ParameterError with one line per problem.
+    """
+    notebooks = toc_notebooks(root)
+    chosen = select(notebooks, only)
+    if only is not None and build:
+        chosen += [nb for nb in notebooks if collects(nb) and nb not in chosen]
+    where = f"profile {profile}" + (f" in {profiles}" if profiles else "")
+    profiles_file = Path(profiles) if profiles else root / "profiles.yaml"
+    runs = [(nb, profile_params(profile, nb.stem, profiles_file)) for nb in chosen]
+    if overrides:
+        import papermill as pm
+        for nb, params in runs:
+            declared = pm.inspect_notebook(str(nb))
+            params.update({k: v for k, v in overrides.items() if k in declared})
+    problems = [line for nb, params in runs for line in check_notebook(nb, params, where)]
+    if problems:
+        raise ParameterError("\n".join(problems))
+    return notebooks, runs
+
+
+class Batch:
+    """Notebooks executed here or, with jobs > 1, in spawned worker processes; keys written, failures collected."""
+
+    def __init__(self, root: Path, out_root: Path, profile: str, jobs: int):
+        """A batch for one run_book call (`jobs` notebooks at once, each kernel with cores // jobs threads)."""
+        self.root, self.out_root, self.stamp = root, out_root, {"profile": profile}
+        self.failures: list[tuple[Path, str]] = []
+        self.pending: list = []     # (future, rel, keyfile, key) of notebooks running in worker processes
+        self.current: Path | None = None    # the notebook running in this process, named if Ctrl-C stops it
+        self.pool, self.threads = None, 1
+        if jobs > 1:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+            cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+            self.pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"))
+            self.threads = max(1, cores // jobs)
+
+    def start(self, nb: Path, out: Path, params: dict, keyfile: Path, key: str, here: bool) -> None:
+        """Execute `nb` into `out`: in a worker when there is a pool and `here` is False, else now, in this process."""
+        rel = nb.relative_to(self.root)
+        if self.pool is not None and not here:
+            fut = self.pool.submit(_execute_in_worker, nb, out, params, self.root, self.stamp, self.threads,
+                                   self.out_root)
+            self.pending.append((fut, rel, keyfile, key))
+            return
+        t0, self.current = time.time(), rel
+        ok, msg = execute(nb, out, params, self.root, self.stamp, self.out_root)
+        self.current = None
+        self.finish(ok, msg, rel, keyfile, key, time.time() - t0)
+
+    def finish(self, ok: bool, msg: str, rel: Path, keyfile: Path, key: str, seconds: float) -> None:
+        """Write the key of a finished notebook, or drop it and record the failure."""
+        if ok:
+            keyfile.write_text(key)
+            print(f"[done]    {rel} in {seconds:.1f} s", flush=True)
+        else:
+            keyfile.unlink(missing_ok=True)
+            self.failures.append((rel, msg))
+            print(f"[FAILED]  {rel}: {msg}", file=sys.stderr, flush=True)
+
+    def drain(self) -> None:
+        """Wait for every notebook running in a worker."""
+        for fut, rel, keyfile, key in self.pending:
+            ok, msg, seconds = fut.result()
+            self.finish(ok, msg, rel, keyfile, key, seconds)
+        self.pending.clear()
+
+    def running(self) -> list[Path]:
+        """The notebooks under way (here and in workers)."""
+        return ([self.current] if self.current else []) + [p[1] for p in self.pending]
+
+    def close(self) -> None:
+        """Stop the worker processes (cancelling what has not started)."""
+        if self.pool is not None:
+            self.pool.shutdown(cancel_futures=True)
+
+
+def execute_all(root: Path, out_root: Path, notebooks: list[Path], runs: list[tuple[Path, dict]], profile: str,
+                force: bool, jobs: int) -> list[tuple[Path, str]] | None:
+    """Execute (or reuse from the cache) each planned notebook; the failures, or None after Ctrl-C.
+
+    Collecting notebooks (the scoreboard) run after every other one, whatever their place in the toc, and their key
+    follows the key of every notebook they read.
+    """
+    executed = out_root / "_build" / "executed"
+    code, versions = package_digest(root), dependency_versions()
+    batch = Batch(root, out_root, profile, jobs)
+    try:
+        for nb, params in sorted(runs, key=lambda item: collects(item[0])):
+            if collects(nb):
+                batch.drain()     # it reads the others' executed copies and keys: they must be done
+            rel = nb.relative_to(root)
+            out = executed / rel
+            keyfile = out.with_suffix(".key")
+            extra = json.dumps({q.stem: _read(executed / q.relative_to(root).with_suffix(".key"))
+                                for q in notebooks if not collects(q)}, sort_keys=True) if collects(nb) else ""
+            key = cache_key(nb, params, profile, code, extra, versions)
+            if not force and out.exists() and keyfile.exists() and keyfile.read_text() == key:
+                print(f"[cached]  {rel} ({profile})", flush=True)
+                continue
+            print(f"[running] {rel} ({profile}) ...", flush=True)
+            batch.start(nb, out, params, keyfile, key, here=collects(nb))
+        batch.drain()
+    except KeyboardInterrupt:
+        names = ", ".join(str(r) for r in batch.running())
+        print(f"\n[stopped] {names or 'the run'}: interrupted; its partial output was removed and the previous "
+              "executed copy (if any) is untouched. The book was not built.", file=sys.stderr, flush=True)
+        return None
+    finally:
+        batch.close()
+    return batch.failures
+
+
+def publish(root: Path, out_root: Path, strict: bool) -> int:
+    """Stage the book's sources beside the executed notebooks and build the HTML; the build's exit code."""
+    executed = out_root / "_build" / "executed"
+    stage(root, executed)
+    rc = build_html(executed, out_root, strict=strict)
+    if rc == 0:
+        print(f"HTML: {out_root / '_build' / 'html' / 'index.html'}")
+    else:
+        print(f"the HTML build failed (exit {rc}); the previous _build/html, if any, is untouched", file=sys.stderr)
+    return rc
 
 
 def run_book(profile: str = "default", out_root: Path | None = None, only: list[str] | None = None,
@@ -208,102 +391,24 @@ def run_book(profile: str = "default", out_root: Path | None = None, only: list[
     root = Path(root or repo_root()).resolve()
     out_root = Path(out_root or root).resolve()
     executed = out_root / "_build" / "executed"
-    notebooks = toc_notebooks(root)
-    chosen = select(notebooks, only)
-    if only is not None and build:
-        chosen += [nb for nb in notebooks if collects(nb) and nb not in chosen]
-    where = f"profile {profile}" + (f" in {profiles}" if profiles else "")
-    profiles_file = Path(profiles) if profiles else root / "profiles.yaml"
-    plan = [(nb, profile_params(profile, nb.stem, profiles_file)) for nb in chosen]
-    if overrides:
-        import papermill as pm
-        for nb, params in plan:
-            declared = pm.inspect_notebook(str(nb))
-            params.update({k: v for k, v in overrides.items() if k in declared})
-    problems = [line for nb, params in plan for line in check_notebook(nb, params, where)]
-    if problems:
-        raise ParameterError("\n".join(problems))
+    notebooks, runs = plan(root, profile, only, build, overrides, profiles)
     for p in remove_partials(executed):
         print(f"[cleanup] removed {p.relative_to(out_root)} (left by an interrupted run)", flush=True)
-    code = package_digest(root)
     # The scoreboard notebook reads its siblings' glued verdicts from here, and says which profile built them.
     os.environ["IMBALANCED_CL_EXECUTED"] = str(executed / "notebooks")
     os.environ["IMBALANCED_CL_PROFILE"] = profile
-    failures, pending = [], []      # pending: (future, rel, keyfile, key) of notebooks running in worker processes
-    pool, threads = None, 1
-    if jobs > 1:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-        pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"))
-        threads = max(1, cores // jobs)
-
-    def finish(ok: bool, msg: str, rel: Path, keyfile: Path, key: str, seconds: float) -> None:
-        if ok:
-            keyfile.write_text(key)
-            print(f"[done]    {rel} in {seconds:.1f} s", flush=True)
-        else:
-            keyfile.unlink(missing_ok=True)
-            failures.append((rel, msg))
-            print(f"[FAILED]  {rel}: {msg}", file=sys.stderr, flush=True)
-
-    def drain() -> None:
-        for fut, rel, keyfile, key in pending:
-            ok, msg, seconds = fut.result()
-            finish(ok, msg, rel, keyfile, key, seconds)
-        pending.clear()
-
-    current = None      # the notebook running in this process, named if Ctrl-C stops it
-    try:
-        # Collecting notebooks (the scoreboard) run after every other one, whatever their place in the toc.
-        for nb, params in sorted(plan, key=lambda item: collects(item[0])):
-            if collects(nb):
-                drain()     # it reads the others' executed copies and keys: they must be done
-            rel = nb.relative_to(root)
-            out = executed / rel
-            keyfile = out.with_suffix(".key")
-            extra = ""
-            if collects(nb):  # its key follows every notebook it reads, run now or earlier
-                extra = json.dumps({q.stem: _read(executed / q.relative_to(root).with_suffix(".key"))
-                                    for q in notebooks if not collects(q)}, sort_keys=True)
-            key = cache_key(nb, params, profile, code, extra)
-            if not force and out.exists() and keyfile.exists() and keyfile.read_text() == key:
-                print(f"[cached]  {rel} ({profile})", flush=True)
-                continue
-            print(f"[running] {rel} ({profile}) ...", flush=True)
-            if pool is not None and not collects(nb):
-                fut = pool.submit(_execute_in_worker, nb, out, params, root, {"profile": profile}, threads)
-                pending.append((fut, rel, keyfile, key))
-                continue
-            t0, current = time.time(), rel
-            ok, msg = execute(nb, out, params, root, stamp={"profile": profile})
-            current = None
-            finish(ok, msg, rel, keyfile, key, time.time() - t0)
-        drain()
-    except KeyboardInterrupt:
-        names = ", ".join(str(r) for r in ([current] if current else []) + [p[1] for p in pending])
-        print(f"\n[stopped] {names or 'the run'}: interrupted; its partial output was removed and the previous "
-              "executed copy (if any) is untouched. The book was not built.", file=sys.stderr, flush=True)
+    failures = execute_all(root, out_root, notebooks, runs, profile, force, jobs)
+    if failures is None:
         return 130
-    finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
     if failures:
         print(f"{len(failures)} notebook(s) failed; the book was not built (earlier executed copies are kept):",
               file=sys.stderr)
         for rel, msg in failures:
             print(f"  {rel}: {msg}", file=sys.stderr)
         return 1
-    if not build:
-        return 0
-    stage(root, executed)
-    rc = build_html(executed, out_root, strict=strict)
-    if rc == 0:
-        print(f"HTML: {out_root / '_build' / 'html' / 'index.html'}")
-    else:
-        print(f"the HTML build failed (exit {rc}); the previous _build/html, if any, is untouched", file=sys.stderr)
-    return rc
+    return publish(root, out_root, strict) if build else 0
 
 
 def _read(path: Path) -> str | None:
+    """The text of a file, or None when it does not exist."""
     return path.read_text() if path.exists() else None
