@@ -1,6 +1,6 @@
 """Sphinx extension for the book's HTML: one copy of each inline script, and accessible theme buttons.
 
-Listed in _config.yml (sphinx.extra_extensions). Two defects of the stock toolchain, fixed here:
+Listed in _config.yml (sphinx.extra_extensions). Defects of the stock toolchain, fixed here:
 - Sphinx 7.4 adds an inline script registered after the builder starts (sphinx-thebe's THEBE_JS_URL,
   sphinx-togglebutton's selector) twice, once with filename None and once with '', so every page logs
   "Identifier 'THEBE_JS_URL' has already been declared". `dedupe_scripts` keeps the first copy.
@@ -9,6 +9,11 @@ Listed in _config.yml (sphinx.extra_extensions). Two defects of the stock toolch
   the browser.
 - sphinx-external-toc writes index.html as a bare <meta> redirect: no title, no language, no icon, so the
   browser asks for /favicon.ico (a console error). `index_page` rewrites it as a small page of its own.
+- docutils writes the bibliography as <div role="list"> of <div role="doc-biblioentry">, a role that ARIA 1.2
+  deprecates and that a list may not hold (axe-core: aria-required-children, critical), and an empty corner of
+  a table header as an empty <th> (empty-table-header). `accessible_body` makes them list items and <td>s.
+- A header cell holding only a formula has no text axe-core can read (MathJax's MathML is embedded content):
+  static/imbalanced-cl-a11y.js labels such formulas with their plain-text reading once MathJax has typeset them.
 """
 from __future__ import annotations
 
@@ -44,6 +49,21 @@ def dedupe_scripts(app, pagename, templatename, context, doctree) -> None:
         scripts[:] = dedupe(scripts)
 
 
+_BIBLIOENTRY = re.compile(r'(<div class="citation"[^>]*? role=")doc-biblioentry(")')
+_EMPTY_TH = re.compile(r"<th(\s[^>]*)?>\s*(?:<p>\s*</p>\s*)?</th>")
+
+
+def accessible_body(body: str) -> str:
+    """A page body with bibliography entries as list items and empty header cells as <td> (see the module doc)."""
+    return _EMPTY_TH.sub(lambda m: f"<td{m.group(1) or ''}></td>", _BIBLIOENTRY.sub(r"\1listitem\2", body))
+
+
+def repair_body(app, pagename, templatename, context, doctree) -> None:
+    """html-page-context handler: accessible_body() on this page's body."""
+    if isinstance(context.get("body"), str):
+        context["body"] = accessible_body(context["body"])
+
+
 def redirect_page(target: str, title: str, icon: str = "") -> str:
     """A complete HTML page that sends the reader to `target` (the book's first page)."""
     t, esc = html.escape(title), html.escape(target, quote=True)
@@ -75,6 +95,7 @@ def setup(app):
     """Register the handlers and the accessibility script."""
     app.connect("builder-inited", _add_static)
     app.connect("html-page-context", dedupe_scripts)
+    app.connect("html-page-context", repair_body)
     app.connect("build-finished", index_page, priority=900)  # after sphinx-external-toc wrote its redirect
     app.add_js_file(A11Y_JS, defer="defer")
     return {"parallel_read_safe": True, "parallel_write_safe": True}

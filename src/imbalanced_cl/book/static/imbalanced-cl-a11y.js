@@ -1,4 +1,5 @@
-// Accessibility repairs for the book theme's header buttons (found by axe-core, rule label-content-name-mismatch).
+// Accessibility repairs found by axe-core: the book theme's header buttons (label-content-name-mismatch), its
+// sidebar (region), and table headers that hold only a formula (empty-table-header).
 (function () {
   function repair() {
     // The search field shows "Search Ctrl+K" but is named "Search": let its visible text be its name.
@@ -17,6 +18,36 @@
     document.querySelectorAll(".bd-sidebar-primary:not([role])").forEach(function (bar) {
       bar.setAttribute("role", "navigation");
       bar.setAttribute("aria-label", "Book");
+    });
+  }
+  // A formula as plain text: ϵ_min/ϵ_max, Pr[A_i], x^(k+1), (a+b)/2; other MathML elements read as their text.
+  function linear(node) {
+    var parts = Array.prototype.map.call(node.children, linear);
+    function group(t) { return Array.from(t).length < 2 || /^[\p{L}\p{N}]*$/u.test(t) ? t : "(" + t + ")"; }
+    switch (node.localName) {
+      case "msub": return parts[0] + "_" + group(parts[1]);
+      case "msup": return parts[0] + "^" + group(parts[1]);
+      case "msubsup": return parts[0] + "_" + group(parts[1]) + "^" + group(parts[2]);
+      case "mfrac": return group(parts[0]) + "/" + group(parts[1]);
+      case "msqrt": return "√" + group(parts.join(""));
+      default: return node.children.length ? parts.join("") : node.textContent.trim();
+    }
+  }
+  // A header cell is named by its text; MathJax's MathML is embedded content, which axe-core (and some readers)
+  // cannot name it by. Label each formula in a header cell with its plain-text reading.
+  function labelHeaderMath() {
+    document.querySelectorAll("th mjx-assistive-mml > math:not([aria-label])").forEach(function (m) {
+      m.setAttribute("aria-label", linear(m));
+    });
+  }
+  // Run after MathJax's first typeset: as its pageReady step when MathJax has not started yet (this script is
+  // deferred ahead of it), else once its startup promise settles.
+  var mj = window.MathJax;
+  if (mj && mj.startup && mj.startup.promise) {
+    mj.startup.promise.then(labelHeaderMath);
+  } else if (mj && !mj.version) {
+    mj.startup = Object.assign({}, mj.startup, {
+      pageReady: function () { return MathJax.startup.defaultPageReady().then(labelHeaderMath); },
     });
   }
   if (document.readyState === "loading") {

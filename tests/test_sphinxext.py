@@ -1,0 +1,56 @@
+"""The book's Sphinx extension repairs what axe-core finds in docutils' HTML (issue 28, item 4): the bibliography's
+deprecated doc-biblioentry role inside a list (aria-required-children, critical) and empty header cells
+(empty-table-header). Checked on HTML that docutils itself writes, and on the built ci book."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from docutils.core import publish_parts
+
+from imbalanced_cl.book.sphinxext import accessible_body
+
+RST = """
+A claim [Ano25]_.
+
+.. [Ano25] Anonymous. Theoretical analysis of contrastive learning under imbalanced data.
+.. [CKNH20] Chen et al. A simple framework for contrastive learning.
+
++------+----------+----------+
+|      | minority | majority |
++======+==========+==========+
+| gain | 2.0      | 1.0      |
++------+----------+----------+
+"""
+
+
+def _docutils_body() -> str:
+    return publish_parts(RST, writer_name="html5")["body"]
+
+
+def test_docutils_writes_what_axe_core_flags():
+    """The premise of the repair: docutils' own output has the deprecated role and an empty <th>."""
+    body = _docutils_body()
+    assert 'role="doc-biblioentry"' in body and 'role="list"' in body
+    assert re.search(r"<th[^>]*>\s*(<p>\s*</p>)?\s*</th>", body)
+
+
+def test_accessible_body_makes_list_items_and_empty_corners_plain_cells():
+    body = accessible_body(_docutils_body())
+    assert "doc-biblioentry" not in body and body.count('role="listitem"') == 2
+    assert not re.search(r"<th[^>]*>\s*(<p>\s*</p>)?\s*</th>", body)
+    assert re.search(r"<td[^>]*></td>", body) and "<p>minority</p></th>" in body   # named headers stay <th>
+    assert accessible_body(body) == body                                              # idempotent
+
+
+@pytest.mark.slow
+def test_built_book_has_no_deprecated_role_or_empty_header(ci_book):
+    out, log, rc = ci_book
+    assert rc == 0, log[-3000:]
+    pages = [p for p in (out / "_build" / "html").rglob("*.html") if "_static" not in p.parts]
+    refs = (out / "_build" / "html" / "book" / "references.html").read_text()
+    assert 'class="citation-list"' in refs and 'role="listitem"' in refs
+    for page in pages:
+        text = page.read_text()
+        assert "doc-biblioentry" not in text, page
+        assert not re.search(r"<th[^>]*>\s*(<p>\s*</p>)?\s*</th>", text), page
