@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 PROFILE ?= default
 
-.PHONY: venv book test bench clean
+.PHONY: venv book test bench clean gpu-check
 
 $(STAMP): requirements.txt pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,11 @@ test: venv
 
 bench: venv
 	$(PY) -m benchmarks
+
+# On a CUDA machine: the CUDA tests, the GPU step benchmark, then `paper` campaign units until the budget ends, in one
+# call under 9 minutes (src/imbalanced_cl/campaign/gpu.py). Without CUDA it prints one line and exits 0.
+gpu-check: venv
+	$(PY) -m imbalanced_cl.campaign.gpu
 
 clean:
 	rm -rf _build
