@@ -207,3 +207,31 @@ def test_a_ci_notebook_as_a_unit_through_the_command_line(tmp_path):
     assert second.returncode == 0 and "0 of 1 units to run" in second.stdout
     st = subprocess.run(cmd + ["status", *common], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert st.returncode == 0 and "done       1" in st.stdout and "nothing pending" in st.stdout
+
+
+def test_a_notebooks_code_version_ignores_comments_and_prose_not_code(tmp_path):
+    """book.record.notebook_code: the syntax of the code cells and of the modules they import, transitively."""
+    from imbalanced_cl.book.record import code_digest, science_files
+    pkg = tmp_path / "src" / "imbalanced_cl"
+    (pkg / "claims").mkdir(parents=True)
+    for p in (pkg / "__init__.py", pkg / "claims" / "__init__.py", pkg / "other.py"):
+        p.write_text("")
+    (pkg / "claims" / "a.py").write_text('"""Doc."""\nfrom ..stats import f\nX = 1  # a comment\n')
+    (pkg / "stats.py").write_text("def f():\n    return 2\n")
+    nb = tmp_path / "n.ipynb"
+    cell = {"cell_type": "code", "source": "%matplotlib inline\nfrom imbalanced_cl.claims.a import X\n",
+            "metadata": {}, "outputs": [], "execution_count": None}
+    prose = {"cell_type": "markdown", "source": "Text.", "metadata": {}}
+    nb.write_text(json.dumps({"cells": [prose, cell], "metadata": {}}))
+    names = sorted(p.relative_to(pkg).as_posix() for p in science_files(tmp_path, nb))
+    assert names == ["__init__.py", "claims/__init__.py", "claims/a.py", "stats.py"]    # not other.py
+
+    def version():
+        return code_digest(tmp_path, [nb] + science_files(tmp_path, nb))
+
+    before = version()
+    (pkg / "claims" / "a.py").write_text('"""Other doc."""\nfrom ..stats import f\n\nX = 1  # another comment\n')
+    nb.write_text(json.dumps({"cells": [{**prose, "source": "Other text."}, cell], "metadata": {}}))
+    assert version() == before
+    (pkg / "stats.py").write_text("def f():\n    return 3\n")
+    assert version() != before

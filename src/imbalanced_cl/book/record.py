@@ -81,15 +81,42 @@ def column(rows: list[dict], records: dict[str, dict]) -> list[dict]:
 RENDERING = ("imbalanced_cl.book", "imbalanced_cl.campaign")
 
 
+def _syntax(source: str) -> str:
+    """A source's syntax tree without comments, docstrings or layout (the text itself if it does not parse): two
+    sources that differ only in those compute the same thing, and must not make a recorded unit stale."""
+    import ast
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return ast.dump(tree, annotate_fields=False)
+
+
+def notebook_source(notebook: Path) -> str:
+    """A notebook's code cells (IPython magics and shell lines dropped) and the config class its metadata names."""
+    nb = json.loads(Path(notebook).read_text())
+    cells = ["\n".join(ln for ln in "".join(c["source"]).splitlines() if not ln.lstrip().startswith(("%", "!")))
+             for c in nb["cells"] if c["cell_type"] == "code"]
+    config = nb.get("metadata", {}).get("imbalanced_cl", {}).get("config", "")
+    return "\n".join(cells) + f"\n_config = {config!r}\n"
+
+
 def code_digest(root: Path, paths: list[Path], versions: dict | None = None) -> str:
-    """sha256 (16 hex digits) over files (relative name and bytes; folders walked for *.py) and package versions."""
+    """sha256 (16 hex digits) over the syntax of files (.py, and notebooks' code cells; folders walked for *.py),
+    their names, and package versions."""
     h = hashlib.sha256()
     files = []
     for p in map(Path, paths):
         files += sorted(p.rglob("*.py")) if p.is_dir() else [p] if p.exists() else []
     for p in sorted(set(files)):
         h.update(str(p.relative_to(root)).encode())
-        h.update(p.read_bytes())
+        h.update(_syntax(notebook_source(p) if p.suffix == ".ipynb" else p.read_text()).encode())
     h.update(json.dumps(versions or {}, sort_keys=True).encode())
     return h.hexdigest()[:16]
 
@@ -121,11 +148,7 @@ def science_files(root: Path, notebook: Path) -> list[Path]:
     known = {".".join(p.relative_to(pkg).with_suffix("").parts[:-1] if p.name == "__init__.py"
                       else p.relative_to(pkg).with_suffix("").parts): p
              for p in (pkg / "imbalanced_cl").rglob("*.py")}
-    nb = json.loads(Path(notebook).read_text())
-    cells = "\n".join("\n".join(ln for ln in "".join(c["source"]).splitlines() if not ln.lstrip().startswith(("%", "!")))
-                      for c in nb["cells"] if c["cell_type"] == "code")
-    todo = _names_in(ast.parse(cells), "") | {nb.get("metadata", {}).get("imbalanced_cl", {}).get("config", "")
-                                                 .partition(":")[0]}
+    todo = _names_in(ast.parse(notebook_source(notebook)), "")
     seen: set[str] = set()
     while todo:
         name = todo.pop()
@@ -144,8 +167,8 @@ def science_files(root: Path, notebook: Path) -> list[Path]:
 
 
 def notebook_code(root: Path, notebook: Path) -> str:
-    """The code version of one notebook's results: its source, the package modules it imports (science_files),
-    and the versions of the packages that compute results."""
+    """The code version of one notebook's results: the syntax of its code cells and of the package modules it
+    imports (science_files; comments, docstrings and prose do not count), and the versions of the result packages."""
     from .runner import dependency_versions
     return code_digest(Path(root), [Path(notebook)] + science_files(root, notebook), dependency_versions())
 
