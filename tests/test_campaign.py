@@ -235,3 +235,21 @@ def test_a_notebooks_code_version_ignores_comments_and_prose_not_code(tmp_path):
     assert version() == before
     (pkg / "stats.py").write_text("def f():\n    return 3\n")
     assert version() != before
+
+
+def test_the_scoreboard_reads_current_campaign_units_and_leaves_stale_ones_out(tmp_path):
+    from imbalanced_cl.book import record as book_record
+    from imbalanced_cl.campaign.kinds import plan_notebooks
+    (tmp_path / "notebooks").symlink_to(ROOT / "notebooks")
+    (tmp_path / "src").symlink_to(ROOT / "src")
+    (unit,) = plan_notebooks("ci", ROOT, ["01_stage1_growth"])
+    row = {"notebook": unit.name, "claim": "c", "verdict": "holds", "measured": 1.0, "lo": 0.5, "hi": 1.5}
+    folder = tmp_path / "results" / "campaign" / "ci"
+    record.write(folder, unit, {"rows": [row]}, {"device": "cpu", "commit": "abcdef0123", "wall_s": 3.0})
+    old = Unit(unit.kind, unit.name, unit.profile, unit.params, "other code")
+    stale_path = record.write(folder, old, {"rows": [{**row, "verdict": "does not hold"}]}, {"wall_s": 3.0})
+    got = book_record.load_campaign(tmp_path, "ci")
+    assert list(got) == [unit.name] and got[unit.name]["rows"] == [row] and got[unit.name]["units"] == "1 of 1"
+    (cell,) = book_record.column([{**row, "verdict": "partly"}], got)
+    assert cell["verdict"] == "holds" and cell["units"] == "1 of 1" and cell["differs"]
+    assert stale_path.exists()     # reported by `campaign status`, never read here

@@ -112,7 +112,8 @@ def gather(executed_dir: str = "", root: Path | None = None) -> Board:
             board.status[nb] = "ok"
             board.rows.extend(by_nb[nb])
     here = Path(root or repo_root())
-    board.paper = record.load(here / "results" / "paper")
+    # campaign units (python -m imbalanced_cl campaign) of today's code and parameters win over `record` files
+    board.paper = {**record.load(here / "results" / "paper"), **record.load_campaign(here, "paper")}
     board.stability = stability.load(here, board.book_profile or "default")
     flips = stability.flipped(board.stability)
     for r in board.rows:   # a verdict that changes with the seed is not a finding (methods page)
@@ -165,7 +166,9 @@ def _summary_table(board: Board, base: str) -> str:
         note = "" if status == "ok" else f' <small>({_esc(status)})</small>'
         if any(r.get("kind") == "companion" for r in board.rows if r["notebook"] == nb):
             note += " <small>(companion claims, not the paper's)</small>"
-        paper = "recorded" if nb in board.paper else "not yet run at paper scale"
+        units = (board.paper.get(nb) or {}).get("units")
+        paper = ("recorded" + (f", {units} units" if units else "") if nb in board.paper
+                 else "not yet run at paper scale")
         prem = f"{sum(reg.values()) - reg.get(V.HOLDS, 0)} of {sum(reg.values())}" if reg else ""
         out.append(f'<tr data-summary="{_esc(nb)}"><th scope="row"><a href="{base}{_esc(nb)}.html">{_esc(nb)}</a>'
                    f"{note}</th>{cells}<td>{sum(c.values())}</td><td>{prem}</td><td><small>{paper}</small></td></tr>")
@@ -182,7 +185,8 @@ def _paper_cell(p: dict) -> str:
         return f'<small>{_esc(p["status"])}</small>'
     colour = T._COLOURS.get(p["verdict"], "#000")
     return (f'<b style="color:{colour}">{_esc(p["verdict"])}</b><br>{T.fmt(p["measured"])} '
-            f'[{T.fmt(p["lo"])}, {T.fmt(p["hi"])}]<br><small>{_esc(p["device"])}, {_esc(p["commit"])}</small>')
+            f'[{T.fmt(p["lo"])}, {T.fmt(p["hi"])}]<br><small>{_esc(p["device"])}, {_esc(p["commit"])}'
+            + (f', {_esc(p["units"])} units' if p.get("units") else "") + "</small>")
 
 
 def _rows_table(rows: list, base: str, paper: dict | None = None, profile: str = "") -> str:
