@@ -1,0 +1,144 @@
+"""Notebook 10's figures: the premise map as heat maps with the cells that meet every premise outlined, the star
+cells, and the closed forms along d (Stage-1 rates against the lambda range, neurons needed for a lucky minority
+neuron)."""
+from __future__ import annotations
+
+import math
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.patches import Rectangle
+
+from ..claims.premise_map import LAMBDAS, CellResult, PremiseMapConfig, cell_row
+
+
+def _counts(res: CellResult) -> tuple[int, int, list[str]]:
+    """(required premises met, required premises, short names of the failed ones)."""
+    req = [p for p in res.premises.values() if p.required]
+    failed = [p.short for p in req if not p.holds]
+    return len(req) - len(failed), len(req), failed
+
+
+def map_figure(results: list[CellResult], cfg: PremiseMapConfig, marks: dict | None = None):
+    """One heat map per ratio: rows d, columns lambda; colour = share of required premises met, text = the failed
+    premises and the cell's verdict; a thick outline where every premise holds. `marks` maps a label to
+    (d, lambda name, ratio) for the notebooks' defaults and App. A.2 (drawn as a corner marker where on the grid)."""
+    plane = [r for r in results if r.cell.axis == "plane"]
+    ratios = sorted({r.cell.ratio for r in plane})
+    ds = sorted({r.cell.d for r in plane})
+    lams = [lam for lam in LAMBDAS if any(r.cell.lam_name == lam for r in plane)]
+    fig, axes = plt.subplots(1, len(ratios), figsize=(4.6 * len(ratios) + 0.8, 1.3 * len(ds) + 1.6), squeeze=False)
+    for ax, ratio in zip(axes[0], ratios):
+        grid = np.full((len(ds), len(lams)), np.nan)
+        for r in plane:
+            if r.cell.ratio != ratio:
+                continue
+            i, j = ds.index(r.cell.d), lams.index(r.cell.lam_name)
+            ok, n, failed = _counts(r)
+            grid[i, j] = ok / n
+            verdict = cell_row(r, cfg).verdict
+            text = "all premises" if not failed else "fails: " + "\n".join(failed[:3]) + ("…" if len(failed) > 3 else "")
+            ax.text(j, i, f"{ok}/{n} met\n{text}\n[{verdict}]", ha="center", va="center", fontsize=6.5)
+            if not failed:
+                ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, lw=3, ec="black"))
+        im = ax.imshow(grid, cmap="RdYlGn", vmin=0, vmax=1, aspect="auto")
+        for label, (d, lam, rr) in (marks or {}).items():
+            if rr == ratio and d in ds and lam in lams:
+                ax.plot(lams.index(lam) - 0.42, ds.index(d) - 0.38, marker="*", ms=9, color="navy")
+                ax.annotate(label, (lams.index(lam) - 0.42, ds.index(d) - 0.38), xytext=(4, -2),
+                            textcoords="offset points", fontsize=6, color="navy")
+        ax.set_xticks(range(len(lams)), lams)
+        ax.set_yticks(range(len(ds)), [f"d={d}" for d in ds])
+        ax.set_xlabel("weight decay λ (book's, or bottom / mid / top of [d^-1.49, d^-1.01])")
+        ax.set_title(f"ε_min/ε_max = {ratio:g}")
+    fig.colorbar(im, ax=axes[0].tolist(), label="share of required premises met", shrink=0.8)
+    fig.suptitle("Premise map: where Theorems 3.1 and 3.2 apply (outlined: every premise holds)", fontsize=10)
+    return fig
+
+
+def star_table(results: list[CellResult], cfg: PremiseMapConfig) -> list[dict]:
+    """Rows for the star cells (and the centre cell they vary): label, premises met, failed, gain and verdict."""
+    out = []
+    for r in results:
+        if r.cell.axis == "plane" and not (r.cell.d == cfg.ds[0] and r.cell.lam_name == "mid"
+                                           and r.cell.ratio == max(cfg.ratios)):
+            continue
+        ok, n, failed = _counts(r)
+        m, lo, hi = r.gain_ci()
+        out.append({"cell": ("centre: " if r.cell.axis == "plane" else f"{r.cell.axis}: ") + r.cell.label,
+                    "premises met": f"{ok}/{n}", "failed": ", ".join(failed) or "none",
+                    "gain in A_j*/A_maj [95%]": f"{m:+.3g} [{lo:+.3g}, {hi:+.3g}]",
+                    "verdict": cell_row(r, cfg).verdict, "seconds": round(r.seconds, 1)})
+    return out
+
+
+def closed_forms_figure(rates: list[dict], cfg: PremiseMapConfig):
+    """Left: Stage-1 growth gain*kappa_j of majority and minority features along d, against the lambda range (band)
+    and the book's lambda; a minority coefficient grows where its curve lies above lambda. Right: neurons needed for
+    one minority lucky neuron (Def. B.1) along d, against the map's m = m_over_d * d."""
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 3.8))
+    ds = sorted({r["d"] for r in rates})
+    first = [next(r for r in rates if r["d"] == d) for d in ds]
+    a.fill_between(ds, [r["lambda_bottom"] for r in first], [r["lambda_top"] for r in first], color="0.85",
+                   label="λ range [d^-1.49, d^-1.01]")
+    a.plot(ds, [r["lambda_book"] for r in first], "k--", lw=1, label=f"book's λ = {cfg.weight_decay:g}")
+    for ratio in sorted({r["ratio"] for r in rates}):
+        rows = [r for r in rates if r["ratio"] == ratio]
+        a.plot([r["d"] for r in rows], [r["growth_min"] for r in rows], "o-", label=f"minority, ρ = {ratio:g}")
+    a.plot(ds, [r["growth_max"] for r in first], "s-", color="black", label="majority")
+    a.set_xscale("log")
+    a.set_yscale("log")
+    a.set_xlabel("d")
+    a.set_ylabel("Stage-1 growth gain·κ_j per unit η")
+    a.legend(fontsize=7)
+    a.set_title("Does a minority coefficient outgrow the decay?", fontsize=9)
+    for ratio in sorted({r["ratio"] for r in rates}):
+        rows = [r for r in rates if r["ratio"] == ratio]
+        y = [r["m_needed"] if math.isfinite(r["m_needed"]) else np.nan for r in rows]
+        b.plot([r["d"] for r in rows], y, "o-", label=f"ρ = {ratio:g}")
+        for r in rows:
+            if not math.isfinite(r["m_needed"]):
+                b.annotate("none", (r["d"], 1), fontsize=6, rotation=90, ha="center")
+    b.plot(ds, [cfg.m_over_d * d for d in ds], "k--", lw=1, label=f"this map: m = {cfg.m_over_d:g} d")
+    b.set_xscale("log")
+    b.set_yscale("log")
+    b.set_xlabel("d")
+    b.set_ylabel("m for E|M*_j*| = 1")
+    b.set_title("Neurons needed for one minority lucky neuron ('none': Def. B.1's set is empty)", fontsize=9)
+    b.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def table(rows: list[dict]):
+    """An HTML table of plain rows (a list of dicts with the same keys), for display in the notebook."""
+    import html
+
+    from IPython.display import HTML
+    if not rows:
+        return HTML("<p>(no rows)</p>")
+    head = "".join(f"<th>{html.escape(str(k))}</th>" for k in rows[0])
+    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in r.values()) + "</tr>" for r in rows)
+    return HTML(f'<table class="premise-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>')
+
+
+def notebook_marks(cfg: PremiseMapConfig, root=None) -> dict:
+    """{label: (d, lambda name, ratio)} for the claim notebooks' defaults (01-05) on the map's axes, grouped where
+    they coincide ("01-04 defaults"); lambda is "book" when it equals the map's, else the nearest named lambda."""
+    from .cells import config_class
+    from .profiles import repo_root
+    from .runner import toc_notebooks
+    at: dict = {}
+    for nb in toc_notebooks(root or repo_root()):
+        cls = config_class(nb)
+        if cls is None or nb.stem[:2] not in ("01", "02", "03", "04", "05"):
+            continue
+        c = cls()
+        if not all(hasattr(c, k) for k in ("d", "weight_decay", "eps_min", "eps_max")):
+            continue
+        from ..claims.premise_map import lambda_value
+        lam = "book" if c.weight_decay == cfg.weight_decay else min(
+            LAMBDAS[1:], key=lambda n: abs(math.log(lambda_value(n, c.d, 1.0) / c.weight_decay)))
+        at.setdefault((c.d, lam, round(c.eps_min / c.eps_max, 3)), []).append(nb.stem[:2])
+    return {f"{'-'.join([ids[0], ids[-1]]) if len(ids) > 1 else ids[0]} default{'s' if len(ids) > 1 else ''}": key
+            for key, ids in at.items()}

@@ -1,0 +1,17 @@
+"""Notebook 10: where do the theorems apply? A premise map over d, lambda, eps_min/eps_max, m/d, K, alpha and the
+number of minority features, and claim 4 (pruning restores minority features) decided on it.
+
+The package, in import order (each module imports only those above it):
+
+    config    PremiseMapConfig (the notebook's parameters), the named lambdas, Cell (one grid point)
+    metrics   the premises of Theorems 3.1 and 3.2 at a cell: closed forms and measurements on its runs
+    protocol  what is trained at each cell (notebook 04's protocol) and CellResult
+    verdicts  the per-cell verdict, and which of (a), (b), (c) the map supports
+
+Every public name of these modules is importable from here.
+"""
+from .config import LAMBDAS, STAR_AXES, Cell, PremiseMapConfig, lambda_value, window  # noqa: F401
+from .metrics import (CLOSED, MEASURED, Premise, closed_form, expected_lucky_minority, gain_of_pruning,  # noqa: F401
+                      kappa, mask_share, measured, minority_dominant, minority_rates, neurons_needed, rate_table)
+from .protocol import CellResult, run_cell, run_map  # noqa: F401
+from .verdicts import Conclusion, binding_premises, cell_row, combine, conclusion, conflicts, verdict_rows  # noqa: F401

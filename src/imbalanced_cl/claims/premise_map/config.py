@@ -1,0 +1,162 @@
+"""PremiseMapConfig: the grid of settings that decide the premises of Theorems 3.1 and 3.2 (notebook 10)."""
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+
+from ...sim.config import SimConfig
+from ...validate import check, check_choice, check_float, check_grid, check_int
+from ..pruning.config import PruningConfig
+
+# The weight decays of the map, by name: the book's own (the config's weight_decay) and the bottom, geometric
+# middle and top of the proof's range [d^-1.49, d^-1.01] (L1266).
+LAMBDAS = ("book", "bottom", "mid", "top")
+LAMBDA_EXPONENT = {"bottom": -1.49, "mid": -1.25, "top": -1.01}
+STAR_AXES = ("m/d", "K", "alpha", "n_minority")
+
+
+def lambda_value(name: str, d: int, book: float) -> float:
+    """The weight decay named `name` at d: the book's value, or d^-1.49, d^-1.25, d^-1.01 (L1266)."""
+    return book if name == "book" else float(d) ** LAMBDA_EXPONENT[name]
+
+
+def window(d: int, lr: float) -> tuple[float, float]:
+    """Theorem 3.1's window [T3, T4] = [d^1.01/eta, d^1.99/eta] (L277)."""
+    return d ** 1.01 / lr, d ** 1.99 / lr
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One point of the map: where it sits on the grid, and its full training configuration."""
+
+    axis: str            # "plane" (the d x lambda x ratio plane) or the star axis it varies ("m/d", "K", ...)
+    d: int
+    lam_name: str        # one of LAMBDAS
+    ratio: float         # eps_min / eps_max
+    m: int
+    K: int
+    alpha: float
+    n_minority: int
+    cfg: PruningConfig       # the cell's runs: notebook 04's protocol at this setting
+    kappa_pairs: int = 4000  # Monte-Carlo pairs for kappa_j
+    require_sigma: bool = False
+
+    @property
+    def label(self) -> str:
+        """A short name for tables: d, lambda, ratio, and the star variation if any."""
+        base = f"d={self.d} λ={self.lam_name} ρ={self.ratio:g}"
+        extra = {"m/d": f" m={self.m}", "K": f" K={self.K}", "alpha": f" α={self.alpha:g}",
+                 "n_minority": f" minority={self.n_minority}"}.get(self.axis, "")
+        return base + extra
+
+
+@dataclass(frozen=True)
+class PremiseMapConfig(SimConfig):
+    """Notebook 10: a grid over d, lambda, eps_min/eps_max (the plane) and one-at-a-time variations of m/d, K,
+    alpha and the number of minority features around a centre cell; each cell is notebook 04's protocol (vanilla,
+    then a control and a pruned branch) at that setting. The grid, its ranges and the step rule are fixed here,
+    before any run; nothing is searched toward a verdict.
+
+    SimConfig's fields are the cells' common settings, except those the grid sets per cell: d, d1, m, eps_min,
+    steps and the pruning fields. n_pairs is the centre's K, n_minority the centre's count, weight_decay the
+    "book" lambda, R the replicates of every cell.
+    """
+
+    ds: tuple = (10, 20)              # numbers of features d of the plane (d1 = d1_over_d * d)
+    lambdas: tuple = LAMBDAS          # weight decays of the plane: book | bottom | mid | top of [d^-1.49, d^-1.01]
+    ratios: tuple = (0.3, 0.8)        # eps_min / eps_max of the plane (eps_max stays at its value)
+    d1_over_d: int = 5                # ambient dimension per feature (d1 = 5d, as notebook 08)
+    m_over_d: float = 5.0             # neurons per feature at the centre (m = round(m_over_d * d))
+    alpha: float = 0.1                # pruning ratio of every cell's pruned branch (neurons, by ||w_i||)
+    star_m_over_d: tuple = (500.0,)   # star cells: other m/d at the centre (d = ds[0], lambda mid, ratio max); 500: E|M*_j*| >= 1 at d=10, rho=0.8
+    star_K: tuple = (2048,)           # star cells: other K (pairs per step)
+    star_alpha: tuple = (0.3,)        # star cells: other pruning ratios
+    star_n_minority: tuple = (3,)     # star cells: other numbers of minority features
+    window_point: float = 0.5         # total steps T = T3 + window_point * (T4 - T3), inside Thm 3.1's window
+    branch_share: float = 0.34        # share of T after the branch point (the control and pruned branches)
+    estimate_ds: tuple = (10, 20, 40, 80, 160, 320, 640)  # d of the closed-form estimates (no training)
+    kappa_pairs: int = 4000           # Monte-Carlo pairs per replicate for kappa_j (sim/theory.kappa_mc)
+    require_sigma: bool = False       # count Assumption 3.3's noise scale as a required premise (the book follows App. A.2's sigma)
+    lucky_gamma: float = 0.1          # gamma of eq. (28) in Def. B.1's lucky sets
+    mask_share_min: float = 0.9       # premise: the mask's share on minority-dominant neurons is at least this
+    effect_tol: float = 0.02          # smallest effect of interest for the pruning gain in A_j*/A_maj
+    threads: int = 0                  # torch threads for the notebook (0: torch's default); results do not depend on it
+
+    def validate(self) -> None:
+        """SimConfig's checks plus the grid's: a grid with no cell or a lambda name outside LAMBDAS stops here."""
+        super().validate()
+        check_float("weight_decay", self.weight_decay, 0.0, lo_open=True)   # the "book" lambda of the map
+        check("n_minority", self.n_minority, 1 <= self.n_minority < min(self.ds) if self.ds else False,
+              "an integer in [1, min(ds) - 1]: the map needs minority and majority features", given=f"ds={self.ds}")
+        check_float("lucky_gamma", self.lucky_gamma, 0.0, 1.0, hi_open=True)
+        check_float("mask_share_min", self.mask_share_min, 0.0, 1.0, lo_open=True)
+        check_float("effect_tol", self.effect_tol, 0.0, 1.0, lo_open=True, hi_open=True)
+        check_int("threads", self.threads, 0, 256)
+        check_grid("ds", self.ds, lambda n, v: check_int(n, v, 4, 4096))
+        check_grid("lambdas", self.lambdas, lambda n, v: check_choice(n, v, LAMBDAS))
+        check_grid("ratios", self.ratios, lambda n, v: check_float(n, v, 0.0, 1.0, lo_open=True))
+        check_int("d1_over_d", self.d1_over_d, 1, 100)
+        check_float("m_over_d", self.m_over_d, 0.0, 1000.0, lo_open=True)
+        check_float("alpha", self.alpha, 0.0, 1.0, lo_open=True, hi_open=True)
+        check("star_m_over_d", self.star_m_over_d, _numbers(self.star_m_over_d, 0.0, 1000.0),
+              "a list (may be empty) of numbers in (0, 1000]")
+        check("star_K", self.star_K, _numbers(self.star_K, 2, 10 ** 6, integer=True),
+              "a list (may be empty) of integers in [2, 1e6]")
+        check("star_alpha", self.star_alpha, _numbers(self.star_alpha, 0.0, 1.0),
+              "a list (may be empty) of numbers in (0, 1)")
+        check("star_n_minority", self.star_n_minority, _numbers(self.star_n_minority, 1, min(self.ds) - 1, integer=True),
+              f"a list (may be empty) of integers in [1, min(ds) - 1 = {min(self.ds) - 1}]", given=f"ds={list(self.ds)}")
+        check_float("window_point", self.window_point, 0.0, 1.0)
+        check_float("branch_share", self.branch_share, 0.05, 0.95)
+        check_grid("estimate_ds", self.estimate_ds, lambda n, v: check_int(n, v, 4, 10 ** 6))
+        check_int("kappa_pairs", self.kappa_pairs, 100)
+        check("require_sigma", self.require_sigma, isinstance(self.require_sigma, bool), "True or False")
+        check_int("R", self.R, 2, 4096)
+
+    # --- the cells ---
+    def steps_at(self, d: int) -> tuple[int, int]:
+        """(vanilla steps, branch steps) at d: T = T3 + window_point (T4 - T3) in all, branch_share of it after."""
+        t3, t4 = window(d, self.lr)
+        total = int(round(t3 + self.window_point * (t4 - t3)))
+        branch = max(2, int(round(self.branch_share * total)))
+        return max(1, total - branch), branch
+
+    def cell(self, axis: str, d: int, lam_name: str, ratio: float, m_over_d: float | None = None,
+             K: int | None = None, alpha: float | None = None, n_minority: int | None = None) -> Cell:
+        """The Cell at one grid point (unset values: the centre's), with the training config of notebook 04."""
+        m = max(2, int(round((m_over_d or self.m_over_d) * d)))
+        K = int(K or self.n_pairs)
+        alpha = float(alpha or self.alpha)
+        n_min = int(n_minority or self.n_minority)
+        vanilla, branch = self.steps_at(d)
+        record = max(1, branch // 10)
+        common = {f.name: getattr(self, f.name) for f in dataclasses.fields(SimConfig)}
+        common.update(d=d, d1=self.d1_over_d * d, m=m, n_pairs=K, n_minority=n_min, eps_min=ratio * self.eps_max,
+                      weight_decay=lambda_value(lam_name, d, self.weight_decay), record_every=record,
+                      prune_alpha=0.0, prune_start=0, prune_unit="neuron", prune_mask="magnitude",
+                      prune_schedule="dynamic", progress=False)
+        run = PruningConfig(**common, vanilla_steps=vanilla, prune_steps=branch, alpha_grid=(alpha,), alpha_main=alpha,
+                            eps_min_grid=(ratio * self.eps_max,), threshold_alphas=(), rate_window=2 * record,
+                            top_k=1, lucky_gamma=self.lucky_gamma, mask_share_min=self.mask_share_min,
+                            effect_tol=self.effect_tol, mask_control=False)
+        return Cell(axis, d, lam_name, ratio, m, K, alpha, n_min, run, self.kappa_pairs, self.require_sigma)
+
+    def cells(self) -> list[Cell]:
+        """The plane (every d x lambda x ratio at the centre) and the star around (ds[0], 'mid', max ratio)."""
+        out = [self.cell("plane", d, lam, r) for d in self.ds for lam in self.lambdas for r in self.ratios]
+        d0, r0 = self.ds[0], max(self.ratios)
+        out += [self.cell("m/d", d0, "mid", r0, m_over_d=v) for v in self.star_m_over_d]
+        out += [self.cell("K", d0, "mid", r0, K=v) for v in self.star_K]
+        out += [self.cell("alpha", d0, "mid", r0, alpha=v) for v in self.star_alpha]
+        out += [self.cell("n_minority", d0, "mid", r0, n_minority=v) for v in self.star_n_minority]
+        return out
+
+
+def _numbers(xs, lo, hi, integer: bool = False) -> bool:
+    """Whether xs is a list/tuple of numbers in (lo, hi] (integers in [lo, hi] when `integer`)."""
+    if not isinstance(xs, (tuple, list)):
+        return False
+    ok = lambda v: isinstance(v, int) if integer else isinstance(v, (int, float))
+    return all(ok(v) and not isinstance(v, bool) and math.isfinite(v) and
+               ((lo <= v <= hi) if integer else (lo < v <= hi)) for v in xs)

@@ -1,0 +1,183 @@
+"""The premises of Theorems 3.1 and 3.2 at one cell: closed forms (no training) and measurements on its runs.
+
+A premise is a `Premise`: its name, the value found, the threshold it is judged against, whether it holds, and
+whether the map requires it. The closed-form premises need only the cell's config:
+  * lambda inside the proof's range [d^-1.49, d^-1.01] (L1266);
+  * the run's steps inside Theorem 3.1's window [d^1.01/eta, d^1.99/eta] (L277);
+  * sigma_xi^2 on Assumption 3.3's scale sqrt(log d)/d (the ratio is judged within 1 +- 0.9, as the regime rows do);
+  * a minority coefficient grows in Stage 1: gain * kappa_min - lambda > 0 (eq. 7 with the book's closed form,
+    sim/theory.py: kappa_j by Monte Carlo, gain = 1 - 1/K);
+  * minority lucky neurons exist at initialisation: E|M*_j*| = m P(i in M*_j) n_minority >= 1 (Def. B.1,
+    eq. 27; Thm 3.2(a) is about a neuron i* in M*_j*).
+The measured ones need the vanilla run at the branch point:
+  * the weights lie in the feature span (share >= regime_share_min; Thm 3.1's beta bound);
+  * Lemma B.1: ||g_K - g_pop|| / ||w|| <= d1^-1 (L519);
+  * at least one minority-dominant neuron (largest |cos(w_i, M_j)| on a minority j) in every replicate;
+  * the magnitude mask holds minority-dominant neurons: share >= mask_share_min (Thm 3.2, Remark 1).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+from ... import stats
+from ...sim import metrics, regime, theory
+from ...sim.prune import mask_for
+from ...sim.train import Run
+from ..census.exact import log_p_lucky
+from ..census.sets import thresholds
+from ..pruning.metrics import amplitude_ratio, minority_index
+from ..pruning.config import PruningConfig
+from .config import Cell, PremiseMapConfig, lambda_value, window
+
+CLOSED = ("lambda", "window", "sigma", "growth", "lucky")
+MEASURED = ("share", "lemma_b1", "dominant", "mask", "smallest")
+SHORT = {"lambda": "λ in range", "window": "steps in window", "sigma": "σ scale", "growth": "minority grows",
+         "lucky": "lucky minority", "share": "feature span", "lemma_b1": "Lemma B.1", "dominant": "minority neurons",
+         "mask": "mask on minority", "smallest": "minority smallest"}
+
+
+@dataclass(frozen=True)
+class Premise:
+    """One premise at one cell: the value found, the threshold, whether it holds and whether it is required."""
+
+    key: str             # one of CLOSED + MEASURED
+    text: str            # what is required, in words, with the paper's reference
+    value: float
+    threshold: str       # the threshold, as text
+    holds: bool
+    required: bool = True
+
+    @property
+    def short(self) -> str:
+        """A few words for figure labels."""
+        return SHORT.get(self.key, self.key)
+
+
+def minority_rates(cfg: PruningConfig, kappa: torch.Tensor) -> tuple[float, float]:
+    """(majority, minority) Stage-1 net rates per unit eta: gain * kappa_j - lambda (eq. 7), averaged per group."""
+    mino = minority_index(cfg)
+    is_min = torch.zeros(cfg.d, dtype=torch.bool)
+    is_min[mino] = True
+    g = theory.gain(cfg)
+    return (g * float(kappa[~is_min].mean()) - cfg.weight_decay, g * float(kappa[is_min].mean()) - cfg.weight_decay)
+
+
+def expected_lucky_minority(cfg: PruningConfig) -> float:
+    """E|M*_j*| summed over the minority features: m n_minority P(i in M*_j) (Def. B.1 eq. 27, exact law)."""
+    lp = log_p_lucky(cfg.d, cfg.eps_min / cfg.eps_max, cfg.lucky_gamma)
+    return math.exp(min(lp + math.log(cfg.m * cfg.n_minority), 700.0))
+
+
+def neurons_needed(d: int, ratio: float, n_minority: int, gamma: float) -> float:
+    """The m at which E|M*_j*| reaches 1: 1 / (n_minority P(i in M*_j)); inf where the probability underflows."""
+    lp = log_p_lucky(d, ratio, gamma) + math.log(n_minority)
+    return math.exp(-lp) if -lp < 700 else math.inf
+
+
+def closed_form(cfg: PruningConfig, kappa: torch.Tensor, require_sigma: bool = False) -> dict:
+    """The closed-form premises of a cell's config (see the module docstring), keyed as CLOSED."""
+    lo, hi = regime.lambda_range(cfg)
+    t3, t4 = window(cfg.d, cfg.lr)
+    steps = cfg.vanilla_steps + cfg.prune_steps
+    sr = regime.sigma_ratio(cfg)
+    _, r_min = minority_rates(cfg, kappa)
+    lucky = expected_lucky_minority(cfg)
+    return {
+        "lambda": Premise("lambda", "λ inside the proof's range [d^-1.49, d^-1.01] (L1266)", cfg.weight_decay,
+                          f"[{lo:.3g}, {hi:.3g}]", lo <= cfg.weight_decay <= hi),
+        "window": Premise("window", "steps inside Theorem 3.1's window [d^1.01/η, d^1.99/η] (L277)", float(steps),
+                          f"[{t3:.0f}, {t4:.0f}]", t3 <= steps <= t4),
+        "sigma": Premise("sigma", "σ_ξ² on Assumption 3.3's scale √(log d)/d (ratio within 1 ± 0.9)", sr,
+                         "[0.1, 1.9]", 0.1 <= sr <= 1.9, required=require_sigma),
+        "growth": Premise("growth", "a minority coefficient grows in Stage 1: gain κ_min − λ > 0 (eq. 7)", r_min,
+                          "> 0", r_min > 0),
+        "lucky": Premise("lucky", "minority lucky neurons at init: m n_min P(i ∈ M*_j) ≥ 1 (Def. B.1, Thm 3.2(a))",
+                         lucky, "≥ 1", lucky >= 1.0),
+    }
+
+
+def minority_dominant(W: torch.Tensor, M: torch.Tensor, cfg: PruningConfig) -> torch.Tensor:
+    """(R, m) bool: the neuron's largest |cos(w_i, M_j)| is on a minority feature."""
+    cos = metrics.cosine_matrix(W, M).abs()
+    return torch.isin(cos.argmax(-1), torch.tensor(minority_index(cfg)))
+
+
+def mask_share(W: torch.Tensor, M: torch.Tensor, alpha: float, cfg: PruningConfig) -> torch.Tensor:
+    """(R,) share of the neurons the magnitude mask removes (the alpha m smallest ||w_i||) that are minority-dominant."""
+    pruned = mask_for(W, alpha, "neuron") == 0
+    dom = minority_dominant(W, M, cfg)
+    return (pruned & dom).sum(-1).float() / pruned.sum(-1).clamp(min=1).float()
+
+
+def smallest_share(W: torch.Tensor, M: torch.Tensor, cfg: PruningConfig) -> torch.Tensor:
+    """(R,) share of minority-dominant neurons among the k smallest ||w_i||, k = their number (NaN where k = 0).
+
+    This is the mask's share at the largest ratio Remark 1 allows (alpha m = |minority-dominant|): 1 when the
+    minority neurons are exactly the smallest, as Remark 2 argues; about k/m when norm says nothing about them."""
+    dom = minority_dominant(W, M, cfg)
+    k = dom.sum(-1)
+    rank = torch.argsort(torch.argsort(W.norm(dim=-1), dim=-1), dim=-1)        # 0 = smallest
+    inside = (dom & (rank < k.unsqueeze(-1))).sum(-1).float()
+    return torch.where(k > 0, inside / k.clamp(min=1).float(), torch.nan)
+
+
+def measured(base: Run, cfg: PruningConfig, reg: regime.Regime) -> dict:
+    """The measured premises at the branch point (the vanilla run's final weights), keyed as MEASURED."""
+    share = stats.ci(reg.share)
+    bound = cfg.d1 ** -cfg.regime_grad_poly
+    dev = float(reg.grad_dev.mean())
+    count = minority_dominant(base.W, base.M, cfg).sum(-1).float()
+    mshare = float(mask_share(base.W, base.M, cfg.alpha_main, cfg).mean())
+    small = float(torch.nanmean(smallest_share(base.W, base.M, cfg)))
+    return {
+        "share": Premise("share", "weights in the feature span: share ≥ regime_share_min (Thm 3.1, β bound)",
+                         share[0], f"≥ {cfg.regime_share_min:g} (lower 95% end)", share[1] >= cfg.regime_share_min),
+        "lemma_b1": Premise("lemma_b1", "K-pair gradient within ||w||/d1 of the population gradient (Lemma B.1)",
+                            dev, f"≤ {bound:.3g}", dev <= bound),
+        "dominant": Premise("dominant", "a minority-dominant neuron at the branch point, in every replicate",
+                            float(count.min()), "≥ 1 (fewest over replicates)", bool((count >= 1).all())),
+        "mask": Premise("mask", "the magnitude mask holds minority-dominant neurons (Thm 3.2, Remark 1)", mshare,
+                        f"≥ {cfg.mask_share_min:g} (mean share)", mshare >= cfg.mask_share_min),
+        "smallest": Premise("smallest", "the minority-dominant neurons are the smallest (Remark 2): their share of "
+                            "the k smallest neurons, k = their number (the mask at Remark 1's largest alpha); reported",
+                            small, f"≥ {cfg.mask_share_min:g} (mean over replicates that have some)",
+                            small >= cfg.mask_share_min, required=False),
+    }
+
+
+def gain_of_pruning(control: Run, pruned: Run, cfg: PruningConfig) -> torch.Tensor:
+    """(R,) change of A_j*/A_maj at the end of the pruned branch over its control (Thm 3.2(c): the ratio rises)."""
+    return amplitude_ratio(pruned.W, pruned.M, cfg) - amplitude_ratio(control.W, control.M, cfg)
+
+
+def kappa(cfg: PruningConfig, pairs: int) -> torch.Tensor:
+    """kappa_j of a cell's config (Monte Carlo, sim/theory.kappa_mc with `pairs` pairs and 2 replicates)."""
+    return theory.kappa_mc(cfg, n=pairs, replicates=2)
+
+
+def rate_table(cfg: PremiseMapConfig, ds, ratios) -> list[dict]:
+    """Closed forms along d (no training): Stage-1 net rates of majority and minority at the bottom, middle and
+    top of the lambda range and at the book's lambda, and the neurons needed for one minority lucky neuron."""
+    out = []
+    for d in ds:
+        for r in ratios:
+            c = cfg.cell("plane", d, "book", r).cfg
+            r_maj, r_min = minority_rates(c, kappa(c, cfg.kappa_pairs))        # net of the book's lambda: add it back
+            a = thresholds(d, r, c.lucky_gamma)[0]             # c1 log d / d: a lucky neuron needs u_ij^2 >= a
+            row = {"d": d, "ratio": r, "growth_max": r_maj + c.weight_decay, "growth_min": r_min + c.weight_decay,
+                   "m_needed": neurons_needed(d, r, c.n_minority, c.lucky_gamma), "m": c.m, "lucky_threshold": a}
+            for name in ("book", "bottom", "mid", "top"):
+                row[f"lambda_{name}"] = lambda_value(name, d, cfg.weight_decay)
+            out.append(row)
+    return out
+
+
+def cell_premises(cell: Cell, kap: torch.Tensor, base: Run | None, reg: regime.Regime | None) -> dict:
+    """Every premise of a cell: the closed forms, and the measured ones when the cell was run."""
+    out = closed_form(cell.cfg, kap, cell.require_sigma)
+    if base is not None and reg is not None:
+        out.update(measured(base, cell.cfg, reg))
+    return out

@@ -1,0 +1,199 @@
+"""Notebook 10's premise map: the named lambdas and the step rule (hand-worked), each premise failing alone on a
+hand-made cell, the (a)/(b)/(c) rule on hand-made results, and bad parameters."""
+import dataclasses
+import math
+
+import pytest
+import torch
+
+from imbalanced_cl.claims import premise_map as PM
+from imbalanced_cl.claims.premise_map.metrics import Premise
+from imbalanced_cl.sim.regime import Regime
+from imbalanced_cl.sim.train import Run
+from imbalanced_cl.validate import ParameterError
+from imbalanced_cl.verdict import FAILS, HOLDS, NOT_COMPARABLE
+
+BASE = dict(ds=(10,), lambdas=("mid",), ratios=(1.0,), m_over_d=25.0, star_m_over_d=(), star_K=(), star_alpha=(),
+            star_n_minority=(), R=2, progress=False)
+
+
+def test_named_lambdas_and_window_by_hand():
+    # 10^-1.49 = 0.032359, 10^-1.25 = 0.056234, 10^-1.01 = 0.097724; the book's lambda is passed through
+    assert PM.lambda_value("bottom", 10, 1e-3) == pytest.approx(0.032359, rel=1e-4)
+    assert PM.lambda_value("mid", 10, 1e-3) == pytest.approx(0.056234, rel=1e-4)
+    assert PM.lambda_value("top", 10, 1e-3) == pytest.approx(0.097724, rel=1e-4)
+    assert PM.lambda_value("book", 10, 1e-3) == 1e-3
+    t3, t4 = PM.window(20, 0.5)              # 20^1.01 = e^3.0257 = 20.608, 20^1.99 = e^5.9615 = 388.19; over 0.5
+    assert t3 == pytest.approx(41.216, abs=0.01) and t4 == pytest.approx(776.39, abs=0.05)
+
+
+def test_every_cell_runs_inside_the_window_and_the_grid_is_the_plane_plus_the_star():
+    cfg = PM.PremiseMapConfig(ds=(8, 12), lambdas=("book", "top"), ratios=(0.5, 0.8), star_K=(256,),
+                              star_alpha=(0.3,), star_m_over_d=(), star_n_minority=(2,), R=2)
+    cells = cfg.cells()
+    assert len(cells) == 2 * 2 * 2 + 3
+    assert [c.axis for c in cells[-3:]] == ["K", "alpha", "n_minority"]
+    centre = cells[-3]
+    assert (centre.d, centre.lam_name, centre.ratio, centre.K) == (8, "mid", 0.8, 256)
+    for c in cells:
+        t3, t4 = PM.window(c.d, c.cfg.lr)
+        total = c.cfg.vanilla_steps + c.cfg.prune_steps
+        assert t3 <= total <= t4
+        assert c.cfg.eps_min == pytest.approx(c.ratio * c.cfg.eps_max) and c.cfg.d1 == 5 * c.d
+
+
+def _cell(**kw):
+    cfg = PM.PremiseMapConfig(**{**BASE, **kw})
+    return cfg.cells()[0]
+
+
+def _kappa(cell, majority=0.4, minority=0.4):
+    k = torch.full((cell.d,), majority)
+    k[PM.metrics.minority_index(cell.cfg)] = minority
+    return k
+
+
+def test_each_closed_form_premise_fails_alone():
+    """A cell where every closed-form premise holds (balanced data, m = 25 d, lambda mid, hand-made kappa), then one
+    change per premise that breaks only that premise."""
+    ok = _cell()
+    prem = PM.closed_form(ok.cfg, _kappa(ok), require_sigma=False)
+    assert all(p.holds for p in prem.values() if p.required), {k: p.value for k, p in prem.items()}
+    assert not prem["sigma"].required                       # reported, not required, by default
+
+    def failed(cell, kappa=None, require_sigma=False):
+        got = PM.closed_form(cell.cfg, _kappa(cell) if kappa is None else kappa, require_sigma)
+        return {k for k, p in got.items() if p.required and not p.holds}
+
+    assert failed(_cell(lambdas=("book",))) == {"lambda"}
+    late = dataclasses.replace(ok, cfg=dataclasses.replace(ok.cfg, vanilla_steps=10_000))
+    assert failed(late) == {"window"}
+    assert failed(ok, kappa=_kappa(ok, minority=0.01)) == {"growth"}     # gain*0.01 < lambda = 0.056
+    assert failed(_cell(m_over_d=2.5)) == {"lucky"}                      # E|M*| = 25 p_lucky < 1
+    assert failed(ok, require_sigma=True) == {"sigma"}                   # sigma_xi = 0.05 is off the scale
+
+
+def test_minority_growth_uses_gain_times_kappa_minus_lambda():
+    ok = _cell()
+    r_maj, r_min = PM.minority_rates(ok.cfg, _kappa(ok, 0.4, 0.1))
+    gain = 1 - 1 / ok.cfg.n_pairs                                       # tau-scaled loss: gain = 1 - 1/K
+    assert r_maj == pytest.approx(gain * 0.4 - ok.cfg.weight_decay)
+    assert r_min == pytest.approx(gain * 0.1 - ok.cfg.weight_decay)
+
+
+def _hand_run(cfg, norms, dominant):
+    """A Run whose dictionary is the first d coordinates and whose neuron i points at feature dominant[i] (with a
+    small share on the others), with norm norms[i]; two identical replicates."""
+    d, d1, m = cfg.d, cfg.d1, len(norms)
+    M = torch.eye(d1)[:, :d].unsqueeze(0)
+    W = torch.full((1, m, d1), 0.0)
+    for i, (n, j) in enumerate(zip(norms, dominant)):
+        v = torch.full((d1,), 0.01)
+        v[j] = 1.0
+        W[0, i] = n * v / v.norm()
+    M, W = M.repeat(2, 1, 1), W.repeat(2, 1, 1)
+    return Run(cfg, [0, 1], M, W, torch.zeros(2, dtype=torch.long), 0, None, None, W.clone())
+
+
+def _regime(share=0.99, dev=0.001):
+    one = lambda v: torch.tensor([float(v), float(v) * 1.001])
+    return Regime(one(share), one(dev), one(dev), one(1.0), one(1.0), 0, (0, 1), (0, 1), 1.0, "fresh")
+
+
+def test_each_measured_premise_fails_alone():
+    """m = 10 neurons, alpha = 0.1 (one neuron pruned), the minority feature is the last one."""
+    cell = _cell(ds=(4,), m_over_d=2.5, n_minority=1)
+    cfg = cell.cfg
+    j = cfg.d - 1
+    assert PM.metrics.minority_index(cfg) == [j]
+    good = _hand_run(cfg, [0.1] + [1.0] * 9, [j] + [0, 1, 2] * 3)      # the smallest neuron is the minority one
+    prem = PM.measured(good, cfg, _regime())
+    assert all(p.holds for p in prem.values()), {k: p.value for k, p in prem.items()}
+    assert prem["mask"].value == 1.0 and prem["smallest"].value == 1.0
+
+    def failed(run, reg):
+        return {k for k, p in PM.measured(run, cfg, reg).items() if p.required and not p.holds}
+
+    assert failed(good, _regime(share=0.5)) == {"share"}
+    assert failed(good, _regime(dev=1.0)) == {"lemma_b1"}              # bound 1/d1 = 0.05
+    no_minority = _hand_run(cfg, [0.1] + [1.0] * 9, [0] + [0, 1, 2] * 3)
+    assert failed(no_minority, _regime()) == {"dominant", "mask"}      # no minority neuron: the mask cannot hold one
+    big = _hand_run(cfg, [2.0] + [1.0] * 8 + [0.1], [j] + [0, 1, 2] * 3)
+    got = PM.measured(big, cfg, _regime())
+    assert {k for k, p in got.items() if p.required and not p.holds} == {"mask"}
+    assert got["smallest"].value == 0.0                                # the minority neuron is the largest
+
+
+def _result(cell, holds: dict, gain=None):
+    prem = {k: Premise(k, k, 1.0 if ok else 0.0, "t", ok, required=(k != "smallest")) for k, ok in holds.items()}
+    return PM.CellResult(cell, prem, None if gain is None else torch.tensor(gain))
+
+
+ALL = dict(zip(PM.CLOSED + PM.MEASURED, [True] * 10))
+
+
+def test_conclusion_a_where_every_premise_holds():
+    cell = _cell()
+    res = [_result(cell, ALL, [0.10, 0.12, 0.11]), _result(cell, {**ALL, "lambda": False}, [0.0, 0.1, -0.1])]
+    c = PM.conclusion(res, [], cell.cfg)
+    assert (c.kind, c.verdict, c.cells_ok, c.cells_run) == ("a", HOLDS, 1, 2)
+    bad = [_result(cell, ALL, [0.001, -0.001, 0.0])]                   # tight around 0, below effect_tol 0.02
+    assert PM.conclusion(bad, [], cell.cfg).verdict == FAILS
+
+
+def test_conclusion_b_names_the_binding_premise_and_what_it_needs():
+    cell = _cell()
+    rates = [{"d": 10, "ratio": 0.8, "growth_min": 0.17, "lambda_bottom": 0.03, "m_needed": 4176.0,
+              "lucky_threshold": 0.79}, {"d": 10, "ratio": 0.3, "growth_min": 0.06, "lambda_bottom": 0.03,
+              "m_needed": math.inf, "lucky_threshold": 5.6}]
+    res = [_result(cell, {**ALL, "lucky": False, "dominant": False, "mask": False}, [0.0, 0.0])]
+    c = PM.conclusion(res, rates, cell.cfg)
+    assert c.kind == "b" and c.verdict == NOT_COMPARABLE and c.binding == ["lucky", "dominant", "mask"]
+    assert "m ≥ 4,176" in c.text and "lucky set is empty" in c.text
+
+
+def test_conclusion_c_when_premises_conflict():
+    cell = _cell()
+    # minority-dominant neurons exist, but they are not the smallest (even at Remark 1's largest alpha), in every cell
+    res = [_result(cell, {**ALL, "lucky": False, "mask": False, "smallest": False}, [0.0, 0.0])]
+    c = PM.conclusion(res, [], cell.cfg)
+    assert c.kind == "c" and "not the smallest" in c.text
+    # a mask that misses them only because alpha m exceeds their number is not a conflict
+    res = [_result(cell, {**ALL, "lucky": False, "mask": False, "smallest": True}, [0.0, 0.0])]
+    assert PM.conclusion(res, [], cell.cfg).kind == "b"
+    # lambda's range and minority growth exclude each other at every d of the closed-form table
+    rates = [{"d": d, "ratio": 0.3, "growth_min": 0.001, "lambda_bottom": 0.01, "m_needed": 1.0,
+              "lucky_threshold": 0.5} for d in (10, 20)]
+    res = [_result(cell, {**ALL, "growth": False}, [0.0, 0.0])]
+    assert PM.conclusion(res, rates, cell.cfg).kind == "c"
+
+
+@pytest.mark.parametrize("kw, name", [({"ds": ()}, "ds"), ({"lambdas": ("huge",)}, "lambdas"),
+                                      ({"lambdas": ()}, "lambdas"), ({"weight_decay": 0.0}, "weight_decay"),
+                                      ({"ratios": (1.5,)}, "ratios"), ({"star_K": (1,)}, "star_K")])
+def test_bad_grid_stops_with_the_parameter_named(kw, name):
+    with pytest.raises(ParameterError, match=name):
+        PM.PremiseMapConfig(**{**BASE, **kw})
+
+
+def test_a_cell_runs_and_reports_every_premise():
+    """The smallest real cell: three runs, every premise present, a finite gain per replicate."""
+    cfg = PM.PremiseMapConfig(**{**BASE, "ds": (6,), "m_over_d": 2.0, "n_pairs": 64, "ratios": (0.8,)})
+    res = PM.run_cell(cfg.cells()[0])
+    assert set(res.premises) == set(PM.CLOSED + PM.MEASURED)
+    assert res.gain.shape == (2,) and torch.isfinite(res.gain).all()
+    rows = PM.verdict_rows([res], PM.rate_table(cfg, (6,), (0.8,)), cfg)
+    assert len(rows) == 2 and rows[-1].claim.startswith("claim 4 on the premise map")
+
+
+def test_smallest_share_counts_minority_neurons_among_the_k_smallest():
+    """Hand-made: 2 minority-dominant neurons (norms 0.2 and 3.0) among 6; the 2 smallest are 0.1 (majority) and
+    0.2 (minority), so the share is 1/2; with the minority neurons at 0.1 and 0.2 it is 1; none: NaN."""
+    cell = _cell(ds=(4,), m_over_d=1.5, n_minority=1)
+    j = cell.cfg.d - 1
+    run = _hand_run(cell.cfg, [0.2, 3.0, 0.1, 1.0, 1.0, 1.0], [j, j, 0, 1, 2, 0])
+    assert PM.metrics.smallest_share(run.W, run.M, cell.cfg).tolist() == [0.5, 0.5]
+    run = _hand_run(cell.cfg, [0.2, 0.1, 2.0, 1.0, 1.0, 1.0], [j, j, 0, 1, 2, 0])
+    assert PM.metrics.smallest_share(run.W, run.M, cell.cfg).tolist() == [1.0, 1.0]
+    none = _hand_run(cell.cfg, [1.0] * 6, [0, 1, 2, 0, 1, 2])
+    assert torch.isnan(PM.metrics.smallest_share(none.W, none.M, cell.cfg)).all()
