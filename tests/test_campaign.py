@@ -253,3 +253,30 @@ def test_the_scoreboard_reads_current_campaign_units_and_leaves_stale_ones_out(t
     (cell,) = book_record.column([{**row, "verdict": "partly"}], got)
     assert cell["verdict"] == "holds" and cell["units"] == "1 of 1" and cell["differs"]
     assert stale_path.exists()     # reported by `campaign status`, never read here
+
+
+@pytest.mark.slow
+def test_a_scale_point_is_recorded_and_notebook_08_adds_it_marked_and_leaves_stale_ones_out(tmp_path):
+    """scale_point: one d of notebook 08 measured in a unit, round-tripped through JSON, added to the grid; a record
+    under other code is named stale and not used; a record of other parameters is not this notebook's."""
+    from imbalanced_cl.book.profiles import params
+    from imbalanced_cl.book.record import source_code
+    from imbalanced_cl.campaign import kinds as K
+    from imbalanced_cl.claims import scale
+    (tmp_path / "src").symlink_to(ROOT / "src")
+    ci = {k: tuple(v) if isinstance(v, list) else v for k, v in params("ci", "08_scale").items()}
+    cfg = scale.ScaleConfig(**{**ci, "ds": (8, 12)})
+    unit = Unit("scale_point", "d16", "ci", K.scale_params(cfg, 16), source_code(tmp_path, K.SCALE_ENTRY))
+    folder = tmp_path / "results" / "campaign" / "ci"
+    record.write(folder, unit, K.run_scale_point(unit, ROOT), {"device": "cpu", "commit": "abc1234", "wall_s": 1.0})
+    stale = Unit("scale_point", "d24", "ci", K.scale_params(cfg, 24), "other code")
+    record.write(folder, stale, {"point": {"d": 24}}, {"commit": "0ld0ld0", "wall_s": 1.0})
+    other = Unit("scale_point", "d32", "ci", K.scale_params(cfg.replace(R=cfg.R + 1), 32), unit.code)
+    record.write(folder, other, {"point": {"d": 32}}, {"wall_s": 1.0})
+    points, notes = K.recorded_points(cfg, tmp_path)
+    assert [p["d"] for p in points] == [16] and points[0]["Ni"].shape == (len(cfg.ratios), cfg.R)
+    assert len(notes) == 1 and "d = 24" in notes[0] and "stale" in notes[0]
+    res, ds, line = K.with_recorded(scale.run(cfg), tmp_path)
+    assert ds == [16] and res.cfg.ds == (8, 12, 16) and "d = 16" in line and "stale" in line
+    assert [p["d"] for p in res.points] == [8, 12, 16]
+    assert all(max(q.at) > 12 for q in scale.quantities(res)) and scale.verdict_rows(res, res.cfg)   # d = 16 is used

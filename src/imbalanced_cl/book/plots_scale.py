@@ -79,8 +79,14 @@ def clock_figure(res: S.ScaleResult) -> None:
     plt.tight_layout(); plt.show()
 
 
-def quantity_figure(quants: list[S.Quantity]) -> None:
-    """Each quantity against d: mean and 95% interval over replicates, the prediction and its band."""
+def _ticks(ax, d, recorded=()) -> None:
+    """Ticks at the grid's d, the points recorded by a campaign labelled so (they were not computed by this run)."""
+    ax.set_xticks(d, [f"{v:.0f}" + ("\nrecorded" if round(v) in recorded else "") for v in d]); ax.minorticks_off()
+
+
+def quantity_figure(quants: list[S.Quantity], recorded: tuple = ()) -> None:
+    """Each quantity against d: mean and 95% interval over replicates, the prediction and its band; the d's in
+    `recorded` (campaign units, not computed by this run) are labelled on the axis."""
     fig, axes = plt.subplots(1, len(quants), figsize=(5.2 * len(quants), 3.6), squeeze=False)
     for ax, q in zip(axes[0], quants):
         d, m, lo, hi, target = (np.array(v, float) for v in list(zip(*q.per_d()))[:5])
@@ -91,24 +97,26 @@ def quantity_figure(quants: list[S.Quantity]) -> None:
         else:
             ax.fill_between(d, target - q.tol, target + q.tol, color="k", alpha=0.1, label="band (± tol)")
         ax.set(xscale="log", xlabel="d", title=q.claim)
-        ax.set_xticks(d, [f"{v:.0f}" for v in d]); ax.minorticks_off()
+        _ticks(ax, d, recorded)
         ax.title.set_fontsize(9); ax.legend(fontsize=7)
     plt.tight_layout(); plt.show()
 
 
-def show_measurements(quants: list[S.Quantity]) -> None:
-    """Per quantity and d: measured mean [95% CI], the prediction, and the gap in tolerance units."""
+def show_measurements(quants: list[S.Quantity], recorded: tuple = ()) -> None:
+    """Per quantity and d: measured mean [95% CI], the prediction, and the gap in tolerance units (a d in `recorded`
+    is marked: a campaign unit)."""
     head = ["quantity", "d", "measured [95% CI]", "predicted", "gap / tol [95% CI]"]
     rows = []
     for q in quants:
         for d, m, lo, hi, t, g, glo, ghi in q.per_d():
-            rows.append([q.key, f"{d:.0f}", f"{fmt(m)} [{fmt(lo)}, {fmt(hi)}]", fmt(t),
+            rows.append([q.key, f"{d:.0f}" + (" (recorded)" if round(d) in recorded else ""), f"{fmt(m)} [{fmt(lo)}, {fmt(hi)}]", fmt(t),
                          f"{fmt(g)} [{fmt(glo)}, {fmt(ghi)}]"])
     show(_md_table(head, rows))
 
 
-def gap_figure(quants: list[S.Quantity], sesoi: float) -> None:
-    """Every quantity's oriented gap (tolerance units, + = away from the prediction) against d, with its trend."""
+def gap_figure(quants: list[S.Quantity], sesoi: float, recorded: tuple = ()) -> None:
+    """Every quantity's oriented gap (tolerance units, + = away from the prediction) against d, with its trend; the
+    d's in `recorded` are labelled on the axis."""
     n = len(quants)
     cols = min(4, n)
     fig, axes = plt.subplots(math.ceil(n / cols), cols, figsize=(3.6 * cols, 3.0 * math.ceil(n / cols)), squeeze=False)
@@ -123,7 +131,7 @@ def gap_figure(quants: list[S.Quantity], sesoi: float) -> None:
         ax.axhline(0, color="k", lw=0.6)
         ax.set(xscale="log", title=f"{q.key}\n{word}; slope {fmt(fit.slope)} [{fmt(fit.lo)}, {fmt(fit.hi)}]")
         ax.set_ylim(lo, hi)
-        ax.set_xticks(q.at, [f"{v:.0f}" for v in q.at]); ax.minorticks_off()
+        _ticks(ax, q.at, recorded)
         ax.title.set_fontsize(8)
     for ax in list(axes.flat)[n:]:
         ax.axis("off")

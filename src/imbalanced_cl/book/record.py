@@ -140,15 +140,16 @@ def _names_in(tree, package: str) -> set[str]:
     return out
 
 
-def science_files(root: Path, notebook: Path) -> list[Path]:
-    """The package modules a notebook's results depend on: what its code cells and config import, followed
-    transitively (parent packages' __init__ included), leaving out the rendering layers (book/, campaign/)."""
+def science_files(root: Path, notebook: Path | None = None, source: str = "") -> list[Path]:
+    """The package modules a notebook's results (or a piece of code, `source`) depend on: what its code cells and
+    config import, followed transitively (parent packages' __init__ included), leaving out the rendering layers
+    (book/, campaign/)."""
     import ast
     pkg = Path(root) / "src"
     known = {".".join(p.relative_to(pkg).with_suffix("").parts[:-1] if p.name == "__init__.py"
                       else p.relative_to(pkg).with_suffix("").parts): p
              for p in (pkg / "imbalanced_cl").rglob("*.py")}
-    todo = _names_in(ast.parse(notebook_source(notebook)), "")
+    todo = _names_in(ast.parse(notebook_source(notebook) if notebook else source), "")
     seen: set[str] = set()
     while todo:
         name = todo.pop()
@@ -164,6 +165,13 @@ def science_files(root: Path, notebook: Path) -> list[Path]:
         todo |= _names_in(ast.parse(path.read_text()), pkg_name)
         todo |= {".".join(parts[:i]) for i in range(1, len(parts))}   # importing a.b.c runs a and a.b
     return sorted(known[m] for m in seen)
+
+
+def source_code(root: Path, source: str) -> str:
+    """The code version of a piece of code that calls the package (a campaign unit's entry): the syntax of the
+    modules it imports, transitively, and the versions of the result packages."""
+    from .runner import dependency_versions
+    return code_digest(Path(root), science_files(root, source=source), {**dependency_versions(), "entry": source})
 
 
 def notebook_code(root: Path, notebook: Path) -> str:

@@ -73,3 +73,121 @@ def get(name: str) -> Kind:
     if name not in KINDS:
         raise ParameterError(f"parameter kind={name!r} is invalid: allowed one of {tuple(sorted(KINDS))}")
     return KINDS[name]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# scale_point: one value of d of notebook 08 (every ratio group, the config's R replicates), beyond the d's that the
+# profile's notebook computes itself; notebook 08 adds the recorded points to its figures and trends.
+# ---------------------------------------------------------------------------------------------------------------
+EXTRA_DS = (160, 320)      # the d's a campaign adds to notebook 08's grid (issue 29: d = 160, then 320)
+SCALE_ENTRY = "from imbalanced_cl.claims.scale import ScaleConfig, measure_point"   # what a scale_point runs
+
+
+def _jsonable(x):
+    """Numpy arrays and scalars as JSON ({"__array__": list, "dtype": ...} for arrays), recursively."""
+    import numpy as np
+    if isinstance(x, dict):
+        return {k: _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return {"__array__": x.tolist(), "dtype": str(x.dtype)}
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
+
+
+def _numpy(x):
+    """The inverse of _jsonable."""
+    import numpy as np
+    if isinstance(x, dict):
+        if "__array__" in x:
+            return np.asarray(x["__array__"], dtype=x["dtype"])
+        return {k: _numpy(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_numpy(v) for v in x]
+    return x
+
+
+def _plain(x):
+    """A value as it reads back from JSON (tuples become lists), so parameters compare equal after a round trip."""
+    import json
+    return json.loads(json.dumps(x, default=str))
+
+
+def scale_params(cfg, d: int) -> dict:
+    """A scale_point's parameters: notebook 08's whole config (its grid included) and the recorded d."""
+    return _plain({**cfg.to_dict(), "d_point": d})
+
+
+def plan_scale(profile: str, root: Path, only: list[str] | None = None) -> list[Unit]:
+    """One unit per d of EXTRA_DS that the profile's notebook 08 does not compute itself, named d<d>."""
+    from ..book.record import source_code
+    from ..claims.scale import ScaleConfig
+    cfg = ScaleConfig(**profile_params(profile, "08_scale"))
+    code = source_code(root, SCALE_ENTRY)
+    return [Unit("scale_point", f"d{d}", profile, scale_params(cfg, d), code, cfg.seed)
+            for d in EXTRA_DS if d not in cfg.ds and (not only or f"d{d}" in only)]
+
+
+def run_scale_point(unit: Unit, root: Path) -> dict:
+    """Train and measure notebook 08 at one d (claims.scale.measure_point): the per-replicate measurements."""
+    from ..claims.scale import ScaleConfig, measure_point
+    params = dict(unit.params)
+    d = params.pop("d_point")
+    cfg = ScaleConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in params.items()})
+    return {"point": _jsonable(measure_point(cfg, d))}
+
+
+SCALE_POINT = register(Kind("scale_point", plan_scale, run_scale_point))
+
+
+def recorded_points(cfg, root: Path | None = None) -> tuple[list[dict], list[str]]:
+    """Notebook 08's recorded points for this config, beyond its own grid: (points sorted by d, notes).
+
+    A record counts when its parameters are this config's and its code version is today's; one with the same
+    parameters under other code is stale: named in the notes and not used. Records of any profile folder count
+    (the parameters say what was run).
+    """
+    import json
+
+    from ..book.record import source_code
+    from ..paths import repo_root
+    root = Path(root or repo_root())
+    code = source_code(root, SCALE_ENTRY)
+    want = _plain(cfg.to_dict())
+    points, notes, seen = [], [], set()
+    for p in sorted((root / "results" / "campaign").glob("*/scale_point/*.json")):
+        try:
+            rec = json.loads(p.read_text())
+            params = dict(rec["params"])
+            d = params.pop("d_point")
+        except (ValueError, KeyError, OSError, TypeError):
+            notes.append(f"{p.name}: unreadable, skipped")
+            continue
+        if params != want or d in cfg.ds or d in seen:
+            continue
+        if rec.get("code") != code:
+            notes.append(f"{p.name}: d = {d} recorded under other code (commit "
+                         f"{str(rec['provenance'].get('commit', '?'))[:7]}): stale, not used")
+            continue
+        seen.add(d)
+        points.append({**_numpy(rec["payload"]["point"]), "recorded": rec["provenance"]})
+    return sorted(points, key=lambda q: q["d"]), notes
+
+
+def with_recorded(res, root: Path | None = None):
+    """Notebook 08's result with the recorded points beyond its grid added (its config's ds extended to match):
+    (result, the recorded d's, one line that says what was added and what was stale)."""
+    from ..claims.scale import ScaleResult
+    points, notes = recorded_points(res.cfg, root)
+    if not points:
+        why = "; ".join(notes) if notes else "none for these parameters"
+        return res, [], f"recorded points beyond d = {max(res.cfg.ds)}: {why}"
+    allp = sorted(res.points + points, key=lambda q: q["d"])
+    cfg = res.cfg.replace(ds=tuple(q["d"] for q in allp))
+    out = ScaleResult(cfg, allp, res.seconds)
+    ds = [q["d"] for q in points]
+    line = (f"added the recorded point(s) d = {', '.join(map(str, ds))} (campaign units, "
+            f"{', '.join(q['recorded'].get('device', '?') + ' ' + str(q['recorded'].get('commit', '?'))[:7] for q in points)})")
+    return out, ds, line + ("; " + "; ".join(notes) if notes else "")
