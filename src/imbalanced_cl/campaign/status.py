@@ -76,9 +76,10 @@ def report(cov: Coverage, profile: str, results: Path, workers: int = 1) -> list
     secs, unknown = cov.time_left(workers)
     known = len(cov.pending) - len(unknown)
     if cov.pending:
-        line = (f"projected time left on this machine ({workers} worker{'s' if workers > 1 else ''}): "
-                f"{_hms(secs)} for {known} of {len(cov.pending)} pending units, from their recorded wall times")
-        if unknown:
+        head = f"projected time left on this machine ({workers} worker{'s' if workers > 1 else ''}): "
+        line = head + (f"{_hms(secs)} for {known} of {len(cov.pending)} pending units, from their recorded wall times"
+                       if known else "unknown: no pending unit has a recorded wall time yet")
+        if unknown and known:
             line += f"; no recorded time for {len(unknown)} ({', '.join(u.name for u in unknown[:6])}"
             line += ", ...)" if len(unknown) > 6 else ")"
         lines.append(line)
