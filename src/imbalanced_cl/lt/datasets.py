@@ -154,6 +154,7 @@ def imagenet_balanced_probe(data: ImageData, per_class: int, seed: int) -> Split
 
 
 # ----------------------------------------------------------------------------------------------- entry point
+# 8 arguments: one entry point for every dataset, each argument says where one of them lives or how to fetch it
 def load(name: str, data_dir: str | Path = "", download: bool = True, cifar10_source: str = "auto",
          imagenet_root: str = "", imagenet_lists: str = "", image_size: int = 224,
          cache_dir: str | Path = "") -> ImageData:

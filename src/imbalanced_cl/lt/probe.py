@@ -17,6 +17,7 @@ from .resnet import mode as conv_mode
 from .speed import StepOptions, autocast, safe, to_format
 
 
+# 7 arguments: the network, the images and their normalisation, then how to run it (batch, conv mode, device, layout)
 def extract_features(backbone, split, normalize, batch: int = 512, conv: str = "dense",
                      device: torch.device | str = "cpu", opts: StepOptions | None = None) -> torch.Tensor:
     """Frozen backbone features (N, D) of a datasets.Split, eval-mode BN, convs in mode `conv` (dense / masked).
@@ -35,6 +36,7 @@ def extract_features(backbone, split, normalize, batch: int = 512, conv: str = "
     return torch.cat(out)
 
 
+# 7 arguments: the features and labels, then the regression's settings (penalty, iterations, classes, seed)
 def linear_probe(xtr: torch.Tensor, ytr, xte: torch.Tensor, l2: float = 1e-4, max_iter: int = 200,
                  num_classes: int | None = None, seed: int = 0) -> np.ndarray:
     """Fit softmax regression on standardised train features with L-BFGS; return predicted test labels."""

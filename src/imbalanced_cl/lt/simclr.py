@@ -96,6 +96,7 @@ def nt_xent(z1: torch.Tensor, z2: torch.Tensor, temperature: float) -> torch.Ten
 
 
 # ----------------------------------------------------------------------------------------------- training
+# 8 arguments: the model, its two views and branch modes, the loss's temperature, then where and how the step runs
 def forward_backward(model, v1: torch.Tensor, v2: torch.Tensor, modes, temperature: float, device,
                      opts: speed.StepOptions, backbone=None) -> torch.Tensor:
     """NT-Xent of the two branches and its gradients (accumulated into the parameters); returns the loss.

@@ -60,6 +60,7 @@ def ridge_mse(Ftr, Ytr, Fte, Yte, ridge: float) -> float:
     return float(ridge_errors(Ftr, Ytr, Fte, Yte, ridge)[0].mean())
 
 
+# 9 arguments: one network (W, b), its test pairs (UX, UY), the head's fitting anchors and both targets, the ridge
 def eval_metrics(W, b, UX, UY, UXtr, Ztr, Zte, ridge: float, last: int = 0) -> tuple[float, float, float, float]:
     """Figs. 3-4 for one network (W (m,d1), b (m,)): mean test cos(f(X), f(Y)), the ridge head's test MSE, its
     variance-normalised MSE, and that of the `last` target coordinates alone (diagnostics; one ridge fit).

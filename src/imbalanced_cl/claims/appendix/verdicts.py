@@ -55,6 +55,7 @@ FIG_CLAIMS = {
 }
 
 
+# 8 arguments: which curve (fig, arm, metric) and the row's own words (claim, source, direction, predicted)
 def _trend_row(res: AppendixResult, fig: int, arm: int, metric: str | None, claim: str, source: str,
                direction: int, predicted: str):
     """One verdict row: Spearman ρ of a metric with eps_min on a figure's grid, judged by judge_trend."""

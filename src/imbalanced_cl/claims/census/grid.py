@@ -67,6 +67,7 @@ class CensusConfig:
         return dataclasses.asdict(self)
 
 
+# 7 arguments: the grid point (d, rhos, gamma), the Monte-Carlo size and seed (n_neurons, R, seed), a memory cap
 def mc_census_multi(d: int, rhos, gamma: float, n_neurons: int, R: int, seed: int = 0,
                     max_elems: int = 2 ** 22) -> list[dict]:
     """mc_census for several ratios on the same Gaussian draws (the ratio only moves the thresholds)."""

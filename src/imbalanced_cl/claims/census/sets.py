@@ -92,6 +92,7 @@ def gaussian_coef(R: int, m: int, d: int, seed: int, extra: int = 0, dtype=torch
                         for r in range(R)])
 
 
+# 7 arguments: the grid point (d, rho, gamma), the Monte-Carlo size and seed (n_neurons, R, seed), a memory cap
 def mc_census(d: int, rho: float, gamma: float, n_neurons: int, R: int, seed: int = 0,
               max_elems: int = 2 ** 24) -> dict:
     """Monte Carlo census at initialisation: per replicate, rates over n_neurons Gaussian neurons.

@@ -65,6 +65,7 @@ def ridge_probe(F_fit, Z_fit, F_eval, Z_eval, ridge: float, energy: torch.Tensor
     return ((Z_eval - pred).pow(2).mean(1) / energy.double()).float()
 
 
+# 7 arguments: the network (W, b) and dictionary M, the two held-out sets, the probe's scale and the thresholds
 def measure(W, b, M, test: Raw, fit: Raw, energy: torch.Tensor, cfg: DecouplingConfig) -> dict:
     """Every measurement at one time for R replicates: share (R,), align (R,), removal (R,),
     probe (R, d) and singles (R, d). Cosines are averaged over test samples with z != 0."""

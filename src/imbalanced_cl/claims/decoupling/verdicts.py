@@ -32,6 +32,7 @@ def _premises(result, cfg, series: torch.Tensor, kinds: tuple, bias: bool) -> li
     return checks
 
 
+# 9 arguments: the grid and its thresholds, the row's words (claim, source), which series, the bound, its premises
 def _bound_row(result, cfg, claim, source, name, kind, bound, at_least, bias_premise=True) -> V.Verdict:
     """One companion row: the last step's `name` in the balanced `kind` cell against a bound, with premises."""
     series = result.series(name, kind).float()                  # (T, R)

@@ -10,7 +10,7 @@ from ..census.grid import CensusConfig
 
 @dataclass(frozen=True)
 class LuckyConfig(SimConfig):
-    """Notebook 02: census grid (see census_grid.CensusConfig), training grid over eps_max, workshop figure, tolerances."""
+    """Notebook 02: census grid (see census.grid.CensusConfig), training grid over eps_max, workshop figure, tolerances."""
 
     # notebook 02's model (overrides of SimConfig)
     m: int = 100                     # neurons of the training runs

@@ -121,7 +121,7 @@ class Results:
     degradation: dict         # degradation
     ratios: dict              # final_ratios
     sweep: dict               # eps_sweep: xr (k,), ar_ctl, ar_pr, exc (R, k)
-    control: dict | None = None  # pruning_control.cell_stats of the 2x2 mask control (None: not run)
+    control: dict | None = None  # control.cell_stats of the 2x2 mask control (None: not run)
 
 
 def mask_share(census: dict, base: Run, cfg: PruningConfig) -> torch.Tensor:

@@ -7,6 +7,7 @@ from .config import Stage1Config
 
 def verdict_rows(results: dict, cfg: Stage1Config) -> list[Verdict]:
     """Notebook 01's verdicts from rate_results(...) merged with t1_fits(...); tolerances from cfg (tol_*)."""
+    # 9 arguments: a row's words (claim, source, predicted), its target, the interval (m, lo, hi) and the band
     def row(claim, source, predicted, target, m, lo, hi, tol, relative=False):
         v, rule = judge_target(lo, hi, target, tol, relative=relative)
         return Verdict(claim, source, predicted, m, lo, hi, v, rule)
