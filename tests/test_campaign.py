@@ -280,3 +280,14 @@ def test_a_scale_point_is_recorded_and_notebook_08_adds_it_marked_and_leaves_sta
     assert ds == [16] and res.cfg.ds == (8, 12, 16) and "d = 16" in line and "stale" in line
     assert [p["d"] for p in res.points] == [8, 12, 16]
     assert all(max(q.at) > 12 for q in scale.quantities(res)) and scale.verdict_rows(res, res.cfg)   # d = 16 is used
+    import matplotlib
+    matplotlib.use("Agg")
+    from imbalanced_cl.book import plots_scale as P
+    Q = scale.quantities(res)
+    P.quantity_figure(Q[:2], tuple(ds))
+    P.show_measurements(Q[:2], tuple(ds))
+    P.gap_figure(Q, cfg.trend_sesoi, tuple(ds))
+    import matplotlib.pyplot as plt
+    labels = [t.get_text() for t in plt.gcf().axes[0].get_xticklabels()]     # the gap figure, drawn last
+    plt.close("all")
+    assert labels[-1] == "16\nrecorded" and "recorded" not in labels[0]
