@@ -197,3 +197,34 @@ def test_smallest_share_counts_minority_neurons_among_the_k_smallest():
     assert PM.metrics.smallest_share(run.W, run.M, cell.cfg).tolist() == [1.0, 1.0]
     none = _hand_run(cell.cfg, [1.0] * 6, [0, 1, 2, 0, 1, 2])
     assert torch.isnan(PM.metrics.smallest_share(none.W, none.M, cell.cfg)).all()
+
+
+def test_a_recorded_cell_is_read_back_marked_and_foreign_records_are_named(tmp_path):
+    """premise_cell: a ci-sized cell run as a campaign unit, written as a record, read back as a CellResult marked
+    "recorded"; a record under other code is named stale, one under other parameters names them; none is used."""
+    from pathlib import Path
+
+    from imbalanced_cl.book.record import source_code
+    from imbalanced_cl.campaign import premise_cells as PC
+    from imbalanced_cl.campaign import record
+    from imbalanced_cl.campaign.units import Unit
+    root = Path(__file__).resolve().parents[1]
+    (tmp_path / "src").symlink_to(root / "src")
+    cfg = PM.PremiseMapConfig(**{**BASE, "ds": (6,), "record_ds": (8,), "m_over_d": 2.0, "n_pairs": 64,
+                                 "ratios": (0.8,), "lambdas": ("mid", "top")})
+    mid, top = cfg.record_cells()
+    code = source_code(tmp_path, PC.ENTRY)
+    folder = tmp_path / "results" / "campaign" / "ci"
+    unit = Unit(PC.KIND, PC.cell_name(mid), "ci", PC.cell_params(cfg, mid), code)
+    record.write(folder, unit, PC.run(unit, root), {"device": "cpu", "commit": "abc1234", "wall_s": 1.0})
+    stale = Unit(PC.KIND, PC.cell_name(top), "ci", PC.cell_params(cfg, top), "other code")
+    record.write(folder, stale, {}, {"commit": "0ld0ld0", "wall_s": 1.0})
+    other = Unit(PC.KIND, PC.cell_name(top), "other", PC.cell_params(cfg.__class__(**{**BASE, "ds": (6,),
+                 "record_ds": (8,), "m_over_d": 2.0, "n_pairs": 64, "ratios": (0.8,), "lambdas": ("mid", "top"),
+                 "R": 3}), top), code)
+    record.write(folder.parent / "other", other, {}, {"commit": "1a2b3c4", "wall_s": 1.0})
+    got, notes = PC.recorded_cells(cfg, tmp_path)
+    assert [r.cell.label for r in got] == [mid.label] and got[0].source == "recorded" and got[0].ran
+    assert set(got[0].premises) == set(PM.CLOSED + PM.MEASURED) and got[0].gain.shape == (2,)
+    assert any("0ld0ld0" in n and "stale" in n for n in notes)
+    assert any("1a2b3c4" in n and "parameters differ in R" in n for n in notes)

@@ -38,8 +38,9 @@ def map_figure(results: list[CellResult], cfg: PremiseMapConfig, marks: dict | N
             grid[i, j] = ok / n
             verdict = cell_row(r, cfg).verdict
             text = "all premises" if not failed else "fails: " + "\n".join(failed[:3]) + ("…" if len(failed) > 3 else "")
-            ax.text(j, i, f"{ok}/{n} met\n{text}\n[{verdict}]", ha="center", va="center", fontsize=6.5)
-            if not failed:
+            where = "recorded\n" if r.source == "recorded" else "" if r.ran else "no record: closed forms only\n"
+            ax.text(j, i, f"{where}{ok}/{n} met\n{text}\n[{verdict}]", ha="center", va="center", fontsize=6.5)
+            if not failed and r.ran:
                 ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, lw=3, ec="black"))
         im = ax.imshow(grid, cmap="RdYlGn", vmin=0, vmax=1, aspect="auto")
         for label, (d, lam, rr) in (marks or {}).items():

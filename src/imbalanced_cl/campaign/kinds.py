@@ -191,3 +191,6 @@ def with_recorded(res, root: Path | None = None):
     line = (f"added the recorded point(s) d = {', '.join(map(str, ds))} (campaign units, "
             f"{', '.join(q['recorded'].get('device', '?') + ' ' + str(q['recorded'].get('commit', '?'))[:7] for q in points)})")
     return out, ds, line + ("; " + "; ".join(notes) if notes else "")
+
+
+from . import premise_cells  # noqa: E402,F401  (registers notebook 10's premise_cell kind)

@@ -75,6 +75,7 @@ class PremiseMapConfig(SimConfig):
     star_n_minority: tuple = (3,)     # star cells: other numbers of minority features
     window_point: float = 0.5         # total steps T = T3 + window_point * (T4 - T3), inside Thm 3.1's window
     branch_share: float = 0.34        # share of T after the branch point (the control and pruned branches)
+    record_ds: tuple = (40,)          # d's of the plane computed ahead by the campaign (kind premise_cell) and read back, marked "recorded"; () for none
     estimate_ds: tuple = (10, 20, 40, 80, 160, 320, 640)  # d of the closed-form estimates (no training)
     kappa_pairs: int = 4000           # Monte-Carlo pairs per replicate for kappa_j (sim/theory.kappa_mc)
     require_sigma: bool = False       # count Assumption 3.3's noise scale as a required premise (the book follows App. A.2's sigma)
@@ -109,6 +110,9 @@ class PremiseMapConfig(SimConfig):
               f"a list (may be empty) of integers in [1, min(ds) - 1 = {min(self.ds) - 1}]", given=f"ds={list(self.ds)}")
         check_float("window_point", self.window_point, 0.0, 1.0)
         check_float("branch_share", self.branch_share, 0.05, 0.95)
+        check("record_ds", self.record_ds, _numbers(self.record_ds, 4, 4096, integer=True)
+              and not set(self.record_ds) & set(self.ds), "a list (may be empty) of integers in [4, 4096], none in ds",
+              given=f"ds={list(self.ds)}")
         check_grid("estimate_ds", self.estimate_ds, lambda n, v: check_int(n, v, 4, 10 ** 6))
         check_int("kappa_pairs", self.kappa_pairs, 100)
         check("require_sigma", self.require_sigma, isinstance(self.require_sigma, bool), "True or False")
@@ -141,6 +145,10 @@ class PremiseMapConfig(SimConfig):
                             top_k=1, lucky_gamma=self.lucky_gamma, mask_share_min=self.mask_share_min,
                             effect_tol=self.effect_tol, mask_control=False)
         return Cell(axis, d, lam_name, ratio, m, K, alpha, n_min, run, self.kappa_pairs, self.require_sigma)
+
+    def record_cells(self) -> list[Cell]:
+        """The plane's cells at the d's of record_ds (computed by the campaign, not by the notebook)."""
+        return [self.cell("plane", d, lam, r) for d in self.record_ds for lam in self.lambdas for r in self.ratios]
 
     def cells(self) -> list[Cell]:
         """The plane (every d x lambda x ratio at the centre) and the star around (ds[0], 'mid', max ratio)."""

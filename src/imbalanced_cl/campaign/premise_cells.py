@@ -1,0 +1,110 @@
+"""The premise_cell kind: one cell of notebook 10's premise map at a d too large for the notebook's own build
+(cfg.record_ds), computed ahead by the campaign and read back by the notebook, marked "recorded".
+
+A record is used only when its map parameters are the notebook's and its code is today's. Others are not read
+silently: a record of the same cell under other code, or under parameters that differ, is named in the notes with
+its commit and the parameters that differ.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..book.profiles import params as profile_params
+from .units import Kind, Unit, register
+
+ENTRY = "from imbalanced_cl.claims.premise_map import PremiseMapConfig, run_cell"   # what a premise_cell runs
+KIND = "premise_cell"
+
+
+def _plain(x):
+    """A value as it reads back from JSON (tuples become lists), so parameters compare equal after a round trip."""
+    return json.loads(json.dumps(x, default=str))
+
+
+def cell_name(cell) -> str:
+    """A unit name for a plane cell: d<d>_<lambda>_r<ratio>."""
+    return f"d{cell.d}_{cell.lam_name}_r{cell.ratio:g}"
+
+
+def cell_params(cfg, cell) -> dict:
+    """A premise_cell's parameters: the map's whole config and the cell's place on the plane."""
+    return _plain({**cfg.to_dict(), "cell": {"d": cell.d, "lam_name": cell.lam_name, "ratio": cell.ratio}})
+
+
+def _config(params: dict):
+    """The PremiseMapConfig of a unit's parameters (lists back to tuples)."""
+    from ..claims.premise_map import PremiseMapConfig
+    return PremiseMapConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in params.items() if k != "cell"})
+
+
+def plan(profile: str, root: Path, only: list[str] | None = None) -> list[Unit]:
+    """One unit per plane cell at the d's of record_ds (every lambda and ratio of the profile's map)."""
+    from ..book.record import source_code
+    from ..claims.premise_map import PremiseMapConfig
+    cfg = PremiseMapConfig(**profile_params(profile, "10_premise_map"))
+    code = source_code(root, ENTRY)
+    return [Unit(KIND, cell_name(c), profile, cell_params(cfg, c), code, cfg.seed) for c in cfg.record_cells()
+            if not only or cell_name(c) in only]
+
+
+def run(unit: Unit, root: Path) -> dict:
+    """Train and measure one cell (claims.premise_map.run_cell): its premises, gain and wall time."""
+    from ..claims.premise_map import run_cell
+    cfg = _config(unit.params)
+    c = unit.params["cell"]
+    res = run_cell(cfg.cell("plane", c["d"], c["lam_name"], c["ratio"]))
+    return {"premises": {k: {"text": p.text, "value": p.value, "threshold": p.threshold, "holds": p.holds,
+                             "required": p.required} for k, p in res.premises.items()},
+            "gain": res.gain.tolist(), "seconds": res.seconds}
+
+
+PREMISE_CELL = register(Kind(KIND, plan, run))
+
+
+def _differs(a: dict, b: dict) -> list[str]:
+    """Names of the parameters whose values differ between two parameter dicts."""
+    return sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+
+
+def recorded_cells(cfg, root: Path | None = None) -> tuple[list, list[str]]:
+    """The recorded plane cells of this config's record_ds: (CellResults marked "recorded", notes).
+
+    A note names every record of one of these cells that is not used: unreadable, under other code (stale, with its
+    commit), or under parameters that differ (which ones). Records of any profile folder count: the parameters
+    say what was run."""
+    import torch
+
+    from ..book.record import source_code
+    from ..claims.premise_map import CellResult
+    from ..claims.premise_map.metrics import Premise
+    from ..paths import repo_root
+    root = Path(root or repo_root())
+    code = source_code(root, ENTRY)
+    want = _plain(cfg.to_dict())
+    cells = {cell_name(c): c for c in cfg.record_cells()}
+    found, notes = {}, []
+    for p in sorted((root / "results" / "campaign").glob(f"*/{KIND}/*.json")):
+        try:
+            rec = json.loads(p.read_text())
+            params, name = dict(rec["params"]), rec["name"]
+            params.pop("cell")
+        except (ValueError, KeyError, OSError, TypeError):
+            notes.append(f"{p.name}: unreadable, skipped")
+            continue
+        if name not in cells or name in found:
+            continue
+        commit = str(rec.get("provenance", {}).get("commit", "?"))[:7]
+        if params != want:
+            notes.append(f"{name}: record from commit {commit}, parameters differ in {', '.join(_differs(params, want))}"
+                         f": not used")
+            continue
+        if rec.get("code") != code:
+            notes.append(f"{name}: record from commit {commit} under other code: stale, not used")
+            continue
+        pay = rec["payload"]
+        prem = {k: Premise(k, v["text"], v["value"], v["threshold"], v["holds"], v["required"])
+                for k, v in pay["premises"].items()}
+        found[name] = CellResult(cells[name], prem, torch.tensor(pay["gain"]), pay["seconds"], source="recorded",
+                                 extra={"provenance": rec.get("provenance", {})})
+    return [found[n] for n in cells if n in found], notes
