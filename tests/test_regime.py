@@ -9,7 +9,7 @@ import torch
 from imbalanced_cl.sim import regime
 from imbalanced_cl.sim.config import SimConfig
 from imbalanced_cl.sim.train import gradient, train
-from imbalanced_cl.verdict import FAILS, HOLDS
+from imbalanced_cl.verdict import FAILS, HOLDS, UNTESTED
 
 TINY = dict(d=6, d1=12, m=5, L=3, n_pairs=16, R=2, steps=5, progress=False, sigma0=0.3, p_scale=3.0)
 
@@ -34,12 +34,13 @@ def test_population_gradient_is_the_mean_over_heldout_batches():
     assert not torch.equal(run.heldout().UX, run.pairs.UX)
 
 
-def _report(share, dev, gap):
+def _report(share, dev, gap, sampling="fixed", dead=None):
     R = 4
     held = torch.full((R,), 5.0)
     return regime.Regime(share=torch.full((R,), share) + 0.001 * torch.arange(R), grad_dev=torch.full((R,), dev),
                          grad_rel=torch.full((R,), 0.5), loss_train=held * (1 - gap), loss_heldout=held, steps=500,
-                         window=(41.0, 780.0), lam_range=(0.0115, 0.0486), sigma_ratio=1.0, sampling="fresh")
+                         window=(41.0, 780.0), lam_range=(0.0115, 0.0486), sigma_ratio=1.0, sampling=sampling,
+                         dead=dead)
 
 
 def test_rows_turn_premises_into_verdicts():
@@ -51,6 +52,41 @@ def test_rows_turn_premises_into_verdicts():
     assert bad[share] == FAILS and bad["regime: training InfoNCE equals held-out InfoNCE"] == FAILS
     ok = dict(regime.premises(_report(0.97, 0.001, 0.0), cfg))
     assert all(ok.values()) and not all(dict(regime.premises(_report(0.6, 0.5, 0.5), cfg)).values())
+
+
+def test_the_memorisation_row_is_not_tested_under_fresh_sampling_and_fails_under_fixed():
+    """Under fresh pairs no pair is seen twice, so the train/held-out row could not fail: it reads "not tested" and
+    says why, whatever the numbers; under a fixed set the same gap fails it."""
+    cfg = SimConfig(d=20, d1=100, weight_decay=0.02)
+    loss = "regime: training InfoNCE equals held-out InfoNCE"
+    fresh = {r.claim.split(" (")[0]: r for r in regime.rows(_report(0.97, 0.001, 0.5, "fresh"), cfg)}
+    fixed = {r.claim.split(" (")[0]: r for r in regime.rows(_report(0.97, 0.001, 0.5, "fixed"), cfg)}
+    assert fresh[loss].verdict == UNTESTED and "could not fail" in fresh[loss].rule
+    assert fixed[loss].verdict == FAILS
+    assert len(regime.premises(_report(0.97, 0.001, 0.5, "fresh"), cfg)) == 1     # no memorisation premise
+    assert "what it cannot show" in fresh["regime: K-pair gradient tracks the population gradient"].rule
+
+
+def test_a_dead_network_is_reported_dead_not_measured():
+    """Every replicate's population gradient is exactly 0: every row reads "not tested" and says the network is
+    dead; one live replicate is enough to measure."""
+    cfg = SimConfig(d=20, d1=100, weight_decay=0.02)
+    dead = regime.rows(_report(0.64, 0.0, 0.0, dead=torch.ones(4, dtype=torch.bool)), cfg)
+    assert dead and all(r.verdict == UNTESTED and "dead" in r.claim and "exactly 0" in r.rule for r in dead)
+    assert regime.premises(_report(0.64, 0.0, 0.0, dead=torch.ones(4, dtype=torch.bool)), cfg) == [
+        ("an active network (this one is dead: the gradient is exactly 0)", False)]
+    alive = regime.rows(_report(0.97, 0.001, 0.0, dead=torch.tensor([True, False, False, False])), cfg)
+    assert not any("dead" in r.claim for r in alive)
+
+
+def test_measure_finds_a_dead_network():
+    """All-zero weights: h = 0 on every input, so the gradient of eq. (21) is exactly 0; a trained run is alive."""
+    cfg = SimConfig(**TINY)
+    run = train(cfg)
+    run.W = torch.zeros_like(run.W)                           # h = 0 for every pair: no gradient at all
+    assert bool(regime.measure(run, 2).dead.all())
+    run2 = train(cfg)
+    assert not bool(regime.measure(run2, 2).dead.any())
 
 
 def test_fixed_set_runs_fit_their_pairs_and_fresh_runs_do_not():
@@ -88,3 +124,15 @@ def test_replicates_draw_independent_data_streams():
     assert torch.equal(alone.UX[0], both.UX[1]) and torch.equal(alone.ZX[0], both.ZX[1])
     later = D.make_pairs(cfg, M, [0, 1], extra=8)                 # and each step draws anew
     assert not torch.equal(later.UX[0], both.UX[0])
+
+
+def test_the_regime_page_reports_a_dead_arm_instead_of_measuring_it():
+    """An arm whose network is dead (all-zero weights: the gradient is exactly 0) shows "0 of R" alive and no
+    measured values; a live arm shows R of R and numbers."""
+    from imbalanced_cl.claims import regime_compare as RC
+    cfg = RC.RegimeConfig(**{**TINY, "steps": 5})
+    live, dead = train(cfg), train(cfg)
+    dead.W = torch.zeros_like(dead.W)
+    text = RC.table(RC.summary({"live": live, "dead": dead}, cfg))
+    assert "| replicates alive (population gradient ≠ 0) | 2 of 2 | 0 of 2 |" in text
+    assert text.count("dead network: not measured") == 7 and "dead network" not in text.split("\n")[3].split("|")[2]

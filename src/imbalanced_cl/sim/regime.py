@@ -5,10 +5,14 @@ Every claim notebook reports these premises as rows of their own (kind "regime")
   * Lemma B.1 (L519): the empirical gradient of K pairs tracks the population gradient, ||g_K - g_pop|| / ||w||,
     with g_pop averaged over many held-out batches of K pairs (the loss has in-batch negatives, so its population
     gradient is an expectation over batches of K, not one giant batch);
-  * training InfoNCE against held-out InfoNCE (a run that fits the noise of its pairs has a gap);
+  * training InfoNCE against held-out InfoNCE (a run that fits the noise of its pairs has a gap), for
+    sampling="fixed" only: under "fresh" every step draws new pairs, no pair is seen twice, and the row could not
+    fail, so it reads "not tested" and says why;
   * the run's steps against Theorem 3.1's window T in [d^1.01/eta, d^1.99/eta] (L277);
   * lambda against the proof's range [d^-1.49, d^-1.01] (L1266), sigma_xi^2 against Assumption 3.3's
     Theta(sqrt(log d)/d) (this book follows App. A.2's sigma, so the ratio is reported, not enforced).
+A replicate whose population gradient is exactly 0 is dead (every neuron's BReLU gate closed on every token): its
+rows are "not tested" and say so, never measured as if the network were alive.
 """
 from __future__ import annotations
 
@@ -18,7 +22,7 @@ from dataclasses import dataclass
 import torch
 
 from .. import stats
-from ..verdict import Verdict, judge_bound, judge_target
+from ..verdict import UNTESTED, Verdict, judge_bound, judge_target
 from . import data as D
 from .config import SimConfig
 from .encoder import bias_at
@@ -40,6 +44,12 @@ class Regime:
     lam_range: tuple           # (d^-1.49, d^-1.01)
     sigma_ratio: float         # sigma_xi^2 / (sqrt(log d) / d)
     sampling: str
+    dead: torch.Tensor | None = None   # (R,) bool: the population gradient is exactly 0 (no neuron is active)
+
+    @property
+    def all_dead(self) -> bool:
+        """Whether every replicate is dead (then no premise can be measured)."""
+        return self.dead is not None and bool(self.dead.all())
 
 
 def theorem_window(cfg: SimConfig) -> tuple[float, float]:
@@ -75,10 +85,11 @@ def measure(run: Run, batches: int | None = None) -> Regime:
     held = run.heldout()
     loss_held = gradient(run.W, b, held, cfg)[1]
     diff = (g_train - g_pop).flatten(1).norm(dim=1)
+    pop = g_pop.flatten(1).norm(dim=1)
     return Regime(share=feature_share(run.W, run.M).mean(-1), grad_dev=diff / run.W.flatten(1).norm(dim=1),
-                  grad_rel=diff / g_pop.flatten(1).norm(dim=1), loss_train=loss_train, loss_heldout=loss_held,
+                  grad_rel=diff / pop, loss_train=loss_train, loss_heldout=loss_held,
                   steps=run.step, window=theorem_window(cfg), lam_range=lambda_range(cfg),
-                  sigma_ratio=sigma_ratio(cfg), sampling=cfg.sampling)
+                  sigma_ratio=sigma_ratio(cfg), sampling=cfg.sampling, dead=pop == 0)
 
 
 def of_config(cfg: SimConfig, steps: int) -> Regime:
@@ -96,10 +107,23 @@ def _ci(x: torch.Tensor) -> tuple[float, float, float]:
 ROWS = ("share", "gradient", "loss", "window", "lambda", "sigma")
 
 
+DEAD = ("the network is dead: every neuron's BReLU gate is closed on every token, so the gradient is exactly 0 "
+        "and the weights no longer move; nothing about the regime is measured")
+FRESH_LOSS = ("not tested under fresh sampling: every step draws new pairs, so no pair is seen twice and nothing can "
+              "be memorised (the check could not fail); it applies to sampling='fixed', which the regime page runs")
+GRADIENT_SCOPE = ("; what it shows: one batch's deviation from the population gradient at the final weights, "
+                  "about K^-1/2 under either sampling; what it cannot show: whether errors add up over steps (a "
+                  "fixed set repeats the same error every step), which the share and held-out rows reveal")
+
+
 def rows(reg: Regime, cfg: SimConfig, which=ROWS) -> list[Verdict]:
     """The regime rows of a notebook's verdict table, judged against the thresholds in cfg (kind "regime")."""
     out = []
     n = int(reg.share.numel())
+    if reg.all_dead:
+        nan = float("nan")
+        return [Verdict(f"regime: {w} (the network is dead)", "sim/regime.py", "an active network", nan, nan, nan,
+                        UNTESTED, DEAD, kind="regime") for w in which]
     add = lambda claim, source, pred, m, lo, hi, judged: out.append(
         Verdict(claim, source, pred, m, lo, hi, judged[0], judged[1], n=n, kind="regime"))
     if "share" in which:
@@ -113,8 +137,14 @@ def rows(reg: Regime, cfg: SimConfig, which=ROWS) -> list[Verdict]:
         add(f"regime: K-pair gradient tracks the population gradient ({reg.sampling} pairs)", "Lemma B.1 (L519)",
             f"||g_K − g_pop|| / ||w|| ≤ d1^-{cfg.regime_grad_poly:g} = {bound:.3g} "
             f"(relative to ||g_pop||: {float(reg.grad_rel.mean()):.2g})",
-            m, lo, hi, judge_bound(lo, hi, bound, False, 0.0))
-    if "loss" in which:
+            m, lo, hi, (judge_bound(lo, hi, bound, False, 0.0)[0],
+                        judge_bound(lo, hi, bound, False, 0.0)[1] + GRADIENT_SCOPE))
+    if "loss" in which and reg.sampling == "fresh":
+        nan = float("nan")
+        out.append(Verdict("regime: training InfoNCE equals held-out InfoNCE (no memorised pairs)",
+                           "Lemma B.1 (population loss)", "a check for sampling='fixed'", nan, nan, nan, UNTESTED,
+                           FRESH_LOSS, kind="regime"))
+    elif "loss" in which:
         gap = (reg.loss_heldout - reg.loss_train) / reg.loss_heldout.abs()
         m, lo, hi = _ci(gap)
         add("regime: training InfoNCE equals held-out InfoNCE (no memorised pairs)", "Lemma B.1 (population loss)",
@@ -145,10 +175,14 @@ def rows(reg: Regime, cfg: SimConfig, which=ROWS) -> list[Verdict]:
 
 def premises(reg: Regime, cfg: SimConfig) -> list[tuple[str, bool]]:
     """The population-regime premises as (description, met) pairs for verdict.row: Lemma B.1's gradient and loss."""
-    gap = float(((reg.loss_heldout - reg.loss_train) / reg.loss_heldout.abs()).mean())
-    return [(f"K-pair gradient within ||w||/d1^{cfg.regime_grad_poly:g} of the population gradient (Lemma B.1)",
-             float(reg.grad_dev.mean()) <= cfg.d1 ** -cfg.regime_grad_poly),
-            (f"train/held-out InfoNCE gap ≤ {cfg.regime_loss_gap_max:g}", gap <= cfg.regime_loss_gap_max)]
+    if reg.all_dead:
+        return [("an active network (this one is dead: the gradient is exactly 0)", False)]
+    out = [(f"K-pair gradient within ||w||/d1^{cfg.regime_grad_poly:g} of the population gradient (Lemma B.1)",
+            float(reg.grad_dev.mean()) <= cfg.d1 ** -cfg.regime_grad_poly)]
+    if reg.sampling != "fresh":       # under fresh sampling there is nothing to memorise (see FRESH_LOSS)
+        gap = float(((reg.loss_heldout - reg.loss_train) / reg.loss_heldout.abs()).mean())
+        out.append((f"train/held-out InfoNCE gap ≤ {cfg.regime_loss_gap_max:g}", gap <= cfg.regime_loss_gap_max))
+    return out
 
 
 def heldout_pairs(cfg: SimConfig, M: torch.Tensor, replicates, n: int) -> D.Pairs:

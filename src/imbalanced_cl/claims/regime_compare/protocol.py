@@ -15,7 +15,8 @@ def run_arms(cfg: RegimeConfig) -> dict[str, Run]:
 
 
 def summary(runs: dict[str, Run], cfg: RegimeConfig) -> list[dict]:
-    """One row per (quantity, arm): mean and 95% interval over replicates."""
+    """One row per (quantity, arm): mean and 95% interval over replicates; first, how many replicates are alive.
+    An arm whose every replicate is dead (regime.measure: the population gradient is exactly 0) is not measured."""
     out = []
     J = minority_index(cfg)
     for name, run in runs.items():
@@ -29,17 +30,32 @@ def summary(runs: dict[str, Run], cfg: RegimeConfig) -> list[dict]:
             "best minority cosine max_i cos(w_i, M_j*)": max_cosine(run.W, run.M)[:, J].mean(-1),
             "A_min / A_maj": amplitude_ratio(run.W, run.M, run.cfg),
         }
+        alive = (~reg.dead).sum().item()
+        out.append({"quantity": "replicates alive (population gradient ≠ 0)", "arm": name, "count": alive,
+                    "of": int(reg.dead.numel())})
         for quantity, x in values.items():
+            if reg.all_dead:     # frozen values of a network that no longer learns are not measurements
+                out.append({"quantity": quantity, "arm": name, "dead": True})
+                continue
             m, lo, hi = stats.ci(x.double())
             out.append({"quantity": quantity, "arm": name, "mean": m, "lo": lo, "hi": hi})
     return out
+
+
+def _cell(r: dict) -> str:
+    """One cell of the table: 'mean [lo, hi]', a count, or why there is no measurement."""
+    if r.get("dead"):
+        return "— (dead network: not measured)"
+    if "count" in r:
+        return f"{r['count']} of {r['of']}"
+    return f"{r['mean']:.3g} [{r['lo']:.3g}, {r['hi']:.3g}]"
 
 
 def table(rows: list[dict]) -> str:
     """Markdown: quantities down, arms across, 'mean [lo, hi]' in each cell."""
     arms = list(dict.fromkeys(r["arm"] for r in rows))
     qs = list(dict.fromkeys(r["quantity"] for r in rows))
-    cell = {(r["quantity"], r["arm"]): f"{r['mean']:.3g} [{r['lo']:.3g}, {r['hi']:.3g}]" for r in rows}
+    cell = {(r["quantity"], r["arm"]): _cell(r) for r in rows}
     lines = ["| quantity | " + " | ".join(arms) + " |", "|---|" + "---|" * len(arms)]
     lines += [f"| {q} | " + " | ".join(cell[(q, a)] for a in arms) + " |" for q in qs]
     return "\n".join(lines)
