@@ -1,6 +1,7 @@
-"""The book's Sphinx extension repairs what axe-core finds in docutils' HTML (issue 28, item 4): the bibliography's
-deprecated doc-biblioentry role inside a list (aria-required-children, critical) and empty header cells
-(empty-table-header). Checked on HTML that docutils itself writes, and on the built ci book."""
+"""The book's Sphinx extension repairs what axe-core finds in docutils' and myst-nb's HTML (issue 28, item 4): the
+bibliography's deprecated doc-biblioentry role inside a list (aria-required-children, critical), empty header cells
+(empty-table-header) and a folded cell's mislabelled summary (label-content-name-mismatch). Checked on HTML that
+docutils and myst-nb themselves write, and on the built ci book."""
 from __future__ import annotations
 
 import re
@@ -43,6 +44,22 @@ def test_accessible_body_makes_list_items_and_empty_corners_plain_cells():
     assert accessible_body(body) == body                                              # idempotent
 
 
+def test_a_folded_cells_summary_is_named_by_its_visible_text():
+    """myst-nb's own markup for a hide-cell cell: the summary's aria-label ("Toggle hidden content") does not contain
+    what it shows ("Show code cell content"), which fails axe-core's label-content-name-mismatch."""
+    from types import SimpleNamespace
+
+    from myst_nb.sphinx_ import depart_HideCellInput, visit_HideCellInput
+    writer = SimpleNamespace(body=[])
+    node = {"classes": ["above-input"], "prompt_show": "Show code cell content", "prompt_hide": "Hide code cell content"}
+    visit_HideCellInput(writer, node)
+    depart_HideCellInput(writer, node)
+    markup = "".join(writer.body)
+    assert "<summary aria-label=" in markup
+    fixed = accessible_body(markup)
+    assert "aria-label" not in fixed and "<summary>" in fixed and "Show code cell content" in fixed
+
+
 @pytest.mark.slow
 def test_built_book_has_no_deprecated_role_or_empty_header(ci_book):
     out, log, rc = ci_book
@@ -54,3 +71,4 @@ def test_built_book_has_no_deprecated_role_or_empty_header(ci_book):
         text = page.read_text()
         assert "doc-biblioentry" not in text, page
         assert not re.search(r"<th[^>]*>\s*(<p>\s*</p>)?\s*</th>", text), page
+        assert "<summary aria-label=" not in text, page

@@ -11,7 +11,9 @@ Listed in _config.yml (sphinx.extra_extensions). Defects of the stock toolchain,
   browser asks for /favicon.ico (a console error). `index_page` rewrites it as a small page of its own.
 - docutils writes the bibliography as <div role="list"> of <div role="doc-biblioentry">, a role that ARIA 1.2
   deprecates and that a list may not hold (axe-core: aria-required-children, critical), and an empty corner of
-  a table header as an empty <th> (empty-table-header). `accessible_body` makes them list items and <td>s.
+  a table header as an empty <th> (empty-table-header). myst-nb names a folded cell's <summary> "Toggle hidden
+  content" while it shows "Show code cell content" (label-content-name-mismatch, serious). `accessible_body`
+  makes them list items and <td>s, and lets the summary's visible text name it.
 - A header cell holding only a formula has no text axe-core can read (MathJax's MathML is embedded content):
   static/imbalanced-cl-a11y.js labels such formulas with their plain-text reading once MathJax has typeset them.
 """
@@ -51,11 +53,14 @@ def dedupe_scripts(app, pagename, templatename, context, doctree) -> None:
 
 _BIBLIOENTRY = re.compile(r'(<div class="citation"[^>]*? role=")doc-biblioentry(")')
 _EMPTY_TH = re.compile(r"<th(\s[^>]*)?>\s*(?:<p>\s*</p>\s*)?</th>")
+_SUMMARY_LABEL = '<summary aria-label="Toggle hidden content">'
 
 
 def accessible_body(body: str) -> str:
-    """A page body with bibliography entries as list items and empty header cells as <td> (see the module doc)."""
-    return _EMPTY_TH.sub(lambda m: f"<td{m.group(1) or ''}></td>", _BIBLIOENTRY.sub(r"\1listitem\2", body))
+    """A page body with bibliography entries as list items, empty header cells as <td> and folded cells' summaries
+    named by their visible text (see the module doc)."""
+    body = _BIBLIOENTRY.sub(r"\1listitem\2", body).replace(_SUMMARY_LABEL, "<summary>")
+    return _EMPTY_TH.sub(lambda m: f"<td{m.group(1) or ''}></td>", body)
 
 
 def repair_body(app, pagename, templatename, context, doctree) -> None:
