@@ -291,3 +291,22 @@ def test_a_scale_point_is_recorded_and_notebook_08_adds_it_marked_and_leaves_sta
     labels = [t.get_text() for t in plt.gcf().axes[0].get_xticklabels()]     # the gap figure, drawn last
     plt.close("all")
     assert labels[-1] == "16\nrecorded" and "recorded" not in labels[0]
+
+
+def test_campaign_stability_compares_the_verdicts_recorded_under_two_seeds(tmp_path):
+    from imbalanced_cl.campaign import seeds
+    from imbalanced_cl.campaign.kinds import plan_notebooks
+    (unit,) = plan_notebooks("ci", ROOT, ["01_stage1_growth"])
+    assert seeds.with_seed(unit, unit.seed) is unit                # the default seed is the plain unit
+    other = seeds.with_seed(unit, unit.seed + 1)
+    assert other.key != unit.key and other.params["seed"] == unit.seed + 1
+    folder = tmp_path / "results"
+    row = lambda claim, verdict: {"notebook": unit.name, "claim": claim, "verdict": verdict}  # noqa: E731
+    record.write(folder, unit, {"rows": [row("a", "holds"), row("b", "partly")]}, {"wall_s": 1.0})
+    record.write(folder, other, {"rows": [row("a", "does not hold"), row("b", "partly")]}, {"wall_s": 1.0})
+    out = tmp_path / "stability.json"
+    lines = seeds.report([unit], [unit.seed, unit.seed + 1], folder, out)
+    assert lines[0].startswith("1 of 2 rows kept their verdict") and "50.0%" in lines[0]
+    assert "conclusive flips" in lines[1] and lines[1].endswith(": 1 (target 0)")
+    assert json.loads(out.read_text())["flips"] == 1
+    assert seeds.report([unit], [unit.seed, unit.seed + 7], folder)[0].startswith("no notebook is recorded")

@@ -1,4 +1,5 @@
-"""`python -m imbalanced_cl campaign run|status`: run a profile's units within a budget, or report its coverage."""
+"""`python -m imbalanced_cl campaign run|status|stability`: run a profile's units within a budget, report its
+coverage, or compare the verdicts recorded under two base seeds."""
 from __future__ import annotations
 
 import argparse
@@ -17,13 +18,19 @@ def add_parser(sub) -> argparse.ArgumentParser:
                        "finishes under results/campaign/<profile>/.")
     csub = c.add_subparsers(dest="campaign_cmd", required=True, metavar="SUBCOMMAND")
     for name, what in (("run", "run the pending units within --budget"),
-                       ("status", "units done / pending / stale / corrupt, and the projected time left")):
+                       ("status", "units done / pending / stale / corrupt, and the projected time left"),
+                       ("stability", "compare the verdicts of the notebook units recorded under --seeds")):
         p = csub.add_parser(name, help=what)
         p.add_argument("--profile", default="paper", help=f"one of {PROFILES}")
         p.add_argument("--only", nargs="*", help="unit names (e.g. 02_lucky_neurons) to include")
         p.add_argument("--kind", nargs="*", help="unit kinds to include (default: all)")
         p.add_argument("--results", default=None, help="campaign folder root (default: results/campaign)")
         p.add_argument("--workers", type=int, default=1, help="worker processes, one torch thread each")
+        if name == "stability":
+            p.add_argument("--seeds", nargs="+", type=int, default=[0, 1], help="base seeds (at least two)")
+        else:
+            p.add_argument("--seed", type=int, default=None, help="base seed of every unit that has one (default: "
+                           "the profile's; other seeds are other units, for `campaign stability`)")
     r = csub.choices["run"]
     r.add_argument("--budget", default="540s", help="no unit starts after this (540s, 30m, 2h); units still "
                    "running then are stopped and redone next time (default 540s)")
@@ -43,7 +50,15 @@ def plan(profile: str, only: list[str] | None, kinds: list[str] | None, root: Pa
     check_choice("profile", profile, PROFILES)
     names = kinds or sorted(KINDS)
     chosen = {n: get(n) for n in names}
-    planned = [u for k in chosen.values() for u in k.plan(profile, root, only)]
+    planned = []
+    for k in chosen.values():
+        try:
+            planned += k.plan(profile, root, only)
+        except ParameterError as e:
+            if kinds:       # asked for by name: its error stops the command
+                raise
+            # one kind whose profile block is wrong must not hide the other kinds' units
+            print(f"warning: no {k.name} units: {str(e).splitlines()[0]}", file=sys.stderr)
     if only:
         known = sorted({u.name for u in planned})
         bad = [n for n in only if n not in known]
@@ -71,6 +86,17 @@ def main(args) -> int:
                          "memory": args.memory}
             opts = engine.Options(results, args.workers, budget, not args.no_progress, slurm)
         kinds, units = plan(args.profile, args.only, args.kind, root)
+        if args.campaign_cmd == "stability":
+            from .seeds import report
+            if len(set(args.seeds)) < 2:
+                raise ParameterError(f"parameter seeds={args.seeds} is invalid: allowed at least two distinct seeds")
+            out = root / "results" / "stability" / f"campaign-{args.profile}.json"
+            for line in report(units, args.seeds, results, out):
+                print(line)
+            return 0
+        if args.seed is not None:
+            from .seeds import with_seed
+            units = [v for v in (with_seed(u, args.seed) for u in units) if v is not None]
         if args.campaign_cmd == "status":
             for line in status.report(status.coverage(units, results), args.profile, results, args.workers):
                 print(line)

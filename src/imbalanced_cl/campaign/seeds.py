@@ -1,0 +1,57 @@
+"""Seed stability on recorded units: the same units under other base seeds (`campaign run --seed S`), and the
+verdicts of the recorded ones compared across seeds with book.stability's rule (issue 29, item 5)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..book.stability import compare
+from . import record
+from .units import Unit
+
+# A change between these is a conclusive flip: conclusive one way under one seed and the other way under the other.
+FLIPS = ({"holds", "does not hold"}, {"partly", "does not hold"})
+
+
+def with_seed(unit: Unit, seed: int) -> Unit | None:
+    """The unit under base seed `seed` (None when it has no seed parameter). The default seed keeps the unit as is,
+    so a plain run and `--seed <default>` share their records."""
+    if unit.seed is None:
+        return None
+    if seed == unit.seed and "seed" not in unit.params:
+        return unit
+    return Unit(unit.kind, unit.name, unit.profile, {**unit.params, "seed": seed}, unit.code, seed)
+
+
+def rows_by_seed(units: list[Unit], seeds: list[int], results: Path) -> tuple[dict, list[str]]:
+    """({seed: verdict rows of the notebook units recorded under it}, notebooks recorded under every seed)."""
+    have = record.scan(results).records
+    by_seed, names = {}, None
+    for s in seeds:
+        found = {}
+        for u in units:
+            v = with_seed(u, s) if u.kind == "notebook" else None
+            if v is not None and v.key in have:
+                found[u.name] = have[v.key]["payload"].get("rows", [])
+        by_seed[s] = found
+        names = set(found) if names is None else names & set(found)
+    names = sorted(names or [])
+    return {s: [r for n in names for r in by_seed[s][n]] for s in seeds}, names
+
+
+def report(units: list[Unit], seeds: list[int], results: Path, out: Path | None = None) -> list[str]:
+    """Lines comparing the recorded verdicts across seeds (and the result written to `out`, when given)."""
+    by_seed, names = rows_by_seed(units, seeds, results)
+    if not names:
+        return [f"no notebook is recorded under every seed {seeds} in {results}: run "
+                f"`campaign run --seed S` for each seed first"]
+    res = compare(by_seed)
+    flips = [c for c in res["changed"] if set(c["verdicts"].values()) in FLIPS]
+    lines = [f"{res['unchanged']} of {res['rows']} rows kept their verdict across seeds {res['seeds']} "
+             f"({res['share_unchanged']:.1%}; target >= 95%), on the recorded units of {', '.join(names)}",
+             f"conclusive flips (holds <-> does not hold, partly <-> does not hold): {len(flips)} (target 0)"]
+    lines += [f"  {c['notebook']}: {c['claim']}: {c['verdicts']}" for c in res["changed"]]
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps({"notebooks": names, "flips": len(flips), **res}, indent=1) + "\n")
+    return lines
