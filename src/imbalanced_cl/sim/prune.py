@@ -89,6 +89,8 @@ class Masker:
     cells can train in one batch; a row with alpha = 0 keeps every unit (and a batch of them gets no mask at all).
     """
 
+    # 8 arguments: a masker holds one value per replicate row for each of Algorithm 1's mask settings (ratio, rule,
+    # schedule) plus the schedule's start and period; from_config builds it from a SimConfig in one line.
     def __init__(self, alpha, random, static, replicates, seed: int, start: int, every: int, unit: str):
         self.alpha = torch.as_tensor(alpha, dtype=torch.float64)   # (N,) pruning ratio per row
         self.random = torch.as_tensor(random, dtype=torch.bool)    # (N,) random units instead of the smallest

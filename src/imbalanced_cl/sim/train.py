@@ -126,6 +126,8 @@ def _wgrad(G, gate, U, Usum):
     return torch.bmm(A.transpose(1, 2), U.view(R, n * L, d1))
 
 
+# 7 arguments: eq. (21)'s inputs (weights, bias, pairs, config) and three optional hot-loop shortcuts (the mask, the
+# token sums of a fixed set, whether b = 0) that the training loop passes to skip recomputation.
 def gradient(W, b, pairs: D.Pairs, cfg: SimConfig, mask=None, Usum=None, linear=None):
     """Gradient of tau*InfoNCE (eq. 21) w.r.t. W, or Algorithm 1's gradient (eq. 5) under a keep-mask.
 
@@ -164,6 +166,7 @@ def step_flops(cfg: SimConfig, R: int, linear: bool) -> float:
     return matmuls + 2 * 2 * R * cfg.n_pairs ** 2 * cfg.m
 
 
+# 7 arguments: gradient's, passed through unchanged (see gradient).
 def step(W, b, pairs: D.Pairs, cfg: SimConfig, mask=None, Usum=None, linear=None):
     """One update of Algorithm 1: theta <- (1 - eta lambda) theta - eta g (step 7; decay on the full theta, L155).
 

@@ -31,6 +31,8 @@ def random_mask(x: torch.Tensor, D: torch.Tensor) -> tuple[torch.Tensor, torch.T
     return 2.0 * D * x, 2.0 * (1.0 - D) * x
 
 
+# 8 arguments: the two latents, the dictionary and the noise of one batch, each a tensor a caller already holds; a
+# container for them would be built and unpacked at every step.
 def make_views(kind: str, zx: torch.Tensor, zy: torch.Tensor, M: torch.Tensor, sigma_xi: float,
                xi_x: torch.Tensor, xi_y: torch.Tensor, u_mask: torch.Tensor | None = None):
     """Tokens (X, Y) of the two views of each sample, before attention, from standard-normal noise draws.

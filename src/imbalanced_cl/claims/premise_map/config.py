@@ -126,6 +126,8 @@ class PremiseMapConfig(SimConfig):
         branch = max(2, int(round(self.branch_share * total)))
         return max(1, total - branch), branch
 
+    # 8 arguments: a cell is a point on the map's seven axes (the plane's d, lambda, ratio and the star's m/d, K, alpha,
+    # n_minority) plus which axis it varies; unset star values are the centre's.
     def cell(self, axis: str, d: int, lam_name: str, ratio: float, m_over_d: float | None = None,
              K: int | None = None, alpha: float | None = None, n_minority: int | None = None) -> Cell:
         """The Cell at one grid point (unset values: the centre's), with the training config of notebook 04."""
