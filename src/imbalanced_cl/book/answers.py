@@ -142,9 +142,16 @@ def _esc(x) -> str:
     return html.escape(str(x))
 
 
+def _premise_short(r: dict) -> str:
+    """A premise row's name in a few words (the text before its first bracket or parenthesis)."""
+    name = r["claim"].removeprefix("regime: ")
+    return name.split(" [")[0].split(" (")[0]
+
+
 def render(items: list[Answer], base: str = "../notebooks/") -> str:
     """The claim-level table: claim · the paper predicts · what we measured [interval] · criterion · regime ·
-    verdict (with why). Wrapped in a horizontally scrollable box with a visible cue on narrow screens."""
+    verdict. Compact by design (the page opens on it): the reasons fold out under each verdict. Wrapped in a
+    horizontally scrollable, labelled region for narrow screens."""
     colours = T._COLOURS
     head = ["claim", "the paper predicts", "what we measured [95% interval]", "criterion", "the paper's regime vs ours",
             "verdict"]
@@ -155,18 +162,20 @@ def render(items: list[Answer], base: str = "../notebooks/") -> str:
     for a in items:
         h = a.headline
         links = ", ".join(f'<a href="{base}{_esc(nb)}.html">{_esc(nb[:2])}</a>' for nb in a.claim.notebooks)
-        meas = ("—" if h is None else f'{_esc(h["claim"])}: {T.fmt(h["measured"])} [{T.fmt(h["lo"])}, '
-                f'{T.fmt(h["hi"])}]')
-        crit = "—" if h is None else _esc(h.get("rule", "").split(";")[0])
-        ours = ("premises met" if not a.failed_premises else "not met: " + "; ".join(
-            _esc(r["claim"].removeprefix("regime: ")) for r in a.failed_premises))
+        meas = ("—" if h is None else f'{T.fmt(h["measured"])} [{T.fmt(h["lo"])}, {T.fmt(h["hi"])}]'
+                f'<br><small>{_esc(h["claim"][:70])}</small>')
+        rule = "" if h is None else h.get("rule", "").split(";")[0]
+        crit = "—" if h is None else f"<small>{_esc(rule[:90] + ('…' if len(rule) > 90 else ''))}</small>"
+        ours = ("met" if not a.failed_premises else "not met: " + ", ".join(
+            _esc(_premise_short(r)) for r in a.failed_premises))
         colour = colours.get(a.verdict, "#000")
-        measured = (f'<br><small>measured outside the regime: {_esc(a.measured)}</small>'
+        measured = (f'<br><small>measured outside it: {_esc(a.measured)}</small>'
                     if a.verdict == V.NOT_COMPARABLE and a.measured not in ("—", V.NOT_COMPARABLE) else "")
         cells = [f'<b>{_esc(a.claim.key)}</b> {_esc(a.claim.title)}<br><small>{_esc(a.claim.source)}; evidence: '
-                 f'{links}</small>', _esc(a.claim.predicts), meas, crit,
+                 f'{links}</small>', f"<small>{_esc(a.claim.predicts)}</small>", meas, crit,
                  f'<small>paper: {_esc(a.claim.regime)}<br>ours: {ours}</small>',
-                 f'<b style="color:{colour}">{_esc(a.verdict)}</b>{measured}<br><small>{_esc(a.why)}</small>']
+                 f'<b style="color:{colour}">{_esc(a.verdict)}</b>{measured}'
+                 f'<details class="sb-why"><summary>why</summary><small>{_esc(a.why)}</small></details>']
         out.append(f'<tr data-claim="{_esc(a.claim.key)}">' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     out.append("</tbody></table></div>")
     return "\n".join(out)

@@ -63,7 +63,7 @@ class PremiseMapConfig(SimConfig):
     "book" lambda, R the replicates of every cell.
     """
 
-    ds: tuple = (10, 20)              # numbers of features d of the plane (d1 = d1_over_d * d)
+    ds: tuple = (10,)                 # numbers of features d of the plane trained here (d1 = d1_over_d * d)
     lambdas: tuple = LAMBDAS          # weight decays of the plane: book | bottom | mid | top of [d^-1.49, d^-1.01]
     ratios: tuple = (0.3, 0.8)        # eps_min / eps_max of the plane (eps_max stays at its value)
     d1_over_d: int = 5                # ambient dimension per feature (d1 = 5d, as notebook 08)
@@ -75,7 +75,7 @@ class PremiseMapConfig(SimConfig):
     star_n_minority: tuple = (3,)     # star cells: other numbers of minority features
     window_point: float = 0.5         # total steps T = T3 + window_point * (T4 - T3), inside Thm 3.1's window
     branch_share: float = 0.34        # share of T after the branch point (the control and pruned branches)
-    record_ds: tuple = (40,)          # d's of the plane computed ahead by the campaign (kind premise_cell) and read back, marked "recorded"; () for none
+    record_ds: tuple = (20, 40)       # d's of the plane computed ahead by the campaign (kind premise_cell) and read back, marked "recorded"; () for none
     estimate_ds: tuple = (10, 20, 40, 80, 160, 320, 640)  # d of the closed-form estimates (no training)
     kappa_pairs: int = 4000           # Monte-Carlo pairs per replicate for kappa_j (sim/theory.kappa_mc)
     require_sigma: bool = False       # count Assumption 3.3's noise scale as a required premise (the book follows App. A.2's sigma)
