@@ -72,19 +72,11 @@ def plan(profile: str, only: list[str] | None, kinds: list[str] | None, root: Pa
 
 def main(args) -> int:
     """Run the chosen subcommand; a mistake exits 2 with one line, Ctrl-C 130, a failed unit 1."""
-    from . import engine, status
+    from . import status
     try:
         root = repo_root()
         results = Path(args.results or root / "results" / "campaign") / args.profile
-        if args.campaign_cmd == "run":
-            budget = engine.parse_budget(args.budget)
-            slurm = {}
-            if args.slurm:
-                if not args.partition:
-                    raise ParameterError("--slurm needs --partition NAME")
-                slurm = {"jobs": args.jobs, "partition": args.partition, "walltime": args.time,
-                         "memory": args.memory}
-            opts = engine.Options(results, args.workers, budget, not args.no_progress, slurm)
+        opts = run_options(args, results) if args.campaign_cmd == "run" else None
         kinds, units = plan(args.profile, args.only, args.kind, root)
         if args.campaign_cmd == "stability":
             from .seeds import report
@@ -104,6 +96,24 @@ def main(args) -> int:
     except ParameterError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    return execute(args, kinds, units, opts, root, results)
+
+
+def run_options(args, results: Path):
+    """The engine's Options of a `campaign run` (a bad budget, or --slurm without a partition, is a ParameterError)."""
+    from . import engine
+    budget = engine.parse_budget(args.budget)
+    slurm = {}
+    if args.slurm:
+        if not args.partition:
+            raise ParameterError("--slurm needs --partition NAME")
+        slurm = {"jobs": args.jobs, "partition": args.partition, "walltime": args.time, "memory": args.memory}
+    return engine.Options(results, args.workers, budget, not args.no_progress, slurm)
+
+
+def execute(args, kinds, units, opts, root: Path, results: Path) -> int:
+    """Run the pending units and print what was recorded; Ctrl-C or SIGTERM 130, a failed unit 1."""
+    from . import engine, status
     cov = status.coverage(units, results)
     print(f"campaign {args.profile}: {len(cov.pending)} of {len(units)} units to run, budget {args.budget}, "
           f"{args.workers} worker(s); records in {results}", flush=True)
