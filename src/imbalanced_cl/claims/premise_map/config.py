@@ -76,7 +76,7 @@ class PremiseMapConfig(SimConfig):
     window_point: float = 0.5         # total steps T = T3 + window_point * (T4 - T3), inside Thm 3.1's window
     branch_share: float = 0.34        # share of T after the branch point (the control and pruned branches)
     record_ds: tuple = (20, 40)       # d's of the plane computed ahead by the campaign (kind premise_cell) and read back, marked "recorded"; () for none
-    estimate_ds: tuple = (10, 20, 40, 80, 160, 320)  # d of the closed-form estimates (no training)
+    estimate_ds: tuple = (10, 20, 40, 80, 160, 320, 640)  # d of the closed-form estimates (no training)
     kappa_pairs: int = 4000           # Monte-Carlo pairs per replicate for kappa_j (sim/theory.kappa_mc)
     require_sigma: bool = False       # count Assumption 3.3's noise scale as a required premise (the book follows App. A.2's sigma)
     lucky_gamma: float = 0.1          # gamma of eq. (28) in Def. B.1's lucky sets
