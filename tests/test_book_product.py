@@ -62,8 +62,9 @@ def test_scoreboard_names_profile_commit_date_and_opens_on_a_summary(tmp_path, m
     assert cells[order.index(verdict.HOLDS)] == "2" and cells[order.index(verdict.FAILS)] == "1" and cells[n] == "3"
     assert "not yet run at paper scale" in line               # no results/paper record for this notebook
     # the rows fold out beneath, closed; a notebook run at another profile is named
-    assert page.count("<details") == 2 and "<details open" not in page
-    assert page.index("sb-summary-table") < page.index("<details")
+    assert page.count('<details class="sb-rows"') == 2 and "<details open" not in page
+    assert page.index("sb-summary-table") < page.index('<details class="sb-rows"')
+    assert page.index("sb-answers") < page.index("sb-summary-table")      # the answer first (issue 28)
     assert board.mixed == {"02_b": "default"} and "Mixed profiles" in page
     monkeypatch.delenv("IMBALANCED_CL_PROFILE")  # outside the runner: the notebooks' own profile, if one
     _executed_nb(tmp_path / "02_b.ipynb", "02_b", [fails], profile="ci")
