@@ -149,12 +149,11 @@ def _premise_short(r: dict) -> str:
 
 
 def render(items: list[Answer], base: str = "../notebooks/") -> str:
-    """The claim-level table: claim · the paper predicts · what we measured [interval] · criterion · regime ·
-    verdict. Compact by design (the page opens on it): the reasons fold out under each verdict. Wrapped in a
-    horizontally scrollable, labelled region for narrow screens."""
+    """The claim-level table: claim · the paper predicts · what we measured [interval] · verdict; under each verdict,
+    folded, the criterion, the paper's regime against ours, and why. Compact by design: the page opens on it.
+    Wrapped in a horizontally scrollable, labelled region for narrow screens."""
     colours = T._COLOURS
-    head = ["claim", "the paper predicts", "what we measured [95% interval]", "criterion", "the paper's regime vs ours",
-            "verdict"]
+    head = ["claim", "the paper predicts", "what we measured [95% interval]", "verdict"]
     out = ['<div class="sb-scroll" style="overflow-x:auto" tabindex="0" role="region" aria-label="Claim-level '
            'answers (scrolls sideways on narrow screens)"><table class="verdict-table sb-answers">'
            '<caption>The answer, claim by claim</caption><thead><tr>'
@@ -163,19 +162,19 @@ def render(items: list[Answer], base: str = "../notebooks/") -> str:
         h = a.headline
         links = ", ".join(f'<a href="{base}{_esc(nb)}.html">{_esc(nb[:2])}</a>' for nb in a.claim.notebooks)
         meas = ("—" if h is None else f'{T.fmt(h["measured"])} [{T.fmt(h["lo"])}, {T.fmt(h["hi"])}]'
-                f'<br><small>{_esc(h["claim"][:70])}</small>')
-        rule = "" if h is None else h.get("rule", "").split(";")[0]
-        crit = "—" if h is None else f"<small>{_esc(rule[:90] + ('…' if len(rule) > 90 else ''))}</small>"
+                f'<br><small>{_esc(h["claim"][:60])}</small>')
+        rule = "—" if h is None else h.get("rule", "").split(";")[0]
         ours = ("met" if not a.failed_premises else "not met: " + ", ".join(
-            _esc(_premise_short(r)) for r in a.failed_premises))
+            _premise_short(r) for r in a.failed_premises))
         colour = colours.get(a.verdict, "#000")
         measured = (f'<br><small>measured outside it: {_esc(a.measured)}</small>'
                     if a.verdict == V.NOT_COMPARABLE and a.measured not in ("—", V.NOT_COMPARABLE) else "")
-        cells = [f'<b>{_esc(a.claim.key)}</b> {_esc(a.claim.title)}<br><small>{_esc(a.claim.source)}; evidence: '
-                 f'{links}</small>', f"<small>{_esc(a.claim.predicts)}</small>", meas, crit,
-                 f'<small>paper: {_esc(a.claim.regime)}<br>ours: {ours}</small>',
+        why = (f"<b>criterion</b>: {_esc(rule)}<br><b>the paper's regime</b>: {_esc(a.claim.regime)}; "
+               f"<b>ours</b>: {_esc(ours)}<br><b>why</b>: {_esc(a.why)}")
+        cells = [f'<b>{_esc(a.claim.key)}</b> {_esc(a.claim.title)} <small>({_esc(a.claim.source)}; {links})</small>',
+                 f"<small>{_esc(a.claim.predicts)}</small>", meas,
                  f'<b style="color:{colour}">{_esc(a.verdict)}</b>{measured}'
-                 f'<details class="sb-why"><summary>why</summary><small>{_esc(a.why)}</small></details>']
+                 f'<details class="sb-why"><summary>why</summary><small>{why}</small></details>']
         out.append(f'<tr data-claim="{_esc(a.claim.key)}">' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     out.append("</tbody></table></div>")
     return "\n".join(out)
