@@ -271,8 +271,11 @@ def _interrupt_a_run(tmp_path):
     good, key = executed.read_bytes(), executed.with_suffix(".key").read_text()
     (root / "profiles.yaml").write_text(yaml.safe_dump({"ci": {"a": {"wait": 120}}}))  # a new run, a slow one
     partial = executed.with_name(".a.partial.ipynb")
+    # SIGINT back to its default in the child: a suite started in the background by a non-interactive shell inherits
+    # SIGINT ignored, and Python then never raises KeyboardInterrupt (seen with `nohup bash .ci/run &`)
     proc = subprocess.Popen([sys.executable, str(tmp_path / "run.py"), str(root), str(out), json.dumps({"build": False})],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.time() + 120
     while not partial.exists() and time.time() < deadline and proc.poll() is None:
         time.sleep(0.2)
