@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import Rectangle
 
-from ..claims.premise_map import LAMBDAS, CellResult, PremiseMapConfig, cell_row
+from ..claims.premise_map import LAMBDAS, CellResult, PremiseMapConfig, cell_row, lambda_value
 
 
 def _counts(res: CellResult) -> tuple[int, int, list[str]]:
@@ -137,7 +137,6 @@ def notebook_marks(cfg: PremiseMapConfig, root=None) -> dict:
         c = cls()
         if not all(hasattr(c, k) for k in ("d", "weight_decay", "eps_min", "eps_max")):
             continue
-        from ..claims.premise_map import lambda_value
         lam = "book" if c.weight_decay == cfg.weight_decay else min(
             LAMBDAS[1:], key=lambda n: abs(math.log(lambda_value(n, c.d, 1.0) / c.weight_decay)))
         at.setdefault((c.d, lam, round(c.eps_min / c.eps_max, 3)), []).append(nb.stem[:2])

@@ -11,7 +11,7 @@ from ..book.glued import rows_of
 from ..book.profiles import params as profile_params
 from ..book.runner import check_params, execute, toc_notebooks
 from ..validate import ParameterError
-from .units import KINDS, Kind, Unit, register
+from .units import KINDS, Kind, Unit, plain, register
 
 
 def _seed(nb: Path, params: dict) -> int | None:
@@ -109,15 +109,9 @@ def _numpy(x):
     return x
 
 
-def _plain(x):
-    """A value as it reads back from JSON (tuples become lists), so parameters compare equal after a round trip."""
-    import json
-    return json.loads(json.dumps(x, default=str))
-
-
 def scale_params(cfg, d: int) -> dict:
     """A scale_point's parameters: notebook 08's whole config (its grid included) and the recorded d."""
-    return _plain({**cfg.to_dict(), "d_point": d})
+    return plain({**cfg.to_dict(), "d_point": d})
 
 
 def plan_scale(profile: str, root: Path, only: list[str] | None = None) -> list[Unit]:
@@ -155,7 +149,7 @@ def recorded_points(cfg, root: Path | None = None) -> tuple[list[dict], list[str
     from ..paths import repo_root
     root = Path(root or repo_root())
     code = source_code(root, SCALE_ENTRY)
-    want = _plain(cfg.to_dict())
+    want = plain(cfg.to_dict())
     points, notes, seen = [], [], set()
     for p in sorted((root / "results" / "campaign").glob("*/scale_point/*.json")):
         try:

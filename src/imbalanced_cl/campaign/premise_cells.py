@@ -11,15 +11,10 @@ import json
 from pathlib import Path
 
 from ..book.profiles import params as profile_params
-from .units import Kind, Unit, register
+from .units import Kind, Unit, plain, register
 
 ENTRY = "from imbalanced_cl.claims.premise_map import PremiseMapConfig, run_cell"   # what a premise_cell runs
 KIND = "premise_cell"
-
-
-def _plain(x):
-    """A value as it reads back from JSON (tuples become lists), so parameters compare equal after a round trip."""
-    return json.loads(json.dumps(x, default=str))
 
 
 def cell_name(cell) -> str:
@@ -29,7 +24,7 @@ def cell_name(cell) -> str:
 
 def cell_params(cfg, cell) -> dict:
     """A premise_cell's parameters: the map's whole config and the cell's place on the plane."""
-    return _plain({**cfg.to_dict(), "cell": {"d": cell.d, "lam_name": cell.lam_name, "ratio": cell.ratio}})
+    return plain({**cfg.to_dict(), "cell": {"d": cell.d, "lam_name": cell.lam_name, "ratio": cell.ratio}})
 
 
 def _config(params: dict):
@@ -81,7 +76,7 @@ def recorded_cells(cfg, root: Path | None = None) -> tuple[list, list[str]]:
     from ..paths import repo_root
     root = Path(root or repo_root())
     code = source_code(root, ENTRY)
-    want = _plain(cfg.to_dict())
+    want = plain(cfg.to_dict())
     cells = {cell_name(c): c for c in cfg.record_cells()}
     found, notes = {}, []
     for p in sorted((root / "results" / "campaign").glob(f"*/{KIND}/*.json")):

@@ -54,3 +54,8 @@ def register(kind: Kind) -> Kind:
     """Add a kind to the registry (a test registers its own tiny kinds) and return it."""
     KINDS[kind.name] = kind
     return kind
+
+
+def plain(x):
+    """A value as it reads back from JSON (tuples become lists), so unit parameters compare equal after a round trip."""
+    return json.loads(json.dumps(x, default=str))

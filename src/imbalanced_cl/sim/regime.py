@@ -134,11 +134,11 @@ def rows(reg: Regime, cfg: SimConfig, which=ROWS) -> list[Verdict]:
     if "gradient" in which:
         m, lo, hi = _ci(reg.grad_dev)
         bound = cfg.d1 ** -cfg.regime_grad_poly
+        verdict, rule = judge_bound(lo, hi, bound, False, 0.0)
         add(f"regime: K-pair gradient tracks the population gradient ({reg.sampling} pairs)", "Lemma B.1 (L519)",
             f"||g_K − g_pop|| / ||w|| ≤ d1^-{cfg.regime_grad_poly:g} = {bound:.3g} "
             f"(relative to ||g_pop||: {float(reg.grad_rel.mean()):.2g})",
-            m, lo, hi, (judge_bound(lo, hi, bound, False, 0.0)[0],
-                        judge_bound(lo, hi, bound, False, 0.0)[1] + GRADIENT_SCOPE))
+            m, lo, hi, (verdict, rule + GRADIENT_SCOPE))
     if "loss" in which and reg.sampling == "fresh":
         nan = float("nan")
         out.append(Verdict("regime: training InfoNCE equals held-out InfoNCE (no memorised pairs)",
