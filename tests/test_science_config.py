@@ -40,6 +40,7 @@ RANGES = {
     "tau_scaled": ([1, "True", None], [True, False]),
     "lr": ([0.0, math.nan], [1e-9]),
     "weight_decay": ([-1e-9, 2.0], [0.0, 1.999]),         # lr * weight_decay < 1 with lr = 0.5
+    "lambda_rule": (["middle", None, ""], ["value"]),      # bottom | mid | top set weight_decay (test below)
     "steps": ([0, 10.0], [1]),
     "prune_alpha": ([-1e-9, 1.0], [0.0, 0.999]),
     "prune_unit": (["filter"], ["neuron", "weight"]),
@@ -135,3 +136,14 @@ def test_torch_device():
     if not torch.cuda.is_available():
         with pytest.raises(ParameterError, match="parameter device='cuda'"):
             cfg.torch_device
+
+
+def test_lambda_rule_sets_weight_decay_from_d_by_hand():
+    """L1266's range [d^-1.49, d^-1.01]: "mid" at d = 16 is 16^-1.25 = 2^-5, and a sweep over d (replace) follows d."""
+    mid = SimConfig(d=16, lambda_rule="mid")
+    assert mid.weight_decay == 2.0 ** -5
+    assert mid.replace(d=81).weight_decay == pytest.approx(3.0 ** -5, rel=1e-12)     # 81^-1.25 = 3^-5
+    assert SimConfig(d=16, lambda_rule="bottom").weight_decay == pytest.approx(16 ** -1.49, rel=1e-12)
+    assert SimConfig(d=16, lambda_rule="top").weight_decay == pytest.approx(16 ** -1.01, rel=1e-12)
+    assert SimConfig(d=16, weight_decay=0.25).weight_decay == 0.25                  # "value": as given
+    assert mid.replace(lambda_rule="value", weight_decay=0.25).weight_decay == 0.25

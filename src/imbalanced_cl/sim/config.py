@@ -11,6 +11,16 @@ import torch
 from ..validate import ParameterError, check, check_choice, check_float, check_int, namespace_kwargs
 
 
+# Weight decays named by where they sit in the proof's range lambda in [d^-1.49, d^-1.01] (L1266): the bottom, the
+# geometric middle and the top.
+LAMBDA_EXPONENTS = {"bottom": -1.49, "mid": -1.25, "top": -1.01}
+
+
+def lambda_at(rule: str, d: int) -> float:
+    """The weight decay d^e that `rule` ("bottom", "mid" or "top" of [d^-1.49, d^-1.01], L1266) names at d."""
+    return float(d) ** LAMBDA_EXPONENTS[rule]
+
+
 @dataclass(frozen=True)
 class SimConfig:
     """Data model (§3.2), encoder (eq. 4), loss (eqs. 1-3), optimiser (Alg. 1) and replicates."""
@@ -46,7 +56,8 @@ class SimConfig:
     tau: float = 1.0            # InfoNCE temperature
     tau_scaled: bool = True     # optimise tau * InfoNCE so the gradient is eq. (5)/(21) exactly (no 1/tau)
     lr: float = 0.5             # eta
-    weight_decay: float = 1e-3  # lambda, decoupled: theta <- (1 - eta lambda) theta - eta g
+    weight_decay: float = 1e-3  # lambda, decoupled: theta <- (1 - eta lambda) theta - eta g (set by lambda_rule unless "value")
+    lambda_rule: str = "value"  # "value": lambda = weight_decay; "bottom" | "mid" | "top": d^-1.49 | d^-1.25 | d^-1.01, in the proof's range (L1266)
     steps: int = 300            # full-batch gradient steps
     # --- Algorithm 1: forward magnitude pruning (prune.py) ---
     prune_alpha: float = 0.0    # fraction pruned, in [0, 1)
@@ -73,6 +84,9 @@ class SimConfig:
     tf32: bool = False          # allow TF32 matmuls on CUDA (faster, ~1e-3 relative error); exact float32 is what the theory checks need
 
     def __post_init__(self):
+        check_choice("lambda_rule", self.lambda_rule, ("value",) + tuple(LAMBDA_EXPONENTS))
+        if self.lambda_rule != "value":   # lambda follows d (a sweep over d keeps it in the proof's range at every d)
+            object.__setattr__(self, "weight_decay", lambda_at(self.lambda_rule, self.d))
         self.validate()
 
     def validate(self) -> None:

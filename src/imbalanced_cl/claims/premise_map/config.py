@@ -5,20 +5,20 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from ...sim.config import SimConfig
+from ...sim.config import LAMBDA_EXPONENTS, SimConfig, lambda_at
 from ...validate import check, check_choice, check_float, check_grid, check_int
 from ..pruning.config import PruningConfig
 
 # The weight decays of the map, by name: the book's own (the config's weight_decay) and the bottom, geometric
 # middle and top of the proof's range [d^-1.49, d^-1.01] (L1266).
 LAMBDAS = ("book", "bottom", "mid", "top")
-LAMBDA_EXPONENT = {"bottom": -1.49, "mid": -1.25, "top": -1.01}
+LAMBDA_EXPONENT = LAMBDA_EXPONENTS
 STAR_AXES = ("m/d", "K", "alpha", "n_minority")
 
 
 def lambda_value(name: str, d: int, book: float) -> float:
     """The weight decay named `name` at d: the book's value, or d^-1.49, d^-1.25, d^-1.01 (L1266)."""
-    return book if name == "book" else float(d) ** LAMBDA_EXPONENT[name]
+    return book if name == "book" else lambda_at(name, d)
 
 
 def window(d: int, lr: float) -> tuple[float, float]:
