@@ -49,7 +49,7 @@ def test_shared_points_are_trained_exactly_once():
     assert set(done) == expected and set(done.values()) == {1}
     assert res.trained == done
     items = len(pts) * cfg.repeats
-    assert res.train_calls == math.ceil(items / cfg.chunk) * len(cfg.arms)
+    assert res.train_calls == math.ceil(items / cfg.chunk)      # one batched call trains both arms of a batch
     for name, v in res.values.items():
         # the minority-coordinate diagnostic is NaN where a tiny test set never contains the minority feature
         finite = np.isfinite(v).all() if name in A.METRICS.values() else np.isfinite(v).any()
@@ -61,6 +61,22 @@ def test_batching_does_not_change_results():
     b = A.run_appendix(tiny_cfg(chunk=0, pruning=False))
     for name in a.values:
         np.testing.assert_allclose(a.values[name], b.values[name], rtol=2e-4, atol=1e-5, err_msg=name)
+
+
+def test_arms_trained_together_match_each_arm_trained_alone():
+    """Both arms in one batch (rows interleaved, draws shared, a ratio per row) give each arm's own training: the
+    oracle is the arm trained by itself, with Algorithm 1's mask from its config (issue 30: the draws made once).
+    The literal backward freezes pruned neurons, so a ratio given to the wrong rows shows at once."""
+    cfg = tiny_cfg(steps=12, prune_alpha=0.34, prune_backward="literal")
+    items = [(p, r) for p in A.grid_points(cfg)[:3] for r in range(2)]
+    start = A.protocol._start(cfg, items)
+    together = A.protocol._train_arms(cfg, start, items)
+    for arm, alpha in enumerate(cfg.arms):
+        alone = A.protocol.train.train(cfg.point_cfg(*items[0][0], alpha=alpha), resume=start,
+                                       sampler=A.protocol._fresh_sampler(cfg, start, items, list(range(len(items)))))
+        torch.testing.assert_close(together[arm].W, alone.W, rtol=1e-5, atol=1e-6)
+        assert torch.equal(together[arm].T1, alone.T1)
+    assert (together[0].W - together[1].W).abs().max() > 0.1 * together[0].W.abs().max()    # pruning mattered
 
 
 def test_curves_pick_the_figure_grid():

@@ -11,6 +11,7 @@ from ...sim import data as D
 from ...sim import train
 from ...sim.config import SimConfig
 from ...sim.encoder import init_weights
+from ...sim.prune import Masker
 from .config import FIGURES, METRICS, AppendixConfig
 from .metrics import align_count, align_max, eval_metrics
 
@@ -66,26 +67,54 @@ def _start(cfg: AppendixConfig, items: list) -> train.Run:
                      0, train.History(), pairs, W0)
 
 
-def _fresh_sampler(cfg: AppendixConfig, start: train.Run, items: list):
-    """sampler(t, reps) for train.train: K fresh pairs per step for each batched (point, repeat), drawn with that
-    point's eps_min and sigma from its own sub-stream (point, t), so every arm of a repeat sees the same pairs."""
+def _fresh_sampler(cfg: AppendixConfig, start: train.Run, items: list, rows: list):
+    """sampler(t, rows) for train.train: K fresh pairs per step for each batched (point, repeat), drawn with that
+    point's eps_min and sigma from its own sub-stream (point, t), so every arm of a repeat sees the same pairs.
+
+    `rows[k]` is the item index of training row k; the arms of an item sit in adjacent rows, so a chunk's pairs are
+    drawn once per item and repeated for its arms (the very numbers a separate call per arm would draw).
+    """
     def sample(t: int, reps: list) -> D.Pairs:
+        drawn = list(dict.fromkeys(rows[k] for k in reps))
         parts = []
-        for k in reps:
-            (eps, sig), rep = items[k]
+        for i in drawn:
+            (eps, sig), rep = items[i]
             pc = cfg.point_cfg(eps, sig)
-            parts.append(D.make_pairs(pc, start.M[k:k + 1], [rep], extra=point_code(eps, sig) * 2**20 + t + 1))
-        return D.Pairs(*(torch.cat([getattr(p, f) for p in parts]) for f in ("UX", "UY", "S", "ZX", "ZY")))
+            parts.append(D.make_pairs(pc, start.M[i:i + 1], [rep], extra=point_code(eps, sig) * 2**20 + t + 1))
+        P = D.Pairs(*(torch.cat([getattr(p, f) for p in parts]) for f in ("UX", "UY", "S", "ZX", "ZY")))
+        idx = torch.tensor([drawn.index(rows[k]) for k in reps])
+        return D.Pairs(*(getattr(P, f)[idx] for f in ("UX", "UY", "S", "ZX", "ZY")))
     return sample
 
 
-def _train_arm(cfg: AppendixConfig, start: train.Run, items: list, alpha: float) -> train.Run:
-    """Train one pruning arm of a batch in one batched call (the loop only reads shared settings)."""
-    arm = cfg.point_cfg(*items[0][0], alpha=alpha)
+def _rows(run: train.Run, idx: list, cfg: SimConfig | None = None) -> train.Run:
+    """The training rows idx of a run (weights, dictionary, data and T1; the history is not kept), under `cfg`."""
+    p = run.pairs
+    pairs = D.Pairs(p.UX[idx], p.UY[idx], p.S[idx], p.ZX[idx], p.ZY[idx])
+    return train.Run(cfg or run.cfg, list(range(len(idx))), run.M[idx],
+                     run.W[idx], run.T1[idx], run.step, train.History(), pairs, run.W0[idx])
+
+
+def _train_arms(cfg: AppendixConfig, start: train.Run, items: list) -> list[train.Run]:
+    """Train every pruning arm of a batch in one batched call and return one run per arm.
+
+    Row k trains item k // arms under arm k % arms: the arms of an item share its step-0 weights and, with fresh
+    pairs, its draws (made once, _fresh_sampler); each row carries its own pruning ratio (prune.Masker), so the
+    vanilla rows keep every neuron and the pruned rows follow Algorithm 1.
+    """
+    arms = cfg.arms
+    rows = [i for i in range(len(items)) for _ in arms]
     for (eps, sig), rep in items:
-        TRAINING_LOG[(eps, sig, rep, alpha)] += 1
-    sampler = _fresh_sampler(cfg, start, items) if cfg.sampling == "fresh" else None
-    return train.train(arm, resume=start, sampler=sampler)
+        for alpha in arms:
+            TRAINING_LOG[(eps, sig, rep, alpha)] += 1
+    base = cfg.point_cfg(*items[0][0], alpha=max(arms))
+    both = _rows(start, rows)
+    masker = Masker([a for _ in items for a in arms], [False] * len(rows), [False] * len(rows), list(range(len(rows))),
+                    base.seed, base.prune_start, base.prune_every, base.prune_unit)
+    sampler = _fresh_sampler(cfg, start, items, rows) if cfg.sampling == "fresh" else None
+    out = train.train(base, resume=both, sampler=sampler, masker=masker)
+    return [_rows(out, list(range(a, len(rows), len(arms))), cfg.point_cfg(*items[0][0], alpha=alpha))
+            for a, alpha in enumerate(arms)]
 
 
 @dataclass
@@ -135,10 +164,8 @@ def _run(cfg: AppendixConfig) -> AppendixResult:
     for lo in range(0, len(items), size):
         batch = items[lo:lo + size]
         start = _start(cfg, batch)
-        runs = []
-        for alpha in cfg.arms:
-            runs.append(_train_arm(cfg, start, batch, alpha))
-            calls += 1
+        runs = _train_arms(cfg, start, batch)
+        calls += 1
         for a, run in enumerate(runs):
             t1s.append(torch.where(run.T1 >= 0, run.T1, torch.full_like(run.T1, cfg.steps)).float())
             k = [pidx[p] for p, _ in batch], [r for _, r in batch]
