@@ -145,6 +145,10 @@ def test_grid_sampler_builds_each_cell_from_common_draws_and_renews_fresh_pairs(
     assert torch.equal(P.UX[2 * ident:2 * ident + 2], P.UX[2 * paper:2 * paper + 2])   # the same samples
     rare = [c for c, cell in enumerate(cfg.cells) if cell == ("paper", 0.1)][0]
     assert P.S[2 * rare:2 * rare + 2, :, 3:].float().mean() < P.S[2 * paper:2 * paper + 2, :, 3:].float().mean()
+    for c, cc in enumerate(s.cell_cfgs):                            # one draw for all cells: each cell's own pairs
+        own = D.make_pairs(cc, M, [0, 1], extra=1)
+        for f in ("UX", "UY", "S", "ZX", "ZY"):
+            assert torch.equal(getattr(P, f)[2 * c:2 * c + 2], getattr(own, f)), (cfg.cells[c], f)
     assert not torch.equal(s(1, reps).UX, P.UX)                   # fresh: a new draw every step
     fixed = DC.GridSampler(cfg.replace(sampling="fixed"), M)
     assert fixed(0, reps) is fixed(3, reps)
