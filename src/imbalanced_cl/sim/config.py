@@ -56,8 +56,8 @@ class SimConfig:
     tau: float = 1.0            # InfoNCE temperature
     tau_scaled: bool = True     # optimise tau * InfoNCE so the gradient is eq. (5)/(21) exactly (no 1/tau)
     lr: float = 0.5             # eta
-    weight_decay: float = 1e-3  # lambda, decoupled: theta <- (1 - eta lambda) theta - eta g (set by lambda_rule unless "value")
-    lambda_rule: str = "value"  # "value": lambda = weight_decay; "bottom" | "mid" | "top": d^-1.49 | d^-1.25 | d^-1.01, in the proof's range (L1266)
+    weight_decay: float = 1e-3  # lambda, decoupled: theta <- (1 - eta lambda) theta - eta g; lambda_rule other than "value" sets it from d
+    lambda_rule: str = "value"  # "value": lambda = weight_decay as given; "bottom" | "mid" | "top": lambda = d^-1.49 | d^-1.25 | d^-1.01, in the proof's range (L1266)
     steps: int = 300            # full-batch gradient steps
     # --- Algorithm 1: forward magnitude pruning (prune.py) ---
     prune_alpha: float = 0.0    # fraction pruned, in [0, 1)

@@ -14,7 +14,7 @@ class LuckyConfig(SimConfig):
 
     # notebook 02's model (overrides of SimConfig)
     m: int = 100                     # neurons of the training runs
-    lambda_rule: str = "mid"         # lambda = d^-1.25, the middle of the proof's range (L1266; issue 27: where Theorem 3.1 applies); "value" is the book's old lambda = weight_decay = 0.001
+    lambda_rule: str = "mid"         # lambda = d^-1.25, the middle of the proof's range (L1266; issue 27: where Theorem 3.1 applies); the book's old setting is "value" with weight_decay = 0.001
     eps_min: float = 0.8             # minority frequency (the lucky-neuron regime needs a ratio near 1, brief §6.1)
     n_minority: int = 10             # how many features are minority (the last ones)
     record_every: int = 1            # history every step (T2 detection needs it)
