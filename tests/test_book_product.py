@@ -15,12 +15,12 @@ from imbalanced_cl.validate import ParameterError
 from imbalanced_cl.book import tables
 
 
-def _executed_nb(path, name, rows, profile=None):
+def _executed_nb(path, name, rows, profile=None, recorded=""):
     """A fake executed notebook with a glued verdict output, as VerdictTable.glue() writes it."""
     nb = nbformat.v4.new_notebook()
     if profile:
         nb.metadata["imbalanced_cl"] = {"profile": profile}  # as the runner stamps it
-    table = tables.VerdictTable(name, rows)
+    table = tables.VerdictTable(name, rows, recorded=recorded)
     out = nbformat.v4.new_output("display_data", data={"application/json": table._repr_json_()},
                                  metadata={"scrapbook": {"name": f"{name}_verdicts"}})
     cell = nbformat.v4.new_code_cell("glue")
@@ -69,6 +69,22 @@ def test_scoreboard_names_profile_commit_date_and_opens_on_a_summary(tmp_path, m
     monkeypatch.delenv("IMBALANCED_CL_PROFILE")  # outside the runner: the notebooks' own profile, if one
     _executed_nb(tmp_path / "02_b.ipynb", "02_b", [fails], profile="ci")
     assert scoreboard.gather(str(tmp_path)).book_profile == "ci"
+
+
+def test_scoreboard_says_which_verdicts_include_recorded_points(tmp_path, monkeypatch):
+    """Notebook 08's verdicts with a campaign's d = 160 point say so, on its table and on the scoreboard's line."""
+    from imbalanced_cl.campaign.kinds import recorded_note
+    monkeypatch.setattr(scoreboard, "claim_notebooks", lambda root=None: ["01_a", "08_scale"])
+    row = verdict.Verdict("growth", "eq. (7)", "1", 1.02, 0.9, 1.1, verdict.HOLDS, "rule")
+    assert recorded_note([]) == "" and "d = 160, 320 (2 campaign units" in recorded_note([160, 320])
+    _executed_nb(tmp_path / "01_a.ipynb", "01_a", [row])
+    _executed_nb(tmp_path / "08_scale.ipynb", "08_scale", [row], recorded=recorded_note([160]))
+    board = scoreboard.gather(str(tmp_path))
+    assert board.recorded == {"08_scale": "the recorded point d = 160 (1 campaign unit, one per d)"}
+    page = scoreboard.render(board)
+    assert "(with the recorded point d = 160" in page.split('<tr data-summary="08_scale">')[1].split("</tr>")[0]
+    assert "recorded point" not in page.split('<tr data-summary="01_a">')[1].split("</tr>")[0]
+    assert "Includes the recorded point d = 160" in tables.VerdictTable("08_scale", [row], recorded_note([160]))._repr_html_()
 
 
 def test_provenance_and_verdict_table_show_once(monkeypatch):

@@ -5,10 +5,10 @@ import json
 from pathlib import Path
 
 
-def rows_of(path: Path) -> list[dict]:
-    """The glued verdict rows of one executed notebook."""
+def tables_of(path: Path) -> list[dict]:
+    """The glued verdict tables of one executed notebook, as stored: {"notebook", "rows", and "recorded" if any}."""
     import nbformat
-    rows = []
+    tables = []
     nb = nbformat.read(path, as_version=4)
     for cell in nb.cells:
         for out in cell.get("outputs", []):
@@ -16,9 +16,18 @@ def rows_of(path: Path) -> list[dict]:
             mime = [k for k in out.get("data", {}) if k.endswith("application/json")]
             if name.endswith("_verdicts") and mime:
                 payload = out["data"][mime[0]]
-                payload = json.loads(payload) if isinstance(payload, str) else payload
-                rows.extend(payload["rows"])
-    return rows
+                tables.append(json.loads(payload) if isinstance(payload, str) else payload)
+    return tables
+
+
+def rows_of(path: Path) -> list[dict]:
+    """The glued verdict rows of one executed notebook."""
+    return [r for t in tables_of(path) for r in t["rows"]]
+
+
+def recorded_of(path: Path) -> str:
+    """What an executed notebook's verdicts took from campaign records ("" when nothing)."""
+    return "; ".join(t["recorded"] for t in tables_of(path) if t.get("recorded"))
 
 
 def collect(executed_dir) -> list[dict]:

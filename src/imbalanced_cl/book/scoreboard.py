@@ -18,7 +18,7 @@ from pathlib import Path
 from .. import verdict as V
 from . import provenance
 from . import tables as T
-from . import answers, record, stability
+from . import answers, glued, record, stability
 from .glued import collect, rows_of  # noqa: F401  (collect: the scoreboard's reader, re-exported)
 from .runner import collects, toc_notebooks
 from .profiles import PROFILES, repo_root
@@ -52,6 +52,7 @@ class Board:
     date: str = ""                                # when the scoreboard was built (UTC)
     paper: dict = field(default_factory=dict)     # {notebook: record} from results/paper/ (book.record)
     stability: dict | None = None                 # results/stability/<profile>.json (book.stability), or None
+    recorded: dict = field(default_factory=dict)  # {notebook: what its verdicts took from campaign records}
 
     @property
     def missing(self) -> dict:
@@ -111,6 +112,8 @@ def gather(executed_dir: str = "", root: Path | None = None) -> Board:
         else:
             board.status[nb] = "ok"
             board.rows.extend(by_nb[nb])
+            if glued.recorded_of(path):
+                board.recorded[nb] = glued.recorded_of(path)
     here = Path(root or repo_root())
     # campaign units (python -m imbalanced_cl campaign) of today's code and parameters win over `record` files
     board.paper = {**record.load(here / "results" / "paper"), **record.load_campaign(here, "paper")}
@@ -166,6 +169,8 @@ def _summary_table(board: Board, base: str) -> str:
         note = "" if status == "ok" else f' <small>({_esc(status)})</small>'
         if any(r.get("kind") == "companion" for r in board.rows if r["notebook"] == nb):
             note += " <small>(companion claims, not the paper's)</small>"
+        if nb in board.recorded:
+            note += f' <small class="sb-recorded">(with {_esc(board.recorded[nb])})</small>'
         units = (board.paper.get(nb) or {}).get("units")
         paper = ("recorded" + (f", {units} units" if units else "") if nb in board.paper
                  else "not yet run at paper scale")

@@ -11,9 +11,10 @@ from ..verdict import FAILS, HOLDS, INCONCLUSIVE, NOT_COMPARABLE, PARTLY, UNTEST
 class VerdictTable:
     """A list of Verdict rows with HTML and JSON representations (JSON is what glue stores)."""
 
-    def __init__(self, notebook: str, rows: list[Verdict]):
+    def __init__(self, notebook: str, rows: list[Verdict], recorded: str = ""):
         self.notebook = notebook
         self.rows = [Verdict(**{**asdict(r), "notebook": notebook}) for r in rows]
+        self.recorded = recorded    # what of the rows comes from campaign records (the scoreboard shows it), or ""
 
     def to_json(self) -> list[dict]:
         """Rows as plain dicts (NaN becomes None so the JSON is valid)."""
@@ -21,10 +22,11 @@ class VerdictTable:
         return [{k: clean(v) for k, v in asdict(r).items()} for r in self.rows]
 
     def _repr_json_(self):
-        return {"notebook": self.notebook, "rows": self.to_json()}
+        return {"notebook": self.notebook, "rows": self.to_json(), **({"recorded": self.recorded} if self.recorded else {})}
 
     def _repr_html_(self):
-        return premises_note(self.to_json()) + render_html(self.to_json())
+        note = f'<p class="vt-recorded">Includes {html.escape(self.recorded)}.</p>' if self.recorded else ""
+        return premises_note(self.to_json()) + note + render_html(self.to_json())
 
     def __repr__(self):
         return "\n".join(f"[{r.verdict}] {r.claim}: predicted {r.predicted}; measured {fmt(r.measured)} "

@@ -170,6 +170,15 @@ def recorded_points(cfg, root: Path | None = None) -> tuple[list[dict], list[str
     return sorted(points, key=lambda q: q["d"]), notes
 
 
+def recorded_note(ds: list) -> str:
+    """What notebook 08's verdicts took from the campaign, for its verdict table and the scoreboard ("" if nothing)."""
+    if not ds:
+        return ""
+    many = len(ds) > 1
+    return (f"the recorded point{'s' if many else ''} d = {', '.join(map(str, ds))} "
+            f"({len(ds)} campaign unit{'s' if many else ''}, one per d)")
+
+
 def with_recorded(res, root: Path | None = None):
     """Notebook 08's result with the recorded points beyond its grid added (its config's ds extended to match):
     (result, the recorded d's, one line that says what was added and what was stale)."""
