@@ -321,8 +321,9 @@ def test_fixed_sampling_reproduces_the_numbers_of_the_first_version():
     """Regression: notebook 01's default size, 2 replicates, sampling = "fixed" on the CPU. The values were printed
     by the code before the device and sampling changes (commit c7daaf2); they must not move."""
     from imbalanced_cl.claims.stage1 import Stage1Config, measured_rates
+    # lambda_rule="value": that version's lambda = 0.001 (notebook 01 now defaults to the proof's middle, issue 27)
     cfg = Stage1Config(R=2, d=20, d1=200, m=50, eps_min=0.1, eps_profile="geometric", steps=60, record_every=1,
-                       progress=False, sampling="fixed", device="cpu")
+                       progress=False, sampling="fixed", device="cpu", lambda_rule="value", weight_decay=1e-3)
     run = train(cfg)
     r = measured_rates(run, 5)
     want_first = [[0.06786873191595078, 0.05584501102566719, 0.054697953164577484, 0.05183163657784462],
