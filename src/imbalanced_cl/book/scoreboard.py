@@ -112,8 +112,9 @@ def gather(executed_dir: str = "", root: Path | None = None) -> Board:
         else:
             board.status[nb] = "ok"
             board.rows.extend(by_nb[nb])
-            if glued.recorded_of(path):
-                board.recorded[nb] = glued.recorded_of(path)
+            note = glued.recorded_of(path)
+            if note:
+                board.recorded[nb] = note
     here = Path(root or repo_root())
     # campaign units (python -m imbalanced_cl campaign) of today's code and parameters win over `record` files
     board.paper = {**record.load(here / "results" / "paper"), **record.load_campaign(here, "paper")}

@@ -43,6 +43,12 @@ class GridSampler:
     def __init__(self, cfg: DecouplingConfig, M: torch.Tensor):
         self.cfg, self.M = cfg, M
         self.cell_cfgs = [cfg.cell_cfg(k, r) for k, r in cfg.cells]
+        # Each cell's draw plan (data._draw_plan): the pair builders' plans differ only by RandomMask's uniforms at
+        # the end, so the longest plan's numbers hold every cell's (checked here, once).
+        self.plans = [D._draw_plan(cc, cfg.n_pairs) for cc in self.cell_cfgs]
+        self.plan = max(self.plans, key=len)
+        if any(p != self.plan[:len(p)] for p in self.plans):
+            raise ValueError("the grid's cells draw different random numbers: they cannot share one draw")
         self._fixed = None
 
     def __call__(self, t: int, reps: list) -> D.Pairs:
@@ -53,34 +59,24 @@ class GridSampler:
         if not fresh and self._fixed is not None:
             return self._fixed
         draws = self._draws(extra=t + 1 if fresh else 0)
-        parts = [D.pairs_from_draws(cc, self.M, draws[:len(plan)]) for cc, plan in zip(self.cell_cfgs, self._plans())]
+        parts = [D.pairs_from_draws(cc, self.M, draws[:len(plan)]) for cc, plan in zip(self.cell_cfgs, self.plans)]
         pairs = D.Pairs(*(torch.cat([getattr(p, f) for p in parts]) for f in ("UX", "UY", "S", "ZX", "ZY")))
         if not fresh:
             self._fixed = pairs
         return pairs
 
-
-    def _plans(self) -> list:
-        """Each cell's draw plan (data._draw_plan) for K pairs."""
-        return [D._draw_plan(cc, self.cfg.n_pairs) for cc in self.cell_cfgs]
-
     def _draws(self, extra: int) -> list[torch.Tensor]:
         """The raw random numbers of every replicate at sub-stream `extra`, drawn once for all cells (R, ...) each.
 
-        Every cell draws replicate r's numbers from the same stream (seed, r, train, extra) in the same order, and a
-        plan differs between pair builders only by RandomMask's uniforms at its end, so the longest plan's numbers
-        hold every cell's: data.make_pairs per cell would draw them again, as many times as there are cells.
+        Every cell draws replicate r's numbers from the same stream (seed, r, train, extra) in the same order, so the
+        longest plan's numbers hold every cell's: data.make_pairs per cell would draw them again, once per cell.
         """
-        plans = self._plans()
-        plan = max(plans, key=len)
-        if any(p != plan[:len(p)] for p in plans):
-            raise ValueError("the grid's cells draw different random numbers: they cannot share one draw")
         base = self.cell_cfgs[0]
         where = self.M.device if base.data_device == "run" else "cpu"
-        out = [torch.empty((self.cfg.R, *shape), device=where) for _, shape in plan]
+        out = [torch.empty((self.cfg.R, *shape), device=where) for _, shape in self.plan]
         for r in range(self.cfg.R):
             gen = D.generator(base.seed, r, D.STREAM_TRAIN, extra, where)
-            for buf, (kind, _) in zip(out, plan):
+            for buf, (kind, _) in zip(out, self.plan):
                 D._fill(buf[r], kind, gen)
         return [u.to(self.M.device) for u in out]
 
