@@ -107,7 +107,7 @@ def _train_arms(cfg: AppendixConfig, start: train.Run, items: list) -> list[trai
     for (eps, sig), rep in items:
         for alpha in arms:
             TRAINING_LOG[(eps, sig, rep, alpha)] += 1
-    base = cfg.point_cfg(*items[0][0], alpha=max(arms))
+    base = cfg.point_cfg(*items[0][0])   # the masker, not base.prune_alpha, sets each row's ratio
     both = _rows(start, rows)
     masker = Masker([a for _ in items for a in arms], [False] * len(rows), [False] * len(rows), list(range(len(rows))),
                     base.seed, base.prune_start, base.prune_every, base.prune_unit)
