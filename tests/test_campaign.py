@@ -258,7 +258,8 @@ def test_the_scoreboard_reads_current_campaign_units_and_leaves_stale_ones_out(t
 @pytest.mark.slow
 def test_a_scale_point_is_recorded_and_notebook_08_adds_it_marked_and_leaves_stale_ones_out(tmp_path):
     """scale_point: one d of notebook 08 measured in a unit, round-tripped through JSON, added to the grid; a record
-    under other code is named stale and not used; a record of other parameters is not this notebook's."""
+    under other code is named stale and not used; a record of other parameters is named with them and not used; a
+    config that differs only in how it runs (threads) still reads the record."""
     from imbalanced_cl.book.profiles import params
     from imbalanced_cl.book.record import source_code
     from imbalanced_cl.campaign import kinds as K
@@ -275,7 +276,9 @@ def test_a_scale_point_is_recorded_and_notebook_08_adds_it_marked_and_leaves_sta
     record.write(folder, other, {"point": {"d": 32}}, {"wall_s": 1.0})
     points, notes = K.recorded_points(cfg, tmp_path)
     assert [p["d"] for p in points] == [16] and points[0]["Ni"].shape == (len(cfg.ratios), cfg.R)
-    assert len(notes) == 1 and "d = 24" in notes[0] and "stale" in notes[0]
+    assert len(notes) == 2 and "d = 24" in notes[0] and "stale" in notes[0]
+    assert "d = 32" in notes[1] and "differ in R" in notes[1] and "not used" in notes[1]   # named, not silent
+    assert [p["d"] for p in K.recorded_points(cfg.replace(threads=cfg.threads + 1), tmp_path)[0]] == [16]  # run-only
     res, ds, line = K.with_recorded(scale.run(cfg), tmp_path)
     assert ds == [16] and res.cfg.ds == (8, 12, 16) and "d = 16" in line and "stale" in line
     assert [p["d"] for p in res.points] == [8, 12, 16]

@@ -228,3 +228,5 @@ def test_a_recorded_cell_is_read_back_marked_and_foreign_records_are_named(tmp_p
     assert set(got[0].premises) == set(PM.CLOSED + PM.MEASURED) and got[0].gain.shape == (2,)
     assert any("0ld0ld0" in n and "stale" in n for n in notes)
     assert any("1a2b3c4" in n and "parameters differ in R" in n for n in notes)
+    again, _ = PC.recorded_cells(cfg.replace(threads=cfg.threads + 1, progress=not cfg.progress), tmp_path)
+    assert [r.cell.label for r in again] == [mid.label]      # how a cell runs (threads, progress) is not what it is

@@ -11,7 +11,7 @@ from ..book.glued import rows_of
 from ..book.profiles import params as profile_params
 from ..book.runner import check_params, execute, toc_notebooks
 from ..validate import ParameterError
-from .units import KINDS, Kind, Unit, plain, register
+from .units import KINDS, Kind, Unit, differing, plain, register
 
 
 def _seed(nb: Path, params: dict) -> int | None:
@@ -139,9 +139,10 @@ SCALE_POINT = register(Kind("scale_point", plan_scale, run_scale_point))
 def recorded_points(cfg, root: Path | None = None) -> tuple[list[dict], list[str]]:
     """Notebook 08's recorded points for this config, beyond its own grid: (points sorted by d, notes).
 
-    A record counts when its parameters are this config's and its code version is today's; one with the same
-    parameters under other code is stale: named in the notes and not used. Records of any profile folder count
-    (the parameters say what was run).
+    A record counts when its parameters are this config's (units.RUN_ONLY settings such as threads aside) and its
+    code version is today's. Any other record of a d beyond the grid is named in the notes and not used: one under
+    other parameters (which ones), or under other code (stale). Records of any profile folder count (the
+    parameters say what was run).
     """
     import json
 
@@ -159,11 +160,16 @@ def recorded_points(cfg, root: Path | None = None) -> tuple[list[dict], list[str
         except (ValueError, KeyError, OSError, TypeError):
             notes.append(f"{p.name}: unreadable, skipped")
             continue
-        if params != want or d in cfg.ds or d in seen:
+        if d in cfg.ds or d in seen:
+            continue
+        commit = str(rec.get("provenance", {}).get("commit", "?"))[:7]
+        diff = differing(params, want)
+        if diff:
+            notes.append(f"{p.name}: d = {d} recorded (commit {commit}) with parameters that differ in "
+                         f"{', '.join(diff)}: not used")
             continue
         if rec.get("code") != code:
-            notes.append(f"{p.name}: d = {d} recorded under other code (commit "
-                         f"{str(rec['provenance'].get('commit', '?'))[:7]}): stale, not used")
+            notes.append(f"{p.name}: d = {d} recorded under other code (commit {commit}): stale, not used")
             continue
         seen.add(d)
         points.append({**_numpy(rec["payload"]["point"]), "recorded": rec["provenance"]})

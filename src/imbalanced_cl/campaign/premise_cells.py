@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from ..book.profiles import params as profile_params
-from .units import Kind, Unit, plain, register
+from .units import Kind, Unit, differing, plain, register
 
 ENTRY = "from imbalanced_cl.claims.premise_map import PremiseMapConfig, run_cell"   # what a premise_cell runs
 KIND = "premise_cell"
@@ -57,17 +57,12 @@ def run(unit: Unit, root: Path) -> dict:
 PREMISE_CELL = register(Kind(KIND, plan, run))
 
 
-def _differs(a: dict, b: dict) -> list[str]:
-    """Names of the parameters whose values differ between two parameter dicts."""
-    return sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
-
-
 def recorded_cells(cfg, root: Path | None = None) -> tuple[list, list[str]]:
     """The recorded plane cells of this config's record_ds: (CellResults marked "recorded", notes).
 
     A note names every record of one of these cells that is not used: unreadable, under other code (stale, with its
-    commit), or under parameters that differ (which ones). Records of any profile folder count: the parameters
-    say what was run."""
+    commit), or under parameters that differ (which ones; units.RUN_ONLY settings such as threads do not count).
+    Records of any profile folder count: the parameters say what was run."""
     import torch
 
     from ..book.record import source_code
@@ -90,9 +85,9 @@ def recorded_cells(cfg, root: Path | None = None) -> tuple[list, list[str]]:
         if name not in cells or name in found:
             continue
         commit = str(rec.get("provenance", {}).get("commit", "?"))[:7]
-        if params != want:
-            notes.append(f"{name}: record from commit {commit}, parameters differ in {', '.join(_differs(params, want))}"
-                         f": not used")
+        diff = differing(params, want)
+        if diff:
+            notes.append(f"{name}: record from commit {commit}, parameters differ in {', '.join(diff)}: not used")
             continue
         if rec.get("code") != code:
             notes.append(f"{name}: record from commit {commit} under other code: stale, not used")

@@ -59,3 +59,13 @@ def register(kind: Kind) -> Kind:
 def plain(x):
     """A value as it reads back from JSON (tuples become lists), so unit parameters compare equal after a round trip."""
     return json.loads(json.dumps(x, default=str))
+
+
+# Settings that decide how a unit runs, not what it computes (a campaign worker pins one thread whatever the
+# parameters say): a record made under other values of these still answers for today's parameters.
+RUN_ONLY = ("threads", "progress")
+
+
+def differing(a: dict, b: dict) -> list[str]:
+    """Names of the parameters whose values differ between two parameter dicts, run-only settings left out."""
+    return sorted(k for k in set(a) | set(b) if k not in RUN_ONLY and a.get(k) != b.get(k))
