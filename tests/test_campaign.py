@@ -129,6 +129,10 @@ def test_a_unit_recorded_under_other_parameters_or_code_is_stale(tmp_path):
     assert cov.time_left(workers=2)[0] == 100.0      # the stale runs' wall times still project the time left
     text = "\n".join(status.report(cov, "ci", folder))
     assert "stale      2" in text and "not used" in text
+    cov = status.coverage(other_code[:1], folder)   # a plan that names one unit (--only u0): u1's record is outside it
+    assert len(cov.stale) == 1 and cov.stale[0][1]["name"] == "u0" and [r["name"] for _, r in cov.outside] == ["u1"]
+    text = "\n".join(status.report(cov, "ci", folder))
+    assert "stale      1" in text and "other      1" in text
 
 
 def test_the_lock(tmp_path):

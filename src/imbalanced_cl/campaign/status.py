@@ -15,7 +15,8 @@ class Coverage:
 
     done: list = field(default_factory=list)        # [Unit]
     pending: list = field(default_factory=list)     # [Unit]
-    stale: list = field(default_factory=list)       # [(path, record)]: other code or parameters, never used
+    stale: list = field(default_factory=list)       # [(path, record)]: a planned unit under other code or parameters
+    outside: list = field(default_factory=list)     # [(path, record)]: units this plan does not name (--kind, --only)
     corrupt: list = field(default_factory=list)     # [(path, why)]
     running: dict = field(default_factory=dict)     # {unit label: lock holder}
     walls: dict = field(default_factory=dict)       # {(kind, name): latest recorded wall seconds, stale included}
@@ -35,14 +36,15 @@ def coverage(units: list[Unit], results: Path) -> Coverage:
     """Sort the planned units against the records under `results` (one profile's campaign folder)."""
     sc = record.scan(results)
     planned = {u.key for u in units}
+    names = {(u.kind, u.name) for u in units}
     cov = Coverage(corrupt=sc.corrupt)
     for key, rec in sc.records.items():
         prov = rec.get("provenance", {})
         if isinstance(prov, dict) and prov.get("wall_s") is not None:
             old = cov.walls.get((rec["kind"], rec["name"]))
             cov.walls[(rec["kind"], rec["name"])] = prov["wall_s"] if old is None else max(old, prov["wall_s"])
-        if key not in planned:
-            cov.stale.append((sc.paths[key], rec))
+        if key not in planned:   # a unit that the plan names, recorded under another key, is stale; the rest is outside it
+            (cov.stale if (rec.get("kind"), rec.get("name")) in names else cov.outside).append((sc.paths[key], rec))
     for u in units:
         (cov.done if u.key in sc.records else cov.pending).append(u)
         info = holder(Path(results) / ".locks" / f"{u.kind}-{u.name}-{u.key}.lock")
@@ -73,6 +75,9 @@ def report(cov: Coverage, profile: str, results: Path, workers: int = 1) -> list
                  "under other code or parameters; not used)" for p, r in cov.stale),
              f"  corrupt  {len(cov.corrupt):3d}" + "".join(f"\n             {p}: {why} (skipped)"
                                                         for p, why in cov.corrupt)]
+    if cov.outside:
+        lines.append(f"  other    {len(cov.outside):3d} records of units this plan does not name (other kinds, names "
+                     "or a unit no longer planned)")
     secs, unknown = cov.time_left(workers)
     known = len(cov.pending) - len(unknown)
     if cov.pending:
