@@ -436,3 +436,45 @@ def test_jobs_run_notebooks_in_worker_processes_with_their_share_of_threads(tmp_
     assert rc == 0 and log.count("[cached]") == 2, log[-2000:]
     with pytest.raises(ParameterError, match="jobs"):
         book.run_book("ci", out_root=out, build=False, root=root, jobs=0)
+
+
+def test_a_kernel_that_dies_while_starting_is_started_again_once(tmp_path, monkeypatch):
+    """Two kernels started at once can race for one TCP port; the kernel then dies before it runs any cell. The
+    runner starts it again once; a second such death, or any other error, is reported, not retried."""
+    import papermill
+
+    from imbalanced_cl.book import runner
+    calls = []
+
+    def flaky(nb, out, **kw):
+        calls.append(nb)
+        if len(calls) <= fails:
+            raise RuntimeError("Kernel died before replying to kernel_info")
+        Path(out).write_text(Path(nb).read_text())
+
+    monkeypatch.setattr(papermill, "execute_notebook", flaky)
+    nb = tmp_path / "a.ipynb"
+    nb.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    fails = 1
+    assert runner.execute(nb, tmp_path / "out" / "a.ipynb", {}, tmp_path) == (True, "ok") and len(calls) == 2
+    calls.clear()
+    fails = 2
+    ok, why = runner.execute(nb, tmp_path / "out" / "a.ipynb", {}, tmp_path)
+    assert not ok and "kernel_info" in why and len(calls) == 2
+
+
+def test_an_error_other_than_a_dead_kernel_start_is_not_retried(tmp_path, monkeypatch):
+    import papermill
+
+    from imbalanced_cl.book import runner
+    calls = []
+
+    def broken(nb, out, **kw):
+        calls.append(nb)
+        raise RuntimeError("Kernel died")   # mid-run: cells may have run, so never started again
+
+    monkeypatch.setattr(papermill, "execute_notebook", broken)
+    nb = tmp_path / "a.ipynb"
+    nb.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    ok, why = runner.execute(nb, tmp_path / "out" / "a.ipynb", {}, tmp_path)
+    assert not ok and len(calls) == 1

@@ -131,6 +131,25 @@ def collects(nb: Path) -> bool:
     return bool(meta.get("imbalanced_cl", {}).get("collects", False))
 
 
+# A kernel that dies before replying to kernel_info has run no cell: most often two kernels started at once raced for
+# one free TCP port (zmq "Address already in use"). Starting it again is safe, so that failure is retried this often.
+KERNEL_START_RETRIES = 1
+
+
+def run_papermill(nb: Path, tmp: Path, params: dict, cwd: Path) -> None:
+    """papermill.execute_notebook, started again (KERNEL_START_RETRIES times) when the kernel died before any cell."""
+    import papermill as pm
+    for attempt in range(KERNEL_START_RETRIES + 1):
+        try:
+            pm.execute_notebook(str(nb), str(tmp), parameters=params, kernel_name="python3",
+                                language="python", cwd=str(cwd), progress_bar=False)
+            return
+        except RuntimeError as e:
+            if "before replying to kernel_info" not in str(e) or attempt == KERNEL_START_RETRIES:
+                raise
+            print(f"[retry]   {nb.name}: the kernel died while starting ({e}); starting it again", flush=True)
+
+
 def execute(nb: Path, out: Path, params: dict, cwd: Path, stamp: dict | None = None,
             out_root: Path | None = None) -> tuple[bool, str]:
     """Run one notebook with papermill into `out` atomically; return (ok, message).
@@ -145,8 +164,7 @@ def execute(nb: Path, out: Path, params: dict, cwd: Path, stamp: dict | None = N
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.stem}.partial.ipynb")
     try:
-        pm.execute_notebook(str(nb), str(tmp), parameters=params, kernel_name="python3",
-                            language="python", cwd=str(cwd), progress_bar=False)
+        run_papermill(nb, tmp, params, cwd)
         done = nbformat.read(tmp, as_version=4)
         done.metadata.setdefault("imbalanced_cl", {}).update(stamp or {})
         done.metadata.setdefault("papermill", {})["output_path"] = str(out.resolve())  # not the partial file
