@@ -438,6 +438,13 @@ def test_jobs_run_notebooks_in_worker_processes_with_their_share_of_threads(tmp_
         book.run_book("ci", out_root=out, build=False, root=root, jobs=0)
 
 
+def _empty_notebook(folder: Path) -> Path:
+    """A notebook with no cells, for tests that replace papermill."""
+    nb = folder / "a.ipynb"
+    nb.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    return nb
+
+
 def test_a_kernel_that_dies_while_starting_is_started_again_once(tmp_path, monkeypatch):
     """Two kernels started at once can race for one TCP port; the kernel then dies before it runs any cell. The
     runner starts it again once; a second such death, or any other error, is reported, not retried."""
@@ -453,8 +460,7 @@ def test_a_kernel_that_dies_while_starting_is_started_again_once(tmp_path, monke
         Path(out).write_text(Path(nb).read_text())
 
     monkeypatch.setattr(papermill, "execute_notebook", flaky)
-    nb = tmp_path / "a.ipynb"
-    nb.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    nb = _empty_notebook(tmp_path)
     fails = 1
     assert runner.execute(nb, tmp_path / "out" / "a.ipynb", {}, tmp_path) == (True, "ok") and len(calls) == 2
     calls.clear()
@@ -474,7 +480,6 @@ def test_an_error_other_than_a_dead_kernel_start_is_not_retried(tmp_path, monkey
         raise RuntimeError("Kernel died")   # mid-run: cells may have run, so never started again
 
     monkeypatch.setattr(papermill, "execute_notebook", broken)
-    nb = tmp_path / "a.ipynb"
-    nb.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    nb = _empty_notebook(tmp_path)
     ok, why = runner.execute(nb, tmp_path / "out" / "a.ipynb", {}, tmp_path)
     assert not ok and len(calls) == 1

@@ -11,7 +11,7 @@ from ..book.glued import rows_of
 from ..book.profiles import params as profile_params
 from ..book.runner import check_params, execute, toc_notebooks
 from ..validate import ParameterError
-from .units import KINDS, Kind, Unit, differing, plain, register
+from .units import KINDS, Kind, Unit, plain, refusal, register
 
 
 def _seed(nb: Path, params: dict) -> int | None:
@@ -162,14 +162,9 @@ def recorded_points(cfg, root: Path | None = None) -> tuple[list[dict], list[str
             continue
         if d in cfg.ds or d in seen:
             continue
-        commit = str(rec.get("provenance", {}).get("commit", "?"))[:7]
-        diff = differing(params, want)
-        if diff:
-            notes.append(f"{p.name}: d = {d} recorded (commit {commit}) with parameters that differ in "
-                         f"{', '.join(diff)}: not used")
-            continue
-        if rec.get("code") != code:
-            notes.append(f"{p.name}: d = {d} recorded under other code (commit {commit}): stale, not used")
+        why = refusal(rec, params, want, code)
+        if why:
+            notes.append(f"{p.name}: d = {d} {why}")
             continue
         seen.add(d)
         points.append({**_numpy(rec["payload"]["point"]), "recorded": rec["provenance"]})

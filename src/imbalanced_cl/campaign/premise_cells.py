@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from ..book.profiles import params as profile_params
-from .units import Kind, Unit, differing, plain, register
+from .units import Kind, Unit, plain, refusal, register
 
 ENTRY = "from imbalanced_cl.claims.premise_map import PremiseMapConfig, run_cell"   # what a premise_cell runs
 KIND = "premise_cell"
@@ -84,13 +84,9 @@ def recorded_cells(cfg, root: Path | None = None) -> tuple[list, list[str]]:
             continue
         if name not in cells or name in found:
             continue
-        commit = str(rec.get("provenance", {}).get("commit", "?"))[:7]
-        diff = differing(params, want)
-        if diff:
-            notes.append(f"{name}: record from commit {commit}, parameters differ in {', '.join(diff)}: not used")
-            continue
-        if rec.get("code") != code:
-            notes.append(f"{name}: record from commit {commit} under other code: stale, not used")
+        why = refusal(rec, params, want, code)
+        if why:
+            notes.append(f"{name}: {why}")
             continue
         pay = rec["payload"]
         prem = {k: Premise(k, v["text"], v["value"], v["threshold"], v["holds"], v["required"])

@@ -69,3 +69,14 @@ RUN_ONLY = ("threads", "progress")
 def differing(a: dict, b: dict) -> list[str]:
     """Names of the parameters whose values differ between two parameter dicts, run-only settings left out."""
     return sorted(k for k in set(a) | set(b) if k not in RUN_ONLY and a.get(k) != b.get(k))
+
+
+def refusal(rec: dict, params: dict, want: dict, code: str) -> str:
+    """Why a record does not answer for parameters `want` under code version `code` ("" when it does), with its commit."""
+    commit = str(rec.get("provenance", {}).get("commit", "?"))[:7]
+    diff = differing(params, want)
+    if diff:
+        return f"record from commit {commit}, parameters differ in {', '.join(diff)}: not used"
+    if rec.get("code") != code:
+        return f"record from commit {commit} under other code: stale, not used"
+    return ""
