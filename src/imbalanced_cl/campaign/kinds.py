@@ -11,6 +11,7 @@ from ..book.glued import rows_of
 from ..book.profiles import params as profile_params
 from ..book.runner import check_params, execute, toc_notebooks
 from ..validate import ParameterError
+from . import checkpoint
 from .units import KINDS, Kind, Unit, plain, refusal, register
 
 
@@ -51,18 +52,33 @@ def plan_notebooks(profile: str, root: Path, only: list[str] | None = None) -> l
 
 
 def run_notebook(unit: Unit, root: Path) -> dict:
-    """Execute the notebook (book.runner.execute: atomic, partial output removed) and return its verdict rows."""
+    """Execute the notebook (book.runner.execute: atomic, partial output removed) and return its verdict rows.
+
+    The kernel gets the unit's checkpoint folder (checkpoint.ENV): a notebook that computes its grid through
+    checkpoint.grid resumes, after an interrupted run of the same unit, from the points already on disk. The
+    folder is removed once the unit is recorded; the payload says how many points were read back, and their time.
+    """
+    import shutil
+
     import nbformat
     nb = root / "notebooks" / f"{unit.name}.ipynb"
     out = root / "_build" / "campaign" / unit.profile / f"{unit.name}.ipynb"
+    points = root / "_build" / "campaign" / unit.profile / "checkpoints" / f"{unit.name}-{unit.key}"
+    resumed = checkpoint.summary(points)
     os.environ["IMBALANCED_CL_PROFILE"] = unit.profile   # the notebook's provenance table names the profile
-    ok, msg = execute(nb, out, unit.params, root, {"profile": unit.profile, "campaign_key": unit.key}, root)
+    os.environ[checkpoint.ENV] = str(points)
+    try:
+        ok, msg = execute(nb, out, unit.params, root, {"profile": unit.profile, "campaign_key": unit.key}, root)
+    finally:
+        del os.environ[checkpoint.ENV]
     if not ok:
         raise RuntimeError(f"{unit.name}: {msg}")
     rows = rows_of(out)
     if not rows:
         raise RuntimeError(f"{unit.name}: the executed notebook glued no verdict rows")
-    return {"rows": rows, "notebook": book_record._provenance(nbformat.read(out, as_version=4))}
+    shutil.rmtree(points, ignore_errors=True)
+    return {"rows": rows, "notebook": book_record._provenance(nbformat.read(out, as_version=4)),
+            "checkpoints": {"resumed_points": resumed["points"], "resumed_s": round(resumed["seconds"], 2)}}
 
 
 NOTEBOOK = register(Kind("notebook", plan_notebooks, run_notebook))

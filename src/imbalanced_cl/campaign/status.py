@@ -32,19 +32,32 @@ class Coverage:
         return sum(known) / max(workers, 1), unknown
 
 
+def _resumed_s(rec: dict) -> float:
+    """Seconds that a resumed unit's earlier, interrupted runs spent on the points it read back (0 if none)."""
+    payload = rec.get("payload")
+    ck = payload.get("checkpoints") if isinstance(payload, dict) else None
+    return float(ck.get("resumed_s", 0.0)) if isinstance(ck, dict) else 0.0
+
+
 def coverage(units: list[Unit], results: Path) -> Coverage:
     """Sort the planned units against the records under `results` (one profile's campaign folder)."""
     sc = record.scan(results)
     planned = {u.key for u in units}
-    names = {(u.kind, u.name) for u in units}
+    seeds: dict = {}                       # {(kind, name): the seeds planned}; another seed is another unit, not stale
+    for u in units:
+        seeds.setdefault((u.kind, u.name), set()).add(u.seed)
     cov = Coverage(corrupt=sc.corrupt)
     for key, rec in sc.records.items():
         prov = rec.get("provenance", {})
         if isinstance(prov, dict) and prov.get("wall_s") is not None:
+            wall = prov["wall_s"] + _resumed_s(rec)    # a resumed unit's time includes its checkpointed points
             old = cov.walls.get((rec["kind"], rec["name"]))
-            cov.walls[(rec["kind"], rec["name"])] = prov["wall_s"] if old is None else max(old, prov["wall_s"])
+            cov.walls[(rec["kind"], rec["name"])] = wall if old is None else max(old, wall)
         if key not in planned:   # a unit that the plan names, recorded under another key, is stale; the rest is outside it
-            (cov.stale if (rec.get("kind"), rec.get("name")) in names else cov.outside).append((sc.paths[key], rec))
+            seed = prov.get("seed") if isinstance(prov, dict) else None
+            planned_seeds = seeds.get((rec.get("kind"), rec.get("name")))
+            named = planned_seeds is not None and (seed is None or seed in planned_seeds)
+            (cov.stale if named else cov.outside).append((sc.paths[key], rec))
     for u in units:
         (cov.done if u.key in sc.records else cov.pending).append(u)
         info = holder(Path(results) / ".locks" / f"{u.kind}-{u.name}-{u.key}.lock")
@@ -76,7 +89,7 @@ def report(cov: Coverage, profile: str, results: Path, workers: int = 1) -> list
              f"  corrupt  {len(cov.corrupt):3d}" + "".join(f"\n             {p}: {why} (skipped)"
                                                         for p, why in cov.corrupt)]
     if cov.outside:
-        lines.append(f"  other    {len(cov.outside):3d} records of units this plan does not name (other kinds, names "
+        lines.append(f"  other    {len(cov.outside):3d} records of units this plan does not name (other kinds, names, seeds "
                      "or a unit no longer planned)")
     secs, unknown = cov.time_left(workers)
     known = len(cov.pending) - len(unknown)

@@ -1,0 +1,74 @@
+"""Checkpoints inside a campaign unit: a notebook's grid computed one point at a time, each point kept on disk, so
+that a unit stopped by its budget (or a killed worker) resumes from the points it finished instead of from its start.
+
+The campaign worker names a folder in the environment (ENV) before it executes a notebook; the notebook's kernel
+inherits it. Outside a campaign there is no folder and `grid` is exactly `fn(cfg)`. The folder belongs to one unit
+key (its code version and parameters), so a point computed under other code or parameters is never read back.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+import pickle
+import time
+from pathlib import Path
+
+ENV = "IMBALANCED_CL_CHECKPOINTS"
+
+
+def folder() -> Path | None:
+    """The checkpoint folder of the campaign unit this process runs in, or None outside a campaign."""
+    value = os.environ.get(ENV, "")
+    return Path(value) if value else None
+
+
+def _name(axes: tuple[str, ...], point: tuple) -> str:
+    """The file of one grid point: its axis values, as in 'ds=40_ratios=0.5.pkl'."""
+    return "_".join(f"{a}={v}" for a, v in zip(axes, point)) + ".pkl"
+
+
+def _write(path: Path, obj) -> None:
+    """Pickle `obj` to `path` atomically (a temporary file in the same folder, renamed): never half-written."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with open(tmp, "wb") as f:
+        pickle.dump(obj, f)
+    os.replace(tmp, path)
+
+
+def grid(fn, cfg, axes: tuple[str, ...], log=print) -> dict:
+    """`fn(cfg)` for a config whose fields `axes` are grids and whose result is a dict keyed by grid point.
+
+    In a campaign unit, fn runs on one point at a time (cfg with each axis cut to one value) and each point's result
+    is pickled to the unit's checkpoint folder, or read from it if an earlier, interrupted run of the same unit
+    finished that point. The results are merged in the order of the full grid (the first axis outermost), so the
+    merged dict iterates as `fn(cfg)` would. The caller's fn must compute each point independently of the others
+    (its own seed, no shared state): tests check that the merged result equals fn(cfg).
+    """
+    where = folder()
+    if where is None:
+        return fn(cfg)
+    where.mkdir(parents=True, exist_ok=True)
+    out = {}
+    for point in itertools.product(*(getattr(cfg, a) for a in axes)):
+        path = where / _name(axes, point)
+        if path.exists():
+            with open(path, "rb") as f:
+                part = pickle.load(f)["result"]
+            if log:
+                log(f"checkpoint: {path.stem} read back (computed by an earlier, interrupted run of this unit)")
+        else:
+            t0 = time.time()
+            part = fn(cfg.replace(**{a: (v,) for a, v in zip(axes, point)}))
+            _write(path, {"result": part, "seconds": time.time() - t0})
+        out.update(part)
+    return out
+
+
+def summary(where: Path) -> dict:
+    """What a checkpoint folder holds: its points and the seconds they took ({"points": n, "seconds": s})."""
+    files = sorted(where.glob("*.pkl")) if where.is_dir() else []
+    seconds = 0.0
+    for p in files:
+        with open(p, "rb") as f:
+            seconds += float(pickle.load(f).get("seconds", 0.0))
+    return {"points": len(files), "seconds": seconds}

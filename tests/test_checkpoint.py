@@ -1,0 +1,142 @@
+"""Checkpoints inside a campaign unit (issue 29: "an interrupted unit runs again from its start, or from a
+checkpoint"): a grid computed point by point gives the whole grid's numbers, resumes from the points on disk, and
+never leaves a half-written point; a resumed unit's record counts the time of its earlier points; a record under
+another seed is another unit, not a stale one."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from imbalanced_cl.campaign import checkpoint, record, status
+
+sys.path.insert(0, str(Path(__file__).parent))
+import campaign_kinds as CK  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@dataclasses.dataclass(frozen=True)
+class Grid:
+    """A hand-made config with two grid axes."""
+
+    a: tuple = (1, 2)
+    b: tuple = (10, 20, 30)
+
+    def replace(self, **kw):
+        return dataclasses.replace(self, **kw)
+
+
+def product_fn(calls: list, fail_at: int | None = None):
+    """fn(cfg) -> {(a, b): a * b} over the config's grid, logging each call's grid; raises on call number fail_at."""
+    def fn(cfg):
+        calls.append((cfg.a, cfg.b))
+        if fail_at is not None and len(calls) == fail_at:
+            raise KeyboardInterrupt("the budget ran out")
+        return {(a, b): a * b for a in cfg.a for b in cfg.b}
+    return fn
+
+
+def same(x, y) -> bool:
+    """Deep, exact equality of nested dicts, lists, arrays, tensors and numbers (NaN equal to NaN)."""
+    if isinstance(x, dict):
+        return isinstance(y, dict) and list(x) == list(y) and all(same(x[k], y[k]) for k in x)
+    if dataclasses.is_dataclass(x):
+        return type(x) is type(y) and same(dataclasses.asdict(x), dataclasses.asdict(y))
+    if isinstance(x, (list, tuple)):
+        return type(x) is type(y) and len(x) == len(y) and all(same(u, v) for u, v in zip(x, y))
+    if isinstance(x, torch.Tensor):
+        return isinstance(y, torch.Tensor) and x.shape == y.shape and bool(((x == y) | (x.isnan() & y.isnan())).all())
+    if isinstance(x, (np.ndarray, np.generic, float)):
+        return np.array_equal(np.asarray(x), np.asarray(y), equal_nan=True)
+    return x == y
+
+
+def test_outside_a_campaign_grid_is_one_call_of_fn(monkeypatch):
+    monkeypatch.delenv(checkpoint.ENV, raising=False)
+    calls = []
+    out = checkpoint.grid(product_fn(calls), Grid(), ("a", "b"))
+    assert calls == [((1, 2), (10, 20, 30))] and out[(2, 30)] == 60
+
+
+def test_an_interrupted_grid_resumes_from_the_points_it_finished(tmp_path, monkeypatch):
+    monkeypatch.setenv(checkpoint.ENV, str(tmp_path / "ck"))
+    calls = []
+    with pytest.raises(KeyboardInterrupt):
+        checkpoint.grid(product_fn(calls, fail_at=4), Grid(), ("a", "b"), log=None)
+    assert calls == [((1,), (10,)), ((1,), (20,)), ((1,), (30,)), ((2,), (10,))]   # one point per call
+    assert sorted(p.name for p in (tmp_path / "ck").iterdir()) == [
+        "a=1_b=10.pkl", "a=1_b=20.pkl", "a=1_b=30.pkl"]                               # the failed point left nothing
+    assert checkpoint.summary(tmp_path / "ck")["points"] == 3
+    calls.clear()
+    lines = []
+    out = checkpoint.grid(product_fn(calls), Grid(), ("a", "b"), log=lines.append)
+    assert calls == [((2,), (10,)), ((2,), (20,)), ((2,), (30,))]                  # only the missing points run
+    assert len(lines) == 3 and all("read back" in s for s in lines)
+    assert list(out) == [(a, b) for a in (1, 2) for b in (10, 20, 30)]             # the full grid's order
+    assert out == {(a, b): a * b for a in (1, 2) for b in (10, 20, 30)}
+
+
+def test_notebook_03_point_by_point_gives_the_whole_grids_numbers(tmp_path, monkeypatch):
+    """The split is safe for notebook 03: each (d, rho) point trained alone equals the same point of the whole grid,
+    bit for bit (each point seeds its own training)."""
+    from imbalanced_cl.book.profiles import params
+    from imbalanced_cl.claims import scaling
+    cfg = scaling.ScalingConfig(**{k: tuple(v) if isinstance(v, list) else v
+                                   for k, v in params("ci", "03_Ni_scaling").items()})
+    assert len(cfg.ds) > 1 and len(cfg.ratios) > 1
+    monkeypatch.delenv(checkpoint.ENV, raising=False)
+    whole = scaling.train_grid(cfg, log=None)
+    monkeypatch.setenv(checkpoint.ENV, str(tmp_path / "ck"))
+    split = checkpoint.grid(lambda c: scaling.train_grid(c, log=None), cfg, ("ds", "ratios"))
+    assert checkpoint.summary(tmp_path / "ck")["points"] == len(cfg.ds) * len(cfg.ratios)
+    assert same(whole, split)
+    again = checkpoint.grid(lambda c: scaling.train_grid(c, log=None), cfg, ("ds", "ratios"), log=None)
+    assert same(whole, again)                                                        # read back from disk
+
+
+def test_a_resumed_units_recorded_time_counts_its_checkpointed_points(tmp_path):
+    folder = tmp_path / "results"
+    (unit,) = CK.plan_tiny("ci", ROOT, n=1)
+    record.write(folder, unit, {"value": 1, "checkpoints": {"resumed_points": 2, "resumed_s": 50.0}},
+                 {"wall_s": 100.0, "seed": unit.seed})
+    other_code = CK.plan_tiny("ci", ROOT, n=1, code="v2")
+    assert status.coverage(other_code, folder).time_left(workers=1)[0] == 150.0
+
+
+def test_a_record_under_another_seed_is_another_unit_not_a_stale_one(tmp_path):
+    folder = tmp_path / "results"
+    (unit,) = CK.plan_tiny("ci", ROOT, n=1)
+    record.write(folder, unit, {"value": 1}, {"wall_s": 100.0, "seed": unit.seed})
+    under_seed_7 = [dataclasses.replace(u, seed=7) for u in CK.plan_tiny("ci", ROOT, n=1, extra={"seed": 7})]
+    cov = status.coverage(under_seed_7, folder)
+    assert not cov.stale and len(cov.outside) == 1 and len(cov.pending) == 1
+    other_code = CK.plan_tiny("ci", ROOT, n=1, code="v2")                             # same seed, other code: stale
+    assert len(status.coverage(other_code, folder).stale) == 1
+
+
+def test_a_notebook_unit_resumes_from_its_checkpoints_and_removes_them(monkeypatch):
+    """Notebook 03 at ci as a campaign unit, one point already on disk: the kernel reads it back, the record says so,
+    and the folder is gone once the unit is recorded."""
+    from imbalanced_cl.campaign import kinds
+    from imbalanced_cl.claims import scaling
+    (unit,) = kinds.plan_notebooks("ci", ROOT, only=["03_Ni_scaling"])
+    where = ROOT / "_build" / "campaign" / "ci" / "checkpoints" / f"{unit.name}-{unit.key}"
+    cfg = scaling.ScalingConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in unit.params.items()})
+    monkeypatch.setenv(checkpoint.ENV, str(where))
+    first = cfg.replace(ds=cfg.ds[:1], ratios=cfg.ratios[:1])
+    checkpoint.grid(lambda c: scaling.train_grid(c, log=None), first, ("ds", "ratios"), log=None)
+    monkeypatch.delenv(checkpoint.ENV)
+    assert checkpoint.summary(where)["points"] == 1
+    payload = kinds.run_notebook(unit, ROOT)
+    assert payload["checkpoints"]["resumed_points"] == 1 and payload["rows"]
+    assert not where.exists() and checkpoint.ENV not in os.environ
+    executed = json.loads((ROOT / "_build" / "campaign" / "ci" / "03_Ni_scaling.ipynb").read_text())
+    text = "".join("".join(o.get("text", "")) for c in executed["cells"] for o in c.get("outputs", []))
+    assert f"checkpoint: ds={cfg.ds[0]}_ratios={cfg.ratios[0]} read back" in text
