@@ -30,7 +30,8 @@ def run_tiny(unit: Unit, root: Path) -> dict:
     """Log the run, wait params['sleep'] seconds (so that two campaigns overlap), return i squared."""
     _log(unit)
     time.sleep(unit.params.get("sleep", 0))
-    return {"value": unit.params["i"] ** 2}
+    import torch
+    return {"value": unit.params["i"] ** 2, "threads": torch.get_num_threads()}
 
 
 def run_flaky(unit: Unit, root: Path) -> dict:

@@ -60,6 +60,17 @@ def test_every_unit_recorded_once_and_a_second_run_does_nothing(tmp_path, cluste
     assert len(cov.done) == 6 and not cov.pending and not cov.stale and not cov.corrupt
 
 
+def test_threads_gives_each_unit_that_many_torch_threads(tmp_path, cluster):
+    """--threads 2 (one long unit on both cores): the unit runs with 2 torch threads and its record says so."""
+    units = CK.plan_tiny("ci", ROOT, n=2, log=str(tmp_path / "runs.log"))
+    out = engine.run(KINDS, units, opts(tmp_path, threads=2), ROOT, cluster=cluster)
+    assert len(out.ran) == 2
+    recs = record.scan(tmp_path / "results").records.values()
+    assert [(r["payload"]["threads"], r["provenance"]["threads"]) for r in recs] == [(2, 2), (2, 2)]
+    with pytest.raises(ParameterError):
+        engine.Options(Path("x"), threads=0)
+
+
 @pytest.mark.parametrize("how", ["raise", "exit"])
 def test_a_unit_that_fails_or_whose_worker_dies_leaves_no_record_and_is_redone(tmp_path, cluster, how):
     log = tmp_path / "runs.log"

@@ -34,6 +34,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
     r = csub.choices["run"]
     r.add_argument("--budget", default="540s", help="no unit starts after this (540s, 30m, 2h); units still "
                    "running then are stopped and redone next time (default 540s)")
+    r.add_argument("--threads", type=int, default=None, help="torch threads per unit (default 1: one worker per core; "
+                   "use 2 with --workers 1 to give one long unit both cores)")
     r.add_argument("--slurm", action="store_true", help="run on a Slurm cluster (dask-jobqueue SLURMCluster)")
     r.add_argument("--jobs", type=int, default=1, help="with --slurm: how many single-worker jobs")
     r.add_argument("--partition", default=None, help="with --slurm: the partition (queue)")
@@ -108,7 +110,7 @@ def run_options(args, results: Path):
         if not args.partition:
             raise ParameterError("--slurm needs --partition NAME")
         slurm = {"jobs": args.jobs, "partition": args.partition, "walltime": args.time, "memory": args.memory}
-    return engine.Options(results, args.workers, budget, not args.no_progress, slurm)
+    return engine.Options(results, args.workers, budget, not args.no_progress, slurm, args.threads)
 
 
 def execute(args, kinds, units, opts, root: Path, results: Path) -> int:

@@ -41,16 +41,20 @@ class Options:
     budget_s: float = 540.0              # no unit starts after this many seconds; units still running are stopped
     progress: bool = True                # a tqdm bar on stderr
     slurm: dict = field(default_factory=dict, hash=False)   # SLURMCluster settings (partition, time, ...), or {}
+    threads: int | None = None           # torch threads per unit; None: the kind's own (1: one worker per core)
 
     def __post_init__(self):
         """Validate on construction: a bad option never reaches a worker."""
         check_int("workers", self.workers, 1)
+        if self.threads is not None:
+            check_int("threads", self.threads, 1)
         check("budget", self.budget_s, isinstance(self.budget_s, (int, float)) and self.budget_s > 0,
               "a duration above 0, such as 540s, 30m or 2h")
 
 
-def run_unit(kind: Kind, unit: Unit, results: str, root: str, deadline: float) -> dict:
-    """In a worker: take the unit's lock, skip it if recorded or past the deadline, else run and record it."""
+def run_unit(kind: Kind, unit: Unit, results: str, root: str, deadline: float, threads: int | None = None) -> dict:
+    """In a worker: take the unit's lock, skip it if recorded or past the deadline, else run and record it with
+    `threads` torch threads (None: the kind's own)."""
     results, root = Path(results), Path(root)
     if time.time() > deadline:
         return {"unit": unit.label, "status": "budget"}
@@ -60,22 +64,24 @@ def run_unit(kind: Kind, unit: Unit, results: str, root: str, deadline: float) -
     try:
         if record.has(results, unit):
             return {"unit": unit.label, "status": "done"}   # finished by another campaign before we got the lock
-        os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(kind.threads)
+        n = threads or kind.threads
+        os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(n)
         import torch
-        torch.set_num_threads(kind.threads)   # two workers on two cores: one thread each, or they fight
+        torch.set_num_threads(n)   # two workers on two cores: one thread each, or they fight
         t0 = time.time()
         payload = kind.run(unit, root)
         wall = time.time() - t0
-        path = record.write(results, unit, payload, record.provenance(root, unit, wall, kind.threads))
+        path = record.write(results, unit, payload, record.provenance(root, unit, wall, n))
         return {"unit": unit.label, "status": "ran", "wall_s": wall, "path": str(path)}
     finally:
         lk.release()
 
 
-def local_cluster(workers: int):
-    """A LocalCluster of `workers` processes with one thread each; OMP/MKL pinned to 1 in their environment."""
+def local_cluster(workers: int, threads: int = 1):
+    """A LocalCluster of `workers` processes that run one unit at a time, OMP/MKL pinned to `threads` in their
+    environment (the unit itself sets torch's thread count)."""
     from distributed import LocalCluster
-    one = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    one = {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
     # dashboard on any free port: two campaigns on one machine never clash over 8787
     return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
                         env=one, silence_logs=40)
@@ -85,7 +91,7 @@ def slurm_cluster(jobs: int, partition: str, walltime: str, memory: str = "8GB",
     """A SLURMCluster of `jobs` single-worker jobs on `partition` (dask-jobqueue); not testable on this machine."""
     from dask_jobqueue import SLURMCluster
     cluster = SLURMCluster(queue=partition, walltime=walltime, cores=cores, processes=1, memory=memory,
-                           job_script_prologue=["export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1"])
+                           job_script_prologue=[f"export OMP_NUM_THREADS={cores} MKL_NUM_THREADS={cores}"])
     cluster.scale(jobs=jobs)
     return cluster
 
@@ -127,11 +133,12 @@ def run(kinds: dict[str, Kind], units: list[Unit], opts: Options, root: Path, cl
     t_start = time.time()
     deadline = t_start + opts.budget_s
     own = cluster is None
-    cluster = cluster or (slurm_cluster(**opts.slurm) if opts.slurm else local_cluster(opts.workers))
+    cluster = cluster or (slurm_cluster(**opts.slurm, cores=opts.threads or 1) if opts.slurm
+                          else local_cluster(opts.workers, opts.threads or 1))
     client = Client(cluster)
     bar = tqdm(total=len(todo), unit="unit", file=sys.stderr, disable=not opts.progress, dynamic_ncols=True)
-    futures = {client.submit(run_unit, kinds[u.kind], u, str(results), str(root), deadline, key=f"unit-{u.key}",
-                             pure=False, retries=0): u for u in todo}
+    futures = {client.submit(run_unit, kinds[u.kind], u, str(results), str(root), deadline, opts.threads,
+                             key=f"unit-{u.key}", pure=False, retries=0): u for u in todo}
     left = {f for f in futures}
     try:
         while left:
