@@ -140,3 +140,14 @@ def test_a_notebook_unit_resumes_from_its_checkpoints_and_removes_them(monkeypat
     executed = json.loads((ROOT / "_build" / "campaign" / "ci" / "03_Ni_scaling.ipynb").read_text())
     text = "".join("".join(o.get("text", "")) for c in executed["cells"] for o in c.get("outputs", []))
     assert f"checkpoint: ds={cfg.ds[0]}_ratios={cfg.ratios[0]} read back" in text
+
+
+def test_status_shows_a_pending_units_checkpointed_points(tmp_path, monkeypatch):
+    units = CK.plan_tiny("ci", ROOT, n=2)
+    monkeypatch.setenv(checkpoint.ENV, str(checkpoint.unit_folder(tmp_path, units[1])))
+    checkpoint.grid(product_fn([], fail_at=None), Grid(a=(1,), b=(10, 20)), ("a", "b"), log=None)
+    cov = status.coverage(units, tmp_path / "results", root=tmp_path)
+    assert list(cov.partial) == [units[1].label] and cov.partial[units[1].label]["points"] == 2
+    text = "\n".join(status.report(cov, "ci", tmp_path / "results"))
+    assert f"{units[1].label} [2 points (0 s of work) on disk: the next run resumes there]" in text
+    assert f"{units[0].label}\n" in text                                            # no points: nothing added

@@ -16,6 +16,11 @@ from pathlib import Path
 ENV = "IMBALANCED_CL_CHECKPOINTS"
 
 
+def unit_folder(root: Path, unit) -> Path:
+    """Where a campaign unit keeps its checkpoints: _build/campaign/<profile>/checkpoints/<name>-<key>/."""
+    return Path(root) / "_build" / "campaign" / unit.profile / "checkpoints" / f"{unit.name}-{unit.key}"
+
+
 def folder() -> Path | None:
     """The checkpoint folder of the campaign unit this process runs in, or None outside a campaign."""
     value = os.environ.get(ENV, "")

@@ -63,7 +63,7 @@ def run_notebook(unit: Unit, root: Path) -> dict:
     import nbformat
     nb = root / "notebooks" / f"{unit.name}.ipynb"
     out = root / "_build" / "campaign" / unit.profile / f"{unit.name}.ipynb"
-    points = root / "_build" / "campaign" / unit.profile / "checkpoints" / f"{unit.name}-{unit.key}"
+    points = checkpoint.unit_folder(root, unit)
     resumed = checkpoint.summary(points)
     os.environ["IMBALANCED_CL_PROFILE"] = unit.profile   # the notebook's provenance table names the profile
     os.environ[checkpoint.ENV] = str(points)

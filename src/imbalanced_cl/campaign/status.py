@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import record
+from . import checkpoint, record
 from .lock import holder, is_stale
 from .units import Unit
 
@@ -19,6 +19,7 @@ class Coverage:
     outside: list = field(default_factory=list)     # [(path, record)]: units this plan does not name (--kind, --only)
     corrupt: list = field(default_factory=list)     # [(path, why)]
     running: dict = field(default_factory=dict)     # {unit label: lock holder}
+    partial: dict = field(default_factory=dict)     # {unit label: checkpoint.summary} of pending units with points
     walls: dict = field(default_factory=dict)       # {(kind, name): latest recorded wall seconds, stale included}
 
     def estimate(self, unit: Unit) -> float | None:
@@ -39,8 +40,9 @@ def _resumed_s(rec: dict) -> float:
     return float(ck.get("resumed_s", 0.0)) if isinstance(ck, dict) else 0.0
 
 
-def coverage(units: list[Unit], results: Path) -> Coverage:
-    """Sort the planned units against the records under `results` (one profile's campaign folder)."""
+def coverage(units: list[Unit], results: Path, root: Path | None = None) -> Coverage:
+    """Sort the planned units against the records under `results` (one profile's campaign folder); with the
+    repository `root`, also note the pending units that have checkpointed points on disk."""
     sc = record.scan(results)
     planned = {u.key for u in units}
     seeds: dict = {}                       # {(kind, name): the seeds planned}; another seed is another unit, not stale
@@ -63,6 +65,9 @@ def coverage(units: list[Unit], results: Path) -> Coverage:
         info = holder(Path(results) / ".locks" / f"{u.kind}-{u.name}-{u.key}.lock")
         if info is not None and not is_stale(info):
             cov.running[u.label] = info
+        part = checkpoint.summary(checkpoint.unit_folder(root, u)) if root is not None and u in cov.pending else None
+        if part and part["points"]:
+            cov.partial[u.label] = part
     return cov
 
 
@@ -74,6 +79,12 @@ def _hms(seconds: float) -> str:
     return f"{s // 60} min" if s >= 60 else f"{s} s"
 
 
+def _points(part: dict) -> str:
+    """'3 points (41 min of work)' from a checkpoint.summary."""
+    n = part["points"]
+    return f"{n} point{'s' if n != 1 else ''} ({_hms(part['seconds'])} of work)"
+
+
 def report(cov: Coverage, profile: str, results: Path, workers: int = 1) -> list[str]:
     """The lines `campaign status` prints."""
     n = len(cov.done) + len(cov.pending)
@@ -82,7 +93,9 @@ def report(cov: Coverage, profile: str, results: Path, workers: int = 1) -> list
                                                    for u in cov.done),
              f"  pending  {len(cov.pending):3d}" + "".join(
                  f"\n             {u.label}" + (" [running: pid {pid} on {host}]".format(**cov.running[u.label])
-                                               if u.label in cov.running else "") for u in cov.pending),
+                                               if u.label in cov.running else "")
+                 + (f" [{_points(cov.partial[u.label])} on disk: the next run resumes there]"
+                    if u.label in cov.partial else "") for u in cov.pending),
              f"  stale    {len(cov.stale):3d}" + "".join(
                  f"\n             {p.name} (recorded at commit {str(r['provenance'].get('commit', '?'))[:7]} "
                  "under other code or parameters; not used)" for p, r in cov.stale),
