@@ -63,6 +63,35 @@ def test_batching_does_not_change_results():
         np.testing.assert_allclose(a.values[name], b.values[name], rtol=2e-4, atol=1e-5, err_msg=name)
 
 
+def test_an_interrupted_run_resumes_from_its_batches_with_the_same_numbers(tmp_path, monkeypatch):
+    """Inside a campaign unit (campaign.checkpoint.memo), a run stopped at its third batch keeps the two batches it
+    finished; the next run trains only the rest and gives exactly the uninterrupted run's numbers."""
+    from imbalanced_cl.campaign import checkpoint
+    from imbalanced_cl.claims.appendix import protocol as P
+    cfg = tiny_cfg(chunk=3)
+    plain = A.run_appendix(cfg)
+    real, calls = P._measure_batch, []
+
+    def counted(*args, fail_at=None):
+        calls.append(1)
+        if len(calls) == fail_at:
+            raise KeyboardInterrupt("the budget ran out")
+        return real(*args)
+    monkeypatch.setenv(checkpoint.ENV, str(tmp_path / "ck"))
+    monkeypatch.setattr(P, "_measure_batch", lambda *a: counted(*a, fail_at=3))
+    with pytest.raises(KeyboardInterrupt):
+        A.run_appendix(cfg, memo=checkpoint.memo(log=None))
+    assert checkpoint.summary(tmp_path / "ck")["points"] == 2
+    calls.clear()
+    monkeypatch.setattr(P, "_measure_batch", counted)
+    res = A.run_appendix(cfg, memo=checkpoint.memo(log=None))
+    assert len(calls) == plain.train_calls - 2                  # the two kept batches are read back, not trained
+    assert res.train_calls == plain.train_calls and res.trained == plain.trained
+    assert res.t1_mean == plain.t1_mean
+    for name in plain.values:
+        np.testing.assert_array_equal(res.values[name], plain.values[name], err_msg=name)
+
+
 def test_arms_trained_together_match_each_arm_trained_alone():
     """Both arms in one batch (rows interleaved, draws shared, a ratio per row) give each arm's own training: the
     oracle is the arm trained by itself, with Algorithm 1's mask from its config (issue 30: the draws made once).

@@ -28,8 +28,8 @@ def folder() -> Path | None:
 
 
 def _name(axes: tuple[str, ...], point: tuple) -> str:
-    """The file of one grid point: its axis values, as in 'ds=40_ratios=0.5.pkl'."""
-    return "_".join(f"{a}={v}" for a, v in zip(axes, point)) + ".pkl"
+    """The name of one grid point: its axis values, as in 'ds=40_ratios=0.5'."""
+    return "_".join(f"{a}={v}" for a, v in zip(axes, point))
 
 
 def _write(path: Path, obj) -> None:
@@ -40,32 +40,43 @@ def _write(path: Path, obj) -> None:
     os.replace(tmp, path)
 
 
+def memo(log=print):
+    """A function memo(name, fn) that returns fn(). In a campaign unit it keeps the result on disk under `name`
+    (pickled atomically) and, when an earlier, interrupted run of the same unit left it there, reads it back instead
+    of calling fn; outside a campaign it just calls fn. Names must say what is computed within one unit."""
+    where = folder()
+    if where is None:
+        return lambda name, fn: fn()
+
+    def keep(name: str, fn):
+        path = where / f"{name}.pkl"
+        if path.exists():
+            with open(path, "rb") as f:
+                out = pickle.load(f)["result"]
+            if log:
+                log(f"checkpoint: {name} read back (computed by an earlier, interrupted run of this unit)")
+            return out
+        where.mkdir(parents=True, exist_ok=True)
+        t0 = time.time()
+        out = fn()
+        _write(path, {"result": out, "seconds": time.time() - t0})
+        return out
+    return keep
+
+
 def grid(fn, cfg, axes: tuple[str, ...], log=print) -> dict:
     """`fn(cfg)` for a config whose fields `axes` are grids and whose result is a dict keyed by grid point.
 
-    In a campaign unit, fn runs on one point at a time (cfg with each axis cut to one value) and each point's result
-    is pickled to the unit's checkpoint folder, or read from it if an earlier, interrupted run of the same unit
-    finished that point. The results are merged in the order of the full grid (the first axis outermost), so the
-    merged dict iterates as `fn(cfg)` would. The caller's fn must compute each point independently of the others
-    (its own seed, no shared state): tests check that the merged result equals fn(cfg).
+    In a campaign unit, fn runs on one point at a time (cfg with each axis cut to one value), each point kept by
+    `memo`. The results are merged in the order of the full grid (the first axis outermost), so the merged dict
+    iterates as `fn(cfg)` would. The caller's fn must compute each point independently of the others (its own seed,
+    no shared state): tests check that the merged result equals fn(cfg).
     """
-    where = folder()
-    if where is None:
+    if folder() is None:
         return fn(cfg)
-    where.mkdir(parents=True, exist_ok=True)
-    out = {}
+    keep, out = memo(log), {}
     for point in itertools.product(*(getattr(cfg, a) for a in axes)):
-        path = where / _name(axes, point)
-        if path.exists():
-            with open(path, "rb") as f:
-                part = pickle.load(f)["result"]
-            if log:
-                log(f"checkpoint: {path.stem} read back (computed by an earlier, interrupted run of this unit)")
-        else:
-            t0 = time.time()
-            part = fn(cfg.replace(**{a: (v,) for a, v in zip(axes, point)}))
-            _write(path, {"result": part, "seconds": time.time() - t0})
-        out.update(part)
+        out.update(keep(_name(axes, point), lambda: fn(cfg.replace(**{a: (v,) for a, v in zip(axes, point)}))))
     return out
 
 

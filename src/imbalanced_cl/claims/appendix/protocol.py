@@ -139,18 +139,54 @@ class AppendixResult:
         return sig, eps, out
 
 
-def run_appendix(cfg: AppendixConfig) -> AppendixResult:
-    """Train every (point, repeat) once per pruning arm, in batches of cfg.chunk, and measure Figs. 1-4."""
+def run_appendix(cfg: AppendixConfig, memo=None) -> AppendixResult:
+    """Train every (point, repeat) once per pruning arm, in batches of cfg.chunk, and measure Figs. 1-4.
+
+    `memo(name, fn)` returns fn() (by default it just calls it); a campaign unit passes one that keeps each batch's
+    measurements on disk (campaign.checkpoint.memo), so that an interrupted paper-scale run resumes from the batches it
+    finished. A batch's numbers do not depend on the others: each draws from its own (point, repeat) streams.
+    """
     prev = torch.get_num_threads()
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     try:
-        return _run(cfg)
+        return _run(cfg, memo or (lambda name, fn: fn()))
     finally:
         torch.set_num_threads(prev)
 
 
-def _run(cfg: AppendixConfig) -> AppendixResult:
+def _measure_batch(cfg: AppendixConfig, batch: list, test_cache: dict) -> dict:
+    """Train one batch of (point, repeat) under every arm and measure it: {"values": {metric: (arms, len(batch))},
+    "t1": [(len(batch),) per arm], "trained": Counter}. `test_cache` keeps the last point's test set between calls."""
+    before = TRAINING_LOG.copy()
+    start = _start(cfg, batch)
+    runs = _train_arms(cfg, start, batch)
+    vals = {name: np.full((len(cfg.arms), len(batch)), np.nan)
+            for name in (*METRICS.values(), "test_nmse", "test_nmse_minority")}
+    t1 = [torch.where(run.T1 >= 0, run.T1, torch.full_like(run.T1, cfg.steps)).float() for run in runs]
+    for a, run in enumerate(runs):
+        vals["align_count"][a] = align_count(run.W, run.M, cfg.n_minority, cfg.align_threshold).numpy()
+        vals["align_max"][a] = align_max(run.W, run.M, cfg.n_minority).numpy()
+    biases = [run.bias for run in runs]
+    for j, ((eps, sig), rep) in enumerate(batch):
+        pc, code = cfg.point_cfg(eps, sig), point_code(eps, sig)
+        if (eps, sig) not in test_cache:
+            test_cache.clear()                       # keep one point: bounded memory
+            test_cache[(eps, sig)] = _fixed_test(pc, cfg, code)
+        zx, zy, xix, xiy = test_cache[(eps, sig)]
+        M = start.M[j]
+        UX, UY = D.attention(zx @ M.T + xix, pc), D.attention(zy @ M.T + xiy, pc)
+        probe = D.make_pairs(pc, M[None], [rep], n=cfg.n_probe_train, purpose=D.STREAM_TEST, extra=2 * code + 1)
+        Ztr, Zte = reg_target(probe.ZX[0], cfg), reg_target(zx.sum(1), cfg)
+        for a, run in enumerate(runs):
+            cos, mse, nmse, nmse_min = eval_metrics(run.W[j], biases[a][j], UX, UY, probe.UX[0], Ztr, Zte,
+                                                    cfg.ridge, last=min(cfg.n_minority, Zte.shape[-1]))
+            for name, v in (("test_cos", cos), ("test_mse", mse), ("test_nmse", nmse), ("test_nmse_minority", nmse_min)):
+                vals[name][a, j] = v
+    return {"values": vals, "t1": t1, "trained": TRAINING_LOG - before}
+
+
+def _run(cfg: AppendixConfig, memo) -> AppendixResult:
     import time
     t0 = time.time()
     points = grid_points(cfg)
@@ -159,37 +195,17 @@ def _run(cfg: AppendixConfig) -> AppendixResult:
     vals = {name: np.full((len(cfg.arms), len(points), cfg.repeats), np.nan)
             for name in (*METRICS.values(), "test_nmse", "test_nmse_minority")}
     pidx = {p: k for k, p in enumerate(points)}
-    before = TRAINING_LOG.copy()
-    calls, test_cache, t1s = 0, {}, []
+    calls, test_cache, t1s, trained = 0, {}, [], collections.Counter()
     for lo in range(0, len(items), size):
         batch = items[lo:lo + size]
-        start = _start(cfg, batch)
-        runs = _train_arms(cfg, start, batch)
+        part = memo(f"batch{lo // size:04d}", lambda: _measure_batch(cfg, batch, test_cache))
         calls += 1
-        for a, run in enumerate(runs):
-            t1s.append(torch.where(run.T1 >= 0, run.T1, torch.full_like(run.T1, cfg.steps)).float())
-            k = [pidx[p] for p, _ in batch], [r for _, r in batch]
-            vals["align_count"][a][k] = align_count(run.W, run.M, cfg.n_minority, cfg.align_threshold).numpy()
-            vals["align_max"][a][k] = align_max(run.W, run.M, cfg.n_minority).numpy()
-        biases = [run.bias for run in runs]
-        for j, ((eps, sig), rep) in enumerate(batch):
-            pc, code = cfg.point_cfg(eps, sig), point_code(eps, sig)
-            if (eps, sig) not in test_cache:
-                test_cache = {(eps, sig): _fixed_test(pc, cfg, code)}  # keep one point: bounded memory
-            zx, zy, xix, xiy = test_cache[(eps, sig)]
-            M = start.M[j]
-            UX, UY = D.attention(zx @ M.T + xix, pc), D.attention(zy @ M.T + xiy, pc)
-            probe = D.make_pairs(pc, M[None], [rep], n=cfg.n_probe_train, purpose=D.STREAM_TEST,
-                                 extra=2 * code + 1)
-            Ztr, Zte = reg_target(probe.ZX[0], cfg), reg_target(zx.sum(1), cfg)
-            for a, run in enumerate(runs):
-                cos, mse, nmse, nmse_min = eval_metrics(run.W[j], biases[a][j], UX, UY, probe.UX[0], Ztr, Zte,
-                                                        cfg.ridge, last=min(cfg.n_minority, Zte.shape[-1]))
-                vals["test_cos"][a, pidx[(eps, sig)], rep] = cos
-                vals["test_mse"][a, pidx[(eps, sig)], rep] = mse
-                vals["test_nmse"][a, pidx[(eps, sig)], rep] = nmse
-                vals["test_nmse_minority"][a, pidx[(eps, sig)], rep] = nmse_min
-    trained = TRAINING_LOG - before
+        k = [pidx[p] for p, _ in batch], [r for _, r in batch]
+        for name, v in part["values"].items():
+            for a in range(len(cfg.arms)):
+                vals[name][a][k] = v[a]
+        t1s += part["t1"]
+        trained += part["trained"]
     return AppendixResult(cfg, points, vals, calls, trained, time.time() - t0,
                           len(items) * len(cfg.arms) * cfg.steps, float(torch.cat(t1s).mean()))
 
