@@ -60,6 +60,18 @@ def test_every_unit_recorded_once_and_a_second_run_does_nothing(tmp_path, cluste
     assert len(cov.done) == 6 and not cov.pending and not cov.stale and not cov.corrupt
 
 
+def test_workers_run_with_dasks_housekeeping_quiet(cluster):
+    """The workers read engine.QUIET (no 10 ms stack profiler, a 1 s tick), and the environment variables that carry
+    it to worker processes and Slurm jobs mean QUIET to Dask's own parser."""
+    import dask
+    from distributed import Client
+    with Client(cluster) as client:
+        got = client.run(lambda: {k: dask.config.get(k) for k in engine.QUIET})
+    assert len(got) == 2 and all(v == engine.QUIET for v in got.values())
+    with dask.config.set(dask.config.collect_env(engine.quiet_env())):
+        assert {k: dask.config.get(k) for k in engine.QUIET} == engine.QUIET
+
+
 def test_threads_gives_each_unit_that_many_torch_threads(tmp_path, cluster):
     """--threads 2 (one long unit on both cores): the unit runs with 2 torch threads and its record says so."""
     units = CK.plan_tiny("ci", ROOT, n=2, log=str(tmp_path / "runs.log"))
