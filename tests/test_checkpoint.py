@@ -73,7 +73,10 @@ def test_an_interrupted_grid_resumes_from_the_points_it_finished(tmp_path, monke
     assert calls == [((1,), (10,)), ((1,), (20,)), ((1,), (30,)), ((2,), (10,))]   # one point per call
     assert sorted(p.name for p in (tmp_path / "ck").iterdir()) == [
         "a=1_b=10.pkl", "a=1_b=20.pkl", "a=1_b=30.pkl"]                               # the failed point left nothing
+    half = tmp_path / "ck" / ".a=2_b=10.pkl.999.tmp"                                 # as a kill mid-write leaves it
+    half.write_bytes(b"\x80\x04")
     assert checkpoint.summary(tmp_path / "ck")["points"] == 3
+    assert checkpoint.clean(tmp_path / "ck") == [half] and not half.exists()
     calls.clear()
     lines = []
     out = checkpoint.grid(product_fn(calls), Grid(), ("a", "b"), log=lines.append)

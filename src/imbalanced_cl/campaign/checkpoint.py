@@ -80,6 +80,15 @@ def grid(fn, cfg, axes: tuple[str, ...], log=print) -> dict:
     return out
 
 
+def clean(where: Path) -> list[Path]:
+    """Remove the temporary files that a run killed mid-write left in a checkpoint folder (the unit's lock makes its
+    caller the folder's only writer); return them."""
+    gone = sorted(where.glob(".*.tmp")) if where.is_dir() else []
+    for p in gone:
+        p.unlink(missing_ok=True)
+    return gone
+
+
 def summary(where: Path) -> dict:
     """What a checkpoint folder holds: its points and the seconds they took ({"points": n, "seconds": s})."""
     files = sorted(where.glob("*.pkl")) if where.is_dir() else []

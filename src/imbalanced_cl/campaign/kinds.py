@@ -64,6 +64,7 @@ def run_notebook(unit: Unit, root: Path) -> dict:
     nb = root / "notebooks" / f"{unit.name}.ipynb"
     out = root / "_build" / "campaign" / unit.profile / f"{unit.name}.ipynb"
     points = checkpoint.unit_folder(root, unit)
+    checkpoint.clean(points)                              # a point half-written when an earlier run was killed
     resumed = checkpoint.summary(points)
     os.environ["IMBALANCED_CL_PROFILE"] = unit.profile   # the notebook's provenance table names the profile
     os.environ[checkpoint.ENV] = str(points)
