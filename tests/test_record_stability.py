@@ -48,3 +48,21 @@ def test_stability_command_runs_at_ci(tmp_path):
     res = stability.run("ci", [0, 1], ROOT, only=["01_stage1_growth"], out=tmp_path)
     assert res["rows"] > 0 and res["seeds"] == [0, 1] and 0 <= res["share_unchanged"] <= 1
     assert (tmp_path / "results" / "stability" / "ci.json").exists()
+
+
+def test_the_scoreboard_shows_the_seed_stability_of_the_recorded_paper_units(tmp_path):
+    """`campaign stability` writes results/stability/campaign-paper.json; the scoreboard's stability section reads it
+    back and says how many paper-scale rows kept their verdict, with the flips and the rows that changed."""
+    from imbalanced_cl.book import scoreboard
+    assert stability.load_campaign(tmp_path) is None
+    res = stability.compare({0: [_row("02", "a", "holds"), _row("02", "b", "partly"), _row("02", "c", "holds")],
+                             1: [_row("02", "a", "holds"), _row("02", "b", "does not hold"), _row("02", "c", "holds")]})
+    (tmp_path / "results" / "stability").mkdir(parents=True)
+    (tmp_path / "results" / "stability" / "campaign-paper.json").write_text(
+        json.dumps({"notebooks": ["02"], "flips": 1, **res}))
+    board = scoreboard.Board("x", paper_stability=stability.load_campaign(tmp_path))
+    html = scoreboard._stability_section(board)
+    assert "Not yet measured for this profile" in html                        # the book's own stability: none here
+    assert "<b>paper</b> scale (recorded campaign units of 02, base seeds [0, 1]): <b>2 of 3 rows</b> (67%)" in html
+    assert "partly ↔ does not hold): 1." in html and "02: b: seed 0: partly, seed 1: does not hold" in html
+    assert "paper</b> scale" not in scoreboard._stability_section(scoreboard.Board("x"))

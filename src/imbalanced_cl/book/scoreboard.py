@@ -52,6 +52,7 @@ class Board:
     date: str = ""                                # when the scoreboard was built (UTC)
     paper: dict = field(default_factory=dict)     # {notebook: record} from results/paper/ (book.record)
     stability: dict | None = None                 # results/stability/<profile>.json (book.stability), or None
+    paper_stability: dict | None = None           # results/stability/campaign-paper.json (campaign stability), or None
     recorded: dict = field(default_factory=dict)  # {notebook: what its verdicts took from campaign records}
 
     @property
@@ -119,6 +120,7 @@ def gather(executed_dir: str = "", root: Path | None = None) -> Board:
     # campaign units (python -m imbalanced_cl campaign) of today's code and parameters win over `record` files
     board.paper = {**record.load(here / "results" / "paper"), **record.load_campaign(here, "paper")}
     board.stability = stability.load(here, board.book_profile or "default")
+    board.paper_stability = stability.load_campaign(here, "paper")
     flips = stability.flipped(board.stability)
     for r in board.rows:   # a verdict that changes with the seed is not a finding (methods page)
         if (r["notebook"], r["claim"]) in flips and r["verdict"] != V.INCONCLUSIVE:
@@ -141,18 +143,33 @@ def _built_line(board: Board) -> str:
             f"on {_esc(board.date or 'an unknown date')}.</p>")
 
 
+def _paper_stability(board: Board) -> str:
+    """One paragraph: the seed stability of the recorded paper-scale units (campaign stability), if measured."""
+    s = board.paper_stability
+    if not s:
+        return ""
+    items = "".join(f"<li>{_esc(c['notebook'])}: {_esc(c['claim'])}: "
+                    f"{_esc(', '.join(f'seed {k}: {v}' for k, v in c['verdicts'].items()))}</li>" for c in s["changed"])
+    return (f'<p class="sb-stability">At the <b>paper</b> scale (recorded campaign units of '
+            f'{_esc(", ".join(s["notebooks"]))}, base seeds {_esc(s["seeds"])}): <b>{s["unchanged"]} of {s["rows"]} '
+            f'rows</b> ({100 * s["share_unchanged"]:.0f}%) keep their verdict; conclusive flips (holds ↔ does not '
+            f'hold, partly ↔ does not hold): {s["flips"]}.</p><ul>{items}</ul>')
+
+
 def _stability_section(board: Board) -> str:
-    """The seed-stability table (book.stability), or how to produce it."""
+    """The seed-stability table (book.stability) and the paper-scale units' (campaign stability), or how to produce
+    them."""
     s = board.stability
     if not s:
         return ('<h2>Seed stability</h2><p class="sb-stability">Not yet measured for this profile: run '
-                '<code>python -m imbalanced_cl stability --profile default --seeds 0 1</code> (results/stability/).</p>')
+                '<code>python -m imbalanced_cl stability --profile default --seeds 0 1</code> (results/stability/).</p>'
+                + _paper_stability(board))
     items = "".join(f"<li>{_esc(c['notebook'])}: {_esc(c['claim'])}: "
                     f"{_esc(', '.join(f'seed {k}: {v}' for k, v in c['verdicts'].items()))}</li>" for c in s["changed"])
     return (f'<h2>Seed stability</h2><p class="sb-stability">Re-executed with base seeds {_esc(s["seeds"])} at the '
             f'{_esc(s["profile"])} profile: <b>{s["unchanged"]} of {s["rows"]} rows</b> '
             f'({100 * s["share_unchanged"]:.0f}%) keep their verdict. Rows that change are shown as inconclusive above.'
-            f'</p><ul>{items}</ul>')
+            f'</p><ul>{items}</ul>' + _paper_stability(board))
 
 
 def _summary_table(board: Board, base: str) -> str:

@@ -54,6 +54,12 @@ def load(root: Path, profile: str) -> dict | None:
     return json.loads(p.read_text()) if p.exists() else None
 
 
+def load_campaign(root: Path, profile: str = "paper") -> dict | None:
+    """The stability of a profile's recorded campaign units (`campaign stability`), or None."""
+    p = root / "results" / "stability" / f"campaign-{profile}.json"
+    return json.loads(p.read_text()) if p.exists() else None
+
+
 def flipped(result: dict | None) -> set[tuple[str, str]]:
     """(notebook, claim) of every row whose verdict changed with the seed."""
     return {(c["notebook"], c["claim"]) for c in (result or {}).get("changed", [])}
