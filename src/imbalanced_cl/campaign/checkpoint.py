@@ -1,9 +1,11 @@
-"""Checkpoints inside a campaign unit: a notebook's grid computed one point at a time, each point kept on disk, so
-that a unit stopped by its budget (or a killed worker) resumes from the points it finished instead of from its start.
+"""Checkpoints inside a campaign unit: a notebook's grid computed one point (or batch) at a time, each kept on disk,
+so that a unit stopped by its budget (or a killed worker) resumes from the points it finished, not from its start.
 
 The campaign worker names a folder in the environment (ENV) before it executes a notebook; the notebook's kernel
-inherits it. Outside a campaign there is no folder and `grid` is exactly `fn(cfg)`. The folder belongs to one unit
-key (its code version and parameters), so a point computed under other code or parameters is never read back.
+inherits it. Outside a campaign there is no folder: `grid(fn, cfg, axes)` is exactly `fn(cfg)` and `memo()` just
+calls. The folder belongs to one unit key (its code version and parameters), so a point computed under other code or
+parameters is never read back. Notebook 03 keeps its (d, rho) points (`grid`), notebook 05 its training batches
+(`memo`, passed to claims.appendix.run_appendix).
 """
 from __future__ import annotations
 
