@@ -124,33 +124,82 @@ def test_a_record_under_another_seed_is_another_unit_not_a_stale_one(tmp_path):
     assert len(status.coverage(other_code, folder).stale) == 1
 
 
-def test_a_notebook_unit_resumes_from_its_checkpoints_and_removes_them(monkeypatch):
-    """Notebook 03 at ci as a campaign unit, one point already on disk: the kernel reads it back, the record says so,
-    and the folder is gone once the unit is recorded."""
-    from imbalanced_cl.campaign import kinds
+def test_a_notebook_unit_resumes_from_its_checkpoints_and_removes_them(tmp_path, monkeypatch):
+    """Notebook 03 at ci as a campaign unit, one point already in the campaign folder: the kernel reads it back, the
+    record says so, and the folder is gone once the unit is recorded."""
+    import time
+
+    from imbalanced_cl.campaign import engine, kinds
     from imbalanced_cl.claims import scaling
     (unit,) = kinds.plan_notebooks("ci", ROOT, only=["03_Ni_scaling"])
-    where = ROOT / "_build" / "campaign" / "ci" / "checkpoints" / f"{unit.name}-{unit.key}"
+    results = tmp_path / "results"
+    where = checkpoint.unit_folder(results, unit)
+    assert where == results / "checkpoints" / f"notebook-03_Ni_scaling-{unit.key}"   # beside the records, committed
     cfg = scaling.ScalingConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in unit.params.items()})
     monkeypatch.setenv(checkpoint.ENV, str(where))
     first = cfg.replace(ds=cfg.ds[:1], ratios=cfg.ratios[:1])
     checkpoint.grid(lambda c: scaling.train_grid(c, log=None), first, ("ds", "ratios"), log=None)
     monkeypatch.delenv(checkpoint.ENV)
     assert checkpoint.summary(where)["points"] == 1
-    payload = kinds.run_notebook(unit, ROOT)
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):          # run_unit pins them, as in a worker
+        monkeypatch.setenv(var, os.environ.get(var, ""))
+    threads = torch.get_num_threads()
+    try:
+        out = engine.run_unit(kinds.NOTEBOOK, unit, str(results), str(ROOT), time.time() + 600)
+    finally:
+        torch.set_num_threads(threads)
+    assert out["status"] == "ran"
+    payload = json.loads(Path(out["path"]).read_text())["payload"]
     assert payload["checkpoints"]["resumed_points"] == 1 and payload["rows"]
-    assert not where.exists() and checkpoint.ENV not in os.environ
+    assert not where.exists() and not (results / "checkpoints").exists() and checkpoint.ENV not in os.environ
     executed = json.loads((ROOT / "_build" / "campaign" / "ci" / "03_Ni_scaling.ipynb").read_text())
     text = "".join("".join(o.get("text", "")) for c in executed["cells"] for o in c.get("outputs", []))
     assert f"checkpoint: ds={cfg.ds[0]}_ratios={cfg.ratios[0]} read back" in text
 
 
+def test_a_failed_unit_keeps_its_checkpoints_for_the_next_run(tmp_path):
+    """A unit that raises leaves no record and keeps the points it finished (what the next run resumes from)."""
+    import time
+
+    from imbalanced_cl.campaign import engine
+    from imbalanced_cl.campaign.units import Kind
+
+    def run(unit, root):
+        checkpoint.grid(product_fn([], fail_at=2), Grid(a=(1,), b=(10, 20)), ("a", "b"), log=None)
+        return {"value": 1}
+
+    (unit,) = CK.plan_tiny("ci", ROOT, n=1)
+    results = tmp_path / "results"
+    threads = torch.get_num_threads()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            engine.run_unit(Kind("tiny", CK.plan_tiny, run), unit, str(results), str(ROOT), time.time() + 600)
+    finally:
+        torch.set_num_threads(threads)
+    assert checkpoint.summary(checkpoint.unit_folder(results, unit))["points"] == 1
+    assert not record.has(results, unit) and checkpoint.ENV not in os.environ
+
+
 def test_status_shows_a_pending_units_checkpointed_points(tmp_path, monkeypatch):
     units = CK.plan_tiny("ci", ROOT, n=2)
-    monkeypatch.setenv(checkpoint.ENV, str(checkpoint.unit_folder(tmp_path, units[1])))
+    monkeypatch.setenv(checkpoint.ENV, str(checkpoint.unit_folder(tmp_path / "results", units[1])))
     checkpoint.grid(product_fn([], fail_at=None), Grid(a=(1,), b=(10, 20)), ("a", "b"), log=None)
-    cov = status.coverage(units, tmp_path / "results", root=tmp_path)
+    cov = status.coverage(units, tmp_path / "results")
     assert list(cov.partial) == [units[1].label] and cov.partial[units[1].label]["points"] == 2
     text = "\n".join(status.report(cov, "ci", tmp_path / "results"))
     assert f"{units[1].label} [2 points (0 s of work) on disk: the next run resumes there]" in text
     assert f"{units[0].label}\n" in text                                            # no points: nothing added
+
+
+def test_status_names_checkpoint_folders_that_no_pending_unit_claims(tmp_path, monkeypatch):
+    """Points left under another key (the code changed, say) are never read back; status names their folder so that
+    a reader can delete it."""
+    results = tmp_path / "results"
+    (old,) = CK.plan_tiny("ci", ROOT, n=1, code="v0")
+    monkeypatch.setenv(checkpoint.ENV, str(checkpoint.unit_folder(results, old)))
+    checkpoint.grid(product_fn([]), Grid(a=(1,), b=(10,)), ("a", "b"), log=None)
+    now = CK.plan_tiny("ci", ROOT, n=1)                                             # same unit, today's code
+    cov = status.coverage(now, results)
+    assert not cov.partial and [p.name for p in cov.unclaimed] == [checkpoint.unit_folder(results, old).name]
+    assert checkpoint.unit_folder(results, old).name in "\n".join(status.report(cov, "ci", results))
+    assert status.coverage([old], results).unclaimed == []                         # its own unit claims it

@@ -1,26 +1,56 @@
 """Checkpoints inside a campaign unit: a notebook's grid computed one point (or batch) at a time, each kept on disk,
 so that a unit stopped by its budget (or a killed worker) resumes from the points it finished, not from its start.
 
-The campaign worker names a folder in the environment (ENV) before it executes a notebook; the notebook's kernel
-inherits it. Outside a campaign there is no folder: `grid(fn, cfg, axes)` is exactly `fn(cfg)` and `memo()` just
-calls. The folder belongs to one unit key (its code version and parameters), so a point computed under other code or
-parameters is never read back. Notebook 03 keeps its (d, rho) points (`grid`), notebook 05 its training batches
-(`memo`, passed to claims.appendix.run_appendix).
+The campaign worker names a folder in the environment (ENV, set by `kept`) before it runs a unit; a notebook's
+kernel inherits it. Outside a campaign there is no folder: `grid(fn, cfg, axes)` is exactly `fn(cfg)` and `memo()`
+just calls. The folder belongs to one unit key (its code version and parameters), so a point computed under other
+code or parameters is never read back. It lives in the campaign's results folder, beside the records
+(results/campaign/<profile>/checkpoints/), so that a commit carries a stopped unit's finished points to the next
+session, machine or cluster job, which resumes there: a unit longer than any one session still finishes. Notebook 03
+keeps its (d, rho) points (`grid`), notebook 05 its training batches (`memo`, passed to
+claims.appendix.run_appendix).
+
+The points are pickles (numpy arrays and dataclasses inside): read back only for the exact unit key that wrote them,
+from the repository's own results folder, as trusted as the code beside it.
 """
 from __future__ import annotations
 
 import itertools
 import os
 import pickle
+import shutil
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 ENV = "IMBALANCED_CL_CHECKPOINTS"
 
 
-def unit_folder(root: Path, unit) -> Path:
-    """Where a campaign unit keeps its checkpoints: _build/campaign/<profile>/checkpoints/<name>-<key>/."""
-    return Path(root) / "_build" / "campaign" / unit.profile / "checkpoints" / f"{unit.name}-{unit.key}"
+def unit_folder(results: Path, unit) -> Path:
+    """Where a campaign unit keeps its checkpoints: <results>/checkpoints/<kind>-<name>-<key>/, where `results` is
+    the campaign folder of its profile (results/campaign/<profile>)."""
+    return Path(results) / "checkpoints" / f"{unit.kind}-{unit.name}-{unit.key}"
+
+
+@contextmanager
+def kept(where: Path):
+    """Within the block, this process and the kernels it starts keep their points in `where`; yields what an
+    earlier, interrupted run left there (`summary`), after removing its half-written files."""
+    clean(where)
+    os.environ[ENV] = str(where)
+    try:
+        yield summary(where)
+    finally:
+        os.environ.pop(ENV, None)
+
+
+def remove(where: Path) -> None:
+    """Remove a unit's checkpoint folder once its record answers for it (and the profile's checkpoints/ if empty)."""
+    shutil.rmtree(where, ignore_errors=True)
+    try:
+        Path(where).parent.rmdir()
+    except OSError:
+        pass            # other units' points are still there
 
 
 def folder() -> Path | None:
@@ -91,9 +121,9 @@ def clean(where: Path) -> list[Path]:
     return gone
 
 
-def summary(where: Path) -> dict:
+def summary(where: Path | None) -> dict:
     """What a checkpoint folder holds: its points and the seconds they took ({"points": n, "seconds": s})."""
-    files = sorted(where.glob("*.pkl")) if where.is_dir() else []
+    files = sorted(Path(where).glob("*.pkl")) if where is not None and Path(where).is_dir() else []
     seconds = 0.0
     for p in files:
         with open(p, "rb") as f:

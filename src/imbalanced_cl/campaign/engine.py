@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..validate import check, check_int
-from . import record
+from . import checkpoint, record
 from .lock import acquire
 from .units import Kind, Unit
 
@@ -69,9 +69,12 @@ def run_unit(kind: Kind, unit: Unit, results: str, root: str, deadline: float, t
         import torch
         torch.set_num_threads(n)   # two workers on two cores: one thread each, or they fight
         t0 = time.time()
-        payload = kind.run(unit, root)
+        points = checkpoint.unit_folder(results, unit)
+        with checkpoint.kept(points):            # a unit stopped before resumes from the points it finished
+            payload = kind.run(unit, root)
         wall = time.time() - t0
         path = record.write(results, unit, payload, record.provenance(root, unit, wall, n))
+        checkpoint.remove(points)                # only now: the record answers for the unit
         return {"unit": unit.label, "status": "ran", "wall_s": wall, "path": str(path)}
     finally:
         lk.release()

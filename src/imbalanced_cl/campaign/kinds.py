@@ -54,30 +54,21 @@ def plan_notebooks(profile: str, root: Path, only: list[str] | None = None) -> l
 def run_notebook(unit: Unit, root: Path) -> dict:
     """Execute the notebook (book.runner.execute: atomic, partial output removed) and return its verdict rows.
 
-    The kernel gets the unit's checkpoint folder (checkpoint.ENV): a notebook that computes its grid through
-    checkpoint.grid resumes, after an interrupted run of the same unit, from the points already on disk. The
-    folder is removed once the unit is recorded; the payload says how many points were read back, and their time.
+    The kernel inherits the unit's checkpoint folder (checkpoint.ENV, set by the engine): a notebook that computes
+    its grid through checkpoint.grid resumes, after an interrupted run of the same unit, from the points already
+    there. The payload says how many points were read back, and their time.
     """
-    import shutil
-
     import nbformat
     nb = root / "notebooks" / f"{unit.name}.ipynb"
     out = root / "_build" / "campaign" / unit.profile / f"{unit.name}.ipynb"
-    points = checkpoint.unit_folder(root, unit)
-    checkpoint.clean(points)                              # a point half-written when an earlier run was killed
-    resumed = checkpoint.summary(points)
+    resumed = checkpoint.summary(checkpoint.folder())
     os.environ["IMBALANCED_CL_PROFILE"] = unit.profile   # the notebook's provenance table names the profile
-    os.environ[checkpoint.ENV] = str(points)
-    try:
-        ok, msg = execute(nb, out, unit.params, root, {"profile": unit.profile, "campaign_key": unit.key}, root)
-    finally:
-        del os.environ[checkpoint.ENV]
+    ok, msg = execute(nb, out, unit.params, root, {"profile": unit.profile, "campaign_key": unit.key}, root)
     if not ok:
         raise RuntimeError(f"{unit.name}: {msg}")
     rows = rows_of(out)
     if not rows:
         raise RuntimeError(f"{unit.name}: the executed notebook glued no verdict rows")
-    shutil.rmtree(points, ignore_errors=True)
     return {"rows": rows, "notebook": book_record._provenance(nbformat.read(out, as_version=4)),
             "checkpoints": {"resumed_points": resumed["points"], "resumed_s": round(resumed["seconds"], 2)}}
 

@@ -20,6 +20,7 @@ class Coverage:
     corrupt: list = field(default_factory=list)     # [(path, why)]
     running: dict = field(default_factory=dict)     # {unit label: lock holder}
     partial: dict = field(default_factory=dict)     # {unit label: checkpoint.summary} of pending units with points
+    unclaimed: list = field(default_factory=list)   # [Path]: checkpoint folders of no pending unit of this plan
     walls: dict = field(default_factory=dict)       # {(kind, name): latest recorded wall seconds, stale included}
 
     def estimate(self, unit: Unit) -> float | None:
@@ -40,9 +41,9 @@ def _resumed_s(rec: dict) -> float:
     return float(ck.get("resumed_s", 0.0)) if isinstance(ck, dict) else 0.0
 
 
-def coverage(units: list[Unit], results: Path, root: Path | None = None) -> Coverage:
-    """Sort the planned units against the records under `results` (one profile's campaign folder); with the
-    repository `root`, also note the pending units that have checkpointed points on disk."""
+def coverage(units: list[Unit], results: Path) -> Coverage:
+    """Sort the planned units against the records under `results` (one profile's campaign folder), and note the
+    pending units that have checkpointed points there."""
     sc = record.scan(results)
     planned = {u.key for u in units}
     seeds: dict = {}                       # {(kind, name): the seeds planned}; another seed is another unit, not stale
@@ -65,9 +66,12 @@ def coverage(units: list[Unit], results: Path, root: Path | None = None) -> Cove
         info = holder(Path(results) / ".locks" / f"{u.kind}-{u.name}-{u.key}.lock")
         if info is not None and not is_stale(info):
             cov.running[u.label] = info
-        part = checkpoint.summary(checkpoint.unit_folder(root, u)) if root is not None and u in cov.pending else None
+        part = checkpoint.summary(checkpoint.unit_folder(results, u)) if u in cov.pending else None
         if part and part["points"]:
             cov.partial[u.label] = part
+    mine = {checkpoint.unit_folder(results, u).name for u in cov.pending}
+    kept = Path(results) / "checkpoints"
+    cov.unclaimed = sorted(p for p in kept.iterdir() if p.name not in mine) if kept.is_dir() else []
     return cov
 
 
@@ -101,6 +105,9 @@ def report(cov: Coverage, profile: str, results: Path, workers: int = 1) -> list
                  "under other code or parameters; not used)" for p, r in cov.stale),
              f"  corrupt  {len(cov.corrupt):3d}" + "".join(f"\n             {p}: {why} (skipped)"
                                                         for p, why in cov.corrupt)]
+    if cov.unclaimed:
+        lines.append("  checkpoints of no pending unit of this plan (other code, parameters or selection): "
+                     + ", ".join(p.name for p in cov.unclaimed))
     if cov.outside:
         lines.append(f"  other    {len(cov.outside):3d} records of units this plan does not name (other kinds, names, seeds "
                      "or a unit no longer planned)")
