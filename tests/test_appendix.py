@@ -92,6 +92,55 @@ def test_an_interrupted_run_resumes_from_its_batches_with_the_same_numbers(tmp_p
         np.testing.assert_array_equal(res.values[name], plain.values[name], err_msg=name)
 
 
+def test_batches_in_worker_processes_give_the_numbers_of_one_process(tmp_path, monkeypatch):
+    """workers=2 (issue 30): the batches run in two spawned processes of one thread each and give the numbers of the
+    same batches run here on one thread, bit for bit; inside a campaign unit, batches kept by an interrupted run are
+    read back, not sent to a worker."""
+    from imbalanced_cl.campaign import checkpoint
+    from imbalanced_cl.claims.appendix import protocol as P
+    here = A.run_appendix(tiny_cfg(chunk=5, workers=1))
+    assert here.train_calls >= 4                                    # enough batches to spread over two workers
+    there = A.run_appendix(tiny_cfg(chunk=5, workers=2))
+    assert (here.workers, there.workers) == (1, 2)
+    assert there.train_calls == here.train_calls and there.trained == here.trained and there.t1_mean == here.t1_mean
+    for name in here.values:
+        np.testing.assert_array_equal(there.values[name], here.values[name], err_msg=name)
+
+    real, calls = P._measure_batch, []
+
+    def stop_at_third(*args):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt("the budget ran out")
+        return real(*args)
+    monkeypatch.setenv(checkpoint.ENV, str(tmp_path / "ck"))
+    monkeypatch.setattr(P, "_measure_batch", stop_at_third)
+    with pytest.raises(KeyboardInterrupt):
+        A.run_appendix(tiny_cfg(chunk=5, workers=1), memo=checkpoint.memo(log=None))
+    monkeypatch.setattr(P, "_measure_batch", real)
+    lines = []
+    resumed = A.run_appendix(tiny_cfg(chunk=5, workers=2), memo=checkpoint.memo(log=lines.append))
+    assert [s.split()[1] for s in lines] == ["batch0000", "batch0001"]   # kept, read back; the rest ran in workers
+    assert checkpoint.summary(tmp_path / "ck")["points"] == here.train_calls
+    for name in here.values:
+        np.testing.assert_array_equal(resumed.values[name], here.values[name], err_msg=name)
+
+
+def test_workers_plan_follows_the_threads_this_process_may_use():
+    """0 means one process per torch thread (a campaign unit pinned to one thread stays one process), one on CUDA,
+    never more than the pieces of work."""
+    from imbalanced_cl import workers as W
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        assert W.plan(0, 10) == 1
+        torch.set_num_threads(2)
+        assert W.plan(0, 10) == min(2, W.cores())
+        assert W.plan(0, 10, on_cuda=True) == 1 and W.plan(3, 10) == 3 and W.plan(3, 2) == 2 and W.plan(0, 0) == 1
+    finally:
+        torch.set_num_threads(threads)
+
+
 def test_arms_trained_together_match_each_arm_trained_alone():
     """Both arms in one batch (rows interleaved, draws shared, a ratio per row) give each arm's own training: the
     oracle is the arm trained by itself, with Algorithm 1's mask from its config (issue 30: the draws made once).

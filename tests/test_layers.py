@@ -10,7 +10,7 @@ Layers, top to bottom (docs/architecture.md draws them); a module may import its
     lt/            real images (Table 2); never book/ or claims/
     sim/           the paper's model and its training; never lt/, claims/ or book/
     verdict        the verdict rules
-    base           stats, validate, paths (and the package's own __init__)
+    base           stats, validate, paths, workers (and the package's own __init__)
 
 Within a layer any direction is allowed, but no circle: a circle means neither module can be read, or imported,
 without the other. The checker is tested on hand-made fake packages that break each rule.
@@ -31,7 +31,7 @@ LAYERS = [
     ("lt", ("imbalanced_cl.lt",)),
     ("sim", ("imbalanced_cl.sim",)),
     ("verdict", ("imbalanced_cl.verdict",)),
-    ("base", ("imbalanced_cl.stats", "imbalanced_cl.validate", "imbalanced_cl.paths")),
+    ("base", ("imbalanced_cl.stats", "imbalanced_cl.validate", "imbalanced_cl.paths", "imbalanced_cl.workers")),
 ]
 
 

@@ -229,7 +229,7 @@ def _die(unit, how):
 def test_a_worker_that_dies_is_named_with_its_signal():
     """A run whose worker is killed by SIGSEGV: one line naming the run, the settings and the signal, not the
     pool's 'terminated abruptly'; the runs before it still returned."""
-    from imbalanced_cl.lt.workers import WorkerCrash, map_in_processes
+    from imbalanced_cl.workers import WorkerCrash, map_in_processes
     jobs = [("a", "ok"), ("b", "segv"), ("c", "ok")]
     got = []
     with pytest.raises(WorkerCrash) as e:

@@ -72,28 +72,39 @@ def _write(path: Path, obj) -> None:
     os.replace(tmp, path)
 
 
-def memo(log=print):
-    """A function memo(name, fn) that returns fn(). In a campaign unit it keeps the result on disk under `name`
-    (pickled atomically) and, when an earlier, interrupted run of the same unit left it there, reads it back instead
-    of calling fn; outside a campaign it just calls fn. Names must say what is computed within one unit."""
-    where = folder()
-    if where is None:
-        return lambda name, fn: fn()
+class Memo:
+    """`memo(name, fn)` returns fn(), and in a campaign unit keeps the result on disk under `name` (pickled
+    atomically); when an earlier, interrupted run of the same unit left it there, reads it back instead of calling
+    fn. `memo.saved(name)` says whether it is there (always False outside a campaign). Names must say what is
+    computed within one unit."""
 
-    def keep(name: str, fn):
-        path = where / f"{name}.pkl"
+    def __init__(self, where: Path | None, log=print):
+        self.where, self.log = where, log
+
+    def saved(self, name: str) -> bool:
+        """Whether an earlier run of this unit kept `name` (so calling memo reads it back, computing nothing)."""
+        return self.where is not None and (self.where / f"{name}.pkl").exists()
+
+    def __call__(self, name: str, fn):
+        if self.where is None:
+            return fn()
+        path = self.where / f"{name}.pkl"
         if path.exists():
             with open(path, "rb") as f:
                 out = pickle.load(f)["result"]
-            if log:
-                log(f"checkpoint: {name} read back (computed by an earlier, interrupted run of this unit)")
+            if self.log:
+                self.log(f"checkpoint: {name} read back (computed by an earlier, interrupted run of this unit)")
             return out
-        where.mkdir(parents=True, exist_ok=True)
+        self.where.mkdir(parents=True, exist_ok=True)
         t0 = time.time()
         out = fn()
         _write(path, {"result": out, "seconds": time.time() - t0})
         return out
-    return keep
+
+
+def memo(log=print) -> Memo:
+    """The Memo of the campaign unit this process runs in (outside a campaign it just calls)."""
+    return Memo(folder(), log)
 
 
 def grid(fn, cfg, axes: tuple[str, ...], log=print) -> dict:

@@ -17,7 +17,8 @@ from .augment import Normalize
 from .config import LTConfig
 from .probe import evaluate, extract_features, linear_probe
 from .simclr import SimCLRNet, dist_info, pick_device, pretrain, stem_for
-from .workers import map_in_processes
+from ..workers import cores as workers_cores
+from ..workers import map_in_processes
 
 # Table 2 of the paper (L342-352): (acc w/o, acc w/, Δ20 w/o, Δ20 w/), each (mean, std); std None when unreported.
 TABLE2 = {
@@ -144,7 +145,7 @@ def run_one(cfg: LTConfig, rho: float, method: str, seed: int, data: D.ImageData
 def plan_workers(cfg: LTConfig, n_runs: int) -> tuple[int, int]:
     """(processes, torch threads per process) for n_runs runs: cfg.workers (0: one per CPU core on the CPU, one on
     CUDA), at most n_runs; threads = cfg.threads, or the cores shared out evenly when several processes run."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    cores = workers_cores()
     on_cuda = pick_device(cfg.device).type == "cuda"
     procs = cfg.workers or (1 if on_cuda else cores)
     procs = max(1, min(procs, n_runs))

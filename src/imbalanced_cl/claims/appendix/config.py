@@ -52,6 +52,7 @@ class AppendixConfig(SimConfig):
     boot_seed: int = 0
     rho_holds: float = 0.8                            # holds if the interval of the rank correlation lies beyond this
     threads: int = 0                                  # torch CPU threads while computing (0: leave torch's default)
+    workers: int = 0                                  # processes for the batches, one thread each (0: one per torch thread on the CPU, one on CUDA)
 
     def validate(self) -> None:
         """SimConfig checks plus the grids, sizes and verdict settings of App. A.2."""
@@ -79,6 +80,7 @@ class AppendixConfig(SimConfig):
         check_int("boot_seed", self.boot_seed, 0, 2**31 - 1)
         check_float("rho_holds", self.rho_holds, 0.0, 1.0, lo_open=True)
         check_int("threads", self.threads, 0, 256)
+        check_int("workers", self.workers, 0, 256)
 
     # --- derived ---
     @property

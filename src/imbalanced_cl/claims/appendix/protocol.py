@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from ... import workers as W
 from ...sim import data as D
 from ...sim import train
 from ...sim.config import SimConfig
@@ -129,6 +130,7 @@ class AppendixResult:
     seconds: float = 0.0
     replicate_steps: int = 0                  # sum over trainings of steps (the unit of work)
     t1_mean: float = float("nan")             # mean T1 over trainings (never reached counts as steps: all steps linear)
+    workers: int = 1                          # processes that trained the batches (workers.plan)
 
     def curves(self, fig: int, arm: int, metric: str | None = None) -> tuple[tuple, tuple, np.ndarray]:
         """(sigmas, eps, array (n_sigma, n_eps, repeats)) of one figure and pruning arm (or another metric on its grid)."""
@@ -186,28 +188,53 @@ def _measure_batch(cfg: AppendixConfig, batch: list, test_cache: dict) -> dict:
     return {"values": vals, "t1": t1, "trained": TRAINING_LOG - before}
 
 
+def _in_worker(cfg: AppendixConfig, batch: list) -> dict:
+    """_measure_batch in a worker process, on one torch thread (the processes, not threads, share the cores)."""
+    torch.set_num_threads(1)
+    return _measure_batch(cfg, batch, {})
+
+
+def _measure_all(cfg: AppendixConfig, batches: list, todo: list, procs: int, memo):
+    """Each batch's measurements, in order. A batch that `memo` kept (an interrupted campaign unit) is read back; the
+    rest are computed here or, with several workers (workers.plan), in worker processes of one thread each: the
+    sampler draws each item's pairs from its own stream, one at a time, so one process keeps about one core busy.
+    A batch's numbers do not depend on where it runs beyond float rounding (one thread or several). `todo` are the
+    batches not kept by memo, `procs` the processes for them."""
+    if procs > 1:
+        settings = f"notebook 05, d1 {cfg.d1}, m {cfg.m}, K {cfg.n_pairs}, {cfg.steps} steps, one thread per worker"
+        computed = W.map_in_processes(_in_worker, [(cfg, batch) for _, batch in todo], [n for n, _ in todo], procs,
+                                      settings)
+    else:
+        cache: dict = {}
+        computed = (_measure_batch(cfg, batch, cache) for _, batch in todo)
+    it = iter(computed)
+    for name, _ in batches:
+        yield memo(name, lambda: next(it))          # memo keeps each fresh batch as it arrives
+
+
 def _run(cfg: AppendixConfig, memo) -> AppendixResult:
     import time
     t0 = time.time()
     points = grid_points(cfg)
     items = [(p, r) for p in points for r in range(cfg.repeats)]  # grouped by point: test set reused
     size = cfg.chunk or len(items)
+    batches = [(f"batch{lo // size:04d}", items[lo:lo + size]) for lo in range(0, len(items), size)]
     vals = {name: np.full((len(cfg.arms), len(points), cfg.repeats), np.nan)
             for name in (*METRICS.values(), "test_nmse", "test_nmse_minority")}
     pidx = {p: k for k, p in enumerate(points)}
-    calls, test_cache, t1s, trained = 0, {}, [], collections.Counter()
-    for lo in range(0, len(items), size):
-        batch = items[lo:lo + size]
-        part = memo(f"batch{lo // size:04d}", lambda: _measure_batch(cfg, batch, test_cache))
-        calls += 1
+    saved = getattr(memo, "saved", lambda name: False)
+    todo = [(name, batch) for name, batch in batches if not saved(name)]
+    procs = W.plan(cfg.workers, len(todo), on_cuda=cfg.torch_device.type == "cuda")
+    t1s, trained = [], collections.Counter()
+    for (_, batch), part in zip(batches, _measure_all(cfg, batches, todo, procs, memo)):
         k = [pidx[p] for p, _ in batch], [r for _, r in batch]
         for name, v in part["values"].items():
             for a in range(len(cfg.arms)):
                 vals[name][a][k] = v[a]
         t1s += part["t1"]
         trained += part["trained"]
-    return AppendixResult(cfg, points, vals, calls, trained, time.time() - t0,
-                          len(items) * len(cfg.arms) * cfg.steps, float(torch.cat(t1s).mean()))
+    return AppendixResult(cfg, points, vals, len(batches), trained, time.time() - t0,
+                          len(items) * len(cfg.arms) * cfg.steps, float(torch.cat(t1s).mean()), procs)
 
 
 def flops_per_training(cfg: AppendixConfig, t1: int) -> float:

@@ -1,5 +1,9 @@
 """Independent runs in worker processes, and what a reader is told when one of them dies.
 
+Used where a notebook's work splits into independent pieces that each fill one core better than two threads share
+one piece: the real-image runs of notebook 06 (lt.experiment) and the training batches of notebook 05
+(claims.appendix). `plan` says how many processes, `map_in_processes` runs them.
+
 A worker killed by a signal (a native crash: SIGSEGV, SIGABRT) breaks concurrent.futures' pool, which then says
 only "A process in the process pool was terminated abruptly". Here each run leaves a marker file (its worker's pid
 and label) while it runs, so the crash names the run that died, its settings and its exit signal, in one line.
@@ -63,6 +67,20 @@ def crash_message(marks: Path, exits: dict[int, int | None], settings: str) -> s
     others = "" if len(died) == 1 else f" (also stopped: {', '.join(d[1] for d in died[1:])})"
     return (f"run {label} died in worker {pid} with {describe_exit(code)} ({settings}){others}; a native crash "
             f"(rerun with workers=1 to see it in this process); see {WHERE}")
+
+
+def cores() -> int:
+    """The CPU cores this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def plan(workers: int, jobs: int, on_cuda: bool = False) -> int:
+    """How many worker processes for `jobs` independent pieces: `workers`, or with 0 one per torch thread this
+    process may use on the CPU (so a campaign unit pinned to one thread stays one process) and one on CUDA; at most
+    `jobs`, at least 1."""
+    import torch
+    procs = workers or (1 if on_cuda else min(cores(), torch.get_num_threads()))
+    return max(1, min(procs, jobs))
 
 
 def map_in_processes(fn: Callable, jobs: Sequence[tuple], labels: Sequence[str], procs: int,
