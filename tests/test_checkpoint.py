@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -58,10 +59,10 @@ def same(x, y) -> bool:
     return x == y
 
 
-def test_outside_a_campaign_grid_is_one_call_of_fn(monkeypatch):
+def test_outside_a_campaign_with_one_worker_grid_is_one_call_of_fn(monkeypatch):
     monkeypatch.delenv(checkpoint.ENV, raising=False)
     calls = []
-    out = checkpoint.grid(product_fn(calls), Grid(), ("a", "b"))
+    out = checkpoint.grid(product_fn(calls), Grid(), ("a", "b"), workers=1)
     assert calls == [((1, 2), (10, 20, 30))] and out[(2, 30)] == 60
 
 
@@ -69,7 +70,7 @@ def test_an_interrupted_grid_resumes_from_the_points_it_finished(tmp_path, monke
     monkeypatch.setenv(checkpoint.ENV, str(tmp_path / "ck"))
     calls = []
     with pytest.raises(KeyboardInterrupt):
-        checkpoint.grid(product_fn(calls, fail_at=4), Grid(), ("a", "b"), log=None)
+        checkpoint.grid(product_fn(calls, fail_at=4), Grid(), ("a", "b"), log=None, workers=1)
     assert calls == [((1,), (10,)), ((1,), (20,)), ((1,), (30,)), ((2,), (10,))]   # one point per call
     assert sorted(p.name for p in (tmp_path / "ck").iterdir()) == [
         "a=1_b=10.pkl", "a=1_b=20.pkl", "a=1_b=30.pkl"]                               # the failed point left nothing
@@ -79,7 +80,7 @@ def test_an_interrupted_grid_resumes_from_the_points_it_finished(tmp_path, monke
     assert checkpoint.clean(tmp_path / "ck") == [half] and not half.exists()
     calls.clear()
     lines = []
-    out = checkpoint.grid(product_fn(calls), Grid(), ("a", "b"), log=lines.append)
+    out = checkpoint.grid(product_fn(calls), Grid(), ("a", "b"), log=lines.append, workers=1)
     assert calls == [((2,), (10,)), ((2,), (20,)), ((2,), (30,))]                  # only the missing points run
     assert len(lines) == 3 and all("read back" in s for s in lines)
     assert list(out) == [(a, b) for a in (1, 2) for b in (10, 20, 30)]             # the full grid's order
@@ -97,10 +98,10 @@ def test_notebook_03_point_by_point_gives_the_whole_grids_numbers(tmp_path, monk
     monkeypatch.delenv(checkpoint.ENV, raising=False)
     whole = scaling.train_grid(cfg, log=None)
     monkeypatch.setenv(checkpoint.ENV, str(tmp_path / "ck"))
-    split = checkpoint.grid(lambda c: scaling.train_grid(c, log=None), cfg, ("ds", "ratios"))
+    split = checkpoint.grid(lambda c: scaling.train_grid(c, log=None), cfg, ("ds", "ratios"), workers=1)
     assert checkpoint.summary(tmp_path / "ck")["points"] == len(cfg.ds) * len(cfg.ratios)
     assert same(whole, split)
-    again = checkpoint.grid(lambda c: scaling.train_grid(c, log=None), cfg, ("ds", "ratios"), log=None)
+    again = checkpoint.grid(lambda c: scaling.train_grid(c, log=None), cfg, ("ds", "ratios"), log=None, workers=1)
     assert same(whole, again)                                                        # read back from disk
 
 
@@ -138,7 +139,7 @@ def test_a_notebook_unit_resumes_from_its_checkpoints_and_removes_them(tmp_path,
     cfg = scaling.ScalingConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in unit.params.items()})
     monkeypatch.setenv(checkpoint.ENV, str(where))
     first = cfg.replace(ds=cfg.ds[:1], ratios=cfg.ratios[:1])
-    checkpoint.grid(lambda c: scaling.train_grid(c, log=None), first, ("ds", "ratios"), log=None)
+    checkpoint.grid(lambda c: scaling.train_grid(c, log=None), first, ("ds", "ratios"), log=None, workers=1)
     monkeypatch.delenv(checkpoint.ENV)
     assert checkpoint.summary(where)["points"] == 1
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):          # run_unit pins them, as in a worker
@@ -165,7 +166,7 @@ def test_a_failed_unit_keeps_its_checkpoints_for_the_next_run(tmp_path):
     from imbalanced_cl.campaign.units import Kind
 
     def run(unit, root):
-        checkpoint.grid(product_fn([], fail_at=2), Grid(a=(1,), b=(10, 20)), ("a", "b"), log=None)
+        checkpoint.grid(product_fn([], fail_at=2), Grid(a=(1,), b=(10, 20)), ("a", "b"), log=None, workers=1)
         return {"value": 1}
 
     (unit,) = CK.plan_tiny("ci", ROOT, n=1)
@@ -183,7 +184,7 @@ def test_a_failed_unit_keeps_its_checkpoints_for_the_next_run(tmp_path):
 def test_status_shows_a_pending_units_checkpointed_points(tmp_path, monkeypatch):
     units = CK.plan_tiny("ci", ROOT, n=2)
     monkeypatch.setenv(checkpoint.ENV, str(checkpoint.unit_folder(tmp_path / "results", units[1])))
-    checkpoint.grid(product_fn([], fail_at=None), Grid(a=(1,), b=(10, 20)), ("a", "b"), log=None)
+    checkpoint.grid(product_fn([], fail_at=None), Grid(a=(1,), b=(10, 20)), ("a", "b"), log=None, workers=1)
     cov = status.coverage(units, tmp_path / "results")
     assert list(cov.partial) == [units[1].label] and cov.partial[units[1].label]["points"] == 2
     text = "\n".join(status.report(cov, "ci", tmp_path / "results"))
@@ -197,9 +198,39 @@ def test_status_names_checkpoint_folders_that_no_pending_unit_claims(tmp_path, m
     results = tmp_path / "results"
     (old,) = CK.plan_tiny("ci", ROOT, n=1, code="v0")
     monkeypatch.setenv(checkpoint.ENV, str(checkpoint.unit_folder(results, old)))
-    checkpoint.grid(product_fn([]), Grid(a=(1,), b=(10,)), ("a", "b"), log=None)
+    checkpoint.grid(product_fn([]), Grid(a=(1,), b=(10,)), ("a", "b"), log=None, workers=1)
     now = CK.plan_tiny("ci", ROOT, n=1)                                             # same unit, today's code
     cov = status.coverage(now, results)
     assert not cov.partial and [p.name for p in cov.unclaimed] == [checkpoint.unit_folder(results, old).name]
     assert checkpoint.unit_folder(results, old).name in "\n".join(status.report(cov, "ci", results))
     assert status.coverage([old], results).unclaimed == []                         # its own unit claims it
+
+
+def test_points_in_worker_processes_give_the_whole_grids_numbers_and_print_in_grid_order(tmp_path, monkeypatch,
+                                                                                         capfd):
+    """workers=2 (issue 30): notebook 03's points run in two processes of one thread each and merge to fn(cfg) bit
+    for bit, with each point's printed line shown here in grid order; in a campaign unit, a kept point is read back
+    and the others are computed in the workers and kept."""
+    import functools
+
+    from imbalanced_cl.book.profiles import params
+    from imbalanced_cl.claims import scaling
+    cfg = scaling.ScalingConfig(**{k: tuple(v) if isinstance(v, list) else v
+                                   for k, v in params("ci", "03_Ni_scaling").items()})
+    monkeypatch.delenv(checkpoint.ENV, raising=False)
+    whole = scaling.train_grid(cfg, log=None)
+    capfd.readouterr()
+    split = checkpoint.grid(scaling.train_grid, cfg, ("ds", "ratios"), workers=2)
+    assert same(whole, split)
+    printed = [line for line in capfd.readouterr().out.splitlines() if line.startswith("d=")]
+    assert [tuple(map(float, re.findall(r"(?:d|rho)=\s*([0-9.]+)", line)[:2])) for line in printed] == [
+        (float(d), float(r)) for d in cfg.ds for r in cfg.ratios]
+    monkeypatch.setenv(checkpoint.ENV, str(tmp_path / "ck"))
+    quiet = functools.partial(scaling.train_grid, log=None)
+    first = cfg.replace(ds=cfg.ds[:1], ratios=cfg.ratios[:1])
+    checkpoint.grid(quiet, first, ("ds", "ratios"), log=None, workers=1)
+    lines = []
+    resumed = checkpoint.grid(quiet, cfg, ("ds", "ratios"), log=lines.append, workers=2)
+    assert len(lines) == 1 and "read back" in lines[0]
+    assert checkpoint.summary(tmp_path / "ck")["points"] == len(cfg.ds) * len(cfg.ratios)
+    assert same(whole, resumed)

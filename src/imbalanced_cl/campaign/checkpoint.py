@@ -1,5 +1,6 @@
-"""Checkpoints inside a campaign unit: a notebook's grid computed one point (or batch) at a time, each kept on disk,
-so that a unit stopped by its budget (or a killed worker) resumes from the points it finished, not from its start.
+"""A notebook's grid of independent points, run as it is cheapest to run: in worker processes, one thread each, when
+this process may use several threads; and, inside a campaign unit, one point (or batch) at a time, each kept on
+disk, so that a unit stopped by its budget (or a killed worker) resumes from the points it finished.
 
 The campaign worker names a folder in the environment (ENV, set by `kept`) before it runs a unit; a notebook's
 kernel inherits it. Outside a campaign there is no folder: `grid(fn, cfg, axes)` is exactly `fn(cfg)` and `memo()`
@@ -107,19 +108,56 @@ def memo(log=print) -> Memo:
     return Memo(folder(), log)
 
 
-def grid(fn, cfg, axes: tuple[str, ...], log=print) -> dict:
+def _captured(fn, cfg):
+    """In a worker process: fn(cfg) on one torch thread, and what it printed (shown by the parent, in grid order)."""
+    import contextlib
+    import io
+
+    import torch
+    torch.set_num_threads(1)
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        out = fn(cfg)
+    return out, text.getvalue()
+
+
+def grid(fn, cfg, axes: tuple[str, ...], log=print, workers: int = 0) -> dict:
     """`fn(cfg)` for a config whose fields `axes` are grids and whose result is a dict keyed by grid point.
 
-    In a campaign unit, fn runs on one point at a time (cfg with each axis cut to one value), each point kept by
-    `memo`. The results are merged in the order of the full grid (the first axis outermost), so the merged dict
-    iterates as `fn(cfg)` would. The caller's fn must compute each point independently of the others (its own seed,
-    no shared state): tests check that the merged result equals fn(cfg).
+    The points are independent (the caller's fn must compute each one on its own seed, with no shared state: tests
+    check that the merged result equals fn(cfg)), so they are run as they are cheapest to run:
+    - with several worker processes (`workers`; 0: workers.plan, one per torch thread on the CPU), each point runs in
+      a worker of one thread (fn must then be picklable: a module-level function or a functools.partial of one), and
+      what it prints is printed here, in grid order;
+    - in a campaign unit, each finished point is kept on disk (`memo`), and a resumed unit reads it back;
+    - otherwise it is exactly fn(cfg).
+    The results are merged in the order of the full grid (the first axis outermost), so the merged dict iterates as
+    `fn(cfg)` would.
     """
-    if folder() is None:
+    from .. import workers as W
+    points = list(itertools.product(*(getattr(cfg, a) for a in axes)))
+    names = [_name(axes, p) for p in points]
+    keep = memo(log)
+    cut = {n: cfg.replace(**{a: (v,) for a, v in zip(axes, p)}) for n, p in zip(names, points)}
+    todo = [n for n in names if not keep.saved(n)]
+    on_cuda = getattr(getattr(cfg, "torch_device", None), "type", "cpu") == "cuda"
+    procs = W.plan(workers, len(todo), on_cuda)
+    if procs == 1 and keep.where is None:
         return fn(cfg)
-    keep, out = memo(log), {}
-    for point in itertools.product(*(getattr(cfg, a) for a in axes)):
-        out.update(keep(_name(axes, point), lambda: fn(cfg.replace(**{a: (v,) for a, v in zip(axes, point)}))))
+    if procs > 1:
+        it = W.map_in_processes(_captured, [(fn, cut[n]) for n in todo], todo, procs,
+                                f"{getattr(fn, '__name__', 'grid')} point, one thread per worker")
+
+        def compute(name):
+            out, text = next(it)            # the points come back in todo's order, the order they are asked for here
+            print(text, end="", flush=True)
+            return out
+    else:
+        def compute(name):
+            return fn(cut[name])
+    out = {}
+    for name in names:
+        out.update(keep(name, lambda: compute(name)))
     return out
 
 
