@@ -143,13 +143,18 @@ def _built_line(board: Board) -> str:
             f"on {_esc(board.date or 'an unknown date')}.</p>")
 
 
+def _changed_items(s: dict) -> str:
+    """The rows whose verdict changed with the seed, as list items: notebook, claim, each seed's verdict."""
+    return "".join(f"<li>{_esc(c['notebook'])}: {_esc(c['claim'])}: "
+                   f"{_esc(', '.join(f'seed {k}: {v}' for k, v in c['verdicts'].items()))}</li>" for c in s["changed"])
+
+
 def _paper_stability(board: Board) -> str:
     """One paragraph: the seed stability of the recorded paper-scale units (campaign stability), if measured."""
     s = board.paper_stability
     if not s:
         return ""
-    items = "".join(f"<li>{_esc(c['notebook'])}: {_esc(c['claim'])}: "
-                    f"{_esc(', '.join(f'seed {k}: {v}' for k, v in c['verdicts'].items()))}</li>" for c in s["changed"])
+    items = _changed_items(s)
     return (f'<p class="sb-stability">At the <b>paper</b> scale (recorded campaign units of '
             f'{_esc(", ".join(s["notebooks"]))}, base seeds {_esc(s["seeds"])}): <b>{s["unchanged"]} of {s["rows"]} '
             f'rows</b> ({100 * s["share_unchanged"]:.0f}%) keep their verdict; conclusive flips (holds ↔ does not '
@@ -164,8 +169,7 @@ def _stability_section(board: Board) -> str:
         return ('<h2>Seed stability</h2><p class="sb-stability">Not yet measured for this profile: run '
                 '<code>python -m imbalanced_cl stability --profile default --seeds 0 1</code> (results/stability/).</p>'
                 + _paper_stability(board))
-    items = "".join(f"<li>{_esc(c['notebook'])}: {_esc(c['claim'])}: "
-                    f"{_esc(', '.join(f'seed {k}: {v}' for k, v in c['verdicts'].items()))}</li>" for c in s["changed"])
+    items = _changed_items(s)
     return (f'<h2>Seed stability</h2><p class="sb-stability">Re-executed with base seeds {_esc(s["seeds"])} at the '
             f'{_esc(s["profile"])} profile: <b>{s["unchanged"]} of {s["rows"]} rows</b> '
             f'({100 * s["share_unchanged"]:.0f}%) keep their verdict. Rows that change are shown as inconclusive above.'
