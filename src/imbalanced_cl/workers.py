@@ -1,8 +1,10 @@
 """Independent runs in worker processes, and what a reader is told when one of them dies.
 
 Used where a notebook's work splits into independent pieces that each fill one core better than two threads share
-one piece: the real-image runs of notebook 06 (lt.experiment) and the training batches of notebook 05
-(claims.appendix). `plan` says how many processes, `map_in_processes` runs them.
+one piece: the real-image runs of notebook 06 (lt.experiment), the training batches of notebook 05
+(claims.appendix) and the grid points of notebook 03 (campaign.checkpoint.grid). `plan` says how many processes,
+`map_in_processes` runs them, and `pieces` adds what a notebook needs around it: pieces kept by an interrupted
+campaign unit are read back, and what a worker prints is shown in order.
 
 A worker killed by a signal (a native crash: SIGSEGV, SIGABRT) breaks concurrent.futures' pool, which then says
 only "A process in the process pool was terminated abruptly". Here each run leaves a marker file (its worker's pid
@@ -103,3 +105,41 @@ def map_in_processes(fn: Callable, jobs: Sequence[tuple], labels: Sequence[str],
                 p.join(timeout=30)
             exits = {pid: p.exitcode for pid, p in workers.items()}
             raise WorkerCrash(crash_message(Path(marks), exits, settings)) from None
+
+
+def _piece(fn: Callable, args: tuple):
+    """In a worker: fn(*args) on one torch thread, and what it printed (the parent prints it, in order)."""
+    import contextlib
+    import io
+
+    import torch
+    torch.set_num_threads(1)
+    text = io.StringIO()
+    with contextlib.redirect_stdout(text):
+        out = fn(*args)
+    return out, text.getvalue()
+
+
+def pieces(fn: Callable, jobs: Sequence[tuple], names: Sequence[str], workers: int = 0, keep=None,
+           on_cuda: bool = False, settings: str = "") -> tuple[int, Iterator]:
+    """(processes used, an iterator of fn(*job) for every job, in job order).
+
+    Each result passes through keep(name, compute) (a campaign unit's checkpoint.Memo: it reads back what an
+    interrupted run kept, and keeps what is new; None just computes). Jobs that `keep.saved(name)` says are kept are
+    not computed; the rest run here when `plan(workers, ...)` gives one process, else in worker processes of one
+    torch thread each (fn must be picklable), what they print shown here in job order."""
+    keep = keep or (lambda name, compute: compute())
+    saved = getattr(keep, "saved", lambda name: False)
+    todo = [k for k, name in enumerate(names) if not saved(name)]
+    procs = plan(workers, len(todo), on_cuda)
+    if procs > 1:
+        done = map_in_processes(_piece, [(fn, jobs[k]) for k in todo], [names[k] for k in todo], procs, settings)
+
+        def compute(k):
+            out, text = next(done)          # results come back in todo's order, the order they are asked for
+            print(text, end="", flush=True)
+            return out
+    else:
+        def compute(k):
+            return fn(*jobs[k])
+    return procs, (keep(name, lambda: compute(k)) for k, name in enumerate(names))

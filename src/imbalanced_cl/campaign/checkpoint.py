@@ -108,19 +108,6 @@ def memo(log=print) -> Memo:
     return Memo(folder(), log)
 
 
-def _captured(fn, cfg):
-    """In a worker process: fn(cfg) on one torch thread, and what it printed (shown by the parent, in grid order)."""
-    import contextlib
-    import io
-
-    import torch
-    torch.set_num_threads(1)
-    text = io.StringIO()
-    with contextlib.redirect_stdout(text):
-        out = fn(cfg)
-    return out, text.getvalue()
-
-
 def grid(fn, cfg, axes: tuple[str, ...], log=print, workers: int = 0) -> dict:
     """`fn(cfg)` for a config whose fields `axes` are grids and whose result is a dict keyed by grid point.
 
@@ -136,28 +123,17 @@ def grid(fn, cfg, axes: tuple[str, ...], log=print, workers: int = 0) -> dict:
     """
     from .. import workers as W
     points = list(itertools.product(*(getattr(cfg, a) for a in axes)))
-    names = [_name(axes, p) for p in points]
     keep = memo(log)
-    cut = {n: cfg.replace(**{a: (v,) for a, v in zip(axes, p)}) for n, p in zip(names, points)}
-    todo = [n for n in names if not keep.saved(n)]
     on_cuda = getattr(getattr(cfg, "torch_device", None), "type", "cpu") == "cuda"
-    procs = W.plan(workers, len(todo), on_cuda)
-    if procs == 1 and keep.where is None:
+    if keep.where is None and W.plan(workers, len(points), on_cuda) == 1:
         return fn(cfg)
-    if procs > 1:
-        it = W.map_in_processes(_captured, [(fn, cut[n]) for n in todo], todo, procs,
-                                f"{getattr(fn, '__name__', 'grid')} point, one thread per worker")
-
-        def compute(name):
-            out, text = next(it)            # the points come back in todo's order, the order they are asked for here
-            print(text, end="", flush=True)
-            return out
-    else:
-        def compute(name):
-            return fn(cut[name])
+    names = [_name(axes, p) for p in points]
+    jobs = [(cfg.replace(**{a: (v,) for a, v in zip(axes, p)}),) for p in points]
+    _, parts = W.pieces(fn, jobs, names, workers, keep, on_cuda,
+                        f"{getattr(fn, '__name__', 'grid')} point, one thread per worker")
     out = {}
-    for name in names:
-        out.update(keep(name, lambda: compute(name)))
+    for part in parts:
+        out.update(part)
     return out
 
 

@@ -146,13 +146,14 @@ def run_appendix(cfg: AppendixConfig, memo=None) -> AppendixResult:
 
     `memo(name, fn)` returns fn() (by default it just calls it); a campaign unit passes one that keeps each batch's
     measurements on disk (campaign.checkpoint.memo), so that an interrupted paper-scale run resumes from the batches it
-    finished. A batch's numbers do not depend on the others: each draws from its own (point, repeat) streams.
+    finished. A batch's numbers do not depend on the others: each draws from its own (point, repeat) streams, so the
+    batches run in worker processes when cfg.workers (0: workers.plan) gives several.
     """
     prev = torch.get_num_threads()
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     try:
-        return _run(cfg, memo or (lambda name, fn: fn()))
+        return _run(cfg, memo)
     finally:
         torch.set_num_threads(prev)
 
@@ -188,30 +189,6 @@ def _measure_batch(cfg: AppendixConfig, batch: list, test_cache: dict) -> dict:
     return {"values": vals, "t1": t1, "trained": TRAINING_LOG - before}
 
 
-def _in_worker(cfg: AppendixConfig, batch: list) -> dict:
-    """_measure_batch in a worker process, on one torch thread (the processes, not threads, share the cores)."""
-    torch.set_num_threads(1)
-    return _measure_batch(cfg, batch, {})
-
-
-def _measure_all(cfg: AppendixConfig, batches: list, todo: list, procs: int, memo):
-    """Each batch's measurements, in order. A batch that `memo` kept (an interrupted campaign unit) is read back; the
-    rest are computed here or, with several workers (workers.plan), in worker processes of one thread each: the
-    sampler draws each item's pairs from its own stream, one at a time, so one process keeps about one core busy.
-    A batch's numbers do not depend on where it runs beyond float rounding (one thread or several). `todo` are the
-    batches not kept by memo, `procs` the processes for them."""
-    if procs > 1:
-        settings = f"notebook 05, d1 {cfg.d1}, m {cfg.m}, K {cfg.n_pairs}, {cfg.steps} steps, one thread per worker"
-        computed = W.map_in_processes(_in_worker, [(cfg, batch) for _, batch in todo], [n for n, _ in todo], procs,
-                                      settings)
-    else:
-        cache: dict = {}
-        computed = (_measure_batch(cfg, batch, cache) for _, batch in todo)
-    it = iter(computed)
-    for name, _ in batches:
-        yield memo(name, lambda: next(it))          # memo keeps each fresh batch as it arrives
-
-
 def _run(cfg: AppendixConfig, memo) -> AppendixResult:
     import time
     t0 = time.time()
@@ -222,11 +199,15 @@ def _run(cfg: AppendixConfig, memo) -> AppendixResult:
     vals = {name: np.full((len(cfg.arms), len(points), cfg.repeats), np.nan)
             for name in (*METRICS.values(), "test_nmse", "test_nmse_minority")}
     pidx = {p: k for k, p in enumerate(points)}
-    saved = getattr(memo, "saved", lambda name: False)
-    todo = [(name, batch) for name, batch in batches if not saved(name)]
-    procs = W.plan(cfg.workers, len(todo), on_cuda=cfg.torch_device.type == "cuda")
+    # The sampler draws each item's pairs from its own stream, one at a time, so one process keeps about one core
+    # busy: the batches go to worker processes of one thread each (workers.pieces; a batch's numbers do not depend
+    # on where it runs), and those an interrupted campaign unit kept (memo) are read back.
+    cache: dict = {}                            # the last point's test set, shared by the batches run here
+    procs, parts = W.pieces(_measure_batch, [(cfg, batch, cache) for _, batch in batches], [n for n, _ in batches],
+                            cfg.workers, memo, cfg.torch_device.type == "cuda",
+                            f"notebook 05, d1 {cfg.d1}, m {cfg.m}, K {cfg.n_pairs}, {cfg.steps} steps")
     t1s, trained = [], collections.Counter()
-    for (_, batch), part in zip(batches, _measure_all(cfg, batches, todo, procs, memo)):
+    for (_, batch), part in zip(batches, parts):
         k = [pidx[p] for p, _ in batch], [r for _, r in batch]
         for name, v in part["values"].items():
             for a in range(len(cfg.arms)):
