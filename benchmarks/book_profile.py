@@ -30,7 +30,9 @@ Which frames belong where (`membership`):
 How a notebook runs. Its code cells in order, in one namespace {"__name__": "__main__"}, with the working directory
 notebooks/ and matplotlib's Agg backend; the cell tagged `parameters` is followed by one assignment per profile
 parameter (as papermill injects them). After each cell its figures are rendered to PNG and closed, as the inline
-backend does (flush_figures); a cell's last expression is not displayed. torch's thread count is restored after
+backend does (flush_figures); a cell's last expression is not displayed. Independent pieces that a notebook would
+send to worker processes (workers.pieces: 03's points, 05's batches) run in this process, where the sampler sees
+them, so the wall times are those of one process. torch's thread count is restored after
 each notebook, and torch, matplotlib and the package (preimport) are imported before the first clock starts, so a
 notebook's figures do not depend on which ran first. Cell output goes to a buffer, whose tail is printed if the
 notebook fails.
@@ -205,7 +207,9 @@ def run_notebook(path: Path, params: dict, interval: float) -> dict:
     cells = notebook_cells(nbformat.read(path, as_version=4), params)
     # display() and myst_nb.glue work outside IPython (display prints the object's repr), so nothing is stubbed.
     ns, buf, error = {"__name__": "__main__"}, io.StringIO(), None
-    cwd, threads = os.getcwd(), torch.get_num_threads()
+    from imbalanced_cl import workers
+    cwd, threads, plan = os.getcwd(), torch.get_num_threads(), workers.plan
+    workers.plan = lambda *args, **kwargs: 1   # pieces run here, where the sampler sees them, not in worker processes
     os.chdir(path.parent)
     t0 = time.perf_counter()
     try:
@@ -222,6 +226,7 @@ def run_notebook(path: Path, params: dict, interval: float) -> dict:
         wall = time.perf_counter() - t0
         os.chdir(cwd)
         torch.set_num_threads(threads)
+        workers.plan = plan
     return {"name": path.stem, "wall": wall, "counts": sampler.counts, "other": sampler.other, "cpu": sampler.cpu,
             "error": error, "output_tail": buf.getvalue()[-3000:]}
 
