@@ -331,12 +331,19 @@ def test_campaign_stability_compares_the_verdicts_recorded_under_two_seeds(tmp_p
     other = seeds.with_seed(unit, unit.seed + 1)
     assert other.key != unit.key and other.params["seed"] == unit.seed + 1
     folder = tmp_path / "results"
-    row = lambda claim, verdict: {"notebook": unit.name, "claim": claim, "verdict": verdict}  # noqa: E731
-    record.write(folder, unit, {"rows": [row("a", "holds"), row("b", "partly")]}, {"wall_s": 1.0})
-    record.write(folder, other, {"rows": [row("a", "does not hold"), row("b", "partly")]}, {"wall_s": 1.0})
+    row = lambda claim, verdict, measured: {"notebook": unit.name, "claim": claim, "verdict": verdict,  # noqa: E731
+                                            "measured": measured}
+    # a: moves and flips; b: a closed form (the same value under every seed); c: moves and keeps its verdict
+    record.write(folder, unit, {"rows": [row("a", "holds", 1.0), row("b", "partly", 0.5), row("c", "holds", 3.0)]},
+                 {"wall_s": 1.0})
+    record.write(folder, other, {"rows": [row("a", "does not hold", 2.0), row("b", "partly", 0.5),
+                                          row("c", "holds", 4.0)]}, {"wall_s": 1.0})
     out = tmp_path / "stability.json"
     lines = seeds.report([unit], [unit.seed, unit.seed + 1], folder, out)
-    assert lines[0].startswith("1 of 2 rows kept their verdict") and "50.0%" in lines[0]
-    assert "conclusive flips" in lines[1] and lines[1].endswith(": 1 (target 0)")
-    assert json.loads(out.read_text())["flips"] == 1
+    assert lines[0].startswith("2 of 3 rows kept their verdict") and "66.7%" in lines[0]
+    assert lines[1].endswith("moves with the seed (the rest are closed forms or settings): 2, of which 1 kept their "
+                             "verdict")
+    assert "conclusive flips" in lines[2] and lines[2].endswith(": 1 (target 0)")
+    saved = json.loads(out.read_text())
+    assert saved["flips"] == 1 and (saved["seed_dependent"], saved["seed_dependent_unchanged"]) == (2, 1)
     assert seeds.report([unit], [unit.seed, unit.seed + 7], folder)[0].startswith("no notebook is recorded")

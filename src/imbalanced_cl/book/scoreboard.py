@@ -149,6 +149,15 @@ def _changed_items(s: dict) -> str:
                    f"{_esc(', '.join(f'seed {k}: {v}' for k, v in c['verdicts'].items()))}</li>" for c in s["changed"])
 
 
+def _moving(s: dict) -> str:
+    """' (N of them move with the seed, ...: K of those kept their verdict)', or '' for a record made before that was
+    counted."""
+    if "seed_dependent" not in s:
+        return ""
+    return (f" ({s['seed_dependent']} of them move with the seed, the rest being closed forms or settings: "
+            f"{s['seed_dependent_unchanged']} of those kept their verdict)")
+
+
 def _paper_stability(board: Board) -> str:
     """One paragraph: the seed stability of the recorded paper-scale units (campaign stability), if measured."""
     s = board.paper_stability
@@ -157,7 +166,7 @@ def _paper_stability(board: Board) -> str:
     items = _changed_items(s)
     return (f'<p class="sb-stability">At the <b>paper</b> scale (recorded campaign units of '
             f'{_esc(", ".join(s["notebooks"]))}, base seeds {_esc(s["seeds"])}): <b>{s["unchanged"]} of {s["rows"]} '
-            f'rows</b> ({100 * s["share_unchanged"]:.0f}%) keep their verdict; conclusive flips (holds ↔ does not '
+            f'rows</b> ({100 * s["share_unchanged"]:.0f}%) keep their verdict{_esc(_moving(s))}; conclusive flips (holds ↔ does not '
             f'hold, partly ↔ does not hold): {s["flips"]}.</p><ul>{items}</ul>')
 
 
@@ -172,7 +181,8 @@ def _stability_section(board: Board) -> str:
     items = _changed_items(s)
     return (f'<h2>Seed stability</h2><p class="sb-stability">Re-executed with base seeds {_esc(s["seeds"])} at the '
             f'{_esc(s["profile"])} profile: <b>{s["unchanged"]} of {s["rows"]} rows</b> '
-            f'({100 * s["share_unchanged"]:.0f}%) keep their verdict. Rows that change are shown as inconclusive above.'
+            f'({100 * s["share_unchanged"]:.0f}%) keep their verdict{_esc(_moving(s))}. Rows that change are shown as '
+            f'inconclusive above.'
             f'</p><ul>{items}</ul>' + _paper_stability(board))
 
 

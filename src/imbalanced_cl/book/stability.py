@@ -21,8 +21,15 @@ def compare(by_seed: dict[int, list[dict]]) -> dict:
     changed = [{"notebook": nb, "claim": claim, "verdicts": {str(s): keyed[s][(nb, claim)] for s in seeds}}
                for nb, claim in sorted(common) if len({keyed[s][(nb, claim)] for s in seeds}) > 1]
     n = len(common)
+    # A row that no seed can move (a closed form, a setting) keeps its verdict trivially: count the rows whose
+    # measured value does differ between the seeds, and how many of those kept their verdict.
+    value = {s: {(r["notebook"], r["claim"]): json.dumps(r.get("measured"), sort_keys=True, default=str)
+                 for r in by_seed[s]} for s in seeds}
+    moving = [k for k in common if len({value[s][k] for s in seeds}) > 1]
+    flipped_keys = {(c["notebook"], c["claim"]) for c in changed}
     return {"seeds": seeds, "rows": n, "unchanged": n - len(changed),
-            "share_unchanged": (n - len(changed)) / n if n else float("nan"), "changed": changed}
+            "share_unchanged": (n - len(changed)) / n if n else float("nan"), "changed": changed,
+            "seed_dependent": len(moving), "seed_dependent_unchanged": sum(k not in flipped_keys for k in moving)}
 
 
 def run(profile: str, seeds: list[int], root: Path, only: list[str] | None = None, out: Path | None = None) -> dict:

@@ -49,6 +49,8 @@ def report(units: list[Unit], seeds: list[int], results: Path, out: Path | None 
     flips = [c for c in res["changed"] if set(c["verdicts"].values()) in FLIPS]
     lines = [f"{res['unchanged']} of {res['rows']} rows kept their verdict across seeds {res['seeds']} "
              f"({res['share_unchanged']:.1%}; target >= 95%), on the recorded units of {', '.join(names)}",
+             f"rows whose measured value moves with the seed (the rest are closed forms or settings): "
+             f"{res['seed_dependent']}, of which {res['seed_dependent_unchanged']} kept their verdict",
              f"conclusive flips (holds <-> does not hold, partly <-> does not hold): {len(flips)} (target 0)"]
     lines += [f"  {c['notebook']}: {c['claim']}: {c['verdicts']}" for c in res["changed"]]
     if out is not None:
