@@ -166,6 +166,7 @@ def test_precision_is_fp32_on_cpu_and_enters_the_key_only_when_used():
 
 
 @needs_cuda
+@pytest.mark.cuda
 @pytest.mark.parametrize("method", ["simclr", "sdclr", "alg1"])
 def test_cuda_fp32_optimised_step_equals_eager(method):
     cuda = torch.device("cuda")
@@ -179,6 +180,7 @@ def test_cuda_fp32_optimised_step_equals_eager(method):
 
 
 @needs_cuda
+@pytest.mark.cuda
 def test_cuda_bf16_step_close_to_fp32():
     cuda = torch.device("cuda")
     x1, x2 = _views(n=64, size=32)
