@@ -264,6 +264,29 @@ def test_a_notebooks_code_version_ignores_comments_and_prose_not_code(tmp_path):
     assert version() != before
 
 
+def test_a_code_version_does_not_depend_on_the_python_that_computes_it():
+    """Python 3.12 added `type_params` to every def and class (PEP 695), so its ast.dump differs from 3.11's for the
+    same source; on a lent GPU machine's 3.12 this made every record stale. The dump leaves empty new fields out."""
+    import ast
+    import sys
+
+    from imbalanced_cl.book.record import _dump
+    tree = ast.parse("def f(x, *, y=1) -> int:\n    return x + y\nclass C(B):\n    pass\n")
+    if sys.version_info[:2] == (3, 11):     # the oracle: the stdlib's own dump on the Python the records use
+        assert _dump(tree) == ast.dump(tree, annotate_fields=False)
+        for p in sorted((ROOT / "src").rglob("*.py")):
+            t = ast.parse(p.read_text())
+            assert _dump(t) == ast.dump(t, annotate_fields=False), p
+    # By hand: a def as Python 3.12 parses it, with its (empty) type parameters, dumps as 3.11 wrote it.
+    fields = ("name", "args", "body", "decorator_list", "returns", "type_comment", "type_params")
+    Def312 = type("FunctionDef", (ast.AST,), {"_fields": fields, "returns": None, "type_comment": None})
+    node = Def312(name="f", args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
+                  body=[ast.Pass()], decorator_list=[], returns=None, type_comment=None, type_params=[])
+    assert _dump(node) == "FunctionDef('f', arguments([], [], kwonlyargs=[], kw_defaults=[], defaults=[]), [Pass()], [])"
+    node.type_params = [ast.Name("T")]      # a def that uses one: then it counts
+    assert "type_params=[Name('T'" in _dump(node)
+
+
 def test_the_scoreboard_reads_current_campaign_units_and_leaves_stale_ones_out(tmp_path):
     from imbalanced_cl.book import record as book_record
     from imbalanced_cl.campaign.kinds import plan_notebooks

@@ -95,7 +95,35 @@ def _syntax(source: str) -> str:
                 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
                 and isinstance(body[0].value.value, str)):
             node.body = body[1:] or [ast.Pass()]
-    return ast.dump(tree, annotate_fields=False)
+    return _dump(tree)
+
+
+# Fields that later Pythons added to the syntax tree (3.12: PEP 695's type parameters). Left out while empty, a
+# source that uses none of them dumps the same on every Python, so a record made on a cluster's Python 3.12 is not
+# stale on a laptop's 3.11 (seen on a lent GPU machine, 2026-11-26: every record read as stale there).
+NEWER_FIELDS = ("type_params",)
+
+
+def _dump(node) -> str:
+    """ast.dump(node, annotate_fields=False) as Python 3.11 writes it, on any Python (NEWER_FIELDS left out while
+    empty): a code version must not depend on the interpreter that computes it."""
+    import ast
+    if isinstance(node, list):
+        return "[" + ", ".join(_dump(x) for x in node) + "]"
+    if not isinstance(node, ast.AST):
+        return repr(node)
+    args, keywords = [], False
+    for name in node._fields:
+        try:
+            value = getattr(node, name)
+        except AttributeError:
+            keywords = True
+            continue
+        if (value is None and getattr(type(node), name, ...) is None) or (name in NEWER_FIELDS and not value):
+            keywords = True
+            continue
+        args.append(f"{name}={_dump(value)}" if keywords else _dump(value))
+    return f"{type(node).__name__}({', '.join(args)})"
 
 
 def notebook_source(notebook: Path) -> str:
