@@ -113,13 +113,14 @@ def main() -> None:
     eff = rates["cpu"] / matmul_rate("cpu")
     gpu_rate = rates.get("cuda", eff * H100_FP32)
     gpu_word = "measured" if "cuda" in rates else f"projected: H100 FP32 nominal x the CPU's step efficiency {eff:.0%}"
-    print(f"{'notebook':22s} {'paper TFLOP':>11s} {'CPU (this machine)':>19s} {'one H100':>10s}  ({gpu_word})")
+    gpu_name = "this GPU" if "cuda" in rates else "one H100"   # measured on whichever GPU is here (an H200, say)
+    print(f"{'notebook':22s} {'paper TFLOP':>11s} {'CPU (this machine)':>19s} {gpu_name:>10s}  ({gpu_word})")
     total = 0.0
     for nb in CONFIGS:
         f = counted_flops(nb, "paper")
         total += f / gpu_rate
         print(f"{nb:22s} {f / 1e12:11.1f} {hms(f / rates['cpu']):>19s} {hms(f / gpu_rate):>10s}")
-    print(f"notebooks 01-05 at the paper profile on one H100: {hms(total)} ({gpu_word}; target <= 0:30:00)")
+    print(f"notebooks 01-05 at the paper profile on {gpu_name}: {hms(total)} ({gpu_word}; target <= 0:30:00)")
 
 
 if __name__ == "__main__":
