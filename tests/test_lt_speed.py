@@ -181,15 +181,22 @@ def test_cuda_fp32_optimised_step_equals_eager(method):
 
 @needs_cuda
 @pytest.mark.cuda
-def test_cuda_bf16_step_close_to_fp32():
+def test_cuda_bf16_step_errs_as_bf16_arithmetic_does(monkeypatch):
+    """CUDA's bf16 autocast step computes what bf16 arithmetic computes. The yardstick is the same step under the
+    CPU's own bf16 autocast, not a fixed tolerance: at init this network's embeddings are nearly aligned (mean cosine
+    0.92 on these views), so bf16's 8-bit mantissa moves the whole gradient by about a third (measured 2026-11-26:
+    34% on an H200, 35% on the CPU; fp32 0.07%). A first version of this test asked for 10% and failed there."""
     cuda = torch.device("cuda")
     x1, x2 = _views(n=64, size=32)
-    ref = _step("simclr", speed.StepOptions(precision="fp32", compile=False), x1, x2, cuda)
+    exact = _step("simclr", speed.EAGER, x1, x2, dtype=torch.float64)
     bf = _step("simclr", speed.StepOptions(precision="bf16", compile=False), x1, x2, cuda)
     assert speed.effective_precision(cuda, speed.StepOptions()) == "bf16"
-    assert bf[0] == pytest.approx(ref[0], rel=2e-2)        # bf16 keeps 8 bits of mantissa: about 3 digits
-    g, r = bf[1]["backbone.stem.0.weight"], ref[1]["backbone.stem.0.weight"]
-    assert float((g - r).norm() / r.norm()) < 0.1
+    monkeypatch.setattr(speed, "autocast", lambda device, opts: torch.autocast("cpu", dtype=torch.bfloat16))
+    cpu_bf = _step("simclr", speed.EAGER, x1, x2)
+    flat = lambda g: torch.cat([v.reshape(-1) for v in g.values()])
+    err = lambda r: float((flat(r[1]) - flat(exact[1])).norm() / flat(exact[1]).norm())
+    assert bf[0] == pytest.approx(exact[0], rel=1e-3)       # the loss itself is computed in float32
+    assert 0.5 * err(cpu_bf) <= err(bf) <= 2 * err(cpu_bf)  # below: autocast did not act; above: worse than bf16
 
 
 def test_plan_workers(monkeypatch):
