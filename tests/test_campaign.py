@@ -13,6 +13,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import torch
 
 from imbalanced_cl.campaign import engine, lock, record, status
 from imbalanced_cl.campaign.units import Unit
@@ -370,3 +371,18 @@ def test_campaign_stability_compares_the_verdicts_recorded_under_two_seeds(tmp_p
     saved = json.loads(out.read_text())
     assert saved["flips"] == 1 and (saved["seed_dependent"], saved["seed_dependent_unchanged"]) == (2, 1)
     assert seeds.report([unit], [unit.seed, unit.seed + 7], folder)[0].startswith("no notebook is recorded")
+
+
+def test_gpu_check_skips_in_one_line_without_cuda_and_names_only_planned_units():
+    """make gpu-check: without CUDA one line and exit 0; with it, every unit it asks for is one the paper plan has
+    (a renamed notebook would make `campaign run --only` refuse the whole list on the lent machine)."""
+    from imbalanced_cl.campaign import gpu
+    from imbalanced_cl.campaign.cli import plan
+    if not torch.cuda.is_available():
+        out = subprocess.run([sys.executable, "-m", "imbalanced_cl.campaign.gpu"], cwd=ROOT, capture_output=True,
+                             text=True, timeout=120)
+        assert out.returncode == 0 and len(out.stdout.strip().splitlines()) == 1 and "skipped" in out.stdout
+    names = gpu.unit_names("paper")
+    _, units = plan("paper", names, ["premise_cell", "notebook"], ROOT)
+    assert sorted(u.name for u in units) == sorted(names) and "03_Ni_scaling" not in names
+    assert [gpu.workers_for(c) for c in (1, 2, 16, 64)] == [1, 1, 8, 8]   # 2 threads each, at most 8 on one GPU
