@@ -38,6 +38,11 @@ def _step(method, opts, x1, x2, device=CPU, use_compile=False, dtype=torch.float
     return float(loss.detach()), {n: p.grad.detach().double().cpu() for n, p in net.named_parameters()}, net
 
 
+def _flat(grads: dict) -> torch.Tensor:
+    """Every parameter's gradient in one vector."""
+    return torch.cat([v.reshape(-1) for v in grads.values()])
+
+
 def _assert_same(fast, eager, exact):
     """`fast` computes what `eager` computes, to float32 rounding. The float64 eager step `exact` is the yardstick:
     the loss agrees to 1e-5, and the whole gradient and each parameter's gradient lie no further from `exact` than
@@ -47,10 +52,9 @@ def _assert_same(fast, eager, exact):
     (lf, gf, _), (le, ge, _), (lx, gx, _) = fast, eager, exact
     assert lf == pytest.approx(lx, rel=1e-5) and le == pytest.approx(lx, rel=1e-5)
     assert gf.keys() == ge.keys() == gx.keys()
-    flat = lambda g: torch.cat([v.reshape(-1) for v in g.values()])
-    err_eager = float((flat(ge) - flat(gx)).norm() / flat(gx).norm())
+    err_eager = float((_flat(ge) - _flat(gx)).norm() / _flat(gx).norm())
     assert err_eager < 1e-2                                        # the yardstick itself is float32-sized
-    assert float((flat(gf) - flat(gx)).norm() / flat(gx).norm()) <= max(4 * err_eager, 3e-5)
+    assert float((_flat(gf) - _flat(gx)).norm() / _flat(gx).norm()) <= max(4 * err_eager, 3e-5)
     for k in gx:
         e_fast, e_eager = float((gf[k] - gx[k]).norm()), float((ge[k] - gx[k]).norm())
         assert e_fast <= max(4 * e_eager, 3e-5 * float(gx[k].norm())), (k, e_fast, e_eager)
@@ -193,8 +197,7 @@ def test_cuda_bf16_step_errs_as_bf16_arithmetic_does(monkeypatch):
     assert speed.effective_precision(cuda, speed.StepOptions()) == "bf16"
     monkeypatch.setattr(speed, "autocast", lambda device, opts: torch.autocast("cpu", dtype=torch.bfloat16))
     cpu_bf = _step("simclr", speed.EAGER, x1, x2)
-    flat = lambda g: torch.cat([v.reshape(-1) for v in g.values()])
-    err = lambda r: float((flat(r[1]) - flat(exact[1])).norm() / flat(exact[1]).norm())
+    err = lambda r: float((_flat(r[1]) - _flat(exact[1])).norm() / _flat(exact[1]).norm())
     assert bf[0] == pytest.approx(exact[0], rel=1e-3)       # the loss itself is computed in float32
     assert 0.5 * err(cpu_bf) <= err(bf) <= 2 * err(cpu_bf)  # below: autocast did not act; above: worse than bf16
 

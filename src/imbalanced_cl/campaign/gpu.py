@@ -20,6 +20,7 @@ TOTAL_S = 540            # the whole call: under the device tool's 10-minute lim
 NOTEBOOKS = ["02_lucky_neurons", "01_stage1_growth", "05_appendix_figures", "09_feature_decoupling", "08_scale",
              "04_pruning_gains"]
 CUDA_TEST_FILES = ["tests/test_core.py", "tests/test_lt_speed.py"]   # where the `cuda`-marked tests live
+THREADS = 2              # torch threads per paper unit on a GPU machine (its pairs are drawn on the CPU)
 
 
 def _step(name: str, cmd: list[str], timeout: float) -> int:
@@ -34,15 +35,12 @@ def _step(name: str, cmd: list[str], timeout: float) -> int:
 
 
 def unit_names(profile: str = "paper") -> list[str]:
-    """The units to try, cheapest first: the premise map's large-d cells, then the notebooks of NOTEBOOKS."""
-    from .premise_cells import cell_name
-    from ..book.profiles import params
-    from ..claims.premise_map import PremiseMapConfig
-    cells = [cell_name(c) for c in PremiseMapConfig(**params(profile, "10_premise_map")).record_cells()]
-    return cells + NOTEBOOKS
+    """The units to try, cheapest first: the premise map's large-d cells (premise_cells.plan), then NOTEBOOKS."""
+    from .premise_cells import plan
+    return [u.name for u in plan(profile, repo_root())] + NOTEBOOKS
 
 
-def workers_for(cores: int, threads: int = 2) -> int:
+def workers_for(cores: int, threads: int = THREADS) -> int:
     """Campaign workers on a GPU machine: the units share the one GPU, and each draws its pairs on `threads` cores."""
     return max(1, min(8, cores // threads))
 
@@ -63,11 +61,10 @@ def main(argv=None) -> int:
                 min(90, left()))
     budget = int(left() - 30)     # 30 s for the cluster to start and stop
     if budget > 0:
-        threads = 2
         rc |= _step("paper units", [sys.executable, "-m", "imbalanced_cl", "campaign", "run", "--profile", "paper",
                                     "--kind", "premise_cell", "notebook", "--only", *unit_names(),
-                                    "--workers", str(workers_for(os.cpu_count() or 1, threads)),
-                                    "--threads", str(threads), "--budget", f"{budget}s", "--no-progress"], left())
+                                    "--workers", str(workers_for(os.cpu_count() or 1)),
+                                    "--threads", str(THREADS), "--budget", f"{budget}s", "--no-progress"], left())
     subprocess.call([sys.executable, "-m", "imbalanced_cl", "campaign", "status", "--profile", "paper"],
                     cwd=repo_root(), timeout=60)
     return rc
