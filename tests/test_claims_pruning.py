@@ -28,14 +28,59 @@ def tiny():
 
 def test_stack_and_take_round_trip(tiny):
     cfg, base, _, runs, _ = tiny
-    s = pc.stack(base, 3)
+    s = pa.stack(base, 3)
     assert s.W.shape[0] == 3 * cfg.R and s.replicates == base.replicates * 3
-    back = pc.take(s, 2, cfg.R, cfg.vanilla())
+    back = pa.take(s, 2, cfg.R, cfg.vanilla())
     for name in ("W", "M", "T1", "W0"):
         assert torch.equal(getattr(back, name), getattr(base, name)), name
     assert torch.equal(back.pairs.UX, base.pairs.UX)
-    part = pc.take(runs[0.2], 0, 1, cfg.vanilla())
+    part = pa.take(runs[0.2], 0, 1, cfg.vanilla())
     assert torch.equal(part.history.coef[-1], runs[0.2].history.coef[-1][:1])
+
+
+@pytest.mark.parametrize("change", [{}, {"prune_unit": "weight"}, {"sampling": "fixed"},
+                                    {"prune_backward": "literal"}, {"t1_max": 5}])
+def test_branches_trained_in_one_batch_equal_each_branch_trained_alone(change):
+    """The oracle is the plain loop, each branch resumed from the checkpoint on its own (its own draws of the same
+    pairs): weights, T1, history (the vanilla part included) and last pairs must agree bit for bit."""
+    cfg = pa.PruningConfig(**{**TINY, **change})
+    base = train(cfg.vanilla())
+    backward = cfg.prune_backward
+    runs = pa.run_branches(cfg, [0.2, 0.5], base, backward)
+    alone = {0.0: train(cfg.branch(0.0), resume=base),
+             **{a: train(cfg.branch(a, backward), resume=base) for a in (0.2, 0.5)}}
+    assert list(runs) == [0.0, 0.2, 0.5]
+    for a, r in alone.items():
+        assert torch.equal(runs[a].W, r.W) and torch.equal(runs[a].T1, r.T1), a
+        assert runs[a].history.steps == r.history.steps and runs[a].history.steps[0] == 0, a
+        for name in ("coef", "loss", "bias"):
+            assert all(torch.equal(x, y) for x, y in zip(getattr(runs[a].history, name), getattr(r.history, name)))
+        assert torch.equal(runs[a].pairs.UX, r.pairs.UX) and runs[a].cfg == r.cfg
+
+
+def test_branches_draw_each_step_of_pairs_once(monkeypatch):
+    """Three branches of R replicates: one draw per step (and one for the evaluation after the last step), not one
+    per branch (the point of training them in one batch)."""
+    from imbalanced_cl.sim import data as D
+    cfg = pa.PruningConfig(**TINY)
+    base = train(cfg.vanilla())
+    calls = []
+    real = D.make_pairs
+    monkeypatch.setattr(D, "make_pairs", lambda *a, **k: calls.append(k.get("extra")) or real(*a, **k))
+    pa.run_branches(cfg, [0.2, 0.5], base)
+    assert sorted(calls) == list(range(cfg.vanilla_steps + 1, cfg.vanilla_steps + cfg.prune_steps + 2))
+
+
+def test_a_batch_of_branches_refuses_configs_that_differ_beyond_the_mask():
+    cfg = pa.PruningConfig(**TINY)
+    base = train(cfg.vanilla())
+    with pytest.raises(ValueError, match="differ only in their mask"):
+        pa.train_branches(base, [cfg.branch(0.2), cfg.branch(0.5, lr=0.1)])
+    with pytest.raises(ValueError, match="differ only in their mask"):
+        pa.train_branches(base, [cfg.branch(0.2), cfg.branch(0.5, "literal")])
+    # a control may differ in every pruning setting (it prunes nothing): notebook 08's control starts at 0
+    ctl, pruned = pa.train_branches(base, [cfg.branch(0.0).replace(prune_start=0), cfg.branch(0.5)])
+    assert torch.equal(ctl.W, train(cfg.branch(0.0), resume=base).W)
 
 
 def test_every_cell_of_the_batch_equals_that_cell_trained_alone(tiny):

@@ -7,18 +7,97 @@ from dataclasses import dataclass
 import torch
 
 from ... import stats
-from ...sim.train import Run, train
+from ...sim import data as D
+from ...sim.prune import Masker
+from ...sim.train import History, Run, _join_time, train
 from .config import PruningConfig
 from .metrics import (aligned_counts, amplitude_ratio, excess_growth, feature_stats, mask_census, mask_persistence,
                       split_mean)
 
 
-def run_branches(cfg: PruningConfig, alphas, base: Run, backward: str = "faithful", **changes) -> dict:
-    """Control (alpha = 0) and one branch per alpha, all resumed from the same vanilla checkpoint `base`."""
-    out = {0.0: train(cfg.branch(0.0, **changes), resume=base)}
-    for a in alphas:
-        out[float(a)] = train(cfg.branch(float(a), backward, **changes), resume=base)
+def stack(run: Run, n: int) -> Run:
+    """The checkpoint `run` n times along the replicate dimension (weights, data, T1; no history)."""
+    rep = lambda x: x.repeat(n, *[1] * (x.dim() - 1))
+    pairs = D.Pairs(*(rep(getattr(run.pairs, f)) for f in ("UX", "UY", "S", "ZX", "ZY")))
+    return Run(run.cfg, list(run.replicates) * n, rep(run.M), rep(run.W), rep(run.T1), run.step, History(), pairs,
+               rep(run.W0))
+
+
+def take(run: Run, k: int, R: int, cfg) -> Run:
+    """Rows k*R:(k+1)*R of a stacked run (one cell and alpha), with their history, labelled with `cfg`."""
+    s = slice(k * R, (k + 1) * R)
+    h = History(steps=list(run.history.steps))
+    for name in ("coef", "norm2", "bias", "loss", "pos_prob"):
+        setattr(h, name, [v[s] for v in getattr(run.history, name)])
+    p = run.pairs
+    pairs = D.Pairs(p.UX[s], p.UY[s], p.S[s], p.ZX[s], p.ZY[s])
+    return Run(cfg, run.replicates[s], run.M[s], run.W[s], run.T1[s], run.step, h, pairs, run.W0[s])
+
+
+def shared_sampler(cfg: PruningConfig, base: Run):
+    """sampler(t, reps) for train with sampling = "fresh": step t's pairs drawn once per distinct replicate and
+    repeated for its copies in the batch (the very pairs notebook 04's branches see, drawn once instead of once
+    per cell and alpha)."""
+    M = base.M.to(cfg.torch_device)
+    pos = {r: i for i, r in enumerate(base.replicates)}
+
+    def sample(t: int, reps: list) -> D.Pairs:
+        uniq = list(dict.fromkeys(reps))
+        P = D.make_pairs(cfg, M[[pos[r] for r in uniq]], uniq, extra=t + 1)
+        idx = torch.tensor([uniq.index(r) for r in reps], device=P.UX.device)
+        return D.Pairs(*(getattr(P, f)[idx] for f in ("UX", "UY", "S", "ZX", "ZY")))
+    return sample
+
+
+# What a branch may change: its mask. A control (prune_alpha = 0) takes none of these from the batch.
+MASK_FIELDS = ("prune_alpha", "prune_mask", "prune_schedule")
+PRUNE_FIELDS = MASK_FIELDS + ("prune_start", "prune_every", "prune_unit", "prune_backward")
+
+
+def _batch_config(cfgs: list):
+    """The config a batch of branches trains under (the first pruned one's, or the first); ValueError when two
+    branches differ in more than their mask (controls: in more than any pruning setting)."""
+    pruned = [c for c in cfgs if c.prune_alpha > 0]
+    lead = (pruned or cfgs)[0]
+    for c in cfgs:
+        fields = MASK_FIELDS if c.prune_alpha > 0 else PRUNE_FIELDS
+        if c.replace(**{f: getattr(lead, f) for f in fields}) != lead:
+            raise ValueError("branches trained in one batch may differ only in their mask (prune_alpha, prune_mask, "
+                             f"prune_schedule): {c} against {lead}")
+    return lead
+
+
+def train_branches(base: Run, cfgs: list) -> list[Run]:
+    """One run per config, every one resumed from the checkpoint `base` and trained in one batch on the same pairs.
+
+    The configs may differ only in their mask (MASK_FIELDS; a control, prune_alpha = 0, may differ in any pruning
+    setting, since it prunes nothing). With sampling = "fresh" step t's pairs are drawn once per replicate
+    (shared_sampler) instead of once per branch: the same pairs every branch would draw alone (sub-stream t + 1 of
+    its replicate), at a fraction of the cost, since drawing a step's pairs costs more than the step. A control row
+    gets a keep-all mask, which multiplies by one: the numbers of an unmasked run. Each run keeps `base`'s history
+    before the branch point, as train(..., resume=base) would.
+    """
+    lead, R, n = _batch_config(cfgs), len(base.replicates), len(cfgs)
+    rows = lambda f: [f(c) for c in cfgs for _ in range(R)]
+    masker = Masker(rows(lambda c: c.prune_alpha), rows(lambda c: c.prune_mask == "random"),
+                    rows(lambda c: c.prune_schedule == "static"), list(base.replicates) * n, lead.seed,
+                    lead.prune_start, lead.prune_every, lead.prune_unit)
+    sampler = shared_sampler(lead, base) if lead.sampling == "fresh" else None
+    batch = train(lead, resume=stack(base, n), masker=masker, sampler=sampler)
+    out = []
+    for k, c in enumerate(cfgs):
+        run = take(batch, k, R, c)
+        run.history = _join_time(base.history, run.history)
+        out.append(run)
     return out
+
+
+def run_branches(cfg: PruningConfig, alphas, base: Run, backward: str = "faithful", **changes) -> dict:
+    """Control (alpha = 0) and one branch per alpha, all resumed from the same vanilla checkpoint `base` and trained
+    in one batch on the same pairs (train_branches)."""
+    keys = [0.0] + [float(a) for a in alphas]
+    cfgs = [cfg.branch(0.0, **changes)] + [cfg.branch(a, backward, **changes) for a in keys[1:]]
+    return dict(zip(keys, train_branches(base, cfgs)))
 
 
 def feature_tables(runs: dict, base: Run, cfg: PruningConfig) -> dict:
@@ -66,9 +145,11 @@ def eps_sweep(cfg: PruningConfig, base: Run, control: Run, pruned: Run) -> dict:
     runs = {}
     for e in grid:
         c = cfg.replace(eps_min=e)
-        b = base if e == cfg.eps_min else train(c.vanilla())
-        ctl = control if e == cfg.eps_min else train(c.branch(0.0), resume=b)
-        runs[e] = (c, ctl, pruned if e == cfg.eps_min else train(c.branch(cfg.alpha_main), resume=b))
+        if e == cfg.eps_min:
+            runs[e] = (c, control, pruned)
+        else:
+            branches = run_branches(c, [cfg.alpha_main], train(c.vanilla()))
+            runs[e] = (c, branches[0.0], branches[float(cfg.alpha_main)])
     ratio = lambda k: torch.stack([amplitude_ratio(runs[e][k].W, runs[e][k].M, runs[e][0]) for e in grid], 1)
     xr = torch.tensor(grid) / cfg.eps_max
     ar_ctl, ar_pr = ratio(1), ratio(2)

@@ -94,11 +94,11 @@ def train_point(cfg: ScaleConfig, d: int) -> dict:
 
 
 def branches(cfg: ScaleConfig, vanilla: Run, every: int, length: int) -> tuple[Run, Run]:
-    """Control (alpha = 0) and pruned (alpha = prune_alpha) branches from the vanilla checkpoint, same pairs."""
+    """Control (alpha = 0) and pruned (alpha = prune_alpha) branches from the vanilla checkpoint, trained in one batch
+    on the same pairs (pruning.train_branches)."""
     T_a = vanilla.step
     base = vanilla.cfg.replace(steps=T_a + length, record_every=every)
-    control = train(base, resume=vanilla)
-    pruned = train(base.replace(prune_alpha=cfg.prune_alpha, prune_start=T_a), resume=vanilla)
+    control, pruned = PA.train_branches(vanilla, [base, base.replace(prune_alpha=cfg.prune_alpha, prune_start=T_a)])
     return control, pruned
 
 
