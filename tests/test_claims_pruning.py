@@ -26,16 +26,16 @@ def tiny():
     return cfg, base, alphas, runs, pc.run_cells(cfg, base, runs, alphas)
 
 
-def test_stack_and_take_round_trip(tiny):
+def test_select_copies_and_takes_rows(tiny):
     cfg, base, _, runs, _ = tiny
-    s = pa.stack(base, 3)
-    assert s.W.shape[0] == 3 * cfg.R and s.replicates == base.replicates * 3
-    back = pa.take(s, 2, cfg.R, cfg.vanilla())
+    s = pa.select(base, [0, 1, 0, 1, 0, 1], history=False)
+    assert s.W.shape[0] == 3 * cfg.R and s.replicates == base.replicates * 3 and s.history.steps == []
+    back = pa.select(s, [4, 5], cfg.vanilla())
     for name in ("W", "M", "T1", "W0"):
         assert torch.equal(getattr(back, name), getattr(base, name)), name
-    assert torch.equal(back.pairs.UX, base.pairs.UX)
-    part = pa.take(runs[0.2], 0, 1, cfg.vanilla())
-    assert torch.equal(part.history.coef[-1], runs[0.2].history.coef[-1][:1])
+    assert torch.equal(back.pairs.UX, base.pairs.UX) and back.cfg == cfg.vanilla()
+    part = pa.select(runs[0.2], [1])
+    assert torch.equal(part.history.coef[-1], runs[0.2].history.coef[-1][1:]) and part.replicates == [1]
 
 
 @pytest.mark.parametrize("change", [{}, {"prune_unit": "weight"}, {"sampling": "fixed"},
@@ -58,17 +58,23 @@ def test_branches_trained_in_one_batch_equal_each_branch_trained_alone(change):
         assert torch.equal(runs[a].pairs.UX, r.pairs.UX) and runs[a].cfg == r.cfg
 
 
-def test_branches_draw_each_step_of_pairs_once(monkeypatch):
-    """Three branches of R replicates: one draw per step (and one for the evaluation after the last step), not one
-    per branch (the point of training them in one batch)."""
+@pytest.mark.parametrize("chunk", [0, 1])
+def test_branches_draw_each_step_of_pairs_once(monkeypatch, chunk):
+    """Three branches of R replicates: each replicate's pairs of a step (and of the evaluation after the last step)
+    drawn once, not once per branch (the point of training them in one batch), also when memory cuts the batch
+    into chunks (chunk = 1: a chunk per replicate, its three branches together)."""
     from imbalanced_cl.sim import data as D
-    cfg = pa.PruningConfig(**TINY)
+    cfg = pa.PruningConfig(**{**TINY, "chunk": chunk})
     base = train(cfg.vanilla())
     calls = []
     real = D.make_pairs
-    monkeypatch.setattr(D, "make_pairs", lambda *a, **k: calls.append(k.get("extra")) or real(*a, **k))
-    pa.run_branches(cfg, [0.2, 0.5], base)
-    assert sorted(calls) == list(range(cfg.vanilla_steps + 1, cfg.vanilla_steps + cfg.prune_steps + 2))
+    monkeypatch.setattr(D, "make_pairs", lambda c, M, reps, *a, **k: calls.append((k.get("extra"), tuple(reps)))
+                        or real(c, M, reps, *a, **k))
+    runs = pa.run_branches(cfg, [0.2, 0.5], base)
+    steps = range(cfg.vanilla_steps + 1, cfg.vanilla_steps + cfg.prune_steps + 2)
+    per_step = [(0, 1)] if chunk == 0 else [(0,), (1,)]
+    assert sorted(calls) == sorted((t, r) for t in steps for r in per_step)
+    assert torch.equal(runs[0.5].W, train(cfg.branch(0.5), resume=base).W)
 
 
 def test_a_batch_of_branches_refuses_configs_that_differ_beyond_the_mask():

@@ -22,7 +22,7 @@ from .metrics import (FEATURE_STATS, aligned_counts, amplitude_ratio, amplitude_
                       mask_persistence, max_cosine, mechanism, mechanism_summary, minority_index, positive_gap,
                       pruned_norm_history, single_feature_counts, split_mean, t5_elapsed, top_neurons, vanilla_summary)
 from .protocol import (Results, VARIANTS, census_by_alpha, eps_sweep, feature_tables, final_ratios,  # noqa: F401
-                       mask_share, run_branches, run_variants, shared_sampler, stack, take, train_branches,
+                       mask_share, run_branches, run_variants, select, shared_sampler, train_branches,
                        variant_stats, where_it_helps)
 from .control import (CELLS, cell_config, cell_masker, cell_stats, control_rows, curve_alphas,  # noqa: F401
                       first_mask, first_mask_on_minority, pruned_norm_ratio, run_cells, run_control, threshold_text)

@@ -9,29 +9,22 @@ import torch
 from ... import stats
 from ...sim import data as D
 from ...sim.prune import Masker
-from ...sim.train import History, Run, _join_time, train
+from ...sim.train import History, Run, _join_time, auto_chunk, train
 from .config import PruningConfig
 from .metrics import (aligned_counts, amplitude_ratio, excess_growth, feature_stats, mask_census, mask_persistence,
                       split_mean)
 
 
-def stack(run: Run, n: int) -> Run:
-    """The checkpoint `run` n times along the replicate dimension (weights, data, T1; no history)."""
-    rep = lambda x: x.repeat(n, *[1] * (x.dim() - 1))
-    pairs = D.Pairs(*(rep(getattr(run.pairs, f)) for f in ("UX", "UY", "S", "ZX", "ZY")))
-    return Run(run.cfg, list(run.replicates) * n, rep(run.M), rep(run.W), rep(run.T1), run.step, History(), pairs,
-               rep(run.W0))
-
-
-def take(run: Run, k: int, R: int, cfg) -> Run:
-    """Rows k*R:(k+1)*R of a stacked run (one cell and alpha), with their history, labelled with `cfg`."""
-    s = slice(k * R, (k + 1) * R)
-    h = History(steps=list(run.history.steps))
-    for name in ("coef", "norm2", "bias", "loss", "pos_prob"):
-        setattr(h, name, [v[s] for v in getattr(run.history, name)])
+def select(run: Run, idx: list[int], cfg=None, history: bool = True) -> Run:
+    """Rows `idx` of a batched run as a Run of its own: weights, data, T1 and (with `history`) its snapshots,
+    labelled with `cfg` (default: the run's). Rows may repeat: a checkpoint copied once per branch."""
+    h = History(steps=list(run.history.steps) if history else [])
+    for name in ("coef", "norm2", "bias", "loss", "pos_prob") if history else ():
+        setattr(h, name, [v[idx] for v in getattr(run.history, name)])
     p = run.pairs
-    pairs = D.Pairs(p.UX[s], p.UY[s], p.S[s], p.ZX[s], p.ZY[s])
-    return Run(cfg, run.replicates[s], run.M[s], run.W[s], run.T1[s], run.step, h, pairs, run.W0[s])
+    pairs = D.Pairs(p.UX[idx], p.UY[idx], p.S[idx], p.ZX[idx], p.ZY[idx])
+    return Run(cfg or run.cfg, [run.replicates[i] for i in idx], run.M[idx], run.W[idx], run.T1[idx], run.step, h,
+               pairs, run.W0[idx])
 
 
 def shared_sampler(cfg: PruningConfig, base: Run):
@@ -78,15 +71,19 @@ def train_branches(base: Run, cfgs: list) -> list[Run]:
     before the branch point, as train(..., resume=base) would.
     """
     lead, R, n = _batch_config(cfgs), len(base.replicates), len(cfgs)
-    rows = lambda f: [f(c) for c in cfgs for _ in range(R)]
+    # Row j is replicate j // n in branch j % n, and a training chunk holds whole replicates (all n branches of
+    # each), so every chunk draws each of its replicates' pairs once. Memory: at least n rows at a time.
+    rows = lambda f: [f(cfgs[j % n]) for j in range(n * R)]
     masker = Masker(rows(lambda c: c.prune_alpha), rows(lambda c: c.prune_mask == "random"),
-                    rows(lambda c: c.prune_schedule == "static"), list(base.replicates) * n, lead.seed,
-                    lead.prune_start, lead.prune_every, lead.prune_unit)
+                    rows(lambda c: c.prune_schedule == "static"), [base.replicates[j // n] for j in range(n * R)],
+                    lead.seed, lead.prune_start, lead.prune_every, lead.prune_unit)
     sampler = shared_sampler(lead, base) if lead.sampling == "fresh" else None
-    batch = train(lead, resume=stack(base, n), masker=masker, sampler=sampler)
+    chunk = max(1, (lead.chunk or auto_chunk(lead)) // n) * n
+    batch = train(lead.replace(chunk=chunk), resume=select(base, [j // n for j in range(n * R)], history=False),
+                  masker=masker, sampler=sampler)
     out = []
     for k, c in enumerate(cfgs):
-        run = take(batch, k, R, c)
+        run = select(batch, list(range(k, n * R, n)), c)
         run.history = _join_time(base.history, run.history)
         out.append(run)
     return out
