@@ -66,6 +66,22 @@ def test_batched_groups_equal_separate_runs_and_stages_do_not_change_numbers():
     assert part.history.steps == run.history.steps and part.history.coef[-1].shape[0] == 2
 
 
+@pytest.mark.parametrize("slots", [[0, 1, 2, 3], [1, 2], [3]])
+def test_the_groups_sampler_gives_each_slot_what_make_pairs_draws_for_its_group(slots):
+    """One draw per replicate shared by the groups (common random numbers) must be, bit for bit, what data.make_pairs
+    gives each group alone; also for a chunk of slots that cuts a group."""
+    from imbalanced_cl.sim import data as D
+    cfg = _tiny()
+    groups = [cfg.point(6, r) for r in cfg.groups]
+    M = D.make_dictionaries(groups[0], range(cfg.R)).repeat(len(groups), 1, 1)
+    got = S.sampler(groups, cfg.R, M)(4, slots)
+    for f in ("UX", "UY", "S", "ZX", "ZY"):
+        want = torch.cat([getattr(D.make_pairs(g, M[[s for s in slots if s // cfg.R == k]],
+                                               [s % cfg.R for s in slots if s // cfg.R == k], extra=5), f)
+                          for k, g in enumerate(groups) if any(s // cfg.R == k for s in slots)])
+        assert torch.equal(getattr(got, f), want), f
+
+
 def test_control_branch_is_the_vanilla_continuation_and_pruning_changes_it():
     cfg = _tiny(prune_alpha=0.3)
     g = cfg.point(6, 0.5)

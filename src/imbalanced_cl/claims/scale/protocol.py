@@ -10,7 +10,7 @@ from ...sim import data as D
 from ...sim.config import SimConfig
 from ...sim.encoder import init_weights
 from ...sim.train import History, Run, train
-from .. import lucky, stage1
+from .. import draws, lucky, stage1
 from .. import pruning as PA
 from .. import scaling as SC
 from ..census import sets as CS
@@ -32,16 +32,23 @@ def take(run: Run, idx: list[int], cfg: SimConfig, replicates: list[int]) -> Run
 
 
 def sampler(groups: list[SimConfig], R: int, M: torch.Tensor):
-    """sampler(t, slots) for train(): slot k R + r draws replicate r's pairs of step t with group k's eps, exactly
-    as train() would for that group alone (sub-stream t + 1; 0, the fixed set, when sampling is "fixed")."""
+    """sampler(t, slots) for train(): slot k R + r gets replicate r's pairs of step t with group k's eps, exactly
+    as train() would draw them for that group alone (sub-stream t + 1; 0, the fixed set, when sampling is "fixed").
+    The groups read the same random numbers (they differ in eps only), so each replicate's are drawn once per step
+    and built into every group's pairs (claims.draws: common random numbers)."""
     fixed = groups[0].sampling == "fixed"
+    plan = draws.common_plan(groups, groups[0].n_pairs)
+    where = M.device if groups[0].data_device == "run" else "cpu"
 
     def sample(t: int, slots: list) -> D.Pairs:
+        reps = sorted({s % R for s in slots})
+        u = [x.to(M.device) for x in draws.raw(groups[0], plan, reps, 0 if fixed else t + 1, where)]
         parts = []
         for k, g in enumerate(groups):
             mine = [s for s in slots if s // R == k]
             if mine:
-                parts.append(D.make_pairs(g, M[mine], [s % R for s in mine], extra=0 if fixed else t + 1))
+                pos = [reps.index(s % R) for s in mine]
+                parts.append(D.pairs_from_draws(g, M[mine], [x[pos] for x in u]))
         return D.Pairs(*(torch.cat([getattr(p, f) for p in parts]) for f in ("UX", "UY", "S", "ZX", "ZY")))
     return sample
 
