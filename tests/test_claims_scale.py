@@ -170,3 +170,14 @@ def test_tiny_end_to_end_rows_and_premises():
     p0 = res.points[0]
     assert p0["T1"].shape == (2, 2) and p0["Ni"].shape == (2, 2) and p0["gain"].shape == (2,)
     assert 0 <= p0["share"].min() and p0["share"].max() <= 1
+
+
+def test_points_in_two_worker_processes_give_the_numbers_of_one_process():
+    """The oracle is the grid computed here, one d after another: two one-thread workers must give the same points
+    (every measured array), in grid order."""
+    cfg = _tiny(ds=(6, 8))
+    here, two = S.run(cfg.replace(workers=1)), S.run(cfg.replace(workers=2))
+    assert [p["d"] for p in two.points] == [p["d"] for p in here.points] == [6, 8]
+    for a, b in zip(here.points, two.points):
+        arrays = [k for k, v in a.items() if isinstance(v, np.ndarray)]
+        assert arrays and all(np.array_equal(a[k], b[k], equal_nan=True) for k in arrays), a["d"]

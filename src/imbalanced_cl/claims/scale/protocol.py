@@ -6,6 +6,7 @@ import time
 import numpy as np
 import torch
 
+from ... import workers as W
 from ...sim import data as D
 from ...sim.config import SimConfig
 from ...sim.encoder import init_weights
@@ -167,12 +168,19 @@ def measure_point(cfg: ScaleConfig, d: int) -> dict:
 
 
 def run(cfg: ScaleConfig) -> ScaleResult:
-    """Train and measure every d of the grid (torch threads set from cfg.threads while it runs)."""
+    """Train and measure every d of the grid (torch threads set from cfg.threads while it runs).
+
+    The values of d are independent, so they run in worker processes of one thread each when cfg.workers gives
+    several (0: one per core this process may use, decided before cfg.threads pins this process; one on CUDA); a
+    point's numbers do not depend on where it runs."""
     t0, prev = time.time(), torch.get_num_threads()
+    workers = cfg.workers or W.plan(0, len(cfg.ds), cfg.torch_device.type == "cuda")
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     try:
-        res = ScaleResult(cfg, [measure_point(cfg, d) for d in cfg.ds])
+        _, points = W.pieces(measure_point, [(cfg, d) for d in cfg.ds], [f"d={d}" for d in cfg.ds], workers,
+                             settings=f"notebook 08, ds {list(cfg.ds)}, R {cfg.R}, K {cfg.n_pairs}")
+        res = ScaleResult(cfg, list(points))
     finally:
         torch.set_num_threads(prev)
     res.seconds = time.time() - t0
