@@ -347,3 +347,11 @@ def test_campaign_stability_compares_the_verdicts_recorded_under_two_seeds(tmp_p
     saved = json.loads(out.read_text())
     assert saved["flips"] == 1 and (saved["seed_dependent"], saved["seed_dependent_unchanged"]) == (2, 1)
     assert seeds.report([unit], [unit.seed, unit.seed + 7], folder)[0].startswith("no notebook is recorded")
+
+
+def test_run_only_settings_do_not_make_a_record_answer_for_other_parameters():
+    """threads, progress and workers decide how a unit runs, not what it computes (the notebooks' tests check that
+    their numbers do not depend on them); any other parameter does."""
+    from imbalanced_cl.campaign.units import differing
+    assert differing({"R": 4, "workers": 2, "threads": 1, "progress": True}, {"R": 4, "workers": 0}) == []
+    assert differing({"R": 4, "workers": 2}, {"R": 8, "steps": 3}) == ["R", "steps"]
