@@ -186,3 +186,40 @@ def test_threshold_alphas_extend_the_curve_for_all_four_cells(tiny):
     torch.testing.assert_close(cells[("magnitude/dynamic", 0.7)].W, alone.W, rtol=1e-5, atol=1e-7)
     with pytest.raises(ParameterError, match="threshold_alphas"):
         cfg.replace(threshold_alphas=(0.4,))        # not above alpha_grid's largest ratio, 0.5
+
+
+def test_every_protocol_step_in_replicate_shards_equals_one_process():
+    """The oracle is the protocol in this process (workers = 1): with two worker processes each training a shard of
+    the replicates, the vanilla run, the branches, the variants, the eps_min sweep and the cells must come back with
+    the same weights, T1 and history, rows in replicate order."""
+    one = pa.PruningConfig(**{**TINY, "R": 3, "workers": 1, "t1_max": 5})
+    two = one.replace(workers=2)
+
+    def everything(cfg):
+        base = pa.vanilla(cfg)
+        runs = pa.run_branches(cfg, [0.2, 0.5], base)
+        var = pa.run_variants(cfg, base, runs)
+        sweep = pa.eps_sweep(cfg, base, runs[0.0], runs[0.2])
+        cells = pc.run_cells(cfg, base, runs, [0.2])
+        return [base, *runs.values(), *var.values(), *(r for e in sweep["eps"] for r in sweep["runs"][e][1:]),
+                *cells.values()]
+
+    here, shards = everything(one), everything(two)
+    assert len(here) == len(shards) == 1 + 3 + 4 + 2 * 2 + 4
+    for a, b in zip(here, shards):
+        assert a.replicates == b.replicates == [0, 1, 2] and a.cfg == b.cfg
+        assert torch.equal(a.W, b.W) and torch.equal(a.T1, b.T1) and a.history.steps == b.history.steps
+        assert all(torch.equal(x, y) for x, y in zip(a.history.coef, b.history.coef))
+
+
+def test_join_puts_shards_back_in_order_by_hand():
+    cfg = pa.PruningConfig(**{**TINY, "R": 3})
+    base = train(cfg.vanilla())
+    parts = [pa.select(base, [0]), pa.select(base, [1, 2])]
+    joined = pa.join([{"a": (parts[0], "x")}, {"a": (parts[1], "x")}])
+    run, label = joined["a"]
+    assert label == "x" and run.replicates == [0, 1, 2]
+    for name in ("W", "M", "T1", "W0"):
+        assert torch.equal(getattr(run, name), getattr(base, name)), name
+    assert torch.equal(run.pairs.ZY, base.pairs.ZY) and run.history.steps == base.history.steps
+    assert torch.equal(run.history.norm2[-1], base.history.norm2[-1])

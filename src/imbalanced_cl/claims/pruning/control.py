@@ -20,7 +20,7 @@ from ...verdict import UNTESTED, Verdict, judge_positive, row
 from .config import PruningConfig
 from .metrics import (aligned_counts, amplitude_ratio, amplitudes, degradation_threshold, main_index, minority_index,
                       split_mean)
-from .protocol import train_branches
+from .batch import train_branches
 
 CELLS = ("magnitude/dynamic", "magnitude/static", "random/dynamic", "random/static")
 
@@ -54,7 +54,7 @@ def run_cells(cfg: PruningConfig, base: Run, runs: dict, alphas: list) -> dict:
     (protocol.train_branches: the same pairs as the branches, drawn once per step)."""
     items = [(c, a) for c in CELLS for a in alphas if not (c == CELLS[0] and a in runs)]
     out = {(CELLS[0], a): runs[a] for a in alphas if a in runs}
-    out.update(zip(items, train_branches(base, [cell_config(cfg, c, a) for c, a in items])))
+    out.update(zip(items, train_branches(base, [cell_config(cfg, c, a) for c, a in items], cfg.workers)))
     return out
 
 

@@ -7,94 +7,24 @@ from dataclasses import dataclass
 import torch
 
 from ... import stats
-from ...sim import data as D
-from ...sim.prune import Masker
-from ...sim.train import History, Run, _join_time, auto_chunk, train
+from ...sim.train import Run, train
+from .batch import rows_of, sharded, train_branches
 from .config import PruningConfig
 from .metrics import (aligned_counts, amplitude_ratio, excess_growth, feature_stats, mask_census, mask_persistence,
                       split_mean)
 
 
-def select(run: Run, idx: list[int], cfg=None, history: bool = True) -> Run:
-    """Rows `idx` of a batched run as a Run of its own: weights, data, T1 and (with `history`) its snapshots,
-    labelled with `cfg` (default: the run's). Rows may repeat: a checkpoint copied once per branch."""
-    h = History(steps=list(run.history.steps) if history else [])
-    for name in ("coef", "norm2", "bias", "loss", "pos_prob") if history else ():
-        setattr(h, name, [v[idx] for v in getattr(run.history, name)])
-    p = run.pairs
-    pairs = D.Pairs(p.UX[idx], p.UY[idx], p.S[idx], p.ZX[idx], p.ZY[idx])
-    return Run(cfg or run.cfg, [run.replicates[i] for i in idx], run.M[idx], run.W[idx], run.T1[idx], run.step, h,
-               pairs, run.W0[idx])
-
-
-def shared_sampler(cfg: PruningConfig, base: Run):
-    """sampler(t, reps) for train with sampling = "fresh": step t's pairs drawn once per distinct replicate and
-    repeated for its copies in the batch (the very pairs notebook 04's branches see, drawn once instead of once
-    per cell and alpha)."""
-    M = base.M.to(cfg.torch_device)
-    pos = {r: i for i, r in enumerate(base.replicates)}
-
-    def sample(t: int, reps: list) -> D.Pairs:
-        uniq = list(dict.fromkeys(reps))
-        P = D.make_pairs(cfg, M[[pos[r] for r in uniq]], uniq, extra=t + 1)
-        idx = torch.tensor([uniq.index(r) for r in reps], device=P.UX.device)
-        return D.Pairs(*(getattr(P, f)[idx] for f in ("UX", "UY", "S", "ZX", "ZY")))
-    return sample
-
-
-# What a branch may change: its mask. A control (prune_alpha = 0) takes none of these from the batch.
-MASK_FIELDS = ("prune_alpha", "prune_mask", "prune_schedule")
-PRUNE_FIELDS = MASK_FIELDS + ("prune_start", "prune_every", "prune_unit", "prune_backward")
-
-
-def _batch_config(cfgs: list):
-    """The config a batch of branches trains under (the first pruned one's, or the first); ValueError when two
-    branches differ in more than their mask (controls: in more than any pruning setting)."""
-    pruned = [c for c in cfgs if c.prune_alpha > 0]
-    lead = (pruned or cfgs)[0]
-    for c in cfgs:
-        fields = MASK_FIELDS if c.prune_alpha > 0 else PRUNE_FIELDS
-        if c.replace(**{f: getattr(lead, f) for f in fields}) != lead:
-            raise ValueError("branches trained in one batch may differ only in their mask (prune_alpha, prune_mask, "
-                             f"prune_schedule): {c} against {lead}")
-    return lead
-
-
-def train_branches(base: Run, cfgs: list) -> list[Run]:
-    """One run per config, every one resumed from the checkpoint `base` and trained in one batch on the same pairs.
-
-    The configs may differ only in their mask (MASK_FIELDS; a control, prune_alpha = 0, may differ in any pruning
-    setting, since it prunes nothing). With sampling = "fresh" step t's pairs are drawn once per replicate
-    (shared_sampler) instead of once per branch: the same pairs every branch would draw alone (sub-stream t + 1 of
-    its replicate), at a fraction of the cost, since drawing a step's pairs costs more than the step. A control row
-    gets a keep-all mask, which multiplies by one: the numbers of an unmasked run. Each run keeps `base`'s history
-    before the branch point, as train(..., resume=base) would.
-    """
-    lead, R, n = _batch_config(cfgs), len(base.replicates), len(cfgs)
-    # Row j is replicate j // n in branch j % n, and a training chunk holds whole replicates (all n branches of
-    # each), so every chunk draws each of its replicates' pairs once. Memory: at least n rows at a time.
-    rows = lambda f: [f(cfgs[j % n]) for j in range(n * R)]
-    masker = Masker(rows(lambda c: c.prune_alpha), rows(lambda c: c.prune_mask == "random"),
-                    rows(lambda c: c.prune_schedule == "static"), [base.replicates[j // n] for j in range(n * R)],
-                    lead.seed, lead.prune_start, lead.prune_every, lead.prune_unit)
-    sampler = shared_sampler(lead, base) if lead.sampling == "fresh" else None
-    chunk = max(1, (lead.chunk or auto_chunk(lead)) // n) * n
-    batch = train(lead.replace(chunk=chunk), resume=select(base, [j // n for j in range(n * R)], history=False),
-                  masker=masker, sampler=sampler)
-    out = []
-    for k, c in enumerate(cfgs):
-        run = select(batch, list(range(k, n * R, n)), c)
-        run.history = _join_time(base.history, run.history)
-        out.append(run)
-    return out
+def vanilla(cfg: PruningConfig) -> Run:
+    """The vanilla run to the branch point T_a (no mask), its replicates in shards on cfg.workers processes."""
+    return sharded(train, lambda reps: (cfg.vanilla(), reps), cfg.R, cfg.workers, "vanilla")
 
 
 def run_branches(cfg: PruningConfig, alphas, base: Run, backward: str = "faithful", **changes) -> dict:
     """Control (alpha = 0) and one branch per alpha, all resumed from the same vanilla checkpoint `base` and trained
-    in one batch on the same pairs (train_branches)."""
+    in one batch on the same pairs (train_branches, its replicates in shards on cfg.workers processes)."""
     keys = [0.0] + [float(a) for a in alphas]
     cfgs = [cfg.branch(0.0, **changes)] + [cfg.branch(a, backward, **changes) for a in keys[1:]]
-    return dict(zip(keys, train_branches(base, cfgs)))
+    return dict(zip(keys, train_branches(base, cfgs, cfg.workers)))
 
 
 def feature_tables(runs: dict, base: Run, cfg: PruningConfig) -> dict:
@@ -112,11 +42,17 @@ def census_by_alpha(base: Run, alphas: list, cfg: PruningConfig) -> dict:
 VARIANTS = ("control", "faithful (branch)", "literal (branch)", "Alg. 1 from t=0")
 
 
+def _variant_runs(cfg: PruningConfig, base: Run, reps: list) -> tuple[Run, Run]:
+    """The literal-backward branch from `base` and Algorithm 1 from t = 0 for replicates `reps` (base's rows)."""
+    return train(cfg.branch(cfg.alpha_main, "literal"), resume=base), train(cfg.from_start(cfg.alpha_main), reps)
+
+
 def run_variants(cfg: PruningConfig, base: Run, runs: dict) -> dict:
     """Step 6 at alpha_main: the control, the faithful and literal backward branches, and Alg. 1 from t = 0."""
-    lit = train(cfg.branch(cfg.alpha_main, "literal"), resume=base)
+    lit, t0 = sharded(_variant_runs, lambda rows: (cfg, rows_of(base, rows), [base.replicates[k] for k in rows]),
+                      len(base.replicates), cfg.workers, "variants")
     faith = runs[cfg.alpha_main] if cfg.alpha_main in runs else train(cfg.branch(cfg.alpha_main), resume=base)
-    return dict(zip(VARIANTS, (runs[0.0], faith, lit, train(cfg.from_start(cfg.alpha_main)))))
+    return dict(zip(VARIANTS, (runs[0.0], faith, lit, t0)))
 
 
 def variant_stats(variants: dict, base: Run, cfg: PruningConfig) -> dict:
@@ -132,6 +68,17 @@ def variant_stats(variants: dict, base: Run, cfg: PruningConfig) -> dict:
     return out
 
 
+def _sweep_runs(cfg: PruningConfig, grid: list, reps: list) -> dict:
+    """{eps_min: (control, alpha_main branch)} for replicates `reps`: a vanilla run at each eps_min of `grid`, then
+    its two branches in one batch (notebook 04's protocol at that eps_min)."""
+    out = {}
+    for e in grid:
+        c = cfg.replace(eps_min=e, workers=1)           # the shards are the parallel part: no pool inside
+        base = train(c.vanilla(), reps)
+        out[e] = tuple(run_branches(c, [cfg.alpha_main], base)[k] for k in (0.0, float(cfg.alpha_main)))
+    return out
+
+
 def eps_sweep(cfg: PruningConfig, base: Run, control: Run, pruned: Run) -> dict:
     """Step 7: control and alpha_main branch at every eps_min of the grid (the main eps_min reuses the runs given).
 
@@ -139,14 +86,9 @@ def eps_sweep(cfg: PruningConfig, base: Run, control: Run, pruned: Run) -> dict:
     (R, k), the minority excess rate (R, k) and their log-log slopes against xr (mean, lo, hi).
     """
     grid = sorted(float(e) for e in cfg.eps_min_grid)
-    runs = {}
-    for e in grid:
-        c = cfg.replace(eps_min=e)
-        if e == cfg.eps_min:
-            runs[e] = (c, control, pruned)
-        else:
-            branches = run_branches(c, [cfg.alpha_main], train(c.vanilla()))
-            runs[e] = (c, branches[0.0], branches[float(cfg.alpha_main)])
+    others = [e for e in grid if e != cfg.eps_min]
+    trained = sharded(_sweep_runs, lambda reps: (cfg, others, reps), cfg.R, cfg.workers, "eps_min sweep")
+    runs = {e: (cfg.replace(eps_min=e), *trained[e]) if e != cfg.eps_min else (cfg, control, pruned) for e in grid}
     ratio = lambda k: torch.stack([amplitude_ratio(runs[e][k].W, runs[e][k].M, runs[e][0]) for e in grid], 1)
     xr = torch.tensor(grid) / cfg.eps_max
     ar_ctl, ar_pr = ratio(1), ratio(2)
