@@ -38,13 +38,17 @@ def test_select_copies_and_takes_rows(tiny):
     assert torch.equal(part.history.coef[-1], runs[0.2].history.coef[-1][1:]) and part.replicates == [1]
 
 
-@pytest.mark.parametrize("change", [{}, {"prune_unit": "weight"}, {"sampling": "fixed"},
-                                    {"prune_backward": "literal"}, {"t1_max": 5}])
+@pytest.mark.parametrize("change", [{"t1_max": 5}, {"t1_max": 5, "prune_unit": "weight"},
+                                    {"t1_max": 5, "sampling": "fixed"}, {"t1_max": 5, "prune_backward": "literal"},
+                                    {"bias": "none"}, {}])
 def test_branches_trained_in_one_batch_equal_each_branch_trained_alone(change):
     """The oracle is the plain loop, each branch resumed from the checkpoint on its own (its own draws of the same
-    pairs): weights, T1, history (the vanilla part included) and last pairs must agree bit for bit."""
+    pairs): weights, T1, history (the vanilla part included) and last pairs must agree bit for bit. With t1_max = 5
+    every replicate is past T1 at the branch point and the branches train as one batch; with no change no replicate
+    is (TINY's 20 vanilla steps), and each branch trains alone."""
     cfg = pa.PruningConfig(**{**TINY, **change})
     base = train(cfg.vanilla())
+    assert pa.rows_independent(base, cfg.branch(0.2)) == bool(change)
     backward = cfg.prune_backward
     runs = pa.run_branches(cfg, [0.2, 0.5], base, backward)
     alone = {0.0: train(cfg.branch(0.0), resume=base),
@@ -64,7 +68,7 @@ def test_branches_draw_each_step_of_pairs_once(monkeypatch, chunk):
     drawn once, not once per branch (the point of training them in one batch), also when memory cuts the batch
     into chunks (chunk = 1: a chunk per replicate, its three branches together)."""
     from imbalanced_cl.sim import data as D
-    cfg = pa.PruningConfig(**{**TINY, "chunk": chunk})
+    cfg = pa.PruningConfig(**{**TINY, "chunk": chunk, "t1_max": 5})
     base = train(cfg.vanilla())
     calls = []
     real = D.make_pairs
@@ -77,8 +81,20 @@ def test_branches_draw_each_step_of_pairs_once(monkeypatch, chunk):
     assert torch.equal(runs[0.5].W, train(cfg.branch(0.5), resume=base).W)
 
 
-def test_a_batch_of_branches_refuses_configs_that_differ_beyond_the_mask():
+def test_rows_are_independent_only_when_no_replicate_can_switch_the_batch_path_by_hand():
+    """A chunk takes the linear path until its first T1 (sim.train): a replicate before its T1 beside one past it
+    would be computed on the other path (other rounding) than alone, so such a checkpoint is not batched."""
     cfg = pa.PruningConfig(**TINY)
+    base = train(cfg.vanilla())
+    for T1, want in (([3, 7], True), ([3, -1], False), ([-1, -1], False)):
+        base.T1 = torch.tensor(T1)
+        assert pa.rows_independent(base, cfg.branch(0.2)) == want, T1
+        assert pa.rows_independent(base, cfg.branch(0.2, bias="none"))
+        assert pa.rows_independent(base, cfg.branch(0.2, bias_coef=0.0))
+
+
+def test_a_batch_of_branches_refuses_configs_that_differ_beyond_the_mask():
+    cfg = pa.PruningConfig(**{**TINY, "t1_max": 5})
     base = train(cfg.vanilla())
     with pytest.raises(ValueError, match="differ only in their mask"):
         pa.train_branches(base, [cfg.branch(0.2), cfg.branch(0.5, lr=0.1)])
@@ -189,14 +205,14 @@ def test_threshold_alphas_extend_the_curve_for_all_four_cells(tiny):
 
 
 def test_every_protocol_step_in_replicate_shards_equals_one_process():
-    """The oracle is the protocol in this process (workers = 1): with two worker processes each training a shard of
-    the replicates, the vanilla run, the branches, the variants, the eps_min sweep and the cells must come back with
-    the same weights, T1 and history, rows in replicate order."""
+    """The oracle is the protocol in this process (workers = 1): with two worker processes (branches and cells in
+    replicate shards, the variants and the eps_min sweep as whole runs) every run must come back with the same
+    weights, T1 and history, rows in replicate order."""
     one = pa.PruningConfig(**{**TINY, "R": 3, "workers": 1, "t1_max": 5})
     two = one.replace(workers=2)
 
     def everything(cfg):
-        base = pa.vanilla(cfg)
+        base = train(cfg.vanilla())
         runs = pa.run_branches(cfg, [0.2, 0.5], base)
         var = pa.run_variants(cfg, base, runs)
         sweep = pa.eps_sweep(cfg, base, runs[0.0], runs[0.2])

@@ -69,6 +69,18 @@ def _batch_config(cfgs: list):
     return lead
 
 
+def rows_independent(base: Run, cfg) -> bool:
+    """Whether a row's numbers cannot depend on the rows beside it in a batch resumed from `base`.
+
+    One setting of train() is shared by a chunk of rows: while no row of the chunk has reached T1 (eq. 34) the step
+    takes the linear path (b = 0 for all: the tokens summed before the product), and from the first T1 on, the
+    BReLU path for all (b = 0 still for rows before their T1: the same values, summed in another order, so other
+    rounding). Rows are independent of their neighbours when that choice cannot differ: no bias (bias = "none",
+    bias_coef = 0), or every replicate of the checkpoint past its T1, as at notebook 04's branch point T_a.
+    """
+    return cfg.bias == "none" or cfg.bias_coef == 0 or bool((base.T1 >= 0).all())
+
+
 def train_branches(base: Run, cfgs: list, workers: int = 0) -> list[Run]:
     """One run per config, every one resumed from the checkpoint `base` and trained in one batch on the same pairs.
 
@@ -79,7 +91,12 @@ def train_branches(base: Run, cfgs: list, workers: int = 0) -> list[Run]:
     gets a keep-all mask, which multiplies by one: the numbers of an unmasked run. Each run keeps `base`'s history
     before the branch point, as train(..., resume=base) would. With several `workers` (0: workers.plan) the
     replicates train in shards, one per worker process (sharded).
+
+    The numbers are those of each branch trained alone from `base` when the rows are independent (rows_independent);
+    when they are not (a replicate not yet past T1), each branch is trained alone, as before this batching existed.
     """
+    if not rows_independent(base, _batch_config(cfgs)):
+        return [train(c, resume=base) for c in cfgs]
     return sharded(_branches, lambda rows: (rows_of(base, rows), cfgs), len(base.replicates), workers, "branches")
 
 

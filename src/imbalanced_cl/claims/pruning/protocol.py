@@ -7,16 +7,12 @@ from dataclasses import dataclass
 import torch
 
 from ... import stats
+from ... import workers as W
 from ...sim.train import Run, train
-from .batch import rows_of, sharded, train_branches
+from .batch import train_branches
 from .config import PruningConfig
 from .metrics import (aligned_counts, amplitude_ratio, excess_growth, feature_stats, mask_census, mask_persistence,
                       split_mean)
-
-
-def vanilla(cfg: PruningConfig) -> Run:
-    """The vanilla run to the branch point T_a (no mask), its replicates in shards on cfg.workers processes."""
-    return sharded(train, lambda reps: (cfg.vanilla(), reps), cfg.R, cfg.workers, "vanilla")
 
 
 def run_branches(cfg: PruningConfig, alphas, base: Run, backward: str = "faithful", **changes) -> dict:
@@ -42,15 +38,18 @@ def census_by_alpha(base: Run, alphas: list, cfg: PruningConfig) -> dict:
 VARIANTS = ("control", "faithful (branch)", "literal (branch)", "Alg. 1 from t=0")
 
 
-def _variant_runs(cfg: PruningConfig, base: Run, reps: list) -> tuple[Run, Run]:
-    """The literal-backward branch from `base` and Algorithm 1 from t = 0 for replicates `reps` (base's rows)."""
-    return train(cfg.branch(cfg.alpha_main, "literal"), resume=base), train(cfg.from_start(cfg.alpha_main), reps)
+def _variant(cfg: PruningConfig, base: Run, which: str) -> Run:
+    """One of Step 6's runs: the literal-backward branch from `base`, or Algorithm 1 from t = 0."""
+    if which == "literal":
+        return train(cfg.branch(cfg.alpha_main, "literal"), resume=base)
+    return train(cfg.from_start(cfg.alpha_main))
 
 
 def run_variants(cfg: PruningConfig, base: Run, runs: dict) -> dict:
-    """Step 6 at alpha_main: the control, the faithful and literal backward branches, and Alg. 1 from t = 0."""
-    lit, t0 = sharded(_variant_runs, lambda rows: (cfg, rows_of(base, rows), [base.replicates[k] for k in rows]),
-                      len(base.replicates), cfg.workers, "variants")
+    """Step 6 at alpha_main: the control, the faithful and literal backward branches, and Alg. 1 from t = 0 (the
+    last two in worker processes when cfg.workers gives several: whole runs, so the same numbers)."""
+    _, (lit, t0) = W.pieces(_variant, [(cfg, base, "literal"), (cfg, base, "t=0")], ["literal", "Alg. 1 from t=0"],
+                            cfg.workers, on_cuda=cfg.torch_device.type == "cuda", settings="notebook 04, Step 6")
     faith = runs[cfg.alpha_main] if cfg.alpha_main in runs else train(cfg.branch(cfg.alpha_main), resume=base)
     return dict(zip(VARIANTS, (runs[0.0], faith, lit, t0)))
 
@@ -68,15 +67,11 @@ def variant_stats(variants: dict, base: Run, cfg: PruningConfig) -> dict:
     return out
 
 
-def _sweep_runs(cfg: PruningConfig, grid: list, reps: list) -> dict:
-    """{eps_min: (control, alpha_main branch)} for replicates `reps`: a vanilla run at each eps_min of `grid`, then
-    its two branches in one batch (notebook 04's protocol at that eps_min)."""
-    out = {}
-    for e in grid:
-        c = cfg.replace(eps_min=e, workers=1)           # the shards are the parallel part: no pool inside
-        base = train(c.vanilla(), reps)
-        out[e] = tuple(run_branches(c, [cfg.alpha_main], base)[k] for k in (0.0, float(cfg.alpha_main)))
-    return out
+def _sweep_point(cfg: PruningConfig, eps_min: float) -> tuple[Run, Run]:
+    """Notebook 04's protocol at another eps_min: the vanilla run, then its control and alpha_main branch."""
+    c = cfg.replace(eps_min=eps_min, workers=1)        # the eps_min values are the parallel part: no pool inside
+    runs = run_branches(c, [cfg.alpha_main], train(c.vanilla()))
+    return runs[0.0], runs[float(cfg.alpha_main)]
 
 
 def eps_sweep(cfg: PruningConfig, base: Run, control: Run, pruned: Run) -> dict:
@@ -87,7 +82,9 @@ def eps_sweep(cfg: PruningConfig, base: Run, control: Run, pruned: Run) -> dict:
     """
     grid = sorted(float(e) for e in cfg.eps_min_grid)
     others = [e for e in grid if e != cfg.eps_min]
-    trained = sharded(_sweep_runs, lambda reps: (cfg, others, reps), cfg.R, cfg.workers, "eps_min sweep")
+    _, trained = W.pieces(_sweep_point, [(cfg, e) for e in others], [f"eps_min={e:g}" for e in others], cfg.workers,
+                          on_cuda=cfg.torch_device.type == "cuda", settings="notebook 04, Step 7")
+    trained = dict(zip(others, trained))
     runs = {e: (cfg.replace(eps_min=e), *trained[e]) if e != cfg.eps_min else (cfg, control, pruned) for e in grid}
     ratio = lambda k: torch.stack([amplitude_ratio(runs[e][k].W, runs[e][k].M, runs[e][0]) for e in grid], 1)
     xr = torch.tensor(grid) / cfg.eps_max
