@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import torch
 
+from ... import workers as W
 from ...sim import data as D
 from ...sim import views as VW
 from ...sim.config import SimConfig
@@ -140,6 +141,16 @@ def run_grid(cfg: DecouplingConfig) -> DecouplingResult:
     """Train every cell's R replicates in one batched run, measuring at cfg.schedule() on held-out samples."""
     with threads(cfg.threads):
         return _run_grid(cfg)
+
+
+def run_grids(cfgs: list, workers: int = 0) -> list:
+    """run_grid of each config (the main run and the sensitivity run), in worker processes of one thread each when
+    `workers` gives several (0: one per core this process may use, one on CUDA). Whole runs, so the same numbers;
+    with two cores the shorter run no longer waits for the longer one."""
+    procs = workers or W.plan(0, len(cfgs), cfgs[0].torch_device.type == "cuda")
+    _, out = W.pieces(run_grid, [(c,) for c in cfgs], [f"{len(c.cells)} cells x {c.steps} steps" for c in cfgs], procs,
+                      settings="notebook 09")
+    return list(out)
 
 
 def _run_grid(cfg: DecouplingConfig) -> DecouplingResult:
