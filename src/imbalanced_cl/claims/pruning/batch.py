@@ -1,10 +1,11 @@
 """Runs as rows of one batch: rows selected or joined, branches trained together on shared pairs, shards of the
 replicates trained in worker processes.
 
-Every replicate draws its own data and initialisation from its own streams (sim.data), so a replicate's numbers do
-not depend on the rows beside it: a batch can hold several branches of one checkpoint (they then read each step's
-pairs from one draw), and the replicates can be cut into shards that train in separate processes and are joined
-back, with the same numbers as one batch.
+Every replicate draws its own data and initialisation from its own streams (sim.data), so once the rows of a batch
+are independent (rows_independent: every replicate past T1) a replicate's numbers do not depend on the rows beside
+it: a batch can hold several branches of one checkpoint (they then read each step's pairs from one draw), and the
+replicates can be cut into shards that train in separate processes and are joined back, with the same numbers as
+one batch.
 """
 from __future__ import annotations
 
@@ -148,7 +149,8 @@ def sharded(fn, job, n: int, workers: int = 0, label: str = ""):
     thread, when `workers` (0: workers.plan) gives several, the shards' results joined (join).
 
     `job(rows)` builds the arguments for those rows (replicate indices, or a checkpoint's rows by select); fn must be
-    picklable. The numbers are the same either way: a replicate's numbers do not depend on the rows beside it.
+    picklable. The numbers are the same either way only where rows are independent (rows_independent): callers
+    shard only there.
     """
     procs = W.plan(workers, n)
     if procs == 1:

@@ -17,10 +17,10 @@ from ...sim import metrics
 from ...sim.prune import Masker
 from ...sim.train import Run
 from ...verdict import UNTESTED, Verdict, judge_positive, row
+from .batch import train_branches
 from .config import PruningConfig
 from .metrics import (aligned_counts, amplitude_ratio, amplitudes, degradation_threshold, main_index, minority_index,
                       split_mean)
-from .batch import train_branches
 
 CELLS = ("magnitude/dynamic", "magnitude/static", "random/dynamic", "random/static")
 
@@ -51,7 +51,7 @@ def curve_alphas(alphas: list, cfg: PruningConfig) -> list:
 def run_cells(cfg: PruningConfig, base: Run, runs: dict, alphas: list) -> dict:
     """Every cell at every alpha, {(cell, alpha): Run}: magnitude/dynamic from `runs` (notebook 04's branches)
     where they exist, every other (cell, alpha) trained in one batch from the same checkpoint `base`
-    (protocol.train_branches: the same pairs as the branches, drawn once per step)."""
+    (batch.train_branches: the same pairs as the branches, drawn once per step)."""
     items = [(c, a) for c in CELLS for a in alphas if not (c == CELLS[0] and a in runs)]
     out = {(CELLS[0], a): runs[a] for a in alphas if a in runs}
     out.update(zip(items, train_branches(base, [cell_config(cfg, c, a) for c, a in items], cfg.workers)))
