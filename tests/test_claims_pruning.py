@@ -228,13 +228,11 @@ def test_every_protocol_step_in_replicate_shards_equals_one_process():
         assert all(torch.equal(x, y) for x, y in zip(a.history.coef, b.history.coef))
 
 
-def test_join_puts_shards_back_in_order_by_hand():
+def test_concat_puts_shards_back_in_order_by_hand():
     cfg = pa.PruningConfig(**{**TINY, "R": 3})
     base = train(cfg.vanilla())
-    parts = [pa.select(base, [0]), pa.select(base, [1, 2])]
-    joined = pa.join([{"a": (parts[0], "x")}, {"a": (parts[1], "x")}])
-    run, label = joined["a"]
-    assert label == "x" and run.replicates == [0, 1, 2]
+    run = pa.concat([pa.select(base, [0]), pa.select(base, [1, 2])])
+    assert run.replicates == [0, 1, 2]
     for name in ("W", "M", "T1", "W0"):
         assert torch.equal(getattr(run, name), getattr(base, name)), name
     assert torch.equal(run.pairs.ZY, base.pairs.ZY) and run.history.steps == base.history.steps

@@ -22,7 +22,7 @@ from .metrics import (FEATURE_STATS, aligned_counts, amplitude_ratio, amplitude_
                       excess_growth_per_feature, feature_stats, gap_by_feature, growth_rates, main_index, mask_census,
                       mask_persistence, max_cosine, mechanism, mechanism_summary, minority_index, positive_gap,
                       pruned_norm_history, single_feature_counts, split_mean, t5_elapsed, top_neurons, vanilla_summary)
-from .batch import concat, join, rows_independent, select, shared_sampler, sharded, train_branches  # noqa: F401
+from .batch import concat, rows_independent, select, shared_sampler, train_branches  # noqa: F401
 from .protocol import (Results, VARIANTS, census_by_alpha, eps_sweep, feature_tables, final_ratios,  # noqa: F401
                        mask_share, run_branches, run_variants, variant_stats, where_it_helps)
 from .control import (CELLS, cell_config, cell_masker, cell_stats, control_rows, curve_alphas,  # noqa: F401

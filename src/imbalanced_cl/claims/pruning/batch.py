@@ -91,14 +91,24 @@ def train_branches(base: Run, cfgs: list, workers: int = 0) -> list[Run]:
     its replicate), at a fraction of the cost, since drawing a step's pairs costs more than the step. A control row
     gets a keep-all mask, which multiplies by one: the numbers of an unmasked run. Each run keeps `base`'s history
     before the branch point, as train(..., resume=base) would. With several `workers` (0: workers.plan) the
-    replicates train in shards, one per worker process (sharded).
+    replicates train in shards, one per worker process.
 
     The numbers are those of each branch trained alone from `base` when the rows are independent (rows_independent);
     when they are not (a replicate not yet past T1), each branch is trained alone, as before this batching existed.
     """
     if not rows_independent(base, _batch_config(cfgs)):
         return [train(c, resume=base) for c in cfgs]
-    return sharded(_branches, lambda rows: (rows_of(base, rows), cfgs), len(base.replicates), workers, "branches")
+    R = len(base.replicates)
+    procs = W.plan(workers, R)
+    if procs == 1:
+        return _branches(base, cfgs)
+    # Contiguous shards of the replicates, one per worker process of one thread; each returns its runs of every
+    # branch, joined back along the replicate dimension (concat). Same numbers: the rows are independent.
+    cuts = [R * k // procs for k in range(procs + 1)]
+    shards = [list(range(lo, hi)) for lo, hi in zip(cuts, cuts[1:])]
+    _, parts = W.pieces(_branches, [(rows_of(base, s), cfgs) for s in shards],
+                        [f"branches rows {s[0]}-{s[-1]}" for s in shards], procs, settings="branches")
+    return [concat(list(runs)) for runs in zip(*parts)]
 
 
 def _branches(base: Run, cfgs: list) -> list[Run]:
@@ -129,34 +139,3 @@ def concat(runs: list[Run]) -> Run:
     pairs = D.Pairs(*(torch.cat([getattr(r.pairs, f) for r in runs]) for f in PAIR_FIELDS))
     return Run(runs[0].cfg, [k for r in runs for k in r.replicates], cat("M"), cat("W"), cat("T1"), runs[0].step,
                History.concat([r.history for r in runs]), pairs, cat("W0"))
-
-
-def join(parts: list):
-    """Shards' results joined: Runs by concat, dicts, lists and tuples element by element; anything else (a config,
-    a label) is the same in every shard and taken from the first."""
-    first = parts[0]
-    if isinstance(first, Run):
-        return concat(parts)
-    if isinstance(first, dict):
-        return {k: join([p[k] for p in parts]) for k in first}
-    if isinstance(first, (list, tuple)):
-        return type(first)(join(list(x)) for x in zip(*parts))
-    return first
-
-
-def sharded(fn, job, n: int, workers: int = 0, label: str = ""):
-    """fn(*job(rows)) for `rows` = all of range(n) here, or cut into contiguous shards, one per worker process of one
-    thread, when `workers` (0: workers.plan) gives several, the shards' results joined (join).
-
-    `job(rows)` builds the arguments for those rows (replicate indices, or a checkpoint's rows by select); fn must be
-    picklable. The numbers are the same either way only where rows are independent (rows_independent): callers
-    shard only there.
-    """
-    procs = W.plan(workers, n)
-    if procs == 1:
-        return fn(*job(list(range(n))))
-    cuts = [n * k // procs for k in range(procs + 1)]
-    shards = [list(range(lo, hi)) for lo, hi in zip(cuts, cuts[1:])]
-    _, parts = W.pieces(fn, [job(s) for s in shards], [f"{label} rows {s[0]}-{s[-1]}" for s in shards], procs,
-                        settings=label)
-    return join(list(parts))

@@ -23,13 +23,11 @@ from .metrics import alignment, group_loss, minority_dominant, plateau, rate_rat
 # training one grid point: every ratio group in one batched call, in stages
 # ----------------------------------------------------------------------------------------------------------------
 def take(run: Run, idx: list[int], cfg: SimConfig, replicates: list[int]) -> Run:
-    """The slots `idx` of a batched run as a Run of its own, with its group's config and replicate indices."""
-    h = History(steps=list(run.history.steps))
-    for name in ("coef", "norm2", "bias", "loss", "pos_prob"):
-        setattr(h, name, [v[idx] for v in getattr(run.history, name)])
-    p = run.pairs
-    pairs = D.Pairs(p.UX[idx], p.UY[idx], p.S[idx], p.ZX[idx], p.ZY[idx])
-    return Run(cfg, list(replicates), run.M[idx], run.W[idx], run.T1[idx], run.step, h, pairs, run.W0[idx])
+    """The slots `idx` of a batched run as a Run of its own (pruning.select), with its group's config and its slots
+    labelled by replicate index again."""
+    one = PA.select(run, idx, cfg)
+    one.replicates = list(replicates)
+    return one
 
 
 def sampler(groups: list[SimConfig], R: int, M: torch.Tensor):
@@ -116,7 +114,7 @@ def lucky_fraction(run: Run, T2: np.ndarray, gamma: float) -> tuple[np.ndarray, 
     NaN where the replicate has no lucky pair or never reached T2."""
     frac, count = np.full(len(T2), np.nan), np.zeros(len(T2))
     for r in range(len(T2)):
-        one = take(run, [r], run.cfg, [run.replicates[r]])
+        one = PA.select(run, [r])
         a = lucky.lemma32(one, T2[r:r + 1], gamma)["a_ratio"]
         count[r] = a.size
         if a.size:
