@@ -1,5 +1,6 @@
-"""Independent pieces in worker processes against one process (issue 30): notebook 05's training batches and
-notebook 03's grid points, each computed both ways in one run, with the speed-up and a check that the numbers agree.
+"""Independent pieces in worker processes against one process (issue 30): notebook 05's training batches, notebook
+03's grid points, notebook 04's replicate shards, notebook 08's values of d and notebook 10's cells, each computed both
+ways in one run, with the speed-up and a check that the numbers agree.
 
 On a 2-core CPU the simulation is a chain of small operations, and its pair sampler draws each replicate's numbers
 from its own generator, one stream at a time, so one process with two torch threads keeps about one core busy.
@@ -22,7 +23,10 @@ import torch
 from imbalanced_cl import workers as W
 from imbalanced_cl.campaign import checkpoint
 from imbalanced_cl.claims import appendix as A
-from imbalanced_cl.claims import scaling
+from imbalanced_cl.claims import premise_map as PM
+from imbalanced_cl.claims import pruning as PA
+from imbalanced_cl.claims import scale, scaling
+from imbalanced_cl.sim.train import train
 
 
 def appendix_job(quick: bool) -> tuple[str, callable]:
@@ -53,6 +57,45 @@ def scaling_job(quick: bool) -> tuple[str, callable]:
     return f"03: {len(cfg.ds) * len(cfg.ratios)} grid points, R={cfg.R}, {cfg.steps} steps", run
 
 
+def pruning_job(quick: bool) -> tuple[str, callable]:
+    """Notebook 04 at its default sizes, cut to 200 vanilla steps (T1 forced at 100, so every replicate is past it at
+    the branch point) and 100 in each branch: the control and five branches in replicate shards, then Step 6's
+    literal branch and Algorithm 1 from t = 0 as two whole runs."""
+    cfg = PA.PruningConfig(vanilla_steps=200, prune_steps=100, rate_window=100, t1_max=100,
+                           **({"d": 8, "d1": 24, "m": 12, "n_pairs": 32} if quick else {}))
+    base = train(cfg.vanilla())
+
+    def run(workers: int):
+        t0 = time.perf_counter()
+        c = cfg.replace(workers=workers)
+        runs = PA.run_branches(c, sorted(c.alpha_grid), base)
+        var = PA.run_variants(c, base, runs)
+        return time.perf_counter() - t0, {f"W{a}": r.W for a, r in runs.items()} | {k: r.W for k, r in var.items()}
+    return f"04: {1 + len(cfg.alpha_grid)} branches x {cfg.prune_steps} steps (R={cfg.R} in shards) + 2 variants", run
+
+
+def scale_job(quick: bool) -> tuple[str, callable]:
+    """Notebook 08 at its default sizes on d = 20 and 40 (d = 80 alone takes longer than the rest together)."""
+    cfg = scale.ScaleConfig(progress=False, **({"ds": (6, 8), "n_pairs": 32} if quick else {"ds": (20, 40)}))
+
+    def run(workers: int):
+        res = scale.run(cfg.replace(workers=workers))
+        return res.seconds, {f"{p['d']}{k}": v for p in res.points for k, v in p.items() if isinstance(v, np.ndarray)}
+    return f"08: d in {list(cfg.ds)}, two ratio groups, R={cfg.R}", run
+
+
+def premise_job(quick: bool) -> tuple[str, callable]:
+    """Notebook 10's d = 10 plane at its default sizes, two of its lambdas and one ratio: two cells."""
+    cfg = PM.PremiseMapConfig(lambdas=("book", "top"), ratios=(0.8,), star_m_over_d=(), star_K=(), star_alpha=(),
+                              star_n_minority=(), progress=False, **({"ds": (6,), "n_pairs": 32} if quick else {}))
+
+    def run(workers: int):
+        t0 = time.perf_counter()
+        res = PM.run_map(cfg.replace(workers=workers), progress=False)
+        return time.perf_counter() - t0, {r.cell.label: r.gain for r in res}
+    return f"10: {len(cfg.cells())} cells of the d = {cfg.ds[0]} plane", run
+
+
 def same(a: dict, b: dict) -> bool:
     """Exact equality of two {name: array} results."""
     return all(np.array_equal(np.asarray(a[k]), np.asarray(b[k]), equal_nan=True) for k in a)
@@ -72,7 +115,8 @@ def main(argv=None) -> None:
     if procs < 2:
         print("one core: nothing to compare")
         return
-    for label, run in (appendix_job(args.quick), scaling_job(args.quick)):
+    for label, run in (appendix_job(args.quick), scaling_job(args.quick), pruning_job(args.quick),
+                       scale_job(args.quick), premise_job(args.quick)):
         t_one, t_many, results = [], [], []
         for _ in range(2):
             s, v = run(1)

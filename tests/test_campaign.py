@@ -386,3 +386,11 @@ def test_gpu_check_skips_in_one_line_without_cuda_and_names_only_planned_units()
     _, units = plan("paper", names, ["premise_cell", "notebook"], ROOT)
     assert sorted(u.name for u in units) == sorted(names) and "03_Ni_scaling" not in names
     assert [gpu.workers_for(c) for c in (1, 2, 16, 64)] == [1, 1, 8, 8]   # 2 threads each, at most 8 on one GPU
+
+
+def test_run_only_settings_do_not_make_a_record_answer_for_other_parameters():
+    """threads, progress and workers decide how a unit runs, not what it computes (the notebooks' tests check that
+    their numbers do not depend on them); any other parameter does."""
+    from imbalanced_cl.campaign.units import differing
+    assert differing({"R": 4, "workers": 2, "threads": 1, "progress": True}, {"R": 4, "workers": 0}) == []
+    assert differing({"R": 4, "workers": 2}, {"R": 8, "steps": 3}) == ["R", "steps"]

@@ -26,16 +26,83 @@ def tiny():
     return cfg, base, alphas, runs, pc.run_cells(cfg, base, runs, alphas)
 
 
-def test_stack_and_take_round_trip(tiny):
+def test_select_copies_and_takes_rows(tiny):
     cfg, base, _, runs, _ = tiny
-    s = pc.stack(base, 3)
-    assert s.W.shape[0] == 3 * cfg.R and s.replicates == base.replicates * 3
-    back = pc.take(s, 2, cfg.R, cfg.vanilla())
+    s = pa.select(base, [0, 1, 0, 1, 0, 1], history=False)
+    assert s.W.shape[0] == 3 * cfg.R and s.replicates == base.replicates * 3 and s.history.steps == []
+    back = pa.select(s, [4, 5], cfg.vanilla())
     for name in ("W", "M", "T1", "W0"):
         assert torch.equal(getattr(back, name), getattr(base, name)), name
-    assert torch.equal(back.pairs.UX, base.pairs.UX)
-    part = pc.take(runs[0.2], 0, 1, cfg.vanilla())
-    assert torch.equal(part.history.coef[-1], runs[0.2].history.coef[-1][:1])
+    assert torch.equal(back.pairs.UX, base.pairs.UX) and back.cfg == cfg.vanilla()
+    part = pa.select(runs[0.2], [1])
+    assert torch.equal(part.history.coef[-1], runs[0.2].history.coef[-1][1:]) and part.replicates == [1]
+
+
+@pytest.mark.parametrize("change", [{"t1_max": 5}, {"t1_max": 5, "prune_unit": "weight"},
+                                    {"t1_max": 5, "sampling": "fixed"}, {"t1_max": 5, "prune_backward": "literal"},
+                                    {"bias": "none"}, {}])
+def test_branches_trained_in_one_batch_equal_each_branch_trained_alone(change):
+    """The oracle is the plain loop, each branch resumed from the checkpoint on its own (its own draws of the same
+    pairs): weights, T1, history (the vanilla part included) and last pairs must agree bit for bit. With t1_max = 5
+    every replicate is past T1 at the branch point and the branches train as one batch; with no change no replicate
+    is (TINY's 20 vanilla steps), and each branch trains alone."""
+    cfg = pa.PruningConfig(**{**TINY, **change})
+    base = train(cfg.vanilla())
+    assert pa.rows_independent(base, cfg.branch(0.2)) == bool(change)
+    backward = cfg.prune_backward
+    runs = pa.run_branches(cfg, [0.2, 0.5], base, backward)
+    alone = {0.0: train(cfg.branch(0.0), resume=base),
+             **{a: train(cfg.branch(a, backward), resume=base) for a in (0.2, 0.5)}}
+    assert list(runs) == [0.0, 0.2, 0.5]
+    for a, r in alone.items():
+        assert torch.equal(runs[a].W, r.W) and torch.equal(runs[a].T1, r.T1), a
+        assert runs[a].history.steps == r.history.steps and runs[a].history.steps[0] == 0, a
+        for name in ("coef", "loss", "bias"):
+            assert all(torch.equal(x, y) for x, y in zip(getattr(runs[a].history, name), getattr(r.history, name)))
+        assert torch.equal(runs[a].pairs.UX, r.pairs.UX) and runs[a].cfg == r.cfg
+
+
+@pytest.mark.parametrize("chunk", [0, 1])
+def test_branches_draw_each_step_of_pairs_once(monkeypatch, chunk):
+    """Three branches of R replicates: each replicate's pairs of a step (and of the evaluation after the last step)
+    drawn once, not once per branch (the point of training them in one batch), also when memory cuts the batch
+    into chunks (chunk = 1: a chunk per replicate, its three branches together)."""
+    from imbalanced_cl.sim import data as D
+    cfg = pa.PruningConfig(**{**TINY, "chunk": chunk, "t1_max": 5})
+    base = train(cfg.vanilla())
+    calls = []
+    real = D.make_pairs
+    monkeypatch.setattr(D, "make_pairs", lambda c, M, reps, *a, **k: calls.append((k.get("extra"), tuple(reps)))
+                        or real(c, M, reps, *a, **k))
+    runs = pa.run_branches(cfg, [0.2, 0.5], base)
+    steps = range(cfg.vanilla_steps + 1, cfg.vanilla_steps + cfg.prune_steps + 2)
+    per_step = [(0, 1)] if chunk == 0 else [(0,), (1,)]
+    assert sorted(calls) == sorted((t, r) for t in steps for r in per_step)
+    assert torch.equal(runs[0.5].W, train(cfg.branch(0.5), resume=base).W)
+
+
+def test_rows_are_independent_only_when_no_replicate_can_switch_the_batch_path_by_hand():
+    """A chunk takes the linear path until its first T1 (sim.train): a replicate before its T1 beside one past it
+    would be computed on the other path (other rounding) than alone, so such a checkpoint is not batched."""
+    cfg = pa.PruningConfig(**TINY)
+    base = train(cfg.vanilla())
+    for T1, want in (([3, 7], True), ([3, -1], False), ([-1, -1], False)):
+        base.T1 = torch.tensor(T1)
+        assert pa.rows_independent(base, cfg.branch(0.2)) == want, T1
+        assert pa.rows_independent(base, cfg.branch(0.2, bias="none"))
+        assert pa.rows_independent(base, cfg.branch(0.2, bias_coef=0.0))
+
+
+def test_a_batch_of_branches_refuses_configs_that_differ_beyond_the_mask():
+    cfg = pa.PruningConfig(**{**TINY, "t1_max": 5})
+    base = train(cfg.vanilla())
+    with pytest.raises(ValueError, match="differ only in their mask"):
+        pa.train_branches(base, [cfg.branch(0.2), cfg.branch(0.5, lr=0.1)])
+    with pytest.raises(ValueError, match="differ only in their mask"):
+        pa.train_branches(base, [cfg.branch(0.2), cfg.branch(0.5, "literal")])
+    # a control may differ in every pruning setting (it prunes nothing): notebook 08's control starts at 0
+    ctl, pruned = pa.train_branches(base, [cfg.branch(0.0).replace(prune_start=0), cfg.branch(0.5)])
+    assert torch.equal(ctl.W, train(cfg.branch(0.0), resume=base).W)
 
 
 def test_every_cell_of_the_batch_equals_that_cell_trained_alone(tiny):
@@ -135,3 +202,38 @@ def test_threshold_alphas_extend_the_curve_for_all_four_cells(tiny):
     torch.testing.assert_close(cells[("magnitude/dynamic", 0.7)].W, alone.W, rtol=1e-5, atol=1e-7)
     with pytest.raises(ParameterError, match="threshold_alphas"):
         cfg.replace(threshold_alphas=(0.4,))        # not above alpha_grid's largest ratio, 0.5
+
+
+def test_every_protocol_step_in_replicate_shards_equals_one_process():
+    """The oracle is the protocol in this process (workers = 1): with two worker processes (branches and cells in
+    replicate shards, the variants and the eps_min sweep as whole runs) every run must come back with the same
+    weights, T1 and history, rows in replicate order."""
+    one = pa.PruningConfig(**{**TINY, "R": 3, "workers": 1, "t1_max": 5})
+    two = one.replace(workers=2)
+
+    def everything(cfg):
+        base = train(cfg.vanilla())
+        runs = pa.run_branches(cfg, [0.2, 0.5], base)
+        var = pa.run_variants(cfg, base, runs)
+        sweep = pa.eps_sweep(cfg, base, runs[0.0], runs[0.2])
+        cells = pc.run_cells(cfg, base, runs, [0.2])
+        return [base, *runs.values(), *var.values(), *(r for e in sweep["eps"] for r in sweep["runs"][e][1:]),
+                *cells.values()]
+
+    here, shards = everything(one), everything(two)
+    assert len(here) == len(shards) == 1 + 3 + 4 + 2 * 2 + 4
+    for a, b in zip(here, shards):
+        assert a.replicates == b.replicates == [0, 1, 2] and a.cfg == b.cfg
+        assert torch.equal(a.W, b.W) and torch.equal(a.T1, b.T1) and a.history.steps == b.history.steps
+        assert all(torch.equal(x, y) for x, y in zip(a.history.coef, b.history.coef))
+
+
+def test_concat_puts_shards_back_in_order_by_hand():
+    cfg = pa.PruningConfig(**{**TINY, "R": 3})
+    base = train(cfg.vanilla())
+    run = pa.concat([pa.select(base, [0]), pa.select(base, [1, 2])])
+    assert run.replicates == [0, 1, 2]
+    for name in ("W", "M", "T1", "W0"):
+        assert torch.equal(getattr(run, name), getattr(base, name)), name
+    assert torch.equal(run.pairs.ZY, base.pairs.ZY) and run.history.steps == base.history.steps
+    assert torch.equal(run.history.norm2[-1], base.history.norm2[-1])

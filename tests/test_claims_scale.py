@@ -66,6 +66,22 @@ def test_batched_groups_equal_separate_runs_and_stages_do_not_change_numbers():
     assert part.history.steps == run.history.steps and part.history.coef[-1].shape[0] == 2
 
 
+@pytest.mark.parametrize("slots", [[0, 1, 2, 3], [1, 2], [3]])
+def test_the_groups_sampler_gives_each_slot_what_make_pairs_draws_for_its_group(slots):
+    """One draw per replicate shared by the groups (common random numbers) must be, bit for bit, what data.make_pairs
+    gives each group alone; also for a chunk of slots that cuts a group."""
+    from imbalanced_cl.sim import data as D
+    cfg = _tiny()
+    groups = [cfg.point(6, r) for r in cfg.groups]
+    M = D.make_dictionaries(groups[0], range(cfg.R)).repeat(len(groups), 1, 1)
+    got = S.sampler(groups, cfg.R, M)(4, slots)
+    for f in ("UX", "UY", "S", "ZX", "ZY"):
+        want = torch.cat([getattr(D.make_pairs(g, M[[s for s in slots if s // cfg.R == k]],
+                                               [s % cfg.R for s in slots if s // cfg.R == k], extra=5), f)
+                          for k, g in enumerate(groups) if any(s // cfg.R == k for s in slots)])
+        assert torch.equal(getattr(got, f), want), f
+
+
 def test_control_branch_is_the_vanilla_continuation_and_pruning_changes_it():
     cfg = _tiny(prune_alpha=0.3)
     g = cfg.point(6, 0.5)
@@ -154,3 +170,14 @@ def test_tiny_end_to_end_rows_and_premises():
     p0 = res.points[0]
     assert p0["T1"].shape == (2, 2) and p0["Ni"].shape == (2, 2) and p0["gain"].shape == (2,)
     assert 0 <= p0["share"].min() and p0["share"].max() <= 1
+
+
+def test_points_in_two_worker_processes_give_the_numbers_of_one_process():
+    """The oracle is the grid computed here, one d after another: two one-thread workers must give the same points
+    (every measured array), in grid order."""
+    cfg = _tiny(ds=(6, 8))
+    here, two = S.run(cfg.replace(workers=1)), S.run(cfg.replace(workers=2))
+    assert [p["d"] for p in two.points] == [p["d"] for p in here.points] == [6, 8]
+    for a, b in zip(here.points, two.points):
+        arrays = [k for k, v in a.items() if isinstance(v, np.ndarray)]
+        assert arrays and all(np.array_equal(a[k], b[k], equal_nan=True) for k in arrays), a["d"]

@@ -292,6 +292,20 @@ def test_run_grid_pairs_the_cells_and_has_the_stated_shapes():
     assert DC.paired_difference(res, "share", "paper", "paper") == (0.0, 0.0, 0.0)
 
 
+def test_the_main_and_the_sensitivity_run_in_two_workers_give_the_numbers_of_each_run_here():
+    """The oracle is run_grid of each config in this process: two worker processes must return the same results,
+    in order."""
+    cfg = DC.DecouplingConfig(d=6, d1=60, m=7, n_pairs=32, steps=6, R=2, ratios=(1.0, 0.3), n_minority=3,
+                              record_every=2, checkpoints=2, n_test=50, n_probe=50, contrast_steps=4)
+    cfgs = [cfg, cfg.contrast()]
+    two = DC.run_grids(cfgs, workers=2)
+    for c, got in zip(cfgs, two):
+        here = DC.run_grid(c)
+        assert got.cells == here.cells and got.steps == here.steps
+        for name in ("share", "align", "probe", "raw_probe", "T1"):
+            assert torch.equal(getattr(got, name), getattr(here, name)), name
+
+
 def _result(final: dict, R: int = 4, moved: float = 0.0, T1: int = 0):
     """A hand-made result with two checkpoints; `final` maps (name, kind) to the per-replicate values at both
     (the earlier one shifted by `moved`)."""

@@ -251,3 +251,25 @@ def test_a_worker_that_dies_is_named_with_its_signal():
     msg = str(e.value)
     assert msg.startswith("run unit b died in worker ") and "signal SIGSEGV (width 4, test)" in msg
     assert "\n" not in msg and "reproducing.md" in msg and e.value._render_traceback_() == [f"WorkerCrash: {msg}"]
+
+
+def _many_tensors(n: int, base: torch.Tensor) -> list:
+    """A worker's result that holds n tensor storages (a batch of runs with their histories holds thousands)."""
+    return [base + k for k in range(n)]
+
+
+def test_a_result_of_thousands_of_tensors_crosses_back_under_a_low_open_file_limit():
+    """Each tensor the pool's own pickler sends is one shared-memory file held open: 3,000 of them under a limit of
+    512 open files stopped notebook 04 at its default size ("Too many open files"). The pieces now cross as plain
+    pickles, and arrive equal."""
+    import resource
+
+    from imbalanced_cl.workers import map_in_processes
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(512, hard), hard))    # the workers inherit it
+    try:
+        base = torch.arange(3.0)
+        (got,) = list(map_in_processes(_many_tensors, [(3000, base)], ["many"], 1))
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert len(got) == 3000 and torch.equal(got[2999], base + 2999)

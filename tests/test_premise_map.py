@@ -186,6 +186,21 @@ def test_a_cell_runs_and_reports_every_premise():
     assert len(rows) == 2 and rows[-1].claim.startswith("claim 4 on the premise map")
 
 
+def test_cells_in_two_worker_processes_give_the_numbers_of_one_process():
+    """The oracle is the map computed here, one cell after another: two one-thread workers must give the same
+    gains, premises and measurements, in the same order."""
+    cfg = PM.PremiseMapConfig(**{**BASE, "ds": (6,), "m_over_d": 2.0, "n_pairs": 32, "ratios": (0.8,),
+                                 "lambdas": ("book", "top"), "star_m_over_d": (), "star_K": (), "star_alpha": (),
+                                 "star_n_minority": ()})
+    here = PM.run_map(cfg.replace(workers=1), progress=False)
+    two = PM.run_map(cfg.replace(workers=2), progress=False)
+    assert [r.cell.label for r in two] == [r.cell.label for r in here] and len(here) == 2
+    for a, b in zip(here, two):
+        assert torch.equal(a.gain, b.gain) and a.extra == b.extra
+        assert {k: (repr(p.value), p.holds) for k, p in a.premises.items()} == {k: (repr(p.value), p.holds)
+                                                                               for k, p in b.premises.items()}
+
+
 def test_smallest_share_counts_minority_neurons_among_the_k_smallest():
     """Hand-made: 2 minority-dominant neurons (norms 0.2 and 3.0) among 6; the 2 smallest are 0.1 (majority) and
     0.2 (minority), so the share is 1/2; with the minority neurons at 0.1 and 0.2 it is 1; none: NaN."""

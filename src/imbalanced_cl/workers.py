@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
 import signal
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
@@ -44,11 +45,15 @@ def describe_exit(code: int | None) -> str:
     return f"exit code {code}"
 
 
-def _run_marked(marks: str, label: str, fn: Callable, args: tuple):
-    """In the worker: leave a marker naming `label` while fn(*args) runs, remove it when it returns."""
+def _run_marked(marks: str, label: str, fn: Callable, args: bytes) -> bytes:
+    """In the worker: leave a marker naming `label` while fn(*args) runs, remove it when it returns.
+
+    Arguments and result cross the process boundary as plain pickles (bytes). The pool's own pickler sends each
+    tensor through a shared-memory file, one open file per tensor storage: a batch of runs with their recorded
+    histories holds thousands, and notebook 04 at its default size stopped at "Too many open files"."""
     mark = Path(marks) / f"{os.getpid()}.run"
     mark.write_text(label)
-    out = fn(*args)
+    out = pickle.dumps(fn(*pickle.loads(args)), protocol=pickle.HIGHEST_PROTOCOL)
     mark.unlink()
     return out
 
@@ -93,13 +98,14 @@ def map_in_processes(fn: Callable, jobs: Sequence[tuple], labels: Sequence[str],
     ctx = multiprocessing.get_context("spawn")
     with tempfile.TemporaryDirectory(prefix="imbalanced-cl-runs-") as marks, \
             ProcessPoolExecutor(procs, mp_context=ctx) as ex:
-        futures = [ex.submit(_run_marked, marks, label, fn, job) for job, label in zip(jobs, labels)]
+        futures = [ex.submit(_run_marked, marks, label, fn, pickle.dumps(tuple(job), protocol=pickle.HIGHEST_PROTOCOL))
+                   for job, label in zip(jobs, labels)]
         # the pool's Process objects, kept so that their exit codes can be read after the pool breaks
         # (concurrent.futures has no public accessor for them)
         workers = dict(getattr(ex, "_processes", None) or {})
         try:
             for f in futures:
-                yield f.result()
+                yield pickle.loads(f.result())
         except BrokenProcessPool:
             for p in workers.values():          # the pool reaps its workers in its own thread: wait for it
                 p.join(timeout=30)

@@ -63,7 +63,7 @@ def plain(x):
 
 # Settings that decide how a unit runs, not what it computes (a campaign worker pins one thread whatever the
 # parameters say): a record made under other values of these still answers for today's parameters.
-RUN_ONLY = ("threads", "progress")
+RUN_ONLY = ("threads", "progress", "workers")
 
 
 def differing(a: dict, b: dict) -> list[str]:

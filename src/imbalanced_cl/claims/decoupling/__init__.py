@@ -19,6 +19,6 @@ from .config import (AUGMENTED, COMPANION, DecouplingConfig, EXTRA_FIT, EXTRA_TE
                      STREAM_DECOUPLING, wen_li_scales)
 from .metrics import attend, cosine, coverage, encode, feature_share, measure, ridge_probe, singletons  # noqa: F401
 from .protocol import (DecouplingResult, GridSampler, latent_energy, one_view_latents, raw_samples,  # noqa: F401
-                       run_grid, threads, view_correlations)
+                       run_grid, run_grids, threads, view_correlations)
 from .verdicts import (LABELS, differences, final_table, imbalance_answer, imbalance_table,  # noqa: F401
                        paired_difference, split_mean, verdict_rows)

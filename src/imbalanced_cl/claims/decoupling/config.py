@@ -50,6 +50,7 @@ class DecouplingConfig(SimConfig):
     contrast_tau: float = 1.0             # tau of the sensitivity run (the main paper's)
     contrast_steps: int = 5000            # length of the sensitivity run; 0 skips it
     threads: int = 1                  # torch CPU threads while computing (0: torch's default); one is fastest on a shared machine
+    workers: int = 0                  # processes for the main and the sensitivity run, one thread each (0: one per core, one on CUDA); results do not depend on it
     # --- SimConfig fields set to Wen & Li's values (wen_li_scales) ---
     d1: int = 200                     # ambient dimension (Wen & Li: d1 is poly(d))
     L: int = 1                        # tokens per sample; 1 makes the main paper's encoder Wen & Li's network
@@ -89,6 +90,7 @@ class DecouplingConfig(SimConfig):
         check_float("contrast_tau", self.contrast_tau, 0.0, lo_open=True)
         check_int("contrast_steps", self.contrast_steps, 0)
         check_int("threads", self.threads, 0, 256)
+        check_int("workers", self.workers, 0, 256)
 
     def cell_cfg(self, kind: str, ratio: float) -> SimConfig:
         """The plain SimConfig of one grid cell: its pair builder and eps_min = ratio * eps_max."""

@@ -8,12 +8,14 @@ from dataclasses import dataclass
 
 import torch
 
+from ... import workers as W
 from ...sim import data as D
 from ...sim import views as VW
 from ...sim.config import SimConfig
 from ...sim.encoder import init_weights
 from ...sim.theory import gain
 from ...sim.train import train
+from .. import draws
 from .config import EXTRA_FIT, EXTRA_TEST, STREAM_DECOUPLING, DecouplingConfig, Raw
 from .metrics import coverage, measure, ridge_probe
 
@@ -46,9 +48,7 @@ class GridSampler:
         # Each cell's draw plan (data._draw_plan): the pair builders' plans differ only by RandomMask's uniforms at
         # the end, so the longest plan's numbers hold every cell's (checked here, once).
         self.plans = [D._draw_plan(cc, cfg.n_pairs) for cc in self.cell_cfgs]
-        self.plan = max(self.plans, key=len)
-        if any(p != self.plan[:len(p)] for p in self.plans):
-            raise ValueError("the grid's cells draw different random numbers: they cannot share one draw")
+        self.plan = draws.common_plan(self.cell_cfgs, cfg.n_pairs)
         self._fixed = None
 
     def __call__(self, t: int, reps: list) -> D.Pairs:
@@ -73,12 +73,7 @@ class GridSampler:
         """
         base = self.cell_cfgs[0]
         where = self.M.device if base.data_device == "run" else "cpu"
-        out = [torch.empty((self.cfg.R, *shape), device=where) for _, shape in self.plan]
-        for r in range(self.cfg.R):
-            gen = D.generator(base.seed, r, D.STREAM_TRAIN, extra, where)
-            for buf, (kind, _) in zip(out, self.plan):
-                D._fill(buf[r], kind, gen)
-        return [u.to(self.M.device) for u in out]
+        return [u.to(self.M.device) for u in draws.raw(base, self.plan, list(range(self.cfg.R)), extra, where)]
 
 
 def one_view_latents(cfg: SimConfig, n: int, gen: torch.Generator) -> torch.Tensor:
@@ -146,6 +141,16 @@ def run_grid(cfg: DecouplingConfig) -> DecouplingResult:
     """Train every cell's R replicates in one batched run, measuring at cfg.schedule() on held-out samples."""
     with threads(cfg.threads):
         return _run_grid(cfg)
+
+
+def run_grids(cfgs: list, workers: int = 0) -> list:
+    """run_grid of each config (the main run and the sensitivity run), in worker processes of one thread each when
+    `workers` gives several (0: one per core this process may use, one on CUDA). Whole runs, so the same numbers;
+    with two cores the shorter run no longer waits for the longer one."""
+    procs = workers or W.plan(0, len(cfgs), cfgs[0].torch_device.type == "cuda")
+    _, out = W.pieces(run_grid, [(c,) for c in cfgs], [f"{len(c.cells)} cells x {c.steps} steps" for c in cfgs], procs,
+                      settings="notebook 09")
+    return list(out)
 
 
 def _run_grid(cfg: DecouplingConfig) -> DecouplingResult:

@@ -83,6 +83,7 @@ class PremiseMapConfig(SimConfig):
     mask_share_min: float = 0.9       # premise: the mask's share on minority-dominant neurons is at least this
     effect_tol: float = 0.02          # smallest effect of interest for the pruning gain in A_j*/A_maj
     threads: int = 0                  # torch threads for the notebook (0: torch's default); results do not depend on it
+    workers: int = 0                  # processes for the cells, one thread each (0: one per torch thread on the CPU, one on CUDA); results do not depend on it
 
     def validate(self) -> None:
         """SimConfig's checks plus the grid's: a grid with no cell or a lambda name outside LAMBDAS stops here."""
@@ -94,6 +95,7 @@ class PremiseMapConfig(SimConfig):
         check_float("mask_share_min", self.mask_share_min, 0.0, 1.0, lo_open=True)
         check_float("effect_tol", self.effect_tol, 0.0, 1.0, lo_open=True, hi_open=True)
         check_int("threads", self.threads, 0, 256)
+        check_int("workers", self.workers, 0, 256)
         check_grid("ds", self.ds, lambda n, v: check_int(n, v, 4, 4096))
         check_grid("lambdas", self.lambdas, lambda n, v: check_choice(n, v, LAMBDAS))
         check_grid("ratios", self.ratios, lambda n, v: check_float(n, v, 0.0, 1.0, lo_open=True))

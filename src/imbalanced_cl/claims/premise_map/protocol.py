@@ -9,6 +9,7 @@ import torch
 from tqdm.auto import tqdm
 
 from ... import stats
+from ... import workers as W
 from ...sim import regime
 from ...sim.train import train
 from ..pruning.protocol import run_branches
@@ -60,6 +61,11 @@ def run_cell(cell: Cell, train_it: bool = True) -> CellResult:
 
 
 def run_map(cfg: PremiseMapConfig, progress: bool = True) -> list[CellResult]:
-    """Every cell of cfg.cells(), trained, in order (tqdm over cells)."""
+    """Every cell of cfg.cells(), trained, in order (tqdm over cells). The cells are independent, so they run in
+    worker processes of one thread each when cfg.workers (0: workers.plan) gives several: one process keeps about
+    one core busy (the sampler draws each replicate's pairs in turn), and a cell's numbers do not depend on where
+    it runs."""
     cells = cfg.cells()
-    return [run_cell(c) for c in tqdm(cells, desc="premise map", disable=not progress, leave=False)]
+    _, results = W.pieces(run_cell, [(c,) for c in cells], [c.label for c in cells], cfg.workers,
+                          on_cuda=cfg.torch_device.type == "cuda", settings=f"notebook 10, ds {list(cfg.ds)}")
+    return list(tqdm(results, total=len(cells), desc="premise map", disable=not progress, leave=False))

@@ -8,6 +8,7 @@ The package, in import order (each module imports only those above it):
 
     config    the config dataclass (the notebook's parameters), its constants and plain containers
     metrics   measurements: pure functions of weights, histories and Runs (no training)
+    batch     runs as rows of one batch: branches on shared pairs, replicate shards in worker processes
     protocol  what is trained, in which order, and the summaries the notebook shows
     control   the 2x2 random-mask control (beyond the paper, issue 14): its runs and rows
     verdicts  verdict_rows(results, cfg) and the rules and reports that judge a finished run
@@ -21,9 +22,9 @@ from .metrics import (FEATURE_STATS, aligned_counts, amplitude_ratio, amplitude_
                       excess_growth_per_feature, feature_stats, gap_by_feature, growth_rates, main_index, mask_census,
                       mask_persistence, max_cosine, mechanism, mechanism_summary, minority_index, positive_gap,
                       pruned_norm_history, single_feature_counts, split_mean, t5_elapsed, top_neurons, vanilla_summary)
+from .batch import concat, rows_independent, select, shared_sampler, train_branches  # noqa: F401
 from .protocol import (Results, VARIANTS, census_by_alpha, eps_sweep, feature_tables, final_ratios,  # noqa: F401
                        mask_share, run_branches, run_variants, variant_stats, where_it_helps)
 from .control import (CELLS, cell_config, cell_masker, cell_stats, control_rows, curve_alphas,  # noqa: F401
-                      first_mask, first_mask_on_minority, pruned_norm_ratio, run_cells, run_control, shared_sampler,
-                      stack, take, threshold_text)
+                      first_mask, first_mask_on_minority, pruned_norm_ratio, run_cells, run_control, threshold_text)
 from .verdicts import MECHANISM_ROWS, majority_change_within_bound, verdict_rows  # noqa: F401

@@ -31,6 +31,7 @@ class PruningConfig(SimConfig):
     tol_slope: float = 0.25   # band predicted ± tol_slope for the log-log slopes
     tol_factor: float = 3.0   # band [d / tol_factor, d × tol_factor] for the minority-excess ratio
     threads: int = 0                 # torch threads for the notebook (0: torch's default); results do not depend on it
+    workers: int = 0                 # processes for independent runs (branch shards, Step 6's variants, the eps_min sweep), one thread each (0: one per torch thread on the CPU, one on CUDA); results do not depend on it
     mask_control: bool = True        # run the 2x2 random-mask control of Step 8 (beyond the paper, issue 14); True or False
     mask_share_min: float = 0.9      # "the mask removes minority-aligned neurons" holds if the share's interval is ≥ this
     effect_tol: float = 0.02         # smallest effect of interest for Step 8's paired differences of A_j*/A_maj
@@ -56,6 +57,7 @@ class PruningConfig(SimConfig):
         check_float("lucky_gamma", self.lucky_gamma, 0.0, 1.0, hi_open=True)
         check_float("degrade_tol", self.degrade_tol, 0.0, 1.0, lo_open=True, hi_open=True)
         check_int("threads", self.threads, 0, 256)
+        check_int("workers", self.workers, 0, 256)
         check("mask_control", self.mask_control, isinstance(self.mask_control, bool), "True or False")
         check_float("effect_tol", self.effect_tol, 0.0, 1.0, lo_open=True, hi_open=True)
         check_float("mask_share_min", self.mask_share_min, 0.0, 1.0, lo_open=True)

@@ -13,11 +13,11 @@ from __future__ import annotations
 import torch
 
 from ... import stats
-from ...sim import data as D
 from ...sim import metrics
 from ...sim.prune import Masker
-from ...sim.train import History, Run, train
+from ...sim.train import Run
 from ...verdict import UNTESTED, Verdict, judge_positive, row
+from .batch import train_branches
 from .config import PruningConfig
 from .metrics import (aligned_counts, amplitude_ratio, amplitudes, degradation_threshold, main_index, minority_index,
                       split_mean)
@@ -28,25 +28,6 @@ CELLS = ("magnitude/dynamic", "magnitude/static", "random/dynamic", "random/stat
 def _rule(cell: str) -> tuple[str, str]:
     rule, schedule = cell.split("/")
     return rule, schedule
-
-
-def stack(run: Run, n: int) -> Run:
-    """The checkpoint `run` n times along the replicate dimension (weights, data, T1; no history)."""
-    rep = lambda x: x.repeat(n, *[1] * (x.dim() - 1))
-    pairs = D.Pairs(*(rep(getattr(run.pairs, f)) for f in ("UX", "UY", "S", "ZX", "ZY")))
-    return Run(run.cfg, list(run.replicates) * n, rep(run.M), rep(run.W), rep(run.T1), run.step, History(), pairs,
-               rep(run.W0))
-
-
-def take(run: Run, k: int, R: int, cfg) -> Run:
-    """Rows k*R:(k+1)*R of a stacked run (one cell and alpha), with their history, labelled with `cfg`."""
-    s = slice(k * R, (k + 1) * R)
-    h = History(steps=list(run.history.steps))
-    for name in ("coef", "norm2", "bias", "loss", "pos_prob"):
-        setattr(h, name, [v[s] for v in getattr(run.history, name)])
-    p = run.pairs
-    pairs = D.Pairs(p.UX[s], p.UY[s], p.S[s], p.ZX[s], p.ZY[s])
-    return Run(cfg, run.replicates[s], run.M[s], run.W[s], run.T1[s], run.step, h, pairs, run.W0[s])
 
 
 def cell_config(cfg: PruningConfig, cell: str, alpha: float):
@@ -62,21 +43,6 @@ def cell_masker(cfg: PruningConfig, items: list, replicates: list) -> Masker:
                   list(replicates) * len(items), cfg.seed, cfg.vanilla_steps, cfg.prune_every, cfg.prune_unit)
 
 
-def shared_sampler(cfg: PruningConfig, base: Run):
-    """sampler(t, reps) for train with sampling = "fresh": step t's pairs drawn once per distinct replicate and
-    repeated for its copies in the batch (the very pairs notebook 04's branches see, drawn once instead of once
-    per cell and alpha)."""
-    M = base.M.to(cfg.torch_device)
-    pos = {r: i for i, r in enumerate(base.replicates)}
-
-    def sample(t: int, reps: list) -> D.Pairs:
-        uniq = list(dict.fromkeys(reps))
-        P = D.make_pairs(cfg, M[[pos[r] for r in uniq]], uniq, extra=t + 1)
-        idx = torch.tensor([uniq.index(r) for r in reps], device=P.UX.device)
-        return D.Pairs(*(getattr(P, f)[idx] for f in ("UX", "UY", "S", "ZX", "ZY")))
-    return sample
-
-
 def curve_alphas(alphas: list, cfg: PruningConfig) -> list:
     """The control's alpha grid: notebook 04's grid, then cfg.threshold_alphas (all above it, so indices agree)."""
     return sorted(alphas) + sorted(float(a) for a in cfg.threshold_alphas)
@@ -84,14 +50,11 @@ def curve_alphas(alphas: list, cfg: PruningConfig) -> list:
 
 def run_cells(cfg: PruningConfig, base: Run, runs: dict, alphas: list) -> dict:
     """Every cell at every alpha, {(cell, alpha): Run}: magnitude/dynamic from `runs` (notebook 04's branches)
-    where they exist, every other (cell, alpha) trained in one batch from the same checkpoint `base`."""
+    where they exist, every other (cell, alpha) trained in one batch from the same checkpoint `base`
+    (batch.train_branches: the same pairs as the branches, drawn once per step)."""
     items = [(c, a) for c in CELLS for a in alphas if not (c == CELLS[0] and a in runs)]
-    R = base.W.shape[0]
-    sampler = shared_sampler(cfg, base) if cfg.sampling == "fresh" else None
-    batch = train(cell_config(cfg, CELLS[0], max(alphas)), resume=stack(base, len(items)),
-                  masker=cell_masker(cfg, items, base.replicates), sampler=sampler)
     out = {(CELLS[0], a): runs[a] for a in alphas if a in runs}
-    out.update({(c, a): take(batch, k, R, cell_config(cfg, c, a)) for k, (c, a) in enumerate(items)})
+    out.update(zip(items, train_branches(base, [cell_config(cfg, c, a) for c, a in items], cfg.workers)))
     return out
 
 

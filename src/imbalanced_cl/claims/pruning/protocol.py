@@ -7,18 +7,20 @@ from dataclasses import dataclass
 import torch
 
 from ... import stats
+from ... import workers as W
 from ...sim.train import Run, train
+from .batch import train_branches
 from .config import PruningConfig
 from .metrics import (aligned_counts, amplitude_ratio, excess_growth, feature_stats, mask_census, mask_persistence,
                       split_mean)
 
 
 def run_branches(cfg: PruningConfig, alphas, base: Run, backward: str = "faithful", **changes) -> dict:
-    """Control (alpha = 0) and one branch per alpha, all resumed from the same vanilla checkpoint `base`."""
-    out = {0.0: train(cfg.branch(0.0, **changes), resume=base)}
-    for a in alphas:
-        out[float(a)] = train(cfg.branch(float(a), backward, **changes), resume=base)
-    return out
+    """Control (alpha = 0) and one branch per alpha, all resumed from the same vanilla checkpoint `base` and trained
+    in one batch on the same pairs (train_branches, its replicates in shards on cfg.workers processes)."""
+    keys = [0.0] + [float(a) for a in alphas]
+    cfgs = [cfg.branch(0.0, **changes)] + [cfg.branch(a, backward, **changes) for a in keys[1:]]
+    return dict(zip(keys, train_branches(base, cfgs, cfg.workers)))
 
 
 def feature_tables(runs: dict, base: Run, cfg: PruningConfig) -> dict:
@@ -36,11 +38,20 @@ def census_by_alpha(base: Run, alphas: list, cfg: PruningConfig) -> dict:
 VARIANTS = ("control", "faithful (branch)", "literal (branch)", "Alg. 1 from t=0")
 
 
+def _variant(cfg: PruningConfig, base: Run, which: str) -> Run:
+    """One of Step 6's runs: the literal-backward branch from `base`, or Algorithm 1 from t = 0."""
+    if which == "literal":
+        return train(cfg.branch(cfg.alpha_main, "literal"), resume=base)
+    return train(cfg.from_start(cfg.alpha_main))
+
+
 def run_variants(cfg: PruningConfig, base: Run, runs: dict) -> dict:
-    """Step 6 at alpha_main: the control, the faithful and literal backward branches, and Alg. 1 from t = 0."""
-    lit = train(cfg.branch(cfg.alpha_main, "literal"), resume=base)
+    """Step 6 at alpha_main: the control, the faithful and literal backward branches, and Alg. 1 from t = 0 (the
+    last two in worker processes when cfg.workers gives several: whole runs, so the same numbers)."""
+    _, (lit, t0) = W.pieces(_variant, [(cfg, base, "literal"), (cfg, base, "t=0")], ["literal", "Alg. 1 from t=0"],
+                            cfg.workers, on_cuda=cfg.torch_device.type == "cuda", settings="notebook 04, Step 6")
     faith = runs[cfg.alpha_main] if cfg.alpha_main in runs else train(cfg.branch(cfg.alpha_main), resume=base)
-    return dict(zip(VARIANTS, (runs[0.0], faith, lit, train(cfg.from_start(cfg.alpha_main)))))
+    return dict(zip(VARIANTS, (runs[0.0], faith, lit, t0)))
 
 
 def variant_stats(variants: dict, base: Run, cfg: PruningConfig) -> dict:
@@ -56,6 +67,13 @@ def variant_stats(variants: dict, base: Run, cfg: PruningConfig) -> dict:
     return out
 
 
+def _sweep_point(cfg: PruningConfig, eps_min: float) -> tuple[Run, Run]:
+    """Notebook 04's protocol at another eps_min: the vanilla run, then its control and alpha_main branch."""
+    c = cfg.replace(eps_min=eps_min, workers=1)        # the eps_min values are the parallel part: no pool inside
+    runs = run_branches(c, [cfg.alpha_main], train(c.vanilla()))
+    return runs[0.0], runs[float(cfg.alpha_main)]
+
+
 def eps_sweep(cfg: PruningConfig, base: Run, control: Run, pruned: Run) -> dict:
     """Step 7: control and alpha_main branch at every eps_min of the grid (the main eps_min reuses the runs given).
 
@@ -63,12 +81,11 @@ def eps_sweep(cfg: PruningConfig, base: Run, control: Run, pruned: Run) -> dict:
     (R, k), the minority excess rate (R, k) and their log-log slopes against xr (mean, lo, hi).
     """
     grid = sorted(float(e) for e in cfg.eps_min_grid)
-    runs = {}
-    for e in grid:
-        c = cfg.replace(eps_min=e)
-        b = base if e == cfg.eps_min else train(c.vanilla())
-        ctl = control if e == cfg.eps_min else train(c.branch(0.0), resume=b)
-        runs[e] = (c, ctl, pruned if e == cfg.eps_min else train(c.branch(cfg.alpha_main), resume=b))
+    others = [e for e in grid if e != cfg.eps_min]
+    _, trained = W.pieces(_sweep_point, [(cfg, e) for e in others], [f"eps_min={e:g}" for e in others], cfg.workers,
+                          on_cuda=cfg.torch_device.type == "cuda", settings="notebook 04, Step 7")
+    trained = dict(zip(others, trained))
+    runs = {e: (cfg.replace(eps_min=e), *trained[e]) if e != cfg.eps_min else (cfg, control, pruned) for e in grid}
     ratio = lambda k: torch.stack([amplitude_ratio(runs[e][k].W, runs[e][k].M, runs[e][0]) for e in grid], 1)
     xr = torch.tensor(grid) / cfg.eps_max
     ar_ctl, ar_pr = ratio(1), ratio(2)

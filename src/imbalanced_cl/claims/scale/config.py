@@ -51,6 +51,7 @@ class ScaleConfig(SimConfig):
     tol_gain: float = 0.1             # pruning gain in A_j*/A_maj: band (1 - rho) ± tol_gain
     trend_sesoi: float = 0.25         # smallest slope of interest of the gap, in tolerance units per doubling of d
     threads: int = 1                  # torch threads while training (0: torch's default); 1 is robust on a shared 2-core machine, where 2 threads oversubscribe; results do not depend on it
+    workers: int = 0                  # processes for the values of d, one thread each (0: one per core, one on CUDA); results do not depend on it
     # SimConfig fields with another default here
     R: int = 4                        # replicates per ratio group and d (intervals are over these)
     n_pairs: int = 256                # K: fresh pairs per step, the same at every d (Lemma B.1 asks K = poly(d1))
@@ -97,6 +98,7 @@ class ScaleConfig(SimConfig):
             check_float(name, getattr(self, name), 0.0, lo_open=True)
         check_float("prune_alpha", self.prune_alpha, 0.0, 1.0, lo_open=True, hi_open=True)
         check_int("threads", self.threads, 0, 256)
+        check_int("workers", self.workers, 0, 256)
 
     # --- the scaling rule ---
     def n_min(self, d: int) -> int:

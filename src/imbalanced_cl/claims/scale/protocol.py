@@ -6,11 +6,12 @@ import time
 import numpy as np
 import torch
 
+from ... import workers as W
 from ...sim import data as D
 from ...sim.config import SimConfig
 from ...sim.encoder import init_weights
 from ...sim.train import History, Run, train
-from .. import lucky, stage1
+from .. import draws, lucky, stage1
 from .. import pruning as PA
 from .. import scaling as SC
 from ..census import sets as CS
@@ -22,26 +23,31 @@ from .metrics import alignment, group_loss, minority_dominant, plateau, rate_rat
 # training one grid point: every ratio group in one batched call, in stages
 # ----------------------------------------------------------------------------------------------------------------
 def take(run: Run, idx: list[int], cfg: SimConfig, replicates: list[int]) -> Run:
-    """The slots `idx` of a batched run as a Run of its own, with its group's config and replicate indices."""
-    h = History(steps=list(run.history.steps))
-    for name in ("coef", "norm2", "bias", "loss", "pos_prob"):
-        setattr(h, name, [v[idx] for v in getattr(run.history, name)])
-    p = run.pairs
-    pairs = D.Pairs(p.UX[idx], p.UY[idx], p.S[idx], p.ZX[idx], p.ZY[idx])
-    return Run(cfg, list(replicates), run.M[idx], run.W[idx], run.T1[idx], run.step, h, pairs, run.W0[idx])
+    """The slots `idx` of a batched run as a Run of its own (pruning.select), with its group's config and its slots
+    labelled by replicate index again."""
+    one = PA.select(run, idx, cfg)
+    one.replicates = list(replicates)
+    return one
 
 
 def sampler(groups: list[SimConfig], R: int, M: torch.Tensor):
-    """sampler(t, slots) for train(): slot k R + r draws replicate r's pairs of step t with group k's eps, exactly
-    as train() would for that group alone (sub-stream t + 1; 0, the fixed set, when sampling is "fixed")."""
+    """sampler(t, slots) for train(): slot k R + r gets replicate r's pairs of step t with group k's eps, exactly
+    as train() would draw them for that group alone (sub-stream t + 1; 0, the fixed set, when sampling is "fixed").
+    The groups read the same random numbers (they differ in eps only), so each replicate's are drawn once per step
+    and built into every group's pairs (claims.draws: common random numbers)."""
     fixed = groups[0].sampling == "fixed"
+    plan = draws.common_plan(groups, groups[0].n_pairs)
+    where = M.device if groups[0].data_device == "run" else "cpu"
 
     def sample(t: int, slots: list) -> D.Pairs:
+        reps = sorted({s % R for s in slots})
+        u = [x.to(M.device) for x in draws.raw(groups[0], plan, reps, 0 if fixed else t + 1, where)]
         parts = []
         for k, g in enumerate(groups):
             mine = [s for s in slots if s // R == k]
             if mine:
-                parts.append(D.make_pairs(g, M[mine], [s % R for s in mine], extra=0 if fixed else t + 1))
+                pos = [reps.index(s % R) for s in mine]
+                parts.append(D.pairs_from_draws(g, M[mine], [x[pos] for x in u]))
         return D.Pairs(*(torch.cat([getattr(p, f) for p in parts]) for f in ("UX", "UY", "S", "ZX", "ZY")))
     return sample
 
@@ -94,11 +100,11 @@ def train_point(cfg: ScaleConfig, d: int) -> dict:
 
 
 def branches(cfg: ScaleConfig, vanilla: Run, every: int, length: int) -> tuple[Run, Run]:
-    """Control (alpha = 0) and pruned (alpha = prune_alpha) branches from the vanilla checkpoint, same pairs."""
+    """Control (alpha = 0) and pruned (alpha = prune_alpha) branches from the vanilla checkpoint, trained in one batch
+    on the same pairs (pruning.train_branches)."""
     T_a = vanilla.step
     base = vanilla.cfg.replace(steps=T_a + length, record_every=every)
-    control = train(base, resume=vanilla)
-    pruned = train(base.replace(prune_alpha=cfg.prune_alpha, prune_start=T_a), resume=vanilla)
+    control, pruned = PA.train_branches(vanilla, [base, base.replace(prune_alpha=cfg.prune_alpha, prune_start=T_a)])
     return control, pruned
 
 
@@ -108,7 +114,7 @@ def lucky_fraction(run: Run, T2: np.ndarray, gamma: float) -> tuple[np.ndarray, 
     NaN where the replicate has no lucky pair or never reached T2."""
     frac, count = np.full(len(T2), np.nan), np.zeros(len(T2))
     for r in range(len(T2)):
-        one = take(run, [r], run.cfg, [run.replicates[r]])
+        one = PA.select(run, [r])
         a = lucky.lemma32(one, T2[r:r + 1], gamma)["a_ratio"]
         count[r] = a.size
         if a.size:
@@ -160,12 +166,19 @@ def measure_point(cfg: ScaleConfig, d: int) -> dict:
 
 
 def run(cfg: ScaleConfig) -> ScaleResult:
-    """Train and measure every d of the grid (torch threads set from cfg.threads while it runs)."""
+    """Train and measure every d of the grid (torch threads set from cfg.threads while it runs).
+
+    The values of d are independent, so they run in worker processes of one thread each when cfg.workers gives
+    several (0: one per core this process may use, decided before cfg.threads pins this process; one on CUDA); a
+    point's numbers do not depend on where it runs."""
     t0, prev = time.time(), torch.get_num_threads()
+    workers = cfg.workers or W.plan(0, len(cfg.ds), cfg.torch_device.type == "cuda")
     if cfg.threads:
         torch.set_num_threads(cfg.threads)
     try:
-        res = ScaleResult(cfg, [measure_point(cfg, d) for d in cfg.ds])
+        _, points = W.pieces(measure_point, [(cfg, d) for d in cfg.ds], [f"d={d}" for d in cfg.ds], workers,
+                             settings=f"notebook 08, ds {list(cfg.ds)}, R {cfg.R}, K {cfg.n_pairs}")
+        res = ScaleResult(cfg, list(points))
     finally:
         torch.set_num_threads(prev)
     res.seconds = time.time() - t0
