@@ -82,9 +82,9 @@ def _fresh_sampler(cfg: AppendixConfig, start: train.Run, items: list, rows: lis
             (eps, sig), rep = items[i]
             pc = cfg.point_cfg(eps, sig)
             parts.append(D.make_pairs(pc, start.M[i:i + 1], [rep], extra=point_code(eps, sig) * 2**20 + t + 1))
-        P = D.Pairs(*(torch.cat([getattr(p, f) for p in parts]) for f in ("UX", "UY", "S", "ZX", "ZY")))
-        idx = torch.tensor([drawn.index(rows[k]) for k in reps])
-        return D.Pairs(*(getattr(P, f)[idx] for f in ("UX", "UY", "S", "ZX", "ZY")))
+        # One copy into row order: a cat and then a gather copied the largest tensors (UX, UY) twice.
+        order = [parts[drawn.index(rows[k])] for k in reps]
+        return D.Pairs(*(torch.cat([getattr(p, f) for p in order]) for f in ("UX", "UY", "S", "ZX", "ZY")))
     return sample
 
 
