@@ -394,3 +394,25 @@ def test_run_only_settings_do_not_make_a_record_answer_for_other_parameters():
     from imbalanced_cl.campaign.units import differing
     assert differing({"R": 4, "workers": 2, "threads": 1, "progress": True}, {"R": 4, "workers": 0}) == []
     assert differing({"R": 4, "workers": 2}, {"R": 8, "steps": 3}) == ["R", "steps"]
+
+
+def test_compare_records_sees_numbers_and_parameters_but_not_timings(tmp_path):
+    """tests/compare_records.py (the check that a re-recorded unit holds the old numbers): a record that differs
+    only in its timings or in a run-only setting is the same; one number or one real parameter is not."""
+    import compare_records as CR
+
+    def write(folder, name, payload, params, recorded="2026-11-26T05:00:00"):
+        path = tmp_path / folder / "premise_cell" / f"{name}-{len(list(tmp_path.rglob('*.json')))}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"kind": "premise_cell", "name": name, "params": params, "payload": payload,
+                                    "provenance": {"recorded": recorded}}))
+
+    old = {"premises": {"lambda": {"value": 0.0485}}, "gain": [1.5e-5, -2e-5], "seconds": 692.0}
+    write("a", "d40_x", old, {"R": 4, "workers": 0})
+    write("b", "d40_x", {**old, "seconds": 460.0}, {"R": 4, "workers": 2})
+    assert CR.compare(CR.newest(tmp_path / "a"), CR.newest(tmp_path / "b")) == []
+    write("b", "d40_x", {**old, "gain": [1.5e-5, -2.1e-5]}, {"R": 4}, recorded="2026-11-26T06:00:00")   # newest
+    assert CR.compare(CR.newest(tmp_path / "a"), CR.newest(tmp_path / "b")) == ["premise_cell/d40_x: numbers differ in gain"]
+    write("c", "d40_x", old, {"R": 8})
+    assert CR.compare(CR.newest(tmp_path / "a"), CR.newest(tmp_path / "c")) == [
+        "premise_cell/d40_x: parameters differ: R"]
