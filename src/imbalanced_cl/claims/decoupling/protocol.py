@@ -147,9 +147,8 @@ def run_grids(cfgs: list, workers: int = 0) -> list:
     """run_grid of each config (the main run and the sensitivity run), in worker processes of one thread each when
     `workers` gives several (0: one per core this process may use, one on CUDA). Whole runs, so the same numbers;
     with two cores the shorter run no longer waits for the longer one."""
-    procs = workers or W.plan(0, len(cfgs), cfgs[0].torch_device.type == "cuda")
-    _, out = W.pieces(run_grid, [(c,) for c in cfgs], [f"{len(c.cells)} cells x {c.steps} steps" for c in cfgs], procs,
-                      settings="notebook 09")
+    _, out = W.pieces(run_grid, [(c,) for c in cfgs], [f"{len(c.cells)} cells x {c.steps} steps" for c in cfgs],
+                      workers, on_cuda=cfgs[0].torch_device.type == "cuda", settings="notebook 09")
     return list(out)
 
 
