@@ -1,6 +1,7 @@
 """Where each notebook's wall time goes: its workload run in-process under a sampling profiler (issue 30, item 1).
 
 Run: .venv/bin/python benchmarks/book_profile.py [--profile ci|default] [--only NAME ...] [--interval-ms 5] [--markdown]
+                                                 [--ceiling SAMPLER_OVER_FLOOR STEP_OF_MATMUL]
 `make bench` (python -m benchmarks) runs it at the ci profile on every notebook in notebooks/; with --quick (as
 `python -m benchmarks --quick` passes it) on 01_stage1_growth and 04_pruning_gains only.
 
@@ -36,6 +37,14 @@ them, so the wall times are those of one process. torch's thread count is restor
 each notebook, and torch, matplotlib and the package (preimport) are imported before the first clock starts, so a
 notebook's figures do not depend on which ran first. Cell output goes to a buffer, whose tail is printed if the
 notebook fails.
+
+What faster simulation code could buy (--ceiling R S, with R = "sampler / RNG floor" as sampling_speed.py prints it
+and S = the step's share of the matmul rate as train_speed.py prints it). Amdahl's law over the sampled shares:
+`amdahl` scales the drawing-pairs share by 1/a and the training-step share by 1/b and keeps the rest. Two columns:
+"at the goals" (issue 30's targets met: sampler / floor 1.3, step 60% of matmul, so a = R / 1.3, b = 0.60 / S) and
+"at the floors" (the sampler as fast as its random numbers, a = R, and the step at the full matmul rate, b = 1 / S).
+The draws inside measurements (held-out pairs) keep their time, so the floors column is a bound on what faster
+training pairs and steps can give, not on the notebook.
 """
 from __future__ import annotations
 
@@ -252,15 +261,52 @@ def text_table(res: dict, profile: str, interval_ms: float, top: int = 3) -> str
     return "\n".join(lines)
 
 
-def markdown_table(results: list[dict]) -> str:
-    """All notebooks in one markdown table: wall seconds, then the percentage per category."""
-    head = "| notebook | wall s | " + " | ".join(CATEGORIES) + " |"
-    rows = [head, "|" + "---|" * (len(CATEGORIES) + 2)]
+GOAL_SAMPLER_OVER_FLOOR, GOAL_STEP_OF_MATMUL = 1.3, 0.60     # issue 30's targets
+
+
+def amdahl(res: dict, draw_speedup: float, train_speedup: float) -> float:
+    """A notebook's wall time had its pair draws run draw_speedup times and its steps train_speedup times faster."""
+    s = shares(res["counts"])
+    return res["wall"] * (1.0 - s[DRAW] - s[TRAIN] + s[DRAW] / draw_speedup + s[TRAIN] / train_speedup)
+
+
+def ceilings(sampler_over_floor: float, step_of_matmul: float) -> dict[str, tuple[float, float]]:
+    """{column: (draw speed-up, step speed-up)}: issue 30's goals met, and the floors reached (module docstring)."""
+    return {"at the goals s": (max(1.0, sampler_over_floor / GOAL_SAMPLER_OVER_FLOOR),
+                               max(1.0, GOAL_STEP_OF_MATMUL / step_of_matmul)),
+            "at the floors s": (max(1.0, sampler_over_floor), 1.0 / step_of_matmul)}
+
+
+def markdown_table(results: list[dict], ceiling: tuple[float, float] | None = None) -> str:
+    """All notebooks in one markdown table: wall seconds, the percentage per category, and with `ceiling`
+    ((sampler / floor, step / matmul)) the wall seconds at the goals and at the floors, with a total row."""
+    cols = ceilings(*ceiling) if ceiling else {}
+    head = "| notebook | wall s | " + " | ".join(CATEGORIES) + "".join(f" | {c}" for c in cols) + " |"
+    rows = [head, "|" + "---|" * (len(CATEGORIES) + 2 + len(cols))]
     for res in results:
         cells = [f"{100 * s:.0f}%" for s in shares(res["counts"]).values()]
+        cells += [f"{amdahl(res, *speed):.0f}" for speed in cols.values()]
         name = res["name"] + (" (failed)" if res["error"] else "")
         rows.append(f"| {name} | {res['wall']:.1f} | " + " | ".join(cells) + " |")
+    if cols:
+        total = [f"{sum(amdahl(r, *speed) for r in results):.0f}" for speed in cols.values()]
+        rows.append(f"| all | {sum(r['wall'] for r in results):.1f} | " + " | ".join([""] * len(CATEGORIES))
+                    + " | " + " | ".join(total) + " |")
     return "\n".join(rows)
+
+
+def save(path: Path, results: list[dict]) -> None:
+    """Write the results (wall time, counts, error, output tail) as JSON, for --from."""
+    import json
+    path.write_text(json.dumps([{**r, **{k: dict(r[k]) for k in ("counts", "other", "cpu")}} for r in results],
+                               indent=1))
+
+
+def load(path: Path) -> list[dict]:
+    """The results a --json file holds, their counts as Counters again."""
+    import json
+    return [{**r, **{k: collections.Counter(r[k]) for k in ("counts", "other", "cpu")}}
+            for r in json.loads(path.read_text())]
 
 
 PREIMPORT = ("matplotlib.pyplot", "torch", "scipy.stats", "imbalanced_cl.stats", "imbalanced_cl.sim.train",
@@ -288,6 +334,12 @@ def main(argv=None) -> int:
     ap.add_argument("--interval-ms", type=float, default=5.0, help="sampling interval")
     ap.add_argument("--markdown", action="store_true", help="one markdown table for book/reproducing.md")
     ap.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK)} (unless --only)")
+    ap.add_argument("--ceiling", nargs=2, type=float, metavar=("SAMPLER_OVER_FLOOR", "STEP_OF_MATMUL"),
+                    help="with --markdown: add the wall times at issue 30's goals and at the floors, from the ratios "
+                         "sampling_speed.py and train_speed.py print (e.g. 2.4 0.52)")
+    ap.add_argument("--json", metavar="PATH", help="also write every notebook's wall time and sample counts here "
+                                                    "(--from PATH prints the tables again from it)")
+    ap.add_argument("--from", dest="source", metavar="PATH", help="print the tables of a --json file; runs nothing")
     args = ap.parse_args(argv)
     os.environ["MPLBACKEND"] = "Agg"
     import matplotlib
@@ -297,6 +349,11 @@ def main(argv=None) -> int:
     from imbalanced_cl.book.runner import select
     from imbalanced_cl.validate import ParameterError
 
+    if args.source:
+        results = load(Path(args.source))
+        print(markdown_table(results, tuple(args.ceiling) if args.ceiling else None) if args.markdown else
+              "\n\n".join(text_table(r, args.profile, args.interval_ms) for r in results))
+        return 0
     try:
         paths = select(sorted(NOTEBOOKS.glob("*.ipynb")), args.only or (list(QUICK) if args.quick else None))
     except ParameterError as e:
@@ -313,8 +370,10 @@ def main(argv=None) -> int:
             print(res["error"] + "\n--- output tail ---\n" + res["output_tail"], file=sys.stderr, flush=True)
         if not args.markdown:
             print(text_table(res, args.profile, args.interval_ms) + "\n", flush=True)
+        if args.json:
+            save(Path(args.json), results)
     if args.markdown:
-        print(markdown_table(results))
+        print(markdown_table(results, tuple(args.ceiling) if args.ceiling else None))
     return 1 if any(r["error"] for r in results) else 0
 
 

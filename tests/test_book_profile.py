@@ -113,3 +113,34 @@ def test_other_is_named_by_its_own_frame_and_library():
     assert BP.own_frame(stack) == "book.plots:trajectories > matplotlib"
     assert BP.own_frame(stack[:2]) == "__main__:<cell 4>"
     assert BP.own_frame([("threading", "run")]).startswith("(outside")
+
+
+def _res(name, wall, counts):
+    import collections
+    return {"name": name, "wall": wall, "counts": collections.Counter(counts), "other": collections.Counter(),
+            "cpu": collections.Counter(), "error": None, "output_tail": ""}
+
+
+def test_amdahl_scales_only_draws_and_steps():
+    res = _res("nb", 100.0, {BP.DRAW: 50, BP.TRAIN: 30, BP.MEASURE: 10, BP.OTHER: 10})
+    # by hand: 100 * (0.2 kept + 0.5 / 2 + 0.3 / 3) = 55
+    assert abs(BP.amdahl(res, 2.0, 3.0) - 55.0) < 1e-9
+    assert abs(BP.amdahl(res, 1.0, 1.0) - 100.0) < 1e-9
+
+
+def test_ceilings_are_the_goals_and_the_floors():
+    goals, floors = BP.ceilings(2.6, 0.5).values()
+    assert abs(goals[0] - 2.0) < 1e-12 and abs(goals[1] - 1.2) < 1e-12        # 2.6 / 1.3, 0.60 / 0.5
+    assert abs(floors[0] - 2.6) < 1e-12 and abs(floors[1] - 2.0) < 1e-12      # the RNG floor, the full matmul rate
+    assert BP.ceilings(1.1, 0.7)["at the goals s"] == (1.0, 1.0)              # a goal already met slows nothing
+
+
+def test_markdown_total_row_sums_the_notebooks(tmp_path):
+    results = [_res("a", 100.0, {BP.DRAW: 1, BP.OTHER: 1}), _res("b", 50.0, {BP.TRAIN: 1})]
+    BP.save(tmp_path / "p.json", results)
+    again = BP.load(tmp_path / "p.json")
+    assert again == results
+    table = BP.markdown_table(again, (2.0, 0.5))
+    last = [c.strip() for c in table.splitlines()[-1].strip("|").split("|")]
+    # floors: draws 2x, steps 2x -> a: 50 + 25 = 75, b: 25; goals: draws 2/1.3, steps 1.2 -> a: 50 + 32.5, b: 41.67
+    assert last[0] == "all" and last[1] == "150.0" and last[-1] == "100" and last[-2] == "124"
