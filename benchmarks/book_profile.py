@@ -1,7 +1,8 @@
 """Where each notebook's wall time goes: its workload run in-process under a sampling profiler (issue 30, item 1).
 
 Run: .venv/bin/python benchmarks/book_profile.py [--profile ci|default] [--only NAME ...] [--interval-ms 5] [--markdown]
-                                                 [--ceiling SAMPLER_OVER_FLOOR STEP_OF_MATMUL]
+                                                 [--threads N] [--ceiling SAMPLER_OVER_FLOOR STEP_OF_MATMUL]
+                                                 [--json PATH | --from PATH]
 `make bench` (python -m benchmarks) runs it at the ci profile on every notebook in notebooks/; with --quick (as
 `python -m benchmarks --quick` passes it) on 01_stage1_growth and 04_pruning_gains only.
 
@@ -337,11 +338,17 @@ def main(argv=None) -> int:
     ap.add_argument("--ceiling", nargs=2, type=float, metavar=("SAMPLER_OVER_FLOOR", "STEP_OF_MATMUL"),
                     help="with --markdown: add the wall times at issue 30's goals and at the floors, from the ratios "
                          "sampling_speed.py and train_speed.py print (e.g. 2.4 0.52)")
+    ap.add_argument("--threads", type=int, default=0, help="torch threads for every notebook (0: torch's default); "
+                    "1 profiles the work of one core, as the book's worker processes run it, and leaves a core to "
+                    "other work without the slowdown two threads on one busy core suffer")
     ap.add_argument("--json", metavar="PATH", help="also write every notebook's wall time and sample counts here "
                                                     "(--from PATH prints the tables again from it)")
     ap.add_argument("--from", dest="source", metavar="PATH", help="print the tables of a --json file; runs nothing")
     args = ap.parse_args(argv)
     os.environ["MPLBACKEND"] = "Agg"
+    if args.threads:
+        import torch
+        torch.set_num_threads(args.threads)       # run_notebook restores this count after every notebook
     import matplotlib
     matplotlib.use("Agg")
     preimport()
