@@ -53,6 +53,7 @@ import argparse
 import collections
 import contextlib
 import io
+import json
 import os
 import re
 import sys
@@ -296,18 +297,17 @@ def markdown_table(results: list[dict], ceiling: tuple[float, float] | None = No
     return "\n".join(rows)
 
 
+COUNTERS = ("counts", "other", "cpu")      # the Counter fields of a run_notebook result
+
+
 def save(path: Path, results: list[dict]) -> None:
     """Write the results (wall time, counts, error, output tail) as JSON, for --from."""
-    import json
-    path.write_text(json.dumps([{**r, **{k: dict(r[k]) for k in ("counts", "other", "cpu")}} for r in results],
-                               indent=1))
+    path.write_text(json.dumps([{**r, **{k: dict(r[k]) for k in COUNTERS}} for r in results], indent=1))
 
 
 def load(path: Path) -> list[dict]:
     """The results a --json file holds, their counts as Counters again."""
-    import json
-    return [{**r, **{k: collections.Counter(r[k]) for k in ("counts", "other", "cpu")}}
-            for r in json.loads(path.read_text())]
+    return [{**r, **{k: collections.Counter(r[k]) for k in COUNTERS}} for r in json.loads(path.read_text())]
 
 
 PREIMPORT = ("matplotlib.pyplot", "torch", "scipy.stats", "imbalanced_cl.stats", "imbalanced_cl.sim.train",
@@ -337,7 +337,7 @@ def main(argv=None) -> int:
     ap.add_argument("--quick", action="store_true", help=f"only {', '.join(QUICK)} (unless --only)")
     ap.add_argument("--ceiling", nargs=2, type=float, metavar=("SAMPLER_OVER_FLOOR", "STEP_OF_MATMUL"),
                     help="with --markdown: add the wall times at issue 30's goals and at the floors, from the ratios "
-                         "sampling_speed.py and train_speed.py print (e.g. 2.4 0.52)")
+                         "sampling_speed.py and train_speed.py print (e.g. 2.89 0.46)")
     ap.add_argument("--threads", type=int, default=0, help="torch threads for every notebook (0: torch's default); "
                     "1 profiles the work of one core, as the book's worker processes run it, and leaves a core to "
                     "other work without the slowdown two threads on one busy core suffer")
@@ -345,6 +345,12 @@ def main(argv=None) -> int:
                                                     "(--from PATH prints the tables again from it)")
     ap.add_argument("--from", dest="source", metavar="PATH", help="print the tables of a --json file; runs nothing")
     args = ap.parse_args(argv)
+    ceiling = tuple(args.ceiling) if args.ceiling else None
+    if args.source:                               # before the imports below: --from runs no notebook
+        results = load(Path(args.source))
+        print(markdown_table(results, ceiling) if args.markdown else
+              "\n\n".join(text_table(r, args.profile, args.interval_ms) for r in results))
+        return 0
     os.environ["MPLBACKEND"] = "Agg"
     if args.threads:
         import torch
@@ -356,11 +362,6 @@ def main(argv=None) -> int:
     from imbalanced_cl.book.runner import select
     from imbalanced_cl.validate import ParameterError
 
-    if args.source:
-        results = load(Path(args.source))
-        print(markdown_table(results, tuple(args.ceiling) if args.ceiling else None) if args.markdown else
-              "\n\n".join(text_table(r, args.profile, args.interval_ms) for r in results))
-        return 0
     try:
         paths = select(sorted(NOTEBOOKS.glob("*.ipynb")), args.only or (list(QUICK) if args.quick else None))
     except ParameterError as e:
@@ -377,10 +378,10 @@ def main(argv=None) -> int:
             print(res["error"] + "\n--- output tail ---\n" + res["output_tail"], file=sys.stderr, flush=True)
         if not args.markdown:
             print(text_table(res, args.profile, args.interval_ms) + "\n", flush=True)
-        if args.json:
+        if args.json:                             # after every notebook: a long run keeps what it finished
             save(Path(args.json), results)
     if args.markdown:
-        print(markdown_table(results, tuple(args.ceiling) if args.ceiling else None))
+        print(markdown_table(results, ceiling))
     return 1 if any(r["error"] for r in results) else 0
 
 
