@@ -19,9 +19,18 @@ venv: $(STAMP)
 book: venv
 	$(PY) -m imbalanced_cl book --profile $(PROFILE)
 
+# The numerics-sensitive tests (sim/, claims/, records) a second time on another CPU kernel path (MKL's portable
+# kernels, ATen without vector units): a test that asserts the bits of one formulation against another fails here on
+# any host, not only on the kind of CPU CI happens to meet (Intel and AMD round differently).
+ISA_VARIANT := MKL_CBWR=COMPATIBLE ATEN_CPU_CAPABILITY=default
+NUMERIC_TESTS := tests/test_core.py tests/test_science_*.py tests/test_decoupling.py tests/test_claims_*.py \
+	tests/test_prune.py tests/test_pruning.py tests/test_census.py tests/test_appendix.py tests/test_premise_map.py \
+	tests/test_regime.py tests/test_checkpoint.py tests/test_record_stability.py
+
 test: venv
 	$(PY) -m ruff check .
 	$(PY) -m pytest
+	$(ISA_VARIANT) $(PY) -m pytest -q -p no:cacheprovider -m "not slow and not cuda" $(NUMERIC_TESTS)
 
 bench: venv
 	$(PY) -m benchmarks
