@@ -149,3 +149,38 @@ def test_on_a_gpu_the_default_draws_there_and_repeats_exactly():
     cfg = SimConfig(**SMALL, device="cuda")
     a, b = TR.train(cfg), TR.train(cfg)
     assert torch.equal(a.W, b.W) and torch.equal(a.T1, b.T1)
+
+
+# ---------------------------------------------------------------- a GPU draws a batch from one stream
+
+def test_a_batch_stream_repeats_itself_and_follows_the_papers_law(monkeypatch):
+    """The GPU's way of drawing (one stream per batch), run on the CPU: the same batch and step give the same pairs,
+    another step other pairs, and each feature sits in a sample's support with probability q_j = 1 - (1 - p_j)^L
+    (Def. 3.1), within four binomial standard errors."""
+    from imbalanced_cl.sim import data
+    monkeypatch.setattr(data, "BATCHED_DRAWS", ("cpu", "cuda"))
+    cfg = SimConfig(d=8, d1=24, L=3, n_pairs=4000, p_scale=3.0)
+    M = data.make_dictionaries(cfg, [0, 1, 2])
+    a, b = data.make_pairs(cfg, M, [0, 1, 2], extra=5), data.make_pairs(cfg, M, [0, 1, 2], extra=5)
+    c = data.make_pairs(cfg, M, [0, 1, 2], extra=6)
+    assert torch.equal(a.UX, b.UX) and torch.equal(a.S, b.S) and not torch.equal(a.UX, c.UX)
+    assert not torch.equal(a.S[0], a.S[1])                          # replicates of a batch are not copies
+    q = data.sample_prob(cfg).float()
+    freq = a.S.float().mean(dim=(0, 1))
+    se = (q * (1 - q) / (3 * cfg.n_pairs)).sqrt()
+    assert bool(((freq - q).abs() < 4 * se).all()), (freq, q)
+    monkeypatch.setattr(data, "BATCHED_DRAWS", ("cuda",))           # the CPU's own streams: other numbers
+    assert not torch.equal(data.make_pairs(cfg, M, [0, 1, 2], extra=5).UX, a.UX)
+
+
+def test_branches_and_controls_still_share_their_pairs_under_batch_streams(monkeypatch):
+    """Resumed from one checkpoint with the same replicates, a pruned branch and its control train on the same pairs
+    (step t's pairs depend on the seed, the replicate list and t): so an unpruned 'branch' equals the control."""
+    from imbalanced_cl.sim import data
+    monkeypatch.setattr(data, "BATCHED_DRAWS", ("cpu", "cuda"))
+    cfg = SimConfig(**{**SMALL, "steps": 6})
+    base = TR.train(cfg)
+    longer = cfg.replace(steps=12)
+    a, b = TR.train(longer, resume=base), TR.train(longer, resume=base)
+    assert torch.equal(a.W, b.W) and torch.equal(a.pairs.UX, b.pairs.UX)
+    assert not torch.equal(TR.train(longer.replace(prune_alpha=0.25, prune_start=6), resume=base).W, a.W)

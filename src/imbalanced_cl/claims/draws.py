@@ -7,8 +7,6 @@ draw once and build each: the pairs make_pairs would give each config alone, for
 """
 from __future__ import annotations
 
-import torch
-
 from ..sim import data as D
 
 
@@ -23,11 +21,6 @@ def common_plan(cfgs: list, n: int) -> list:
 
 
 def raw(cfg, plan: list, replicates: list, extra: int, where="cpu", purpose: int = D.STREAM_TRAIN) -> list:
-    """The raw numbers of `plan` for every replicate, stacked (len(replicates), ...), drawn on `where` from each
-    replicate's own stream (cfg.seed, r, purpose, extra) exactly as data.make_pairs draws them."""
-    out = [torch.empty((len(replicates), *shape), device=where) for _, shape in plan]
-    for k, r in enumerate(replicates):
-        gen = D.generator(cfg.seed, r, purpose, extra, where)
-        for buf, (kind, _) in zip(out, plan):
-            D._fill(buf[k], kind, gen)
-    return out
+    """The raw numbers of `plan` for every replicate, stacked (len(replicates), ...), drawn on `where` exactly as
+    data.make_pairs draws them (data.raw_draws: each replicate's own stream on the CPU, one per batch on a GPU)."""
+    return D.raw_draws(cfg.seed, plan, list(replicates), purpose, extra, where)

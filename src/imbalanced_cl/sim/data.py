@@ -25,6 +25,40 @@ def generator(seed: int, replicate: int, purpose: int, extra: int = 0, device="c
     return torch.Generator(device=device).manual_seed(int(state[0] % (2**63 - 1)))
 
 
+# Device types on which a batch of replicates draws from one stream (tests add "cpu"). On a GPU a draw per replicate
+# is a kernel launch per replicate and per tensor, and the host's launches, not the GPU, then set the pace.
+BATCHED_DRAWS = ("cuda",)
+_BATCH_TAG = 2 ** 31   # keeps a batch's stream apart from every replicate's own (replicate indices stay below it)
+
+
+def batch_generator(seed: int, replicates: list, purpose: int, extra: int = 0, device="cpu") -> torch.Generator:
+    """One torch Generator for a whole batch of replicates (seed, the batch's replicate list, purpose, extra)."""
+    key = [seed, _BATCH_TAG, purpose, extra, len(replicates), *replicates]
+    state = np.random.SeedSequence(key).generate_state(2, dtype=np.uint64)
+    return torch.Generator(device=device).manual_seed(int(state[0] % (2**63 - 1)))
+
+
+def raw_draws(seed: int, plan: list, replicates: list, purpose: int, extra: int, where) -> list[torch.Tensor]:
+    """The raw numbers of `plan` for every replicate, stacked (len(replicates), ...), drawn on `where`.
+
+    On the CPU each replicate draws from its own stream (seed, r, purpose, extra), so its numbers do not depend on
+    the batch or chunk it sits in. On a GPU (BATCHED_DRAWS) the batch draws from one stream keyed by its replicate
+    list: the same law, one launch per tensor; the same batch at the same step draws the same numbers (so branches
+    and their controls, trained on one replicate list, still see the same pairs), but a replicate's numbers then
+    depend on its batch.
+    """
+    where = torch.device(where)
+    out = [torch.empty((len(replicates), *shape), device=where) for _, shape in plan]   # filled in place: no copy
+    if where.type in BATCHED_DRAWS:
+        gen = batch_generator(seed, list(replicates), purpose, extra, where)
+        return [_fill(buf, kind, gen) for buf, (kind, _) in zip(out, plan)]
+    for k, r in enumerate(replicates):
+        gen = generator(seed, r, purpose, extra, where)
+        for buf, (kind, _) in zip(out, plan):
+            _fill(buf[k], kind, gen)
+    return out
+
+
 def eps_vector(cfg: SimConfig) -> torch.Tensor:
     """Per-feature frequencies eps_j (Def. 3.1); minority features are the last ones."""
     if cfg.eps_profile == "geometric":
@@ -196,15 +230,9 @@ def make_pairs(cfg: SimConfig, M: torch.Tensor, replicates, n: int | None = None
 
     `extra` selects a sub-stream: the fixed training set is extra = 0, and with sampling = "fresh" step t draws
     extra = t + 1, so a branch resumed at step t sees the same pairs as its control. Random numbers are drawn on
-    M's device per replicate (draw_device; data_device = "cpu" draws on the CPU whatever the device), then the pairs are
-    built for all replicates at once on M's device.
+    M's device (draw_device; data_device = "cpu" draws on the CPU whatever the device; raw_draws says how a GPU draws a
+    batch), then the pairs are built for all replicates at once on M's device.
     """
     n = cfg.n_pairs if n is None else n
-    where = draw_device(cfg, M.device)
-    plan = _draw_plan(cfg, n)
-    out = [torch.empty((len(replicates), *shape), device=where) for _, shape in plan]   # filled in place: no stack copy
-    for k, r in enumerate(replicates):
-        gen = generator(cfg.seed, r, purpose, extra, where)
-        for buf, (kind, _) in zip(out, plan):
-            _fill(buf[k], kind, gen)
+    out = raw_draws(cfg.seed, _draw_plan(cfg, n), list(replicates), purpose, extra, draw_device(cfg, M.device))
     return pairs_from_draws(cfg, M, [t.to(M.device) for t in out])

@@ -44,10 +44,16 @@ def shared_sampler(cfg: PruningConfig, base: Run):
     M = base.M.to(cfg.torch_device)
     pos = {r: i for i, r in enumerate(base.replicates)}
 
+    index = {}     # {batch's replicate list: (its distinct replicates, where each row reads)}, made once per batch:
+                   # a fresh index tensor copied to a GPU at every step would make the host wait for the device
+
     def sample(t: int, reps: list) -> D.Pairs:
-        uniq = list(dict.fromkeys(reps))
-        P = D.make_pairs(cfg, M[[pos[r] for r in uniq]], uniq, extra=t + 1)
-        idx = torch.tensor([uniq.index(r) for r in reps], device=P.UX.device)
+        key = tuple(reps)
+        if key not in index:
+            uniq = list(dict.fromkeys(reps))
+            index[key] = (uniq, M[[pos[r] for r in uniq]], torch.tensor([uniq.index(r) for r in reps], device=M.device))
+        uniq, M_uniq, idx = index[key]
+        P = D.make_pairs(cfg, M_uniq, uniq, extra=t + 1)
         return D.Pairs(*(getattr(P, f)[idx] for f in PAIR_FIELDS))
     return sample
 
