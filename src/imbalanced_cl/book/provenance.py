@@ -36,6 +36,23 @@ def profile() -> str:
     return os.environ.get("IMBALANCED_CL_PROFILE") or "none (run outside the book runner)"
 
 
+def cpu_kernels() -> str:
+    """The CPU kernel path torch dispatches to on this machine (ATen's capability: 'AVX512', 'AVX2', 'DEFAULT'):
+    records made on different paths can differ in their last digits."""
+    try:
+        return str(torch.backends.cpu.get_cpu_capability())
+    except Exception:   # a torch without the query
+        return "unknown"
+
+
+def environment() -> dict:
+    """The versions of Python and of the packages that compute results, and the CPU kernel path: where a result was
+    made (provenance), never part of a record's code version."""
+    from .runner import dependency_versions
+    return {"versions": dependency_versions(), "cpu_kernels": cpu_kernels(), "cpu": _cpu_model(),
+            "mkl_cbwr": os.environ.get("MKL_CBWR", "unset (MKL picks by CPU)")}
+
+
 def record(params: dict, started: float | None = None) -> dict:
     """A provenance record for the current process (wall time counted from `started` or import)."""
     commit = _git("rev-parse", "HEAD") or "unknown (not a git checkout)"
@@ -47,20 +64,8 @@ def record(params: dict, started: float | None = None) -> dict:
         "params": params, "seed": params.get("seed"),
         "wall_time_s": round(time.time() - (started or _T0), 1),
         "torch": torch.__version__, "device": "cuda" if torch.cuda.is_available() else "cpu",
-        "threads": torch.get_num_threads(), "python": platform.python_version(),
-        **cpu_kernels(),
+        "threads": torch.get_num_threads(), "python": platform.python_version(), **environment(),
     }
-
-
-def cpu_kernels() -> dict:
-    """The CPU kernel path that decides float rounding: the same seed gives the same bits only on the same path.
-
-    Intel and AMD hosts take different MKL kernels (bmm and baddbmm round differently on one and agree on the other),
-    and ATen picks its vector width from the CPU; both can be pinned by MKL_CBWR and ATEN_CPU_CAPABILITY set in the
-    environment before torch loads (book/reproducing.md says why the project does not pin them).
-    """
-    return {"cpu": platform.processor() or _cpu_model(), "aten_cpu_capability": torch.backends.cpu.get_cpu_capability(),
-            "mkl_cbwr": os.environ.get("MKL_CBWR", "unset (MKL picks by CPU)")}
 
 
 def _cpu_model() -> str:

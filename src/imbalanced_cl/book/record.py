@@ -27,10 +27,15 @@ def _provenance(nb) -> dict:
             md = data.get("text/markdown", "")
             md = "".join(md) if isinstance(md, list) else md
             if "Provenance" in md:   # the table provenance.show prints: | field | `value` |
-                for key in ("commit", "device", "torch", "threads"):
+                for key in ("commit", "device", "torch", "threads", "python", "cpu_kernels", "versions"):
                     m = re.search(rf"\| {key} \| `([^`]*)`", md)
                     if m:
                         out[key] = m.group(1)
+                if isinstance(out.get("versions"), str):
+                    try:
+                        out["versions"] = json.loads(out["versions"])
+                    except ValueError:
+                        pass
     return out
 
 
@@ -51,12 +56,67 @@ def record(executed_dir: Path, profile: str, out_dir: Path) -> list[Path]:
     return written
 
 
+def _unreadable(path: Path, why: str, name: str) -> dict:
+    """The stand-in of a record that could not be read: the scoreboard shows "record unreadable" in its place."""
+    return {"notebook": name, "unreadable": f"{path.name}: {why}", "rows": []}
+
+
+def _read_json(path: Path) -> dict:
+    """A JSON object from a file; ValueError naming what is wrong (truncated, not an object, unreadable)."""
+    try:
+        rec = json.loads(Path(path).read_text())
+    except json.JSONDecodeError as e:
+        raise ValueError(f"not valid JSON ({e.msg} at line {e.lineno})") from None
+    except OSError as e:
+        raise ValueError(f"cannot be read ({e.strerror})") from None
+    if not isinstance(rec, dict):
+        raise ValueError("not a JSON object")
+    return rec
+
+
 def load(out_dir: Path) -> dict[str, dict]:
-    """{notebook: record} of every results/<profile>/*.json (empty when the folder does not exist)."""
+    """{notebook: record} of every results/<profile>/*.json (empty when the folder does not exist); a file that
+    cannot be read stands as {"unreadable": why} (column() shows it), never silently left out."""
     folder = Path(out_dir)
     if not folder.is_dir():
         return {}
-    return {p.stem: json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))}
+    out = {}
+    for p in sorted(folder.glob("*.json")):
+        try:
+            rec = _read_json(p)
+            if not isinstance(rec.get("rows"), list):
+                raise ValueError("no rows")
+            out[p.stem] = rec
+        except ValueError as e:
+            out[p.stem] = _unreadable(p, str(e), p.stem)
+    return out
+
+
+def paper_records(root: Path, profile: str = "paper") -> dict[str, dict]:
+    """The records the scoreboard's paper column reads: results/<profile>/ (the `record` command), overridden by
+    the campaign's current units; a readable record is never overridden by an unreadable one's stand-in."""
+    out = load(Path(root) / "results" / profile)
+    for name, rec in load_campaign(root, profile).items():
+        if not rec.get("unreadable") or name not in out or out[name].get("unreadable"):
+            out[name] = rec
+    return out
+
+
+def unreadable_notes(records: dict[str, dict]) -> list[str]:
+    """One line per unreadable record of a loaded set: which file, why, and what was left out."""
+    return [f"{rec['unreadable']}; the paper-scale verdicts of {name} are left out (shown as 'record unreadable')"
+            for name, rec in records.items() if rec.get("unreadable")]
+
+
+def device_label(rec: dict) -> str:
+    """The device a record was made on, with the versions that can move its last digits: 'cuda, torch 2.11.0,
+    Python 3.12.3' (versions are provenance, not part of its code version)."""
+    versions = rec.get("versions") if isinstance(rec.get("versions"), dict) else {}
+    torch_v, py = versions.get("torch") or rec.get("torch"), versions.get("python") or rec.get("python")
+    parts = [str(rec.get("device", "?"))] + ([f"torch {torch_v}"] if torch_v else []) + ([f"Python {py}"] if py else [])
+    if rec.get("cpu_kernels"):
+        parts.append(f"CPU kernels {rec['cpu_kernels']}")
+    return ", ".join(parts)
 
 
 def column(rows: list[dict], records: dict[str, dict]) -> list[dict]:
@@ -67,18 +127,29 @@ def column(rows: list[dict], records: dict[str, dict]) -> list[dict]:
         if rec is None:
             out.append({"status": "not yet run at paper scale"})
             continue
+        if rec.get("unreadable"):
+            out.append({"status": f"record unreadable ({rec['unreadable']})"})
+            continue
         match = next((x for x in rec["rows"] if x["claim"] == r["claim"]), None)
         if match is None:
             out.append({"status": "no such row in the paper-scale record"})
             continue
         out.append({"status": "ok", "verdict": match["verdict"], "measured": match["measured"], "lo": match["lo"],
-                    "hi": match["hi"], "device": rec.get("device", "?"), "commit": str(rec.get("commit", "?"))[:7],
+                    "hi": match["hi"], "device": device_label(rec), "commit": str(rec.get("commit", "?"))[:7],
                     "differs": match["verdict"] != r["verdict"], "units": rec.get("units")})
     return out
 
 
-# Modules that render or schedule, never compute a measurement: editing them must not make a recorded unit stale.
-RENDERING = ("imbalanced_cl.book", "imbalanced_cl.campaign")
+# Modules that draw, render, schedule or say where a run happened, never shape a recorded value or row: editing them
+# must not make a recorded unit stale. The rest of book/ counts: tables.py builds the verdict rows a notebook glues,
+# glued.py reads them back into the record (RECORD_SHAPERS), so an edit there changes what a record holds.
+RENDERING = ("imbalanced_cl.campaign", "imbalanced_cl.book.plots", "imbalanced_cl.book.provenance",
+             "imbalanced_cl.book.sphinxext", "imbalanced_cl.book.scoreboard", "imbalanced_cl.book.runner",
+             "imbalanced_cl.book.record", "imbalanced_cl.book.stability")
+
+# Modules that turn an executed notebook into a record's rows whatever the notebook imports (the notebook unit's
+# payload is rows_of(executed copy)).
+RECORD_SHAPERS = "import imbalanced_cl.book.glued\n"
 
 
 def _syntax(source: str) -> str:
@@ -197,39 +268,48 @@ def science_files(root: Path, notebook: Path | None = None, source: str = "") ->
 
 def source_code(root: Path, source: str) -> str:
     """The code version of a piece of code that calls the package (a campaign unit's entry): the syntax of the
-    modules it imports, transitively, and the versions of the result packages."""
-    from .runner import dependency_versions
-    return code_digest(Path(root), science_files(root, source=source), {**dependency_versions(), "entry": source})
+    modules it imports, transitively. The versions of torch, numpy and Python are not part of it: a record made on
+    another machine under the same code and parameters answers for them (its provenance names the versions)."""
+    return code_digest(Path(root), science_files(root, source=source), {"entry": source})
 
 
 def notebook_code(root: Path, notebook: Path) -> str:
-    """The code version of one notebook's results: the syntax of its code cells and of the package modules it
-    imports (science_files; comments, docstrings and prose do not count), and the versions of the result packages."""
-    from .runner import dependency_versions
-    return code_digest(Path(root), [Path(notebook)] + science_files(root, notebook), dependency_versions())
+    """The code version of one notebook's results: the syntax of its code cells, of the package modules it imports
+    (science_files; comments, docstrings and prose do not count) and of those that turn its output into rows
+    (RECORD_SHAPERS). Package versions are provenance, not code (see source_code)."""
+    files = [Path(notebook)] + science_files(root, notebook) + science_files(root, source=RECORD_SHAPERS)
+    return code_digest(Path(root), files)
 
 
 def load_campaign(root: Path, profile: str) -> dict[str, dict]:
     """{notebook: record} of the campaign's `notebook` units at a profile that match today's code and parameters.
 
-    Each record is shaped like a results/<profile>/ record (rows, device, commit, wall time) plus `units`
-    ("1 of 1"). A unit recorded under other code or parameters is stale and left out (`campaign status` lists it);
-    a file that does not parse is skipped.
+    Each record is shaped like a results/<profile>/ record (rows, device, commit, wall time, versions) plus `units`
+    ("1 of 1"). A unit recorded under other code or parameters is stale and left out (`campaign status` lists it).
+    A file that cannot be read stands, when no current record of its notebook exists, as {"unreadable": why}: the
+    scoreboard shows "record unreadable" there rather than a column that silently lacks the notebook.
     """
     from .profiles import params as profile_params
     folder = Path(root) / "results" / "campaign" / profile / "notebook"
-    out = {}
+    out, bad = {}, {}
     for p in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        if p.name.startswith("."):
+            continue
+        name = p.stem.rpartition("-")[0] or p.stem      # <notebook>-<key>.json
         try:
-            rec = json.loads(p.read_text())
+            rec = _read_json(p)
+            missing = [k for k in ("name", "code", "params", "provenance", "payload") if k not in rec]
+            if missing:
+                raise ValueError(f"missing {', '.join(missing)}")
             nb = Path(root) / "notebooks" / f"{rec['name']}.ipynb"
             current = (nb.exists() and rec["code"] == notebook_code(root, nb)
                        and rec["params"] == profile_params(profile, rec["name"]))
-        except (ValueError, KeyError, OSError):
+        except (ValueError, KeyError, TypeError) as e:
+            bad.setdefault(name, _unreadable(p, str(e), name))
             continue
         if current:
-            prov = rec["provenance"]
+            prov = rec["provenance"] if isinstance(rec["provenance"], dict) else {}
             out[rec["name"]] = {"notebook": rec["name"], "profile": profile, **prov,
                                 "date": prov.get("recorded"), "parameters": rec["params"],
                                 "rows": rec["payload"].get("rows", []), "units": "1 of 1"}
-    return out
+    return {**bad, **out}

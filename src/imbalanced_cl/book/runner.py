@@ -278,13 +278,26 @@ def plan(root: Path, profile: str, only: list[str] | None, build: bool, override
     runs = [(nb, profile_params(profile, nb.stem, profiles_file)) for nb in chosen]
     if overrides:
         import papermill as pm
+        names: set[str] = set()
         for nb, params in runs:
             declared = pm.inspect_notebook(str(nb))
+            names |= set(declared)
             params.update({k: v for k, v in overrides.items() if k in declared})
+        unused = [k for k in overrides if k not in names]
+        if unused:   # a typo would otherwise run (or reuse) every notebook with its parameters unchanged
+            raise ParameterError(unused_message(unused, overrides, names))
     problems = [line for nb, params in runs for line in check_notebook(nb, params, where)]
     if problems:
         raise ParameterError("\n".join(problems))
     return notebooks, runs
+
+
+def unused_message(unused: list[str], overrides: dict, names: set[str]) -> str:
+    """One line naming each --set parameter that no selected notebook has, with the nearest parameter name."""
+    parts = [f"{k}={overrides[k]!r}" + (f" (did you mean {nearest(k, names)}?)" if nearest(k, names) else "")
+             for k in unused]
+    return (f"--set {', '.join(parts)}: no selected notebook has {'this parameter' if len(parts) == 1 else 'these'}; "
+            "nothing would change (`papermill --help-notebook NOTEBOOK` lists a notebook's parameters)")
 
 
 class Batch:

@@ -118,7 +118,7 @@ def gather(executed_dir: str = "", root: Path | None = None) -> Board:
                 board.recorded[nb] = note
     here = Path(root or repo_root())
     # campaign units (python -m imbalanced_cl campaign) of today's code and parameters win over `record` files
-    board.paper = {**record.load(here / "results" / "paper"), **record.load_campaign(here, "paper")}
+    board.paper = record.paper_records(here, "paper")
     board.stability = stability.load(here, board.book_profile or "default")
     board.paper_stability = stability.load_campaign(here, "paper")
     flips = stability.flipped(board.stability)
@@ -204,7 +204,8 @@ def _summary_table(board: Board, base: str) -> str:
         if nb in board.recorded:
             note += f' <small class="sb-recorded">(with {_esc(board.recorded[nb])})</small>'
         units = (board.paper.get(nb) or {}).get("units")
-        paper = ("recorded" + (f", {units} units" if units else "") if nb in board.paper
+        paper = ("record unreadable" if (board.paper.get(nb) or {}).get("unreadable")
+                 else "recorded" + (f", {units} units" if units else "") if nb in board.paper
                  else "not yet run at paper scale")
         prem = f"{sum(reg.values()) - reg.get(V.HOLDS, 0)} of {sum(reg.values())}" if reg else ""
         out.append(f'<tr data-summary="{_esc(nb)}"><th scope="row"><a href="{base}{_esc(nb)}.html">{_esc(nb)}</a>'

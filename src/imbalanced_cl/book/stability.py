@@ -55,16 +55,30 @@ def run(profile: str, seeds: list[int], root: Path, only: list[str] | None = Non
     return result
 
 
+def _load(p: Path) -> dict | None:
+    """A stored stability result, or None; one that cannot be read is named in a warning (what it leaves out)."""
+    if not p.exists():
+        return None
+    try:
+        out = json.loads(p.read_text())
+        if not isinstance(out, dict):
+            raise ValueError("not a JSON object")
+        return out
+    except (ValueError, OSError) as e:
+        import warnings
+        warnings.warn(f"{p}: unreadable ({e}); its seed-stability result is left out", stacklevel=3)
+        return None
+
+
 def load(root: Path, profile: str) -> dict | None:
-    """The stored stability result of a profile, or None."""
-    p = root / "results" / "stability" / f"{profile}.json"
-    return json.loads(p.read_text()) if p.exists() else None
+    """The stored stability result of a profile, or None (a warning names an unreadable one)."""
+    return _load(Path(root) / "results" / "stability" / f"{profile}.json")
 
 
 def load_campaign(root: Path, profile: str = "paper") -> dict | None:
-    """The stability of a profile's recorded campaign units (`campaign stability`), or None."""
-    p = root / "results" / "stability" / f"campaign-{profile}.json"
-    return json.loads(p.read_text()) if p.exists() else None
+    """The stability of a profile's recorded campaign units (`campaign stability`), or None (a warning names an
+    unreadable one)."""
+    return _load(Path(root) / "results" / "stability" / f"campaign-{profile}.json")
 
 
 def flipped(result: dict | None) -> set[tuple[str, str]]:

@@ -1,8 +1,9 @@
 """One unit's record: JSON under <results>/<kind>/<name>-<key>.json, written atomically, and the scan of a folder.
 
 A record holds the unit (kind, name, key, profile, parameters, code version), its provenance (git commit, host,
-device, torch version, threads, seed, wall time) and the kind's payload. It is written to a temporary name in the
-same folder and renamed into place (os.replace), so a reader never sees half a unit. A file that does not parse, or
+device, the versions of Python and of the result packages, the CPU kernel path, threads, seed, wall time) and the
+kind's payload. It is written to a temporary name in the same folder and renamed into place (os.replace), so a
+reader never sees half a unit. A file that does not parse, or
 lacks the fields, is corrupt: reported by name and skipped.
 """
 from __future__ import annotations
@@ -36,12 +37,14 @@ def _git(root: Path, *args: str) -> str:
 def provenance(root: Path, unit: Unit, wall_s: float, threads: int) -> dict:
     """Where and how the unit ran: commit (and whether the tree was dirty), host, device, versions, seed, wall time."""
     import torch
+
+    from ..book.provenance import environment    # here: it imports torch
     dirty = bool(_git(root, "status", "--porcelain", "--untracked-files=no"))
     return {"commit": _git(root, "rev-parse", "HEAD") or "unknown (not a git checkout)", "dirty": dirty,
             "host": socket.gethostname(), "cpu": platform.processor() or platform.machine(),
             "device": "cuda" if torch.cuda.is_available() else "cpu",
             "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
-            "torch": torch.__version__, "python": platform.python_version(), "threads": threads,
+            "torch": torch.__version__, "python": platform.python_version(), **environment(), "threads": threads,
             "seed": unit.seed, "wall_s": round(wall_s, 2),
             "recorded": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
 

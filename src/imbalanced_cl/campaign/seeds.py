@@ -23,9 +23,14 @@ def with_seed(unit: Unit, seed: int) -> Unit | None:
     return Unit(unit.kind, unit.name, unit.profile, {**unit.params, "seed": seed}, unit.code, seed)
 
 
-def rows_by_seed(units: list[Unit], seeds: list[int], results: Path) -> tuple[dict, list[str]]:
-    """({seed: verdict rows of the notebook units recorded under it}, notebooks recorded under every seed)."""
-    have = record.scan(results).records
+def rows_by_seed(units: list[Unit], seeds: list[int], results: Path,
+                 corrupt: list | None = None) -> tuple[dict, list[str]]:
+    """({seed: verdict rows of the notebook units recorded under it}, notebooks recorded under every seed); the
+    unreadable records found are appended to `corrupt` as (path, why)."""
+    sc = record.scan(results)
+    have = sc.records
+    if corrupt is not None:
+        corrupt += sc.corrupt
     by_seed, names = {}, None
     for s in seeds:
         found = {}
@@ -41,10 +46,14 @@ def rows_by_seed(units: list[Unit], seeds: list[int], results: Path) -> tuple[di
 
 def report(units: list[Unit], seeds: list[int], results: Path, out: Path | None = None) -> list[str]:
     """Lines comparing the recorded verdicts across seeds (and the result written to `out`, when given)."""
-    by_seed, names = rows_by_seed(units, seeds, results)
+    corrupt: list = []
+    by_seed, names = rows_by_seed(units, seeds, results, corrupt)
+    # a record that cannot be read is named, with what its absence leaves out, never dropped without a word
+    bad = [f"corrupt record {p}: {why}; left out of the comparison (its notebook counts as not recorded under "
+           "that seed)" for p, why in corrupt]
     if not names:
-        return [f"no notebook is recorded under every seed {seeds} in {results}: run "
-                f"`campaign run --seed S` for each seed first"]
+        return bad + [f"no notebook is recorded under every seed {seeds} in {results}: run "
+                      f"`campaign run --seed S` for each seed first"]
     res = compare(by_seed)
     flips = [c for c in res["changed"] if set(c["verdicts"].values()) in FLIPS]
     lines = [f"{res['unchanged']} of {res['rows']} rows kept their verdict across seeds {res['seeds']} "
@@ -53,6 +62,7 @@ def report(units: list[Unit], seeds: list[int], results: Path, out: Path | None 
              f"{res['seed_dependent']}, of which {res['seed_dependent_unchanged']} kept their verdict",
              f"conclusive flips (holds <-> does not hold, partly <-> does not hold): {len(flips)} (target 0)"]
     lines += [f"  {c['notebook']}: {c['claim']}: {c['verdicts']}" for c in res["changed"]]
+    lines = bad + lines
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps({"notebooks": names, "flips": len(flips), **res}, indent=1) + "\n")

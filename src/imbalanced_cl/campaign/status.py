@@ -22,6 +22,7 @@ class Coverage:
     partial: dict = field(default_factory=dict)     # {unit label: checkpoint.summary} of pending units with points
     unclaimed: list = field(default_factory=list)   # [Path]: checkpoint folders of no pending unit of this plan
     walls: dict = field(default_factory=dict)       # {(kind, name): latest recorded wall seconds, stale included}
+    made: dict = field(default_factory=dict)        # {unit label: where its record was made (device, versions)}
 
     def estimate(self, unit: Unit) -> float | None:
         """Expected seconds of a unit: the wall time recorded for the same kind and name (any code), or None."""
@@ -63,6 +64,8 @@ def coverage(units: list[Unit], results: Path) -> Coverage:
             (cov.stale if named else cov.outside).append((sc.paths[key], rec))
     for u in units:
         (cov.done if u.key in sc.records else cov.pending).append(u)
+        if u.key in sc.records:
+            cov.made[u.label] = made_on(sc.records[u.key].get("provenance"))
         info = holder(Path(results) / ".locks" / f"{u.kind}-{u.name}-{u.key}.lock")
         if info is not None and not is_stale(info):
             cov.running[u.label] = info
@@ -73,6 +76,23 @@ def coverage(units: list[Unit], results: Path) -> Coverage:
     kept = Path(results) / "checkpoints"
     cov.unclaimed = sorted(p for p in kept.iterdir() if p.name not in mine) if kept.is_dir() else []
     return cov
+
+
+def made_on(prov) -> str:
+    """Where a record was made: 'cuda, torch 2.11.0, Python 3.12.3, CPU kernels AVX2' (provenance, not code)."""
+    if not isinstance(prov, dict):
+        return "?"
+    parts = [str(prov.get("device", "?"))] + [f"{label} {prov[k]}" for k, label in
+                                              (("torch", "torch"), ("python", "Python"), ("cpu_kernels", "CPU kernels"))
+                                              if prov.get(k)]
+    versions = prov.get("versions") if isinstance(prov.get("versions"), dict) else {}
+    parts += [f"{k} {v}" for k, v in sorted(versions.items()) if k not in ("torch", "python")]
+    return ", ".join(parts)
+
+
+def unit_of(path: Path) -> str:
+    """The unit a record file is named after: <kind>/<name> from <results>/<kind>/<name>-<key>.json."""
+    return f"{path.parent.name}/{path.stem.rpartition('-')[0] or path.stem}"
 
 
 def _hms(seconds: float) -> str:
@@ -93,8 +113,8 @@ def report(cov: Coverage, profile: str, results: Path, workers: int = 1) -> list
     """The lines `campaign status` prints."""
     n = len(cov.done) + len(cov.pending)
     lines = [f"campaign {profile} ({results}): {n} units planned",
-             f"  done     {len(cov.done):3d}" + "".join(f"\n             {u.label} ({_hms(cov.estimate(u) or 0)})"
-                                                   for u in cov.done),
+             f"  done     {len(cov.done):3d}" + "".join(f"\n             {u.label} ({_hms(cov.estimate(u) or 0)}; "
+                                                   f"made on {cov.made.get(u.label, '?')})" for u in cov.done),
              f"  pending  {len(cov.pending):3d}" + "".join(
                  f"\n             {u.label}" + (" [running: pid {pid} on {host}]".format(**cov.running[u.label])
                                                if u.label in cov.running else "")
@@ -103,8 +123,9 @@ def report(cov: Coverage, profile: str, results: Path, workers: int = 1) -> list
              f"  stale    {len(cov.stale):3d}" + "".join(
                  f"\n             {p.name} (recorded at commit {str(r['provenance'].get('commit', '?'))[:7]} "
                  "under other code or parameters; not used)" for p, r in cov.stale),
-             f"  corrupt  {len(cov.corrupt):3d}" + "".join(f"\n             {p}: {why} (skipped)"
-                                                        for p, why in cov.corrupt)]
+             f"  corrupt  {len(cov.corrupt):3d}" + "".join(
+                 f"\n             {p}: {why} (skipped: {unit_of(Path(p))} counts as not recorded, and is run again)"
+                 for p, why in cov.corrupt)]
     if cov.unclaimed:
         lines.append("  checkpoints of no pending unit of this plan (other code, parameters or selection): "
                      + ", ".join(p.name for p in cov.unclaimed))
