@@ -13,6 +13,7 @@ import torch
 from .. import __version__
 
 _T0 = time.time()
+COMMIT_ENV = "IMBALANCED_CL_COMMIT"   # the commit of a copy that has no .git folder
 
 
 def _git(*args: str) -> str:
@@ -49,13 +50,15 @@ def environment() -> dict:
     """The versions of Python and of the packages that compute results, and the CPU kernel path: where a result was
     made (provenance), never part of a record's code version."""
     from .runner import dependency_versions
-    return {"versions": dependency_versions(), "cpu_kernels": cpu_kernels(), "cpu": _cpu_model(),
+    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none"
+    return {"versions": dependency_versions(), "cpu_kernels": cpu_kernels(), "cpu": _cpu_model(), "gpu": gpu,
             "mkl_cbwr": os.environ.get("MKL_CBWR", "unset (MKL picks by CPU)")}
 
 
 def record(params: dict, started: float | None = None) -> dict:
     """A provenance record for the current process (wall time counted from `started` or import)."""
-    commit = _git("rev-parse", "HEAD") or "unknown (not a git checkout)"
+    # A copy without its .git folder (a lent GPU machine, a cluster's scratch copy) names its commit in the environment.
+    commit = _git("rev-parse", "HEAD") or os.environ.get(COMMIT_ENV) or "unknown (not a git checkout)"
     dirty = bool(_git("status", "--porcelain", "--untracked-files=no"))
     version = __version__     # the source's own version: an editable install's metadata can lag behind it
     return {

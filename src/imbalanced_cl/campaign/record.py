@@ -38,9 +38,10 @@ def provenance(root: Path, unit: Unit, wall_s: float, threads: int) -> dict:
     """Where and how the unit ran: commit (and whether the tree was dirty), host, device, versions, seed, wall time."""
     import torch
 
-    from ..book.provenance import environment    # here: it imports torch
+    from ..book.provenance import COMMIT_ENV, environment    # here: it imports torch
     dirty = bool(_git(root, "status", "--porcelain", "--untracked-files=no"))
-    return {"commit": _git(root, "rev-parse", "HEAD") or "unknown (not a git checkout)", "dirty": dirty,
+    commit = _git(root, "rev-parse", "HEAD") or os.environ.get(COMMIT_ENV) or "unknown (not a git checkout)"
+    return {"commit": commit, "dirty": dirty,
             "host": socket.gethostname(), "cpu": platform.processor() or platform.machine(),
             "device": "cuda" if torch.cuda.is_available() else "cpu",
             "gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
