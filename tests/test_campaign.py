@@ -386,12 +386,16 @@ def test_gpu_check_skips_in_one_line_without_cuda_and_names_only_planned_units()
     projection = {"notebooks": {"01_stage1_growth": {"projected_s": 5.0}, "02_lucky_neurons": {"projected_s": 50.0},
                                 "03_Ni_scaling": {"projected_s": 20.0}}}      # 05 unmeasured: after the measured
     units = gpu.plan(projection)
-    names = [n for n, _ in units]
+    names = [u[2] for u in units]
     assert names[:4] == ["01_stage1_growth", "03_Ni_scaling", "02_lucky_neurons", "05_appendix_figures"]
-    assert units[4] == ("03_Ni_scaling", 1) and names[-1] == "04_pruning_gains"
-    assert [n for n, _ in gpu.plan(None)][:4] == gpu.PROJECTED
-    _, planned = plan("paper", sorted(set(names)), ["premise_cell", "notebook"], ROOT)
-    assert sorted(u.name for u in planned) == sorted(set(names))
+    assert units[4] == ("paper", "notebook", "03_Ni_scaling", 1) and names[-1] == "04_pruning_gains"
+    assert [u[2] for u in gpu.plan(None)][:4] == gpu.PROJECTED
+    for profile in ("paper", "default"):
+        for kind in {u[1] for u in units if u[0] == profile}:
+            mine = sorted({u[2] for u in units if u[:2] == (profile, kind)})
+            _, planned = plan(profile, mine, [kind], ROOT)
+            assert sorted(u.name for u in planned) == mine, (profile, kind)
+    assert ("default", "scale_point", "d160", None) in units
 
 
 def test_run_only_settings_do_not_make_a_record_answer_for_other_parameters():

@@ -48,12 +48,18 @@ def order(projection: dict | None) -> list[str]:
     return sorted(PROJECTED, key=lambda nb: (secs.get(nb, float("inf")), PROJECTED.index(nb)))
 
 
-def plan(projection: dict | None, profile: str = "paper") -> list[tuple[str, int | None]]:
-    """(unit name, base seed or None for the default) in the order a lease runs them."""
+def plan(projection: dict | None) -> list[tuple[str, str, str, int | None]]:
+    """(profile, kind, unit name, base seed or None) in the order a lease runs them: the projected paper notebooks,
+    notebook 03 under a second seed, the premise map's paper cells, the default profile's recorded units (the d = 160
+    scale point and the premise cells, hours on a 2-core CPU), and notebook 04 at paper last."""
+    from .kinds import plan_scale
     from .premise_cells import plan as cells
-    units = [(nb, None) for nb in order(projection)] + [("03_Ni_scaling", 1)]
-    units += [(u.name, None) for u in cells(profile, repo_root())]
-    return units + [("04_pruning_gains", None)]
+    root = repo_root()
+    units = [("paper", "notebook", nb, None) for nb in order(projection)] + [("paper", "notebook", "03_Ni_scaling", 1)]
+    units += [("paper", "premise_cell", u.name, None) for u in cells("paper", root)]
+    units += [("default", "scale_point", u.name, None) for u in plan_scale("default", root)]
+    units += [("default", "premise_cell", u.name, None) for u in cells("default", root)]
+    return units + [("paper", "notebook", "04_pruning_gains", None)]
 
 
 def main(argv=None) -> int:
@@ -81,19 +87,20 @@ def main(argv=None) -> int:
     rc |= _step("paper-size benchmark", [sys.executable, "benchmarks/paper_projection.py", "--json", str(out)],
                 min(BENCH_S, left()))
     projection = json.loads(out.read_text()) if out.exists() else None
-    for unit, seed in plan(projection):
+    for profile, kind, unit, seed in plan(projection):
         if args.only and unit not in args.only:
             continue
         budget = int(left() - 20)      # 20 s for the cluster to start and stop
+        label = f"{profile} {kind}/{unit}" + (f" (seed {seed})" if seed is not None else "")
         if budget < 30:
-            print(f"== gpu-check: {unit}: not started ({max(budget, 0)} s left); the next call resumes here")
+            print(f"== gpu-check: {label}: not started ({max(budget, 0)} s left); the next call resumes here")
             continue
-        cmd = [sys.executable, "-m", "imbalanced_cl", "campaign", "run", "--profile", "paper", "--only", unit,
-               "--workers", "1", "--threads", str(THREADS), "--budget", f"{budget}s", "--no-progress"]
-        rc |= _step(f"{unit}" + (f" (seed {seed})" if seed is not None else ""),
-                    cmd + (["--seed", str(seed)] if seed is not None else []), left())
-    subprocess.call([sys.executable, "-m", "imbalanced_cl", "campaign", "status", "--profile", "paper"],
-                    cwd=repo_root(), timeout=60)
+        cmd = [sys.executable, "-m", "imbalanced_cl", "campaign", "run", "--profile", profile, "--kind", kind,
+               "--only", unit, "--workers", "1", "--threads", str(THREADS), "--budget", f"{budget}s", "--no-progress"]
+        rc |= _step(label, cmd + (["--seed", str(seed)] if seed is not None else []), left())
+    for profile in ("paper", "default"):
+        subprocess.call([sys.executable, "-m", "imbalanced_cl", "campaign", "status", "--profile", profile],
+                        cwd=repo_root(), timeout=60)
     return rc
 
 
