@@ -8,6 +8,25 @@ import numpy as np
 import scipy.stats as sps
 import torch
 
+# The range of every measured quantity a verdict row shows (verdict.Verdict.quantity): an interval must stay inside
+# it, and a point estimate outside it is an error, not a verdict.
+RANGES: dict[str, tuple[float, float]] = {
+    "real": (-math.inf, math.inf),     # a slope, a difference, a gap: any real number
+    "fraction": (0.0, 1.0),            # a share, a proportion, a probability
+    "cosine": (-1.0, 1.0),             # a signed cosine or a correlation
+    "cosine_abs": (0.0, 1.0),          # |cos| or cos², a squared or absolute cosine
+    "count": (0.0, math.inf),          # a number of things (a mean count over replicates included)
+    "positive": (0.0, math.inf),       # a ratio, a norm, a time: never below 0
+}
+
+
+def in_range(x: float, quantity: str) -> bool:
+    """Whether x lies in the declared range of `quantity` (NaN counts as inside: it is "not tested", not wrong)."""
+    if quantity not in RANGES:
+        raise ValueError(f"unknown quantity {quantity!r}; one of {tuple(RANGES)}")
+    lo, hi = RANGES[quantity]
+    return x is None or math.isnan(x) or lo <= x <= hi
+
 
 def t975(df: int) -> float:
     """97.5% quantile of Student's t with df degrees of freedom (scipy.stats; NaN below df = 1)."""
