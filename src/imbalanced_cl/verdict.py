@@ -364,17 +364,3 @@ def gate(rows: list[Verdict], notebook: str = "") -> list[Verdict]:
         out.append(r)
     return out
 
-
-def with_premises(rows: list[Verdict], checks: list[tuple[str, bool]], claims: set[str] | None = None) -> list[Verdict]:
-    """Deprecated (matches sentences; removed once every caller names premises by id): rows whose claim starts with
-    one of `claims` (all if None) become "not comparable" when a check fails."""
-    ok = all(m for _, m in checks)
-    text = ("not met: " if not ok else "met: ") + "; ".join(d for d, m in checks if m != ok or ok)
-    out = []
-    for r in rows:
-        if claims is None or any(r.claim.startswith(c) for c in claims):
-            r.premise = "; ".join(p for p in (r.premise, text) if p)
-            if not ok and r.verdict not in (UNTESTED, NOT_COMPARABLE):
-                r.would_be, r.verdict, r.n_needed = r.verdict, NOT_COMPARABLE, math.nan
-        out.append(r)
-    return out
