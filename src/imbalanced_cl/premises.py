@@ -75,7 +75,8 @@ CONDITIONS: tuple[Condition, ...] = (
     Condition("baseline_reproduced", PREMISE, "Table 2 (the SimCLR row)",
               "our SimCLR baseline is within the band of the paper's SimCLR number, so gains are comparable",
               "Table 2's comparison"),
-    Condition("companion_bias", PREMISE, "Wen & Li 2021, L182", "the bias schedule switched on in every replicate",
+    Condition("companion_bias", PREMISE, "Wen & Li 2021 (the bias schedule)",  # their L182
+              "the bias schedule switched on in every replicate",
               "Wen & Li 2021, Thm 3.4"),
     # --- predictions: what a theorem, lemma or remark concludes ---
     Condition("feature_span", PREDICTION, "Thm 3.1, β bound (eq. 13)",

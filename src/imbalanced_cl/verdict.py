@@ -352,10 +352,10 @@ def gate(rows: list[Verdict], notebook: str = "") -> list[Verdict]:
             met = [p for p in here if premise_met(p)]
             parts = [r.premise] if r.premise else []
             if failed:
-                parts.insert(0, "not met: " + "; ".join(f"{P.BY_ID[p.id].statement} (measured {p.measured:.3g}, "
-                                                        f"{p.verdict})" for p in failed))
+                parts.insert(0, "not met: " + "; ".join(f"{P.name(p.id)} (measured {p.measured:.3g}: {p.verdict})"
+                                                        for p in failed))
             if met:
-                parts.append("met: " + "; ".join(P.BY_ID[p.id].statement for p in met))
+                parts.append("met: " + "; ".join(P.name(p.id) for p in met))
             r.premise = "; ".join(parts)
             r.checked = tuple(dict.fromkeys(r.checked + tuple(p.id for p in failed + met)))
             r.unmet = tuple(dict.fromkeys(r.unmet + tuple(p.id for p in failed)))
