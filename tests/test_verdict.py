@@ -103,16 +103,66 @@ def test_shares():
 
 def test_failed_premise_makes_a_row_not_comparable_and_names_it():
     r = V.row("pruning rescues minority features", "Thm 3.2", "> 0", 0.0, -0.01, 0.01,
-              V.judge_positive(-0.01, 0.01, sesoi=0.05),
-              checks=[("Stage 2 reached", True), ("the mask contains a minority neuron", False)])
-    assert r.verdict == NOT_COMPARABLE and "mask contains a minority neuron" in r.premise
-    ok = V.row("x", "s", "p", 0.2, 0.15, 0.3, V.judge_positive(0.15, 0.3, sesoi=0.1), checks=[("T1 reached", True)])
-    assert ok.verdict == HOLDS and ok.premise.startswith("met")
+              V.judge_positive(-0.01, 0.01, sesoi=0.05), id="rescue",
+              checks=[("stage_reached", "Stage 2 reached", True), ("lucky_exist", "a minority lucky neuron", False)])
+    assert r.verdict == NOT_COMPARABLE and "a minority lucky neuron" in r.premise
+    assert r.would_be == FAILS and r.depends == ("stage_reached", "lucky_exist")
+    ok = V.row("x", "s", "p", 0.2, 0.15, 0.3, V.judge_positive(0.15, 0.3, sesoi=0.1), id="x",
+               checks=[("stage_reached", "T1 reached", True)])
+    assert ok.verdict == HOLDS and ok.premise.startswith("met") and ok.would_be == ""
+
+
+def _claim(id, depends=(), lo=0.2, hi=0.3, kind="paper"):
+    return V.row(f"claim {id}", "Thm", "> 0.1", (lo + hi) / 2, lo, hi, V.judge_positive(lo, hi, sesoi=0.1), id=id,
+                 depends=depends, kind=kind)
+
+
+def _premise(id, verdict):
+    return V.Verdict(f"premise {id}", "Lemma", "in range", 0.5, 0.5, 0.5, verdict, "", kind="regime", id=id)
+
+
+def test_a_premise_the_row_does_not_depend_on_leaves_its_verdict():
+    rows = V.gate([_claim("census", depends=("m_poly",)), _claim("growth", depends=("k_poly", "lambda_range")),
+                   _premise("k_poly", FAILS), _premise("m_poly", HOLDS), _premise("lambda_range", HOLDS)], "nb")
+    census, growth = rows[0], rows[1]
+    assert census.verdict == HOLDS and census.would_be == ""           # Lemma B.1 failed, but the census is no gradient
+    assert growth.verdict == NOT_COMPARABLE and growth.would_be == HOLDS   # the measured outcome is kept beside it
+    assert (growth.measured, growth.lo, growth.hi) == (0.25, 0.2, 0.3)
+    assert "not met" in growth.premise and "K = poly(d1)" in growth.premise
+    assert rows[2].verdict == FAILS                                     # premise rows come back unchanged
+
+
+def test_an_inconclusive_premise_is_not_met_and_an_untested_one_does_not_gate():
+    rows = V.gate([_claim("a", depends=("k_poly",)), _claim("b", depends=("no_memorisation",)),
+                   _premise("k_poly", INCONCLUSIVE), _premise("no_memorisation", UNTESTED)], "nb")
+    assert rows[0].verdict == NOT_COMPARABLE and rows[1].verdict == HOLDS
+
+
+def test_a_row_without_an_id_or_with_an_unknown_premise_fails_with_one_line():
+    with pytest.raises(V.VerdictError, match=r"^nb: row 'claim ' has no id$"):
+        V.gate([_claim("")], "nb")
+    with pytest.raises(V.VerdictError, match="nb: row 'claim x' depends on 'no_such', which is no premise"):
+        V.gate([_claim("x", depends=("no_such",))], "nb")
+    with pytest.raises(V.VerdictError, match="a prediction: predictions never gate"):
+        V.gate([_claim("x", depends=("mask_share",))], "nb")
+    with pytest.raises(V.VerdictError, match="used twice"):
+        V.gate([_claim("x"), _claim("x")], "nb")
+    with pytest.raises(V.VerdictError, match="premise row needs a premise's id"):
+        V.gate([_premise("mask_share", HOLDS)], "nb")
+    with pytest.raises(V.VerdictError, match="not snake_case"):
+        V.gate([_claim("Bad-Id")], "nb")
+
+
+def test_a_point_estimate_outside_its_range_is_an_error():
+    with pytest.raises(ValueError, match="outside the range"):
+        V.Verdict("cos", "s", "p", 1.2, 1.1, 1.3, HOLDS, quantity="cosine", id="c")
+    r = V.Verdict("cos", "s", "p", 0.767, 0.34, 1.194, HOLDS, quantity="cosine_abs", id="c")
+    assert not r.interval_in_range()
 
 
 def test_replicates_needed_from_the_observed_spread():
     # half-width 0.2 against a band of 0.1 with 4 replicates: 4 * (0.2/0.1)^2 = 16
-    r = V.row("x", "s", "1", 1.1, 0.9, 1.3, V.judge_target(0.9, 1.3, 1.0, 0.1), n=4, band=0.1)
+    r = V.row("x", "s", "1", 1.1, 0.9, 1.3, V.judge_target(0.9, 1.3, 1.0, 0.1), n=4, band=0.1, id="x")
     assert r.verdict == INCONCLUSIVE and r.n_needed == 16
     assert math.isnan(V.row("x", "s", "1", 1.0, 0.95, 1.05, V.judge_target(0.95, 1.05, 1.0, 0.1), n=4,
                             band=0.1).n_needed)
@@ -123,3 +173,24 @@ def test_count_row_shows_the_share_and_its_wilson_interval():
     assert (r.measured, r.lo, r.hi) == (0.9, *V.binom_ci(9, 10))
     assert r.verdict == INCONCLUSIVE and r.rule.endswith("; 10 neurons")     # [0.60, 0.98] straddles 0.9
     assert V.count_row("every neuron", "Thm", "fraction 1", 0.0, 0, 0.9).verdict == UNTESTED
+
+
+def test_each_verdict_word_has_one_meaning_everywhere():
+    """MEANINGS is the one definition: the intro's legend prints it word for word, the methods page and the
+    scoreboard print it from the code, and every claim-level combination uses verdict.combine."""
+    import json
+    from pathlib import Path
+
+    from imbalanced_cl.book import answers
+    from imbalanced_cl.claims import premise_map
+    root = Path(__file__).resolve().parents[1]
+    intro = (root / "book" / "intro.md").read_text()
+    assert set(V.MEANINGS) == set(V.VERDICTS)
+    for v in V.VERDICTS:
+        assert f"| **{v}** | {V.MEANINGS[v]} |" in intro, v
+    for page, call in (("methods.ipynb", "methods.legend()"), ("scoreboard.ipynb", "verdict.legend_markdown()")):
+        cells = json.loads((root / "book" / page).read_text())["cells"]
+        assert any(call in "".join(c["source"]) for c in cells if c["cell_type"] == "code"), page
+        md = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+        assert "| **partly** |" not in md, page                       # no second, hand-written definition
+    assert answers.combine is V.combine and premise_map.combine is V.combine

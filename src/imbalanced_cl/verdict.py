@@ -14,23 +14,54 @@ Then, for the 95% interval [lo, hi] of the measurement:
   * does not hold  the whole interval lies outside the band otherwise (a tight interval around 0 included);
   * inconclusive   everything else: the interval straddles an edge of the band. An interval that contains 0 is
                    never "holds" or "partly";
-  * not comparable a premise of the statement was not met in this run (the row names it): the run says nothing
-                   about the paper's claim, for or against;
+  * not comparable only: a premise this row depends on was not met in this run (the row names it); the measured
+                   value and the verdict it would get (`would_be`) stay on the row;
   * not tested     no finite measurement.
-For an inconclusive row, `replicates_needed` gives the count that would shrink the interval below the band's size:
-n_now * (half-width / band)^2, from the observed spread. book/methods.md explains all of this to readers.
+MEANINGS states each word's one meaning (for a row and for a claim) and every page prints it from there; combine is
+the one claim-level rule. For an inconclusive row, `replicates_needed` gives the count that would shrink the interval
+below the band's size: n_now * (half-width / band)^2, from the observed spread. book/methods.ipynb explains all of
+this to readers.
+
+Rows are identified by id, never by their sentence: every row has a stable snake_case `id` (unique within a notebook)
+and names the premises it depends on in `depends` (ids of premises.CONDITIONS of kind premise). A premise row (kind
+"regime") has the premise's own id. `gate(rows, notebook)` checks the ids and applies premise rows to the rows that
+depend on them: a row is "not comparable" only when a premise in its own depends list is not met, and it keeps the
+verdict its measurement gets on its own in `would_be`. Predictions never gate.
 """
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, replace
 
-from .stats import binom_ci
+from . import premises as P
+from .stats import RANGES, binom_ci, in_range
 
 HOLDS, PARTLY, FAILS = "holds", "partly", "does not hold"
 INCONCLUSIVE, NOT_COMPARABLE, UNTESTED = "inconclusive", "not comparable", "not tested"
 VERDICTS = (HOLDS, PARTLY, FAILS, INCONCLUSIVE, NOT_COMPARABLE, UNTESTED)
 INF = math.inf
+
+# The one meaning of each verdict word, for a row and for a claim (the methods page, the intro's legend, the
+# scoreboard and the answer rule all show these words, and tests/test_verdict.py checks that they do).
+MEANINGS: dict[str, str] = {
+    HOLDS: "the whole 95% interval of the measurement lies inside the band of values the prediction allows; "
+           "a claim holds when every one of its judged rows holds",
+    PARTLY: "part of the prediction is borne out: a row's interval lies wholly outside the band but excludes 0 on "
+            "the predicted side (an effect of the predicted sign whose size is off); a claim partly holds when some "
+            "of its judged rows hold or partly hold and the others do not hold or are inconclusive",
+    FAILS: "the measurement contradicts the prediction where the premises it depends on were met: a row's interval "
+           "lies wholly outside the band and is not 'partly' (a tight interval around 0, or the wrong sign); a "
+           "claim does not hold when none of its judged rows holds or partly holds and at least one does not hold",
+    INCONCLUSIVE: "the data cannot decide at this size: a row's interval straddles an edge of the band (an "
+                  "interval that contains 0 never supports an effect); a claim is inconclusive when all of its "
+                  "judged rows are",
+    NOT_COMPARABLE: "a premise this row depends on was not met at this run (the row names it): the measurement and "
+                    "the verdict it would get are shown beside it, but it counts neither for nor against the "
+                    "prediction; a claim is not comparable when every one of its rows with a measurement is",
+    UNTESTED: "there is no finite measurement: the stage was not reached, the arm was not run, or the statement "
+              "(an asymptotic rate in d) cannot be tested by runs at one d",
+}
 
 
 @dataclass
@@ -50,18 +81,31 @@ class Verdict:
     n: int = 0          # replicates behind the interval (0: not a replicate interval)
     n_needed: float = math.nan  # inconclusive rows: replicates that would make the interval narrower than the band
     kind: str = "paper"  # "paper" (the paper's claim), "diagnostic", or "companion" (a companion paper's claim)
+    id: str = ""        # stable snake_case id, unique within a notebook (a premise row: the premise's id)
+    depends: tuple[str, ...] = ()   # ids of the premises (premises.PREMISES) this row depends on
+    would_be: str = ""  # "not comparable" rows: the verdict the measurement gets on its own ("" otherwise)
+    quantity: str = "real"  # the range of `measured` (stats.RANGES): fraction, cosine, count, positive, real, ...
+    sensitivity: str = ""  # how the verdict moves under a choice the paper leaves open (e.g. Lemma B.1's exponent)
+    checked: tuple[str, ...] = ()  # premises of `depends` checked at this run (inline, or by a premise row)
+    unmet: tuple[str, ...] = ()    # of those, the ones not met (then the row is "not comparable")
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+        self.depends, self.checked, self.unmet = tuple(self.depends), tuple(self.checked), tuple(self.unmet)
+        if not in_range(self.measured, self.quantity):     # a cosine of 1.2 is a bug upstream, not a finding
+            lo, hi = RANGES[self.quantity]
+            raise ValueError(f"row {self.id or self.claim[:60]!r}: measured {self.measured!r} lies outside the range "
+                             f"[{lo:g}, {hi:g}] of a {self.quantity}")
+
+    def interval_in_range(self) -> bool:
+        """Whether the interval [lo, hi] stays inside the range of the quantity (NaN ends count as inside)."""
+        return in_range(self.lo, self.quantity) and in_range(self.hi, self.quantity)
 
 
 # What a row is, defined once for every count of every page (book/answers.py, book/scoreboard.py, tables.py):
 # a claim row tests a statement; a premise row checks the theorem's regime on the run (kind "regime").
 CLAIM_KINDS = ("paper", "diagnostic", "companion")
-# Regime rows that are premises of Theorems 3.1/3.2 (sigma is reported only: the book follows App. A.2's sigma).
-REQUIRED_PREMISES = ("regime: weight lies in the feature span", "regime: K-pair gradient tracks",
-                     "regime: steps inside Theorem 3.1's window", "regime: weight decay λ inside")
 
 
 def is_claim_row(r: dict) -> bool:
@@ -75,8 +119,30 @@ def is_premise_row(r: dict) -> bool:
 
 
 def is_required_premise(r: dict) -> bool:
-    """A premise row that a theorem needs (REQUIRED_PREMISES), not one that is only reported."""
-    return is_premise_row(r) and r["claim"].startswith(REQUIRED_PREMISES)
+    """A premise row (by its id) that a theorem needs, not one the book only reports (premises.Condition.required)."""
+    return is_premise_row(r) and P.is_premise(r.get("id", "")) and P.BY_ID[r["id"]].required
+
+
+def combine(verdicts: list[str]) -> str:
+    """A claim's verdict from the verdicts of its judged rows (neither "not comparable" nor "not tested"), by the
+    claim-level halves of MEANINGS: holds if all hold; inconclusive if all are; does not hold if none holds or
+    partly holds and one does not hold; partly if some hold or partly hold and the others do not or are undecided."""
+    c = Counter(verdicts)
+    n = len(verdicts)
+    if n == 0:
+        return UNTESTED
+    if c[HOLDS] == n:
+        return HOLDS
+    if c[INCONCLUSIVE] == n:
+        return INCONCLUSIVE
+    if c[HOLDS] + c[PARTLY] == 0:
+        return FAILS if c[FAILS] else INCONCLUSIVE
+    return PARTLY
+
+
+def legend_markdown() -> str:
+    """The verdict words and their one meaning (MEANINGS) as a Markdown table, for the methods page and the book."""
+    return "| verdict | meaning |\n|---|---|\n" + "\n".join(f"| **{v}** | {MEANINGS[v]} |" for v in VERDICTS)
 
 
 def _nan(*xs) -> bool:
@@ -190,43 +256,111 @@ def judge_count(k: float, n: float, at_least: float) -> tuple[str, str]:
 
 
 def count_row(claim: str, source: str, predicted: str, k: float, n: int, at_least: float,
-              extra: str = "") -> Verdict:
-    """A "for all" row: k of n cases satisfy the statement, shown as k/n with its Wilson interval, judged by
-    judge_count; `extra` is appended to the rule."""
+              extra: str = "", *, id: str = "", depends: tuple[str, ...] = ()) -> Verdict:
+    """A "for all" row: k of n cases satisfy the statement, shown as the fraction k/n with its Wilson interval (inside
+    [0, 1]), judged by judge_count; `extra` is appended to the rule."""
     verdict, rule = judge_count(k, n, at_least)
-    return Verdict(claim, source, predicted, k / max(n, 1), *binom_ci(k, n), verdict, rule + extra)
+    return Verdict(claim, source, predicted, k / max(n, 1), *binom_ci(k, n), verdict, rule + extra, id=id,
+                   depends=depends, quantity="fraction")
 
 
-def premises(checks: list[tuple[str, bool]]) -> tuple[bool, str]:
-    """(all met, text) for a row's premises, given as (description, met) pairs; the text names failures first."""
-    failed = [d for d, ok in checks if not ok]
+def id_part(x: float) -> str:
+    """A number as part of a row id (snake_case): 0.8 -> '0p8', 1.0 -> '1', -0.5 -> 'm0p5'."""
+    return f"{x:g}".replace(".", "p").replace("-", "m").replace("+", "")
+
+
+class VerdictError(ValueError):
+    """A malformed verdict table: a row without an id, a duplicate id, or a premise id that does not exist."""
+
+
+# An inline premise check of verdict.row: (premise id, what was checked, with numbers, met?)
+Check = tuple[str, str, bool]
+
+
+def premises(checks: list[Check]) -> tuple[bool, str]:
+    """(all met, text) for a row's premises, given as (premise id, description, met) triples; failures first."""
+    failed = [d for _, d, ok in checks if not ok]
     if failed:
         return False, "not met: " + "; ".join(failed)
-    return True, "met: " + "; ".join(d for d, _ in checks) if checks else ""
+    return True, "met: " + "; ".join(d for _, d, _ in checks) if checks else ""
 
 
 def row(claim: str, source: str, predicted: str, measured: float, lo: float, hi: float, judged: tuple[str, str],
-        checks: list[tuple[str, bool]] = (), n: int = 0, band: float = math.nan, kind: str = "paper") -> Verdict:
-    """A verdict row from a judge_* result: a failed premise turns it into "not comparable"; an inconclusive row
-    states the replicates that would settle it (band: the half-width the interval must get under)."""
+        checks: list[Check] = (), n: int = 0, band: float = math.nan, kind: str = "paper", *, id: str = "",
+        depends: tuple[str, ...] = (), quantity: str = "real") -> Verdict:
+    """A verdict row from a judge_* result. `depends`: the premise ids the row depends on; `checks`: premises checked
+    here, as (premise id, text, met) triples (their ids join `depends`). A failed check makes the row "not
+    comparable" and keeps its own verdict in `would_be`; an inconclusive row states the replicates that would settle
+    it (band: the half-width the interval must get under)."""
     verdict, rule = judged
-    ok, text = premises(list(checks))
-    if not ok and verdict != UNTESTED:
-        verdict = NOT_COMPARABLE
+    checks = list(checks)
+    ok, text = premises(checks)
+    would_be = ""
+    if not ok and verdict not in (UNTESTED, NOT_COMPARABLE):
+        verdict, would_be = NOT_COMPARABLE, verdict
     need = replicates_needed(lo, hi, band, n) if verdict == INCONCLUSIVE else math.nan
+    deps = tuple(dict.fromkeys(tuple(depends) + tuple(c[0] for c in checks)))
     return Verdict(claim, source, predicted, measured, lo, hi, verdict, rule, premise=text, n=n, n_needed=need,
-                   kind=kind)
+                   kind=kind, id=id, depends=deps, would_be=would_be, quantity=quantity,
+                   checked=tuple(dict.fromkeys(c[0] for c in checks)),
+                   unmet=tuple(dict.fromkeys(c[0] for c in checks if not c[2])))
 
 
-def with_premises(rows: list[Verdict], checks: list[tuple[str, bool]], claims: set[str] | None = None) -> list[Verdict]:
-    """Rows with premises applied: for each row whose claim starts with one of `claims` (all rows if None), a failed
-    premise makes it "not comparable" and the row names the premise; met premises are listed in the row."""
-    ok, text = premises(list(checks))
+def check_ids(rows: list[Verdict], notebook: str) -> None:
+    """Refuse a table whose rows cannot be identified: each failure is one VerdictError line naming the notebook
+    and the row (no id, not snake_case, a duplicate, a premise row without a premise's id, or a depends entry that
+    is not a known premise: predictions never gate)."""
+    seen = set()
+    for r in rows:
+        where = f"{notebook}: row {r.claim[:70]!r}"
+        if not r.id:
+            raise VerdictError(f"{where} has no id")
+        if not P.ID_PATTERN.match(r.id):
+            raise VerdictError(f"{where}: id {r.id!r} is not snake_case")
+        if r.id in seen:
+            raise VerdictError(f"{where}: id {r.id!r} is used twice")
+        seen.add(r.id)
+        if r.kind == "regime" and not P.is_premise(r.id):
+            raise VerdictError(f"{where}: a premise row needs a premise's id, got {r.id!r}")
+        for d in r.depends:
+            if d not in P.BY_ID:
+                raise VerdictError(f"{where} depends on {d!r}, which is no premise (premises.CONDITIONS)")
+            if not P.is_premise(d):
+                raise VerdictError(f"{where} depends on {d!r}, a prediction: predictions never gate")
+
+
+def premise_met(r: Verdict) -> bool | None:
+    """A premise row's status: True if it holds, False if it was not shown to hold (does not hold, inconclusive),
+    None if it was not checked at this run (not tested: it does not apply, or nothing was measured)."""
+    if r.verdict == HOLDS:
+        return True
+    return None if r.verdict in (UNTESTED, NOT_COMPARABLE) else False
+
+
+def gate(rows: list[Verdict], notebook: str = "") -> list[Verdict]:
+    """The rows with the table's premise rows applied by id (check_ids first): a row whose own `depends` names a
+    premise row that is not met becomes "not comparable", keeps its verdict in `would_be` and names the premise;
+    a premise it does not depend on never touches it. Returns new rows; premise rows come back unchanged."""
+    check_ids(rows, notebook)
+    prem = {r.id: r for r in rows if r.kind == "regime"}
     out = []
     for r in rows:
-        if claims is None or any(r.claim.startswith(c) for c in claims):
-            r.premise = "; ".join(p for p in (r.premise, text) if p)
-            if not ok and r.verdict not in (UNTESTED,):
-                r.verdict, r.n_needed = NOT_COMPARABLE, math.nan
+        r = replace(r)
+        if r.kind != "regime" and r.depends:
+            here = [prem[d] for d in r.depends if d in prem]
+            failed = [p for p in here if premise_met(p) is False]
+            met = [p for p in here if premise_met(p)]
+            parts = [r.premise] if r.premise else []
+            if failed:
+                parts.insert(0, "not met: " + "; ".join(f"{P.name(p.id)} (measured {p.measured:.3g}: {p.verdict})"
+                                                        for p in failed))
+            if met:
+                parts.append("met: " + "; ".join(P.name(p.id) for p in met))
+            r.premise = "; ".join(parts)
+            r.checked = tuple(dict.fromkeys(r.checked + tuple(p.id for p in failed + met)))
+            r.unmet = tuple(dict.fromkeys(r.unmet + tuple(p.id for p in failed)))
+            if failed and r.verdict not in (UNTESTED, NOT_COMPARABLE):
+                r.would_be, r.verdict, r.n_needed = r.verdict, NOT_COMPARABLE, math.nan
         out.append(r)
     return out
+

@@ -11,13 +11,42 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ...verdict import (FAILS, HOLDS, INCONCLUSIVE, NOT_COMPARABLE, PARTLY, UNTESTED, Verdict, judge_positive,
-                        replicates_needed)
+from ... import premises as P
+from ...verdict import (INCONCLUSIVE, NOT_COMPARABLE, UNTESTED, Verdict, combine, judge_positive, replicates_needed)
 from .config import PremiseMapConfig
 from .protocol import CellResult
 
 SOURCE = "Thm 3.2(c), Remarks 1-3"
 CLAIM = "pruning raises A_j*/A_maj over its control"
+
+# Each condition the map measures at a cell, by its id in premises.CONDITIONS. Only a premise can gate a cell's row:
+# the feature-span share, the minority-dominant neurons, the mask's share and Remark 2's "smallest" are predictions.
+KEY_IDS = {"lambda": "lambda_range", "window": "step_window", "sigma": "noise_scale", "growth": "minority_growth",
+           "lucky": "lucky_exist", "lemma_b1": "k_poly", "share": "feature_span", "dominant": "minority_dominant_exist",
+           "mask": "mask_share", "smallest": "minority_smallest"}
+
+
+def gate_keys(res: CellResult) -> list[str]:
+    """The keys of the cell's required conditions that are premises (by id): those that may gate its row."""
+    return [k for k, p in res.premises.items() if p.required and P.is_premise(KEY_IDS.get(k, ""))]
+
+
+def gates(res: CellResult) -> list:
+    """The cell's gating premises (gate_keys), as Premise objects."""
+    return [res.premises[k] for k in gate_keys(res)]
+
+
+def gates_ok(res: CellResult) -> bool:
+    """Whether every gating premise of the cell holds."""
+    return all(p.holds for p in gates(res))
+
+
+def cell_id(res: CellResult) -> str:
+    """The cell's row id: its label in snake_case (d=10 λ=mid ρ=0.8 m=5000 -> cell_d10_mid_rho0p8_m5000)."""
+    c = res.cell
+    extra = {"m/d": f"_m{c.m}", "K": f"_k{c.K}", "alpha": f"_alpha{c.alpha:g}",
+             "n_minority": f"_minority{c.n_minority}"}.get(c.axis, "")
+    return f"cell_d{c.d}_{c.lam_name}_rho{c.ratio:g}{extra}".replace(".", "p").replace("-", "m").lower()
 
 
 @dataclass
@@ -36,31 +65,18 @@ def cell_row(res: CellResult, cfg: PremiseMapConfig) -> Verdict:
     """The cell's verdict row: the gain judged against effect_tol, "not comparable" if a required premise fails."""
     m, lo, hi = res.gain_ci()
     pred = f"> {cfg.effect_tol:g} (Thm 3.2(c): the minority coefficient becomes dominant)"
+    ids = dict(id=cell_id(res), depends=tuple(dict.fromkeys(KEY_IDS[k] for k in gate_keys(res))))
     if not res.ran:
         return Verdict(f"{CLAIM} at {res.cell.label}", SOURCE, pred, m, lo, hi, UNTESTED, "the cell was not run",
-                       kind="paper")
+                       kind="paper", **ids)
     verdict, rule = judge_positive(lo, hi, "gain in A_j*/A_maj", cfg.effect_tol)
-    failed = [p for p in res.premises.values() if p.required and not p.holds]
+    failed = [p for p in gates(res) if not p.holds]
     premise = ("not met: " + "; ".join(f"{p.short} ({p.value:.3g} vs {p.threshold})" for p in failed)) if failed \
-        else "met: " + "; ".join(p.short for p in res.premises.values() if p.required)
+        else "met: " + "; ".join(p.short for p in gates(res))
     n = int(res.gain.numel())
     need = replicates_needed(lo, hi, cfg.effect_tol, n) if verdict == INCONCLUSIVE and not failed else math.nan
     return Verdict(f"{CLAIM} at {res.cell.label}", SOURCE, pred, m, lo, hi, NOT_COMPARABLE if failed else verdict,
-                   rule, premise=premise, n=n, n_needed=need, kind="paper")
-
-
-def combine(verdicts: list[str]) -> str:
-    """One verdict from the cells where the premises hold: holds (or does not hold) only if every cell agrees;
-    partly if some hold and none fails outright; otherwise inconclusive."""
-    if not verdicts:
-        return UNTESTED
-    if all(v == HOLDS for v in verdicts):
-        return HOLDS
-    if all(v == FAILS for v in verdicts):
-        return FAILS
-    if any(v in (HOLDS, PARTLY) for v in verdicts) and FAILS not in verdicts:
-        return PARTLY
-    return INCONCLUSIVE
+                   rule, premise=premise, n=n, n_needed=need, kind="paper", would_be=verdict if failed else "", **ids)
 
 
 def binding_premises(results: list[CellResult]) -> list[str]:
@@ -68,7 +84,7 @@ def binding_premises(results: list[CellResult]) -> list[str]:
     ran = [r for r in results if r.ran]
     if not ran:
         return []
-    keys = [k for k, p in ran[0].premises.items() if p.required]
+    keys = gate_keys(ran[0])
     return [k for k in keys if all(not r.premises[k].holds for r in ran if k in r.premises)]
 
 
@@ -126,7 +142,7 @@ def reach_text(rates: list[dict], results: list[CellResult], cfg: PremiseMapConf
 def conclusion(results: list[CellResult], rates: list[dict], cfg: PremiseMapConfig) -> Conclusion:
     """Which of (a), (b), (c) the map supports (module docstring), with its verdict and a paragraph of numbers."""
     ran = [r for r in results if r.ran]
-    ok = [r for r in ran if r.required_ok()]
+    ok = [r for r in ran if gates_ok(r)]
     binding = binding_premises(results)
     if ok:
         verdicts = [cell_row(r, cfg).verdict for r in ok]
@@ -152,5 +168,5 @@ def verdict_rows(results: list[CellResult], rates: list[dict], cfg: PremiseMapCo
                         f"(a), (b) or (c); the claim itself: gain > {cfg.effect_tol:g}", float(c.cells_ok),
                         float(c.cells_ok), float(c.cells_ok), c.verdict,
                         f"answer ({c.kind}) — {c.text}", premise=f"cells meeting every premise: {c.cells_ok} of "
-                        f"{c.cells_run}", kind="paper"))
+                        f"{c.cells_run}", kind="paper", id="claim4_map", quantity="count"))
     return rows

@@ -27,4 +27,4 @@ from .protocol import (Results, VARIANTS, census_by_alpha, eps_sweep, feature_ta
                        mask_share, run_branches, run_variants, variant_stats, where_it_helps)
 from .control import (CELLS, cell_config, cell_masker, cell_stats, control_rows, curve_alphas,  # noqa: F401
                       first_mask, first_mask_on_minority, pruned_norm_ratio, run_cells, run_control, threshold_text)
-from .verdicts import MECHANISM_ROWS, majority_change_within_bound, verdict_rows  # noqa: F401
+from .verdicts import THM31, THM32, majority_change_within_bound, verdict_rows  # noqa: F401

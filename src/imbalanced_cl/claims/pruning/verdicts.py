@@ -6,11 +6,16 @@ import math
 import torch
 
 from ... import stats
-from ...verdict import (UNTESTED, Verdict, judge_at_least, judge_factor, judge_positive, judge_share, judge_target,
-                        with_premises)
+from ...verdict import (UNTESTED, Verdict, judge_at_least, judge_factor, judge_positive, judge_share, judge_target)
 from .config import PruningConfig
 from .control import control_rows
 from .protocol import Results
+
+# The premises each row depends on, by id (premises.CONDITIONS). Theorem 3.1's rows need its regime; Theorem 3.2's
+# (and Remarks 1-3, which rest on it) also need a converged network pruned from T4 for the paper's T steps, and
+# Remark 1's bound α m ≤ |M*_j*|. Where a premise has no row in the table, it is "not checked here" and gates nothing.
+THM31 = ("k_poly", "no_memorisation", "lambda_range", "step_window", "convergence")
+THM32 = THM31 + ("prune_from_t4", "alpha_bound")
 
 
 def _nan3() -> tuple:
@@ -19,79 +24,78 @@ def _nan3() -> tuple:
 
 def verdict_rows(res: Results, cfg: PruningConfig) -> list:
     """The verdict rows of notebook 04, judged with the tolerances of cfg (tol_slope, tol_factor, degrade_tol,
-    effect_tol): 16 rows on the paper's claims, then the 2 rows of the random-mask control (beyond the paper)."""
+    effect_tol): 16 rows on the paper's claims, then the 2 rows of the random-mask control (beyond the paper).
+
+    The mask's share on minority-aligned neurons is a prediction (Remark 1, Thm F.1), judged as a row of its own: it
+    gates no other row (issue: a prediction used as a premise hides what the other rows measured)."""
     ts = cfg.tol_slope
     al, ex, sw, dg, R = res.alphas, res.excess, res.sweep, res.degradation, res.ratios
     k = ex["k_main"]
     rows = []
-    add = lambda claim, src, pred, v, judged: rows.append(Verdict(claim, src, pred, *v, *judged))
+
+    # 7 arguments: the row's id, words (claim, source, predicted), (m, lo, hi), the judgement and its premises
+    def add(id, claim, src, pred, v, judged, depends=THM32, quantity="real"):
+        rows.append(Verdict(claim, src, pred, *v, *judged, id=id, depends=depends, quantity=quantity))
+
     change = "> 0 (pruned - control)"
     ek = stats.ci(ex["minority"][:, k])
-    add("Pruning adds growth along the minority feature (excess rate > 0)", "Thm 3.2(a), eq. (15)", "> 0", ek,
-        judge_positive(ek[1], ek[2], f"minority excess rate at alpha={al[k]:g}"))
+    add("excess_rate_positive", "Pruning adds growth along the minority feature (excess rate > 0)",
+        "Thm 3.2(a), eq. (15)", "> 0", ek, judge_positive(ek[1], ek[2], f"minority excess rate at alpha={al[k]:g}"))
     sa = ex["slope"]
-    add("Minority excess rate grows linearly in alpha", "Thm 3.2(a), eq. (15)", "log-log slope 1", sa,
-        judge_target(sa[1], sa[2], 1.0, ts))
+    add("excess_rate_alpha_slope", "Minority excess rate grows linearly in alpha", "Thm 3.2(a), eq. (15)",
+        "log-log slope 1", sa, judge_target(sa[1], sa[2], 1.0, ts))
     se = stats.loglog_slope_ci(sw["xr"], sw["exc"])
-    add("Minority excess rate grows like eps_j*^2", "Thm 3.2(a), eq. (15)", "log-log slope 2", se,
-        judge_target(se[1], se[2], 2.0, ts))
+    add("excess_rate_eps_slope", "Minority excess rate grows like eps_j*^2", "Thm 3.2(a), eq. (15)",
+        "log-log slope 2", se, judge_target(se[1], se[2], 2.0, ts))
     rk = stats.ci(ex["ratio_main"])
-    add("Minority excess is about d times the excess of other features", "Thm 3.2(a,b), eqs. (15)-(16)",
-        f"about d = {cfg.d}", rk, judge_factor(rk[1], rk[2], float(cfg.d), cfg.tol_factor))
+    add("excess_ratio_d", "Minority excess is about d times the excess of other features",
+        "Thm 3.2(a,b), eqs. (15)-(16)", f"about d = {cfg.d}", rk, judge_factor(rk[1], rk[2], float(cfg.d),
+                                                                              cfg.tol_factor))
     sc, sp = stats.loglog_slope_ci(sw["xr"], sw["ar_ctl"]), stats.loglog_slope_ci(sw["xr"], sw["ar_pr"])
-    add("Without pruning, A_j*/A_maj scales like eps_min/eps_max", "Thm 3.1, eq. (13)", "log-log slope 1", sc,
-        judge_target(sc[1], sc[2], 1.0, ts))
-    add("With pruning, A_j*/A_maj no longer depends on eps_min/eps_max", "Thm 3.2(c), eq. (18)", "log-log slope 0",
-        sp, judge_target(sp[1], sp[2], 0.0, ts))
+    add("ratio_slope_vanilla", "Without pruning, A_j*/A_maj scales like eps_min/eps_max", "Thm 3.1, eq. (13)",
+        "log-log slope 1", sc, judge_target(sc[1], sc[2], 1.0, ts), depends=THM31)
+    add("ratio_slope_pruned", "With pruning, A_j*/A_maj no longer depends on eps_min/eps_max", "Thm 3.2(c), eq. (18)",
+        "log-log slope 0", sp, judge_target(sp[1], sp[2], 0.0, ts))
     d_ar = stats.ci(R["faithful (branch)"] - R[0.0])
-    add(f"Pruning (alpha={cfg.alpha_main:g}) raises A_j*/A_maj at eps_min/eps_max = {cfg.eps_min / cfg.eps_max:g}",
-        "Thm 3.2(c), Remark 3", change, d_ar, judge_positive(d_ar[1], d_ar[2], "change", cfg.effect_tol))
+    add("gain_main", f"Pruning (alpha={cfg.alpha_main:g}) raises A_j*/A_maj at eps_min/eps_max = "
+        f"{cfg.eps_min / cfg.eps_max:g}", "Thm 3.2(c), Remark 3", change, d_ar,
+        judge_positive(d_ar[1], d_ar[2], "change", cfg.effect_tol))
     d_top = stats.ci(R[al[-1]] - R[0.0])
-    add(f"Pruning raises A_j*/A_maj at the largest alpha of the grid ({al[-1]:g})", "Thm 3.2(c), Remark 3",
-        change, d_top, judge_positive(d_top[1], d_top[2], "change", cfg.effect_tol))
+    add("gain_top_alpha", f"Pruning raises A_j*/A_maj at the largest alpha of the grid ({al[-1]:g})",
+        "Thm 3.2(c), Remark 3", change, d_top, judge_positive(d_top[1], d_top[2], "change", cfg.effect_tol))
     F, main = res.features, cfg.alpha_main
     d_al = stats.ci(F[main]["aligned"][0] - F[0.0]["aligned"][0]) if main in F else _nan3()
-    add(f"Pruning adds neurons aligned with j* (cos >= {cfg.cos_threshold:g})", "Thm 3.2, Remark 3; App. A.2 metric",
-        change, d_al, judge_positive(d_al[1], d_al[2], "change"))
-    sf = stats.ci(F[main]["single-feature neurons"][0]) if main in F else _nan3()
-    add("At least m/d neurons with N_i = {j*} after pruning", "Thm 3.2(d)", f">= m/d = {cfg.m / cfg.d:g}", sf,
-        judge_at_least(sf[1], sf[2], cfg.m / cfg.d, "single-feature count"))
+    add("aligned_neurons_gain", f"Pruning adds neurons aligned with j* (cos >= {cfg.cos_threshold:g})",
+        "Thm 3.2, Remark 3; App. A.2 metric", change, d_al, judge_positive(d_al[1], d_al[2], "change"))
+    sf = stats.mean_ci_in(F[main]["single-feature neurons"][0], "count") if main in F else _nan3()
+    add("singleton_after_pruning", "At least m/d neurons with N_i = {j*} after pruning", "Thm 3.2(d)",
+        f">= m/d = {cfg.m / cfg.d:g}", sf, judge_at_least(sf[1], sf[2], cfg.m / cfg.d, "single-feature count"),
+        quantity="count")
     gd = stats.ci(res.gap_diff)
-    add("Under the mask, 1 - l'_p rises more on pairs containing j*", "Remark 2, Lemma F.2, eq. (181)",
-        "> 0 (rise with j* - rise without)", gd, judge_positive(gd[1], gd[2], "difference"))
-    sh = stats.ci(res.mask_share)
-    add("The mask removes minority-aligned neurons", "Remark 1, Thm F.1 (P ⊆ M*_j*)", "share 1", sh,
-        judge_share(sh[1], sh[2], cfg.mask_share_min, "share of minority-aligned neurons in the mask"))
+    add("lp_gap_mechanism", "Under the mask, 1 - l'_p rises more on pairs containing j*",
+        "Remark 2, Lemma F.2, eq. (181)", "> 0 (rise with j* - rise without)", gd,
+        judge_positive(gd[1], gd[2], "difference"))
+    sh = stats.mean_ci_in(res.mask_share, "fraction")
+    add("mask_share", "The mask removes minority-aligned neurons", "Remark 1, Thm F.1 (P ⊆ M*_j*)", "share 1", sh,
+        judge_share(sh[1], sh[2], cfg.mask_share_min, "share of minority-aligned neurons in the mask"),
+        quantity="fraction")
     ri = stats.ci(majority_change_within_bound(al, dg["A_maj"], dg["A_maj0"], dg["bound"]))
-    add("Majority amplitude intact for alpha within |M_j*|/m", "Remark 1", "relative change 0", ri,
+    add("majority_intact", "Majority amplitude intact for alpha within |M_j*|/m", "Remark 1", "relative change 0", ri,
         judge_target(ri[1], ri[2], 0.0, cfg.degrade_tol))
-    th, bound = stats.ci(dg["thr_A"]), float(dg["bound"].mean())
+    th, bound = stats.mean_ci_in(dg["thr_A"], "positive"), float(dg["bound"].mean())
     th_v = ((UNTESTED, f"no alpha in the grid lowered A_maj by more than {cfg.degrade_tol:.0%}") if math.isnan(th[0])
             else judge_at_least(th[1], th[2], bound, "first degrading alpha"))
-    add("Majority features degrade only beyond alpha = |M_j*|/m", "Remark 1 (implicit bound)",
-        f">= |M_j*|/m ≈ {bound:.3g}", th, th_v)
+    add("degrade_threshold", "Majority features degrade only beyond alpha = |M_j*|/m", "Remark 1 (implicit bound)",
+        f">= |M_j*|/m ≈ {bound:.3g}", th, th_v, quantity="positive")
     dsl = stats.ci(stats.loglog_slopes(sw["xr"], sw["ar_ctl"]) - stats.loglog_slopes(sw["xr"], sw["ar_pr"]))
-    add("Pruning removes the dependence on eps_min/eps_max", "Thm 3.1 eq. (13) vs Thm 3.2(c)",
+    add("slope_difference", "Pruning removes the dependence on eps_min/eps_max", "Thm 3.1 eq. (13) vs Thm 3.2(c)",
         "slope(control) - slope(pruned) = 1", dsl, judge_target(dsl[1], dsl[2], 1.0, ts))
     d_s = stats.ci(R["Alg. 1 from t=0"] - R[0.0])
-    add("Algorithm 1 from t = 0 raises A_j*/A_maj over vanilla", "Algorithm 1, Sec. 2 (K3)",
-        "> 0 (pruned - vanilla, same steps)", d_s, judge_positive(d_s[1], d_s[2], "change", cfg.effect_tol))
-    # Thm 3.2 prunes minority lucky neurons (Remark 1, P ⊆ M*_j*): where the mask holds none, its rows say nothing
-    # about the theorem, for or against.
-    share = float(res.mask_share.mean())
-    rows = with_premises(rows, [(f"the alpha_main mask holds minority-aligned neurons (mean share {share:.2g} > 0; "
-                                 "Remark 1, P ⊆ M*_j*)", share > 0)], MECHANISM_ROWS)
+    # Algorithm 1 as Section 2 runs it (from t = 0) is the paper's practical claim, not Theorem 3.2's setting
+    add("alg1_from_t0", "Algorithm 1 from t = 0 raises A_j*/A_maj over vanilla", "Algorithm 1, Sec. 2 (K3)",
+        "> 0 (pruned - vanilla, same steps)", d_s, judge_positive(d_s[1], d_s[2], "change", cfg.effect_tol),
+        depends=("k_poly", "no_memorisation", "lambda_range"))
     return rows + control_rows(res.control, al, cfg)
-
-
-# The rows whose statement presupposes that the mask removes minority neurons (Thm 3.2's mechanism).
-MECHANISM_ROWS = {"Pruning adds growth along the minority feature (excess rate > 0)",
-                  "Minority excess rate grows linearly in alpha", "Minority excess rate grows like eps_j*^2",
-                  "Minority excess is about d times the excess of other features",
-                  "With pruning, A_j*/A_maj no longer depends on eps_min/eps_max",
-                  "At least m/d neurons with N_i = {j*} after pruning",
-                  "Pruning removes the dependence on eps_min/eps_max", "Pruning (alpha=", "Pruning raises A_j*/A_maj",
-                  "Pruning adds neurons aligned"}
 
 
 def majority_change_within_bound(alphas: list, A: torch.Tensor, A0: torch.Tensor, bound: torch.Tensor) -> torch.Tensor:
