@@ -48,3 +48,25 @@ def run_flaky(unit: Unit, root: Path) -> dict:
 
 TINY = register(Kind("tiny", plan_tiny, run_tiny))
 FLAKY = register(Kind("flaky", plan_tiny, run_flaky))
+
+
+def plan_sleepy(profile: str, root: Path, only=None) -> list[Unit]:
+    """Two tiny units that sleep $CK_SLEEP seconds and log to $CK_LOG (none when $CK_LOG is unset): a campaign
+    started from the command line, for stopping it by hand or by signal."""
+    log = os.environ.get("CK_LOG")
+    if not log:
+        return []
+    units = plan_tiny(profile, root, only, n=2, log=log, extra={"sleep": float(os.environ.get("CK_SLEEP", "60"))})
+    return [Unit("sleepy", u.name, u.profile, u.params, u.code, u.seed) for u in units]
+
+
+SLEEPY = register(Kind("sleepy", plan_sleepy, run_tiny))
+
+
+def run_doomed(unit: Unit, root: Path) -> dict:
+    """Kill the worker process every time: a unit no worker survives (out of memory on every node, say)."""
+    _log(unit)
+    os._exit(1)
+
+
+DOOMED = register(Kind("doomed", plan_tiny, run_doomed))

@@ -59,7 +59,8 @@ def parser() -> argparse.ArgumentParser:
     b.add_argument("--no-build", action="store_true", help="execute notebooks but do not build HTML")
     b.add_argument("--strict", action="store_true",
                    help="turn Sphinx warnings into errors (-W --keep-going), rebuilding every page")
-    b.add_argument("--force", action="store_true", help="re-execute even when the cache is valid")
+    b.add_argument("--force", action="store_true", help="re-execute even when the cache is valid, and run sizes that "
+                   "look too large for this machine's memory")
     b.add_argument("--out", default=None, help="folder that receives _build/ (default: the repo root)")
     b.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE",
                    help="override a parameter in every notebook that has it (YAML value), e.g. --set sampling=fixed")

@@ -136,13 +136,30 @@ def collects(nb: Path) -> bool:
 KERNEL_START_RETRIES = 1
 
 
-def run_papermill(nb: Path, tmp: Path, params: dict, cwd: Path) -> None:
-    """papermill.execute_notebook, started again (KERNEL_START_RETRIES times) when the kernel died before any cell."""
+def kernel_manager(env: dict[str, str]):
+    """A kernel manager class whose kernels get `env` on top of this process's environment: what a run passes to
+    its notebook's kernel (profile, executed folder, threads) without writing it into this process's os.environ."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class EnvKernelManager(AsyncKernelManager):
+        """AsyncKernelManager that adds the run's variables to each kernel's environment."""
+
+        async def _async_pre_start_kernel(self, **kw):
+            kw["env"] = {**(kw.get("env") or os.environ), **{k: str(v) for k, v in env.items()}}
+            return await super()._async_pre_start_kernel(**kw)
+
+    return EnvKernelManager
+
+
+def run_papermill(nb: Path, tmp: Path, params: dict, cwd: Path, env: dict | None = None) -> None:
+    """papermill.execute_notebook, its kernel given `env` on top of this process's environment, started again
+    (KERNEL_START_RETRIES times) when the kernel died before any cell."""
     import papermill as pm
+    extra = {"kernel_manager_class": kernel_manager(env)} if env else {}
     for attempt in range(KERNEL_START_RETRIES + 1):
         try:
             pm.execute_notebook(str(nb), str(tmp), parameters=params, kernel_name="python3",
-                                language="python", cwd=str(cwd), progress_bar=False)
+                                language="python", cwd=str(cwd), progress_bar=False, **extra)
             return
         except RuntimeError as e:
             if "before replying to kernel_info" not in str(e) or attempt == KERNEL_START_RETRIES:
@@ -151,10 +168,11 @@ def run_papermill(nb: Path, tmp: Path, params: dict, cwd: Path) -> None:
 
 
 def execute(nb: Path, out: Path, params: dict, cwd: Path, stamp: dict | None = None,
-            out_root: Path | None = None) -> tuple[bool, str]:
-    """Run one notebook with papermill into `out` atomically; return (ok, message).
+            out_root: Path | None = None, env: dict | None = None, partial: Path | None = None) -> tuple[bool, str]:
+    """Run one notebook with papermill into `out` atomically, its kernel given `env`; return (ok, message).
 
-    papermill writes a `.NAME.partial.ipynb` beside `out` as it goes; only a run that finishes replaces `out`.
+    papermill writes a `.NAME.partial.ipynb` beside `out` (or at `partial`) as it goes; only a run that finishes
+    replaces `out`.
     A failure, an error or Ctrl-C (KeyboardInterrupt, re-raised) removes the partial file and leaves the
     previous executed copy as it was. `stamp` is merged into the executed copy's metadata.imbalanced_cl; the
     copy names no directory of this machine (scrub: paths under `cwd` and `out_root` become relative).
@@ -162,9 +180,9 @@ def execute(nb: Path, out: Path, params: dict, cwd: Path, stamp: dict | None = N
     import nbformat
     import papermill as pm
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.stem}.partial.ipynb")
+    tmp = Path(partial) if partial is not None else out.with_name(f".{out.stem}.partial.ipynb")
     try:
-        run_papermill(nb, tmp, params, cwd)
+        run_papermill(nb, tmp, params, cwd, env)
         done = nbformat.read(tmp, as_version=4)
         done.metadata.setdefault("imbalanced_cl", {}).update(stamp or {})
         done.metadata.setdefault("papermill", {})["output_path"] = str(out.resolve())  # not the partial file
@@ -252,22 +270,36 @@ def build_html(executed: Path, out_root: Path, strict: bool = False) -> int:
     return rc
 
 
-def _execute_in_worker(nb: Path, out: Path, params: dict, cwd: Path, stamp: dict, threads: int,
+def _execute_in_worker(nb: Path, out: Path, params: dict, cwd: Path, stamp: dict, env: dict,
                        out_root: Path | None = None):
-    """execute() in a worker process whose kernels get `threads` OpenMP threads (they inherit the environment)."""
-    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[var] = str(threads)
+    """execute() in a worker process, its kernel given `env` (the run's variables and its OpenMP thread count)."""
     t0 = time.time()
-    ok, msg = execute(nb, out, params, cwd, stamp, out_root)
+    ok, msg = execute(nb, out, params, cwd, stamp, out_root, env)
     return ok, msg, time.time() - t0
 
 
+def size_problems(runs: list[tuple[Path, dict]], available: int | None = None,
+                  where: str = "the machine") -> list[str]:
+    """One line per planned notebook whose sizes cannot fit the memory there is (sim.memory's estimate; default:
+    this machine's available memory)."""
+    from ..sim.memory import size_problem
+    from .params import build, config_class
+    out = []
+    for nb, params in runs:
+        cls = config_class(nb)
+        why = size_problem(build(cls, params), available, where) if cls is not None else ""
+        if why:
+            out.append(f"{nb.stem}: {why}")
+    return out
+
+
 def plan(root: Path, profile: str, only: list[str] | None, build: bool, overrides: dict | None,
-         profiles: Path | None) -> tuple[list[Path], list[tuple[Path, dict]]]:
+         profiles: Path | None, force: bool = False) -> tuple[list[Path], list[tuple[Path, dict]]]:
     """The toc's notebooks and the (notebook, parameters) pairs to execute, every one checked before any runs.
 
     `only` selects notebooks; when the HTML is built, the collecting ones (the scoreboard) are added. Overrides
-    apply where a notebook has the parameter. Any problem raises ParameterError with one line per problem.
+    apply where a notebook has the parameter. Any problem raises ParameterError with one line per problem; so do
+    sizes that cannot fit this machine's memory, unless `force`.
     """
     notebooks = toc_notebooks(root)
     chosen = select(notebooks, only)
@@ -289,6 +321,9 @@ def plan(root: Path, profile: str, only: list[str] | None, build: bool, override
     problems = [line for nb, params in runs for line in check_notebook(nb, params, where)]
     if problems:
         raise ParameterError("\n".join(problems))
+    problems = [] if force else size_problems(runs)
+    if problems:
+        raise ParameterError("\n".join(problems))
     return notebooks, runs
 
 
@@ -303,9 +338,10 @@ def unused_message(unused: list[str], overrides: dict, names: set[str]) -> str:
 class Batch:
     """Notebooks executed here or, with jobs > 1, in spawned worker processes; keys written, failures collected."""
 
-    def __init__(self, root: Path, out_root: Path, profile: str, jobs: int):
-        """A batch for one run_book call (`jobs` notebooks at once, each kernel with cores // jobs threads)."""
-        self.root, self.out_root, self.stamp = root, out_root, {"profile": profile}
+    def __init__(self, root: Path, out_root: Path, profile: str, jobs: int, env: dict | None = None):
+        """A batch for one run_book call (`jobs` notebooks at once, each kernel with cores // jobs threads), whose
+        kernels get `env` in their environment."""
+        self.root, self.out_root, self.stamp, self.env = root, out_root, {"profile": profile}, dict(env or {})
         self.failures: list[tuple[Path, str]] = []
         self.pending: list = []     # (future, rel, keyfile, key) of notebooks running in worker processes
         self.current: Path | None = None    # the notebook running in this process, named if Ctrl-C stops it
@@ -321,12 +357,13 @@ class Batch:
         """Execute `nb` into `out`: in a worker when there is a pool and `here` is False, else now, in this process."""
         rel = nb.relative_to(self.root)
         if self.pool is not None and not here:
-            fut = self.pool.submit(_execute_in_worker, nb, out, params, self.root, self.stamp, self.threads,
-                                   self.out_root)
+            threads = {"OMP_NUM_THREADS": str(self.threads), "MKL_NUM_THREADS": str(self.threads)}
+            fut = self.pool.submit(_execute_in_worker, nb, out, params, self.root, self.stamp,
+                                   {**self.env, **threads}, self.out_root)
             self.pending.append((fut, rel, keyfile, key))
             return
         t0, self.current = time.time(), rel
-        ok, msg = execute(nb, out, params, self.root, self.stamp, self.out_root)
+        ok, msg = execute(nb, out, params, self.root, self.stamp, self.out_root, self.env)
         self.current = None
         self.finish(ok, msg, rel, keyfile, key, time.time() - t0)
 
@@ -358,7 +395,7 @@ class Batch:
 
 
 def execute_all(root: Path, out_root: Path, notebooks: list[Path], runs: list[tuple[Path, dict]], profile: str,
-                force: bool, jobs: int) -> list[tuple[Path, str]] | None:
+                force: bool, jobs: int, env: dict | None = None) -> list[tuple[Path, str]] | None:
     """Execute (or reuse from the cache) each planned notebook; the failures, or None after Ctrl-C.
 
     Collecting notebooks (the scoreboard) run after every other one, whatever their place in the toc, and their key
@@ -366,7 +403,7 @@ def execute_all(root: Path, out_root: Path, notebooks: list[Path], runs: list[tu
     """
     executed = out_root / "_build" / "executed"
     code, versions = package_digest(root), dependency_versions()
-    batch = Batch(root, out_root, profile, jobs)
+    batch = Batch(root, out_root, profile, jobs, env)
     try:
         for nb, params in sorted(runs, key=lambda item: collects(item[0])):
             if collects(nb):
@@ -414,6 +451,8 @@ def run_book(profile: str = "default", out_root: Path | None = None, only: list[
     raises ParameterError with one line per problem. `only` executes the named notebooks; when the HTML is
     built, notebooks that collect the others (the scoreboard) run too, so the book never shows stale verdicts.
     `overrides` (e.g. {"seed": 1} for the stability command) apply only where the notebook has the parameter.
+    Sizes that cannot fit this machine's memory are refused the same way, before anything runs; `force` (which
+    also re-executes cached notebooks) runs them anyway.
     `jobs` > 1 executes that many notebooks at once, each kernel with cores // jobs threads (the notebooks are
     independent; the collecting ones still run last). Thread counts can move float rounding, so the book's
     published numbers come from jobs = 1; the test suite uses 2 on its tiny ci profile.
@@ -422,13 +461,13 @@ def run_book(profile: str = "default", out_root: Path | None = None, only: list[
     root = Path(root or repo_root()).resolve()
     out_root = Path(out_root or root).resolve()
     executed = out_root / "_build" / "executed"
-    notebooks, runs = plan(root, profile, only, build, overrides, profiles)
+    notebooks, runs = plan(root, profile, only, build, overrides, profiles, force)
     for p in remove_partials(executed):
         print(f"[cleanup] removed {p.relative_to(out_root)} (left by an interrupted run)", flush=True)
-    # The scoreboard notebook reads its siblings' glued verdicts from here, and says which profile built them.
-    os.environ["IMBALANCED_CL_EXECUTED"] = str(executed / "notebooks")
-    os.environ["IMBALANCED_CL_PROFILE"] = profile
-    failures = execute_all(root, out_root, notebooks, runs, profile, force, jobs)
+    # The scoreboard notebook reads its siblings' glued verdicts from here, and says which profile built them: passed
+    # to the kernels, not written into this process (a second run_book in it must not inherit the first one's).
+    env = {"IMBALANCED_CL_EXECUTED": str(executed / "notebooks"), "IMBALANCED_CL_PROFILE": profile}
+    failures = execute_all(root, out_root, notebooks, runs, profile, force, jobs, env)
     if failures is None:
         return 130
     if failures:

@@ -2,9 +2,9 @@
 this process may use several threads; and, inside a campaign unit, one point (or batch) at a time, each kept on
 disk, so that a unit stopped by its budget (or a killed worker) resumes from the points it finished.
 
-The campaign worker names a folder in the environment (ENV, set by `kept`) before it runs a unit; a notebook's
-kernel inherits it. Outside a campaign there is no folder: `grid(fn, cfg, axes)` is exactly `fn(cfg)` and `memo()`
-just calls. The folder belongs to one unit key (its code version and parameters), so a point computed under other
+The campaign worker names a folder (`kept`) before it runs a unit; a notebook's kernel gets it in its environment
+(ENV), passed to the kernel, never written into the worker's own. Outside a campaign there is no folder:
+`grid(fn, cfg, axes)` is exactly `fn(cfg)` and `memo()` just calls. The folder belongs to one unit key (its code version and parameters), so a point computed under other
 code or parameters is never read back. It lives in the campaign's results folder, beside the records
 (results/campaign/<profile>/checkpoints/), so that a commit carries a stopped unit's finished points to the next
 session, machine or cluster job, which resumes there: a unit longer than any one session still finishes. Notebook 03
@@ -23,6 +23,8 @@ import shutil
 import time
 from contextlib import contextmanager
 from pathlib import Path
+
+from .units import child_env, child_env_now
 
 ENV = "IMBALANCED_CL_CHECKPOINTS"
 
@@ -51,11 +53,19 @@ def kept(where: Path):
     """Within the block, this process and the kernels it starts keep their points in `where`; yields what an
     earlier, interrupted run left there (`summary`), after removing its half-written files."""
     clean(where)
-    os.environ[ENV] = str(where)
     try:
-        yield summary(where)
-    finally:
-        os.environ.pop(ENV, None)
+        with child_env(**{ENV: str(where)}):      # passed to the kernels; this process's os.environ is left alone
+            yield summary(where)
+    finally:       # however the unit ends: no partial notebook stays, nor a folder with nothing to resume from
+        for p in Path(where).glob(".*.partial.ipynb"):
+            p.unlink(missing_ok=True)
+        if Path(where).is_dir() and not any(Path(where).iterdir()):
+            remove(where)
+
+
+def partial_name(name: str) -> str:
+    """The file name of the partial notebook a unit's kernel writes in its checkpoint folder as it goes."""
+    return f".{name}.partial.ipynb"
 
 
 def remove(where: Path) -> None:
@@ -69,7 +79,7 @@ def remove(where: Path) -> None:
 
 def folder() -> Path | None:
     """The checkpoint folder of the campaign unit this process runs in, or None outside a campaign."""
-    value = os.environ.get(ENV, "")
+    value = child_env_now().get(ENV) or os.environ.get(ENV, "")   # a worker's unit, or a kernel started for one
     return Path(value) if value else None
 
 
@@ -151,9 +161,9 @@ def grid(fn, cfg, axes: tuple[str, ...], log=print, workers: int = 0) -> dict:
 
 
 def clean(where: Path) -> list[Path]:
-    """Remove the temporary files that a run killed mid-write left in a checkpoint folder (the unit's lock makes its
-    caller the folder's only writer); return them."""
-    gone = sorted(where.glob(".*.tmp")) if where.is_dir() else []
+    """Remove the temporary files and the partial notebook that a run killed mid-write left in a checkpoint folder
+    (the unit's lock makes its caller the folder's only writer); return them."""
+    gone = sorted([*where.glob(".*.tmp"), *where.glob(".*.partial.ipynb")]) if where.is_dir() else []
     for p in gone:
         p.unlink(missing_ok=True)
     return gone

@@ -36,11 +36,17 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    "running then are stopped and redone next time (default 540s)")
     r.add_argument("--threads", type=int, default=None, help="torch threads per unit (default 1: one worker per core; "
                    "use 2 with --workers 1 to give one long unit both cores)")
-    r.add_argument("--slurm", action="store_true", help="run on a Slurm cluster (dask-jobqueue SLURMCluster)")
-    r.add_argument("--jobs", type=int, default=1, help="with --slurm: how many single-worker jobs")
+    r.add_argument("--join-timeout", default="10m", help="end the campaign (exit 1) when no worker is connected for "
+                   "this long: none joined (Slurm jobs that never start) or all left and none came back (default 10m)")
+    r.add_argument("--slurm", action="store_true", help="run on a Slurm cluster (dask-jobqueue SLURMCluster); its jobs' "
+                   "logs go to <results>/<profile>/slurm-logs/")
+    r.add_argument("--jobs", type=int, default=1, help="with --slurm: how many single-worker jobs to keep (a job "
+                   "that ends, at its wall time say, is replaced)")
     r.add_argument("--partition", default=None, help="with --slurm: the partition (queue)")
     r.add_argument("--time", default="2:00:00", help="with --slurm: each job's wall time limit")
     r.add_argument("--memory", default="8GB", help="with --slurm: each job's memory")
+    r.add_argument("--force", action="store_true", help="run units whose sizes look too large for the memory there "
+                   "(this machine's, or --memory's with --slurm)")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
     r.add_argument("--verbose", action="store_true", help="show the Python traceback of an error")
     return c
@@ -95,22 +101,41 @@ def main(args) -> int:
             for line in status.report(status.coverage(units, results), args.profile, results, args.workers):
                 print(line)
             return 0
+        if not args.force:
+            check_sizes(units, root, args)
     except ParameterError as e:
-        print(f"error: {e}", file=sys.stderr)
+        for line in str(e).splitlines():
+            print(f"error: {line}", file=sys.stderr)
         return 2
     return execute(args, kinds, units, opts, root, results)
+
+
+def check_sizes(units, root: Path, args) -> None:
+    """Refuse, before the budget starts, notebook units whose sizes cannot fit the memory they will run in: this
+    machine's now, or each Slurm job's (--memory). One line per unit; --force runs them anyway."""
+    from ..book.runner import size_problems
+    available, where = None, "the machine"
+    if args.slurm:
+        from dask.utils import parse_bytes
+        available, where = parse_bytes(args.memory), "each Slurm job (--memory)"
+    runs = [(root / "notebooks" / f"{u.name}.ipynb", u.params) for u in units if u.kind == "notebook"]
+    problems = size_problems(runs, available, where)
+    if problems:
+        raise ParameterError("\n".join(problems))
 
 
 def run_options(args, results: Path):
     """The engine's Options of a `campaign run` (a bad budget, or --slurm without a partition, is a ParameterError)."""
     from . import engine
     budget = engine.parse_budget(args.budget)
+    join = engine.parse_budget(args.join_timeout, "join_timeout")
     slurm = {}
     if args.slurm:
-        if not args.partition:
-            raise ParameterError("--slurm needs --partition NAME")
-        slurm = {"jobs": args.jobs, "partition": args.partition, "walltime": args.time, "memory": args.memory}
-    return engine.Options(results, args.workers, budget, not args.no_progress, slurm, args.threads)
+        from .slurm import check_slurm
+        check_slurm(args.partition, args.jobs)
+        slurm = {"jobs": args.jobs, "partition": args.partition, "walltime": args.time, "memory": args.memory,
+                 "log_directory": str(results / "slurm-logs")}
+    return engine.Options(results, args.workers, budget, not args.no_progress, slurm, args.threads, join)
 
 
 def execute(args, kinds, units, opts, root: Path, results: Path) -> int:
@@ -141,4 +166,7 @@ def execute(args, kinds, units, opts, root: Path, results: Path) -> int:
         print("[stopped] interrupted: units under way were stopped and left no record; the next run redoes them",
               file=sys.stderr)
         return 130
+    if out.no_workers:
+        print(f"error: {out.no_workers}; {left} unit(s) not run", file=sys.stderr)
+        return 1
     return 1 if out.failed else 0

@@ -7,28 +7,29 @@ next run redoes it.
 """
 from __future__ import annotations
 
+import logging
 import math
-import os
 import re
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..validate import check, check_int
 from . import checkpoint, record
 from .lock import acquire
-from .units import Kind, Unit
+from .units import Kind, Unit, child_env
 
 _UNITS = {"s": 1, "m": 60, "min": 60, "h": 3600}
 
 
-def parse_budget(text) -> float:
-    """Seconds of a budget written 540, 540s, 9m or 2h; 0 or below is a ParameterError (one line)."""
+def parse_budget(text, name: str = "budget") -> float:
+    """Seconds of a duration written 540, 540s, 9m or 2h; 0 or below is a ParameterError (one line) naming `name`."""
     m = re.fullmatch(r"\s*(-?[0-9]*\.?[0-9]+)\s*(s|m|min|h)?\s*", str(text))
-    check("budget", text, m is not None, "a duration such as 540s, 30m or 2h")
+    check(name, text, m is not None, "a duration such as 540s, 30m or 2h")
     seconds = float(m.group(1)) * _UNITS[m.group(2) or "s"]
-    check("budget", text, seconds > 0 and math.isfinite(seconds), "a duration above 0, such as 540s, 30m or 2h")
+    check(name, text, seconds > 0 and math.isfinite(seconds), "a duration above 0, such as 540s, 30m or 2h")
     return seconds
 
 
@@ -42,6 +43,7 @@ class Options:
     progress: bool = True                # a tqdm bar on stderr
     slurm: dict = field(default_factory=dict, hash=False)   # SLURMCluster settings (partition, time, ...), or {}
     threads: int | None = None           # torch threads per unit; None: the kind's own (1: one worker per core)
+    join_s: float = 600.0                # the campaign ends (exit 1) when no worker is connected for this long
 
     def __post_init__(self):
         """Validate on construction: a bad option never reaches a worker."""
@@ -50,6 +52,21 @@ class Options:
             check_int("threads", self.threads, 1)
         check("budget", self.budget_s, isinstance(self.budget_s, (int, float)) and self.budget_s > 0,
               "a duration above 0, such as 540s, 30m or 2h")
+        check("join_timeout", self.join_s, isinstance(self.join_s, (int, float)) and self.join_s > 0,
+              "a duration above 0, such as 600s or 10m")
+
+
+@contextmanager
+def torch_threads(n: int):
+    """Within the block torch uses `n` threads in this process; the previous count is back after it, however it
+    ends (a worker runs many units, each with its own count)."""
+    import torch
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def run_unit(kind: Kind, unit: Unit, results: str, root: str, deadline: float, threads: int | None = None) -> dict:
@@ -65,13 +82,12 @@ def run_unit(kind: Kind, unit: Unit, results: str, root: str, deadline: float, t
         if record.has(results, unit):
             return {"unit": unit.label, "status": "done"}   # finished by another campaign before we got the lock
         n = threads or kind.threads
-        os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(n)
-        import torch
-        torch.set_num_threads(n)   # two workers on two cores: one thread each, or they fight
         t0 = time.time()
         points = checkpoint.unit_folder(results, unit)
-        with checkpoint.kept(points):            # a unit stopped before resumes from the points it finished
-            payload = kind.run(unit, root)
+        # two workers on two cores: one thread each, or they fight; the kernels a unit starts get the same count in
+        # their environment, and the worker's own thread count is back after the unit
+        with torch_threads(n), child_env(OMP_NUM_THREADS=n, MKL_NUM_THREADS=n), checkpoint.kept(points):
+            payload = kind.run(unit, root)    # a unit stopped before resumes from the points it finished
         wall = time.time() - t0
         path = record.write(results, unit, payload, record.provenance(root, unit, wall, n))
         checkpoint.remove(points)                # only now: the record answers for the unit
@@ -93,25 +109,66 @@ def quiet_env() -> dict:
     return {"DASK_" + k.upper().replace(".", "__").replace("-", "_"): str(v) for k, v in QUIET.items()}
 
 
+def deaf_forkserver() -> None:
+    """Start multiprocessing's fork server with Ctrl-C ignored, so the worker processes forked from it ignore it too.
+
+    Ctrl-C in a terminal reaches every process of its group: workers that took it died printing tracebacks (while
+    importing, or as their nannies closed). Ignored there, it reaches only the campaign, which closes the cluster
+    and so stops them, with its one `[stopped]` line. (An ignored signal stays ignored across exec, and the fork
+    server hands its own disposition to each child; notebook kernels ignore it anyway.)
+    """
+    import multiprocessing
+    import signal
+    import threading
+    from multiprocessing import forkserver
+    multiprocessing.get_context("forkserver").set_forkserver_preload(["distributed"])
+    if threading.current_thread() is not threading.main_thread():
+        forkserver.ensure_running()
+        return
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        forkserver.ensure_running()
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
 def local_cluster(workers: int, threads: int = 1):
     """A LocalCluster of `workers` processes that run one unit at a time, OMP/MKL pinned to `threads` in their
-    environment (the unit itself sets torch's thread count)."""
+    environment (the unit itself sets torch's thread count), forked from a server that ignores Ctrl-C."""
     import dask
     from distributed import LocalCluster
-    dask.config.set(QUIET)                 # the scheduler runs in this process
+    dask.config.set({**scheduler_config(), "distributed.worker.multiprocessing-method": "forkserver"})
+    deaf_forkserver()      # the scheduler and nannies run in this process; the workers are forked from the server
     one = {"OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads), **quiet_env()}
     # dashboard on any free port: two campaigns on one machine never clash over 8787
+    # silence_logs=CRITICAL: what a worker would log as an error (a unit that raised, a worker that died, the
+    # scheduler gone while a stopped campaign closes) reaches the campaign through its futures, said in one line
     return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
-                        env=one, silence_logs=40)
+                        env=one, silence_logs=logging.CRITICAL)
 
 
-def slurm_cluster(jobs: int, partition: str, walltime: str, memory: str = "8GB", cores: int = 1):
-    """A SLURMCluster of `jobs` single-worker jobs on `partition` (dask-jobqueue); not testable on this machine."""
+# A unit whose worker dies this many times (a job's wall time, memory, a crash) fails, with that said, rather than
+# being handed to worker after worker until the budget ends: 3 leaves room for one wall-time kill and one bad node.
+WORKER_DEATHS = 3
+
+
+def scheduler_config() -> dict:
+    """The scheduler's settings for a campaign: QUIET, and a unit fails after WORKER_DEATHS worker deaths."""
+    return {**QUIET, "distributed.scheduler.allowed-failures": WORKER_DEATHS - 1}
+
+
+def slurm_cluster(jobs: int, partition: str, walltime: str, memory: str = "8GB", cores: int = 1,
+                  log_directory: str | None = None):
+    """A SLURMCluster that keeps `jobs` single-worker jobs on `partition` (dask-jobqueue): adaptive with a floor and a
+    ceiling of `jobs`, so a job that ends (its wall time, say) is replaced; the jobs' logs go to `log_directory`."""
+    import dask
     from dask_jobqueue import SLURMCluster
+    dask.config.set(scheduler_config())    # the scheduler runs in this process
     cluster = SLURMCluster(queue=partition, walltime=walltime, cores=cores, processes=1, memory=memory,
+                           log_directory=log_directory,
                            job_script_prologue=[f"export OMP_NUM_THREADS={cores} MKL_NUM_THREADS={cores}"]
                            + [f"export {k}={v}" for k, v in quiet_env().items()])
-    cluster.scale(jobs=jobs)
+    cluster.adapt(minimum_jobs=jobs, maximum_jobs=jobs)
     return cluster
 
 
@@ -124,6 +181,7 @@ class Outcome:
     failed: list = field(default_factory=list)      # [(unit label, message)]
     not_started: list = field(default_factory=list)
     interrupted: bool = False
+    no_workers: str = ""                            # why the campaign ended early without workers ("" if it did not)
 
 
 def pending(units: list[Unit], results: Path) -> list[Unit]:
@@ -132,12 +190,121 @@ def pending(units: list[Unit], results: Path) -> list[Unit]:
     return [u for u in units if u.key not in have]
 
 
+@contextmanager
+def deferred_signals():
+    """Within the block, Ctrl-C and SIGTERM are noted (the yielded list), not raised: a cluster interrupted half-way
+    through starting cannot be closed cleanly and fills the screen with Dask's tracebacks at exit. Outside the main
+    thread (signals cannot be caught there) it does nothing."""
+    import signal
+    import threading
+    got: list = []
+    if threading.current_thread() is not threading.main_thread():
+        yield got
+        return
+    old = {s: signal.signal(s, lambda signum, frame: got.append(signum)) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield got
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+
+
+@contextmanager
+def silenced(logger: str = "distributed"):
+    """Within the block, a logger (Dask's) prints nothing: while a stopped campaign closes its cluster, the workers'
+    and nannies' complaints about being stopped are expected, and the one `[stopped]` line says it all."""
+    log = logging.getLogger(logger)
+    before = log.level
+    log.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        log.setLevel(before)
+
+
+def _close(client, cluster, quiet: bool) -> None:
+    """Close the client and (when given) the cluster; after a stop, quietly and whatever they raise."""
+    from contextlib import nullcontext, suppress
+    with silenced() if quiet else nullcontext(), suppress(Exception) if quiet else nullcontext():
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def _start(opts: Options):
+    """The campaign's own cluster (SLURMCluster with opts.slurm, else a LocalCluster); KeyboardInterrupt, after
+    closing what was started, when Ctrl-C or SIGTERM came while it started."""
+    with deferred_signals() as got:
+        try:
+            cluster = (slurm_cluster(**opts.slurm, cores=opts.threads or 1) if opts.slurm
+                       else local_cluster(opts.workers, opts.threads or 1))
+        except Exception:
+            if not got:
+                raise
+            cluster = None
+    if got:
+        _close(None, cluster, quiet=True)
+        raise KeyboardInterrupt
+    return cluster
+
+
+def _collect(done, futures: dict, out: Outcome) -> None:
+    """Sort finished futures into the outcome: recorded, skipped or not started, or failed (with why)."""
+    for f in done:
+        u = futures[f]
+        if f.status == "error":
+            exc = f.exception()
+            why = (f"its worker died {WORKER_DEATHS} times (a job's wall time or memory limit, or a crash): "
+                   "given up for this run" if type(exc).__name__ == "KilledWorker" else f"{type(exc).__name__}: {exc}")
+            out.failed.append((u.label, why))
+            print(f"[failed]  {u.label}: {why}", file=sys.stderr, flush=True)
+        else:
+            res = f.result()
+            (out.ran if res["status"] == "ran" else out.not_started if res["status"] == "budget"
+             else out.skipped).append(res)
+
+
+def _settle(left, futures: dict, results: Path, out: Outcome) -> None:
+    """After the stop: a unit that finished meanwhile (at the deadline, or between Ctrl-C and the close) has its
+    record and counts as recorded, not as "not run"; the record, not Dask's future, says so."""
+    for f in left:
+        u = futures[f]
+        if record.has(results, u):
+            path = record.path_of(results, u)
+            wall = (record.read(path).get("provenance") or {}).get("wall_s", 0.0)
+            out.ran.append({"unit": u.label, "status": "ran", "wall_s": wall or 0.0, "path": str(path)})
+        else:
+            out.not_started.append({"unit": u.label, "status": "stopped"})
+
+
+class Watch:
+    """Whether the cluster has had no worker for longer than `join_s` (none ever joined, or all left and none
+    came back): a campaign waiting for jobs that never start must end, not idle until its budget is spent."""
+
+    def __init__(self, client, join_s: float):
+        """Watch `client`'s workers, from now."""
+        self.client, self.join_s, self.since, self.ever = client, join_s, time.time(), False
+
+    def lost(self) -> str:
+        """'' while workers are connected or the wait is shorter than join_s; else one line that says what happened."""
+        if self.client.nthreads():
+            self.since, self.ever = time.time(), True
+            return ""
+        waited = time.time() - self.since
+        if waited < self.join_s:
+            return ""
+        what = "every worker left and none came back" if self.ever else "no worker joined"
+        return f"{what} within {waited:.0f} s (--join-timeout); the cluster's jobs are not starting"
+
+
 def run(kinds: dict[str, Kind], units: list[Unit], opts: Options, root: Path, cluster=None,
         estimate=None) -> Outcome:
     """Run the pending units on a cluster (a LocalCluster of opts.workers unless given) within the budget.
 
     Progress (units done, projected time left) goes to stderr. At the deadline, or on Ctrl-C, queued units are
     cancelled and the cluster is closed, which stops the running ones: they leave no record and run next time.
+    When no worker is connected for opts.join_s seconds the campaign stops too, and says why (Outcome.no_workers).
     `estimate(unit)` gives a unit's expected seconds (from recorded wall times) for the time left.
     """
     from distributed import Client, wait
@@ -149,37 +316,24 @@ def run(kinds: dict[str, Kind], units: list[Unit], opts: Options, root: Path, cl
     todo = pending(units, results)
     if not todo:
         return out
-    t_start = time.time()
-    deadline = t_start + opts.budget_s
+    deadline = time.time() + opts.budget_s
     own = cluster is None
-    cluster = cluster or (slurm_cluster(**opts.slurm, cores=opts.threads or 1) if opts.slurm
-                          else local_cluster(opts.workers, opts.threads or 1))
+    cluster = cluster or _start(opts)
     client = Client(cluster)
     bar = tqdm(total=len(todo), unit="unit", file=sys.stderr, disable=not opts.progress, dynamic_ncols=True)
     futures = {client.submit(run_unit, kinds[u.kind], u, str(results), str(root), deadline, opts.threads,
                              key=f"unit-{u.key}", pure=False, retries=0): u for u in todo}
-    left = {f for f in futures}
+    left, watch = set(futures), Watch(client, opts.join_s)
     try:
-        while left:
-            remaining = deadline - time.time()
-            if remaining <= 0:
-                break
+        while left and time.time() < deadline and not out.no_workers:
             try:
-                done, left = wait(list(left), timeout=min(remaining, 2.0), return_when="FIRST_COMPLETED")
+                done, left = wait(list(left), timeout=min(deadline - time.time(), 2.0), return_when="FIRST_COMPLETED")
             except TimeoutError:    # distributed.wait raises when nothing finished in time; check the clock again
+                out.no_workers = watch.lost()
                 continue
             left = set(left)
-            for f in done:
-                u = futures[f]
-                if f.status == "error":
-                    exc = f.exception()
-                    out.failed.append((u.label, f"{type(exc).__name__}: {exc}"))
-                    print(f"[failed]  {u.label}: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
-                else:
-                    res = f.result()
-                    (out.ran if res["status"] == "ran" else out.not_started if res["status"] == "budget"
-                     else out.skipped).append(res)
-                bar.update(1)
+            _collect(done, futures, out)
+            bar.update(len(done))
             if estimate is not None:
                 secs = sum(estimate(futures[f]) or 0 for f in left) / max(opts.workers, 1)
                 bar.set_postfix_str(f"~{secs / 60:.0f} min of units left" if secs else "time left unknown")
@@ -187,11 +341,11 @@ def run(kinds: dict[str, Kind], units: list[Unit], opts: Options, root: Path, cl
         out.interrupted = True
     finally:
         bar.close()
-        stopped = [futures[f].label for f in left]
-        out.not_started += [{"unit": s, "status": "stopped"} for s in stopped]
-        for f in left:
-            f.cancel()
-        client.close()
-        if own:
-            cluster.close()
+        with deferred_signals() as again:       # a second Ctrl-C must not break the close half-way
+            for f in left:
+                f.cancel()
+            # units stopped mid-run make the workers and nannies complain as they close: expected, so silenced
+            _close(client, cluster if own else None, quiet=bool(left or out.interrupted or out.no_workers))
+        out.interrupted = out.interrupted or bool(again)
+        _settle(left, futures, results, out)
     return out

@@ -2,7 +2,6 @@
 code and recorded as its verdict rows plus the notebook's own provenance."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from ..book import record as book_record
@@ -12,7 +11,7 @@ from ..book.profiles import params as profile_params
 from ..book.runner import check_params, execute, toc_notebooks
 from ..validate import ParameterError
 from . import checkpoint
-from .units import KINDS, Kind, Unit, plain, refusal, register
+from .units import KINDS, Kind, Unit, child_env_now, plain, refusal, register
 
 
 def _seed(nb: Path, params: dict) -> int | None:
@@ -54,16 +53,24 @@ def plan_notebooks(profile: str, root: Path, only: list[str] | None = None) -> l
 def run_notebook(unit: Unit, root: Path) -> dict:
     """Execute the notebook (book.runner.execute: atomic, partial output removed) and return its verdict rows.
 
-    The kernel inherits the unit's checkpoint folder (checkpoint.ENV, set by the engine): a notebook that computes
-    its grid through checkpoint.grid resumes, after an interrupted run of the same unit, from the points already
-    there. The payload says how many points were read back, and their time.
+    The kernel gets the unit's checkpoint folder (checkpoint.ENV, named by the engine) and thread count in its
+    environment: a notebook that computes its grid through checkpoint.grid resumes, after an interrupted run of the
+    same unit, from the points already there. The payload says how many points were read back, and their time. The
+    partial notebook papermill writes as it goes lives in that folder (the unit's own, under its results folder),
+    never in a place that every campaign of the clone shares.
     """
     import nbformat
     nb = root / "notebooks" / f"{unit.name}.ipynb"
     out = root / "_build" / "campaign" / unit.profile / f"{unit.name}.ipynb"
-    resumed = checkpoint.summary(checkpoint.folder())
-    os.environ["IMBALANCED_CL_PROFILE"] = unit.profile   # the notebook's provenance table names the profile
-    ok, msg = execute(nb, out, unit.params, root, {"profile": unit.profile, "campaign_key": unit.key}, root)
+    where = checkpoint.folder()
+    resumed = checkpoint.summary(where)
+    partial = None
+    if where is not None:
+        where.mkdir(parents=True, exist_ok=True)
+        partial = where / checkpoint.partial_name(unit.name)
+    env = {**child_env_now(), "IMBALANCED_CL_PROFILE": unit.profile}   # the provenance table names the profile
+    ok, msg = execute(nb, out, unit.params, root, {"profile": unit.profile, "campaign_key": unit.key}, root, env=env,
+                      partial=partial)
     if not ok:
         raise RuntimeError(f"{unit.name}: {msg}")
     rows = rows_of(out)

@@ -95,6 +95,12 @@ def unit_of(path: Path) -> str:
     return f"{path.parent.name}/{path.stem.rpartition('-')[0] or path.stem}"
 
 
+def _holder(info: dict) -> str:
+    """'pid 12 on node3, Slurm job 4711, refreshed 40 s ago' from a lock's holder()."""
+    job = f", Slurm job {info['job']}" if info.get("job") else ""
+    return f"pid {info.get('pid', '?')} on {info.get('host', '?')}{job}, refreshed {_hms(info.get('age', 0.0))} ago"
+
+
 def _hms(seconds: float) -> str:
     """1 h 05 min, 12 min, 40 s."""
     s = int(round(seconds))
@@ -116,7 +122,7 @@ def report(cov: Coverage, profile: str, results: Path, workers: int = 1) -> list
              f"  done     {len(cov.done):3d}" + "".join(f"\n             {u.label} ({_hms(cov.estimate(u) or 0)}; "
                                                    f"made on {cov.made.get(u.label, '?')})" for u in cov.done),
              f"  pending  {len(cov.pending):3d}" + "".join(
-                 f"\n             {u.label}" + (" [running: pid {pid} on {host}]".format(**cov.running[u.label])
+                 f"\n             {u.label}" + (f" [running: {_holder(cov.running[u.label])}]"
                                                if u.label in cov.running else "")
                  + (f" [{_points(cov.partial[u.label])} on disk: the next run resumes there]"
                     if u.label in cov.partial else "") for u in cov.pending),

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -80,3 +82,24 @@ def refusal(rec: dict, params: dict, want: dict, code: str) -> str:
     if rec.get("code") != code:
         return f"record from commit {commit} under other code: stale, not used"
     return ""
+
+
+# What a unit's child processes (a notebook's kernel) get in their environment on top of this process's: set by the
+# engine and the checkpoint folder for the block that runs one unit, never written into os.environ, so that nothing
+# leaks from one unit into the next one run by the same worker.
+_CHILD_ENV: ContextVar[dict] = ContextVar("imbalanced_cl_child_env", default={})
+
+
+@contextmanager
+def child_env(**values: str):
+    """Within the block, child_env_now() includes `values` (as strings); the previous values are back after it."""
+    token = _CHILD_ENV.set({**_CHILD_ENV.get(), **{k: str(v) for k, v in values.items()}})
+    try:
+        yield
+    finally:
+        _CHILD_ENV.reset(token)
+
+
+def child_env_now() -> dict[str, str]:
+    """The variables a child process started now must get on top of this process's environment."""
+    return dict(_CHILD_ENV.get())
