@@ -50,10 +50,28 @@
       pageReady: function () { return MathJax.startup.defaultPageReady().then(labelHeaderMath); },
     });
   }
+  // Wide tables stack into cards on a narrow screen (imbalanced-cl.css): each body cell is labelled with its
+  // column's header text, and a table of four columns or more is marked ic-stack.
+  function labelCells() {
+    document.querySelectorAll("article table").forEach(function (table) {
+      var head = table.tHead && table.tHead.rows.length ? table.tHead.rows[table.tHead.rows.length - 1] : null;
+      if (!head || head.cells.length < 4) { return; }
+      var names = Array.prototype.map.call(head.cells, function (c) { return c.textContent.trim(); });
+      table.classList.add("ic-stack");
+      Array.prototype.forEach.call(table.tBodies, function (body) {
+        Array.prototype.forEach.call(body.rows, function (row) {
+          Array.prototype.forEach.call(row.cells, function (cell, i) {
+            if (!cell.hasAttribute("data-label") && names[i]) { cell.setAttribute("data-label", names[i]); }
+          });
+        });
+      });
+    });
+  }
+  function start() { repair(); labelCells(); }
   if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", repair);
+    document.addEventListener("DOMContentLoaded", start);
   } else {
-    repair();
+    start();
   }
   window.addEventListener("load", repair);  // again after Font Awesome has turned the icons into SVG
 })();
