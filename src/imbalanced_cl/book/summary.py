@@ -289,3 +289,18 @@ def found_box(rows: list[dict], notebook: str, profile: str = "") -> str:
             f"{len(claims)} claim rows ({_esc(tally)}). {prem}</p>"
             + (f"<ul>{''.join(items)}</ul>" if items else "")
             + '<p><a href="#verdict">The verdict table, with every row and its rule ↓</a></p></div>')
+
+
+class VerdictLegend:
+    """The verdict words and their one meaning, as verdict.py states them (verdict.legend_markdown), for the intro;
+    where the verdict layer states no meanings, a pointer to the methods page (never a second definition)."""
+
+    def _repr_markdown_(self):
+        legend = getattr(V, "legend_markdown", None)
+        if legend is not None:
+            return legend()
+        return ("The verdict words (" + ", ".join(f"*{v}*" for v in V.VERDICTS) + ") and the rule that assigns them "
+                "are defined on the methods page.")
+
+    def __repr__(self):
+        return self._repr_markdown_()
