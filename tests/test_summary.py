@@ -161,3 +161,15 @@ def test_built_book_opens_with_the_answer_and_ships_the_results_table(ci_book):
     table = list(csv.DictReader(io.StringIO((html / "results" / "verdicts.csv").read_text())))
     assert table and {r["profile"] for r in table} == {"ci"} and all(r["commit"] for r in table)
     assert 'href="../results/verdicts.csv"' in (html / "book" / "scoreboard.html").read_text()
+
+
+def test_verdict_legend_is_the_verdict_layers_own(monkeypatch):
+    """The intro's legend is verdict.legend_markdown() when the verdict layer states the meanings, rendered to HTML;
+    without it, a pointer that names every verdict word and defines none."""
+    monkeypatch.setattr(V, "legend_markdown", lambda: "| verdict | meaning |\n|---|---|\n| **holds** | inside |",
+                        raising=False)
+    html = S.VerdictLegend()._repr_html_()
+    assert "<th>verdict</th>" in html and "<td><strong>holds</strong></td>" in html and "<td>inside</td>" in html
+    monkeypatch.delattr(V, "legend_markdown")
+    text = S.VerdictLegend()._repr_markdown_()
+    assert all(f"*{v}*" in text for v in V.VERDICTS) and "methods page" in text

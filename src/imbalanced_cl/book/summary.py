@@ -302,5 +302,10 @@ class VerdictLegend:
         return ("The verdict words (" + ", ".join(f"*{v}*" for v in V.VERDICTS) + ") and the rule that assigns them "
                 "are defined on the methods page.")
 
+    def _repr_html_(self):
+        # The intro pastes glued outputs by their HTML ({glue} with :doc: renders no Markdown): render it here.
+        from markdown_it import MarkdownIt
+        return '<div class="sb-legend">' + MarkdownIt("commonmark").enable("table").render(self._repr_markdown_()) + "</div>"
+
     def __repr__(self):
         return self._repr_markdown_()
