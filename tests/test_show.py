@@ -91,10 +91,13 @@ def test_show_on_a_ci_executed_notebook(ci_book):
         if not rows:
             continue
         text = show.render(path, width=120)
-        assert text.splitlines()[0].startswith(f"{path.name}: {len(rows)} verdict rows")
-        assert all(len(line) <= 120 for line in text.splitlines())
-        # each row starts one line with its verdict word; continuation lines start with blanks
-        starts = [line for line in text.splitlines()[5:] if line and not line.startswith(" ")]
+        lines = text.splitlines()
+        assert lines[0].startswith(f"{path.name}: {len(rows)} verdict rows")
+        assert all(len(line) <= 120 for line in lines), max(lines, key=len)
+        # after the header rule, each row starts one line with its verdict word; continuation lines start with blanks
+        rule = next(i for i, line in enumerate(lines) if line.startswith("---"))
+        starts = [line for line in lines[rule + 1:] if line and not line.startswith(" ")]
+        assert len(starts) == len(rows), path.name
         assert [s[:len(r["verdict"])] for s, r in zip(starts, rows)] == [r["verdict"] for r in rows]
 
 

@@ -39,8 +39,9 @@ def render(path: Path, width: int | None = None) -> str:
         return (f"{path}: no verdict rows in its outputs (was it executed to the end? A notebook glues its verdict "
                 f"table in its last cells).")
     tally = Counter(r["verdict"] for r in rows)
-    head = [f"{path.name}: {len(rows)} verdict rows: " + ", ".join(f"{tally[v]} {v}" for v in V.VERDICTS if tally[v]),
-            _run_line(path), ""]
+    first = f"{path.name}: {len(rows)} verdict rows: " + ", ".join(f"{tally[v]} {v}" for v in V.VERDICTS if tally[v])
+    head = [*textwrap.wrap(first, width, subsequent_indent="  "),
+            *textwrap.wrap(_run_line(path), width, subsequent_indent="  "), ""]
     wv = max(len("verdict"), *(len(r["verdict"]) for r in rows))
     wm = min(32, max(len("measured [95% interval]"), *(len(_interval(r)) for r in rows)))
     wp = min(24, max(len("predicted"), *(len(str(r.get("predicted", ""))) for r in rows)))
