@@ -168,7 +168,7 @@ def figure(items: list[A.Answer], profile: str, paper: dict | None = None):
         if p.get("status") == "ok":
             rows[1] = ("paper scale", p)
         xs = []
-        for y, (label, r) in enumerate(rows):
+        for y, (label, r) in zip((0.0, 1.4), rows):   # the paper-scale row well above the build's label
             if r is None or T.fmt(r.get("measured")) == "–":
                 ax.text(0.02, y, f"{label}: {'not yet run' if y else 'no finite measurement'}", va="center",
                         transform=ax.get_yaxis_transform(), fontsize=11, color="#57606a")
@@ -194,7 +194,7 @@ def figure(items: list[A.Answer], profile: str, paper: dict | None = None):
         if band is not None and band[0] != band[1]:
             left, right = ax.get_xlim()
             ax.axvspan(max(band[0], left), min(band[1], right), color="#0969da", alpha=0.12, lw=0)
-        ax.set_ylim(-0.6, 1.8)
+        ax.set_ylim(-0.5, 2.0)
         ax.set_yticks([])
         ax.tick_params(axis="x", labelsize=11)
         ax.set_title(f"Claim {a.claim.key} · {unit(a) or a.claim.title}", loc="left", fontsize=12)
