@@ -309,3 +309,11 @@ class VerdictLegend:
 
     def __repr__(self):
         return self._repr_markdown_()
+
+
+def bullets(lines) -> object:
+    """Report lines as a Markdown bullet list (displayable), so that a notebook's conclusion wraps in the page like
+    prose instead of running off a printed block; a leading "- " is kept once, and "*" is escaped."""
+    from IPython.display import Markdown
+    items = [str(s).strip().removeprefix("- ").replace("*", r"\*") for s in lines if str(s).strip()]
+    return Markdown("\n".join(f"- {s}" for s in items))
