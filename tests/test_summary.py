@@ -173,3 +173,8 @@ def test_verdict_legend_is_the_verdict_layers_own(monkeypatch):
     monkeypatch.delattr(V, "legend_markdown")
     text = S.VerdictLegend()._repr_markdown_()
     assert all(f"*{v}*" in text for v in V.VERDICTS) and "methods page" in text
+
+
+def test_bullets_make_report_lines_a_markdown_list():
+    md = S.bullets(["- already a bullet", "  |M_j*| ≥ 3 with a star  ", "", "plain"])._repr_markdown_()
+    assert md == "- already a bullet\n- |M_j\\*| ≥ 3 with a star\n- plain"
