@@ -331,3 +331,66 @@ def test_figures_have_alt_text(site, browser):
                 problems.append(f"{rel}: alt={alt!r}")
     assert not problems, ("figures without descriptive alt text (set it in the cell's metadata, "
                           '"mystnb": {"image": {"alt": "..."}}):\n' + "\n".join(problems))
+
+
+_LAYOUT_JS = """
+const vw = document.documentElement.clientWidth;
+const art = document.querySelector('article.bd-article');
+const edge = art ? art.getBoundingClientRect().right : vw;
+const name = el => el.tagName.toLowerCase() + (el.className && el.className.baseVal === undefined
+  ? '.' + String(el.className).trim().split(/\\s+/).slice(0, 2).join('.') : '');
+const over = [];
+// Result blocks: every cell output (printed text, tables, figures) and every table of the article, and the scroll
+// containers the theme and the scoreboard put around tables. Code (cell inputs, command examples) may scroll.
+const blocks = document.querySelectorAll(
+  'article div.cell_output, article div.cell_output pre, article div.cell_output img, article table, ' +
+  'article .pst-scrollable-table-container, article .sb-scroll, article figure img');
+for (const el of blocks) {
+  if (el.closest('.cell_input, div.highlight')) continue;
+  const r = el.getBoundingClientRect();
+  if (r.width === 0) continue;
+  if (el.scrollWidth > el.clientWidth + 1 || r.right > Math.min(edge, vw) + 1) {
+    over.push(name(el) + ' (' + el.scrollWidth + ' px wide in ' + el.clientWidth + ', right edge ' + Math.round(r.right)
+              + ' of ' + Math.round(Math.min(edge, vw)) + '): ' + (el.innerText || el.getAttribute('alt') || '').slice(0, 80));
+  }
+}
+// The verdict column: in every table with a "verdict" header, the first body row's verdict cell is on screen.
+const hidden = [];
+for (const t of document.querySelectorAll('article table')) {
+  const head = t.tHead && t.tHead.rows.length ? t.tHead.rows[t.tHead.rows.length - 1] : null;
+  if (!head) continue;
+  const i = Array.from(head.cells).findIndex(c => c.textContent.trim().toLowerCase().startsWith('verdict'));
+  const row = t.tBodies.length ? t.tBodies[0].rows[0] : null;
+  if (i < 0 || !row || !row.cells[i]) continue;
+  if (t.closest('details:not([open])')) continue;     // folded rows are not on screen at all
+  const r = row.cells[i].getBoundingClientRect();
+  if (r.width < 1 || r.left < -1 || r.right > vw + 1) {
+    hidden.push(name(t) + ': verdict cell at ' + Math.round(r.left) + '-' + Math.round(r.right) + ' of ' + vw);
+  }
+}
+return {over: over, hidden: hidden, vw: vw};
+"""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_nothing_a_reader_must_read_is_clipped(site, browser, width):
+    """At 1280 px (a laptop) and 390 px (a phone), no result block (cell output, table, figure) on any page is wider
+    than its column or scrolls sideways, and the verdict column of every verdict table is on screen."""
+    out, html, base = site
+    shots = out / "_build" / "screenshots"
+    shots.mkdir(parents=True, exist_ok=True)
+    browser.set_window_size(width, 1000)
+    problems = []
+    try:
+        for page in pages(html):
+            rel = page.relative_to(html).as_posix()
+            browser.get(base + rel)
+            browser.execute_async_script(_TYPESET_JS)
+            info = browser.execute_script(_LAYOUT_JS)
+            problems += [f"{rel} at {width} px: overflows: {o}" for o in info["over"]]
+            problems += [f"{rel} at {width} px: verdict hidden: {h}" for h in info["hidden"]]
+            if rel in ("book/intro.html", "book/scoreboard.html"):
+                browser.save_screenshot(str(shots / f"{rel.replace('/', '__').removesuffix('.html')}-{width}.png"))
+    finally:
+        browser.set_window_size(1280, 1600)
+    assert not problems, f"{len(problems)} clipped blocks:\n" + "\n".join(problems[:60])

@@ -45,7 +45,7 @@ def test_census_and_pr_b_reports_read_the_numbers():
     assert lines[0].split() == ["rho", "omega1", "fit", "lucky", "omega2", "fit", "ord", "Ni", "claim", "fit", "Ni"]
     assert "rises from" in lines[3] and "at 1 of 3 values of d" in lines[3]
     assert "at 0 of 3 values of d" in lines[4]
-    brief = census_grid.brief_item1_report(cen)
+    brief = census_grid.pr_b_trend_report(cen)
     assert "falls with d and is at most 0.6" in brief[0] and "is not confirmed here" in brief[0]   # 0.6 is not < 0.5
     assert "ranges 1.00–1.00" in brief[1]
 

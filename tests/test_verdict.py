@@ -186,8 +186,11 @@ def test_each_verdict_word_has_one_meaning_everywhere():
     root = Path(__file__).resolve().parents[1]
     intro = (root / "book" / "intro.md").read_text()
     assert set(V.MEANINGS) == set(V.VERDICTS)
+    assert "{glue} verdict_legend" in intro and "| **partly** |" not in intro   # pasted from the code, not retyped
+    from imbalanced_cl.book.summary import VerdictLegend
+    legend = VerdictLegend()._repr_markdown_()
     for v in V.VERDICTS:
-        assert f"| **{v}** | {V.MEANINGS[v]} |" in intro, v
+        assert f"| **{v}** | {V.MEANINGS[v]} |" in legend, v
     for page, call in (("methods.ipynb", "methods.legend()"), ("scoreboard.ipynb", "verdict.legend_markdown()")):
         cells = json.loads((root / "book" / page).read_text())["cells"]
         assert any(call in "".join(c["source"]) for c in cells if c["cell_type"] == "code"), page

@@ -34,6 +34,7 @@ examples:
   python -m imbalanced_cl book --profile ci --strict                    # Sphinx warnings fail the build
   python -m imbalanced_cl params --check                                # are the parameters cells up to date?
   python -m imbalanced_cl record --profile paper                        # verdicts + provenance -> results/paper/
+  python -m imbalanced_cl show out.ipynb                                # an executed notebook's verdict table
   python -m imbalanced_cl stability --profile default --seeds 0 1       # verdicts under two base seeds
 
 Executed notebooks go to _build/executed/, the HTML to _build/html/ (under --out). Profiles: profiles.yaml.
@@ -48,7 +49,7 @@ def version_line() -> str:
 
 
 def parser() -> argparse.ArgumentParser:
-    """The command line: book, params, record and stability, with a description, examples and --version."""
+    """The command line: book, params, record, stability and show, with a description, examples and --version."""
     ap = argparse.ArgumentParser(prog="python -m imbalanced_cl", description=DESCRIPTION, epilog=EXAMPLES,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--version", action="version", version=version_line())
@@ -77,6 +78,9 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--profile", default="default", help=f"one of {PROFILES}")
     s.add_argument("--seeds", nargs="+", type=int, default=[0, 1], help="base seeds (at least two)")
     s.add_argument("--only", nargs="*", help="notebook names to include")
+    w = sub.add_parser("show", help="print the verdict table of executed notebooks (e.g. papermill's output) in the terminal")
+    w.add_argument("notebooks", nargs="+", metavar="OUT.ipynb", help="executed notebooks")
+    w.add_argument("--width", type=int, default=None, help="columns of the table (default: the terminal's)")
     from .campaign.cli import add_parser as add_campaign   # campaign run|status (issue 29)
     add_campaign(sub)
     return ap
@@ -133,6 +137,9 @@ def main(argv=None) -> int:
     args = parser().parse_args(argv)
     if args.cmd == "params":
         return write_params(check_only=args.check)
+    if args.cmd == "show":
+        from .book.show import main as show
+        return show(args.notebooks, args.width)
     if args.cmd == "campaign":
         from .campaign.cli import main as campaign
         return campaign(args)

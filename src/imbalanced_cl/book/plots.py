@@ -50,7 +50,7 @@ def band(ax, x, Y, color=None, label: str | None = None, alpha: float = 0.2):
 
 def measured_vs_predictions(ax, x, Y, lines: dict, label: str = "measured (95% CI over replicates)",
                             xlabel: str | None = None, ylabel: str | None = None, fmt: str = "o",
-                            fontsize: float = 8, **kw):
+                            fontsize: float | str | None = None, **kw):
     """Prediction against measurement on log-log axes: the measured mean with its 95% interval over
     replicates (error bars, Y: (R, k)) and one curve per prediction, `lines` = {label: (y, style)}.
 
@@ -85,7 +85,7 @@ def trajectories(ax, steps, groups: dict, T1: int | None = None, title: str | No
     if T1 is not None:
         ax.axvline(int(T1), color="k", ls=":", label="$T_1$ (eq. 34)")
     ax.set(xlabel="step", ylabel=ylabel, title=title)
-    ax.legend(fontsize=8)
+    ax.legend()
 
 
 def fit_errorbars(ax, x, fits: list, fmt: str = "o", **kw):
@@ -165,8 +165,8 @@ def census_panels(axes, cen: dict, exponents: dict, rse_max: float):
     for ax, title in zip(axes, ["E|M_j| (ordinary), m = d^C_m", "E|M_j*| (lucky), m = d^C_m", "|N_i| at init"]):
         loglog(ax, "d", None, title)
     axes[1].set_ylim(1e-12, None)
-    axes[0].legend(fontsize=7)
-    axes[2].legend(fontsize=7)
+    axes[0].legend()
+    axes[2].legend()
     axes[0].figure.suptitle("dots: Monte Carlo (95% interval over replicates); solid: exact expectation; dotted: the "
                             "paper's d^ω (constant 1); x: conditional estimate with relative error > "
                             f"{rse_max:.0%}")
@@ -186,7 +186,7 @@ def pr_b_curves(ax, cen: dict):
     ax.axhline(1.0, color="k", lw=0.8)
     loglog(ax, "d", "Pr[B_i]")
     ax.set_ylim(1e-30, 2)
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(ncol=2)
 
 
 def cos2_heatmaps(axes, cos2: dict, n_major: int, n_neurons: int, replicate: int = 0):

@@ -18,7 +18,7 @@ def band(ax, x, samples, label: str, colour: str, ls: str = "-"):
 
 def _steps(ax, ylabel: str, title: str):
     ax.set(xscale="symlog", xlim=(0, None), xlabel="step", ylabel=ylabel, title=title)
-    ax.legend(fontsize=8)
+    ax.legend()
 
 
 def share(res, cfg):
@@ -80,7 +80,7 @@ def minority(res, cfg):
     for ax, ylabel, title in ((axes[0], r"probe MSE / $E[z_j^2]$", "probe error"),
                               (axes[1], "atoms with a singleton neuron", "coverage")):
         ax.set(xscale="log", xlabel=r"$\epsilon_{\min}/\epsilon_{\max}$", ylabel=ylabel, title=title)
-    axes[0].legend(fontsize=7)
+    axes[0].legend()
     plt.tight_layout()
     return axes
 

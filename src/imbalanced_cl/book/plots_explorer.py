@@ -18,23 +18,23 @@ def draw(res: Result, axes=None):
     d = C.shape[1]
     ax_h.set_xticks(range(d))
     ax_h.set_xticklabels([("min " if bool(res.minority[j]) else "") + str(j) for j in range(d)],
-                         rotation=90, fontsize=7)
+                         rotation=90, fontsize="x-small")
     for j in range(d):
         if bool(res.minority[j]):
             ax_h.get_xticklabels()[j].set_color("#cf222e")
     ax_h.set_xlabel("feature j (red: minority)")
     ax_h.set_ylabel("neuron i (sorted)")
-    ax_h.set_title("cos²(w_i, M_j)", fontsize=9)
+    ax_h.set_title("cos²(w_i, M_j)", fontsize="small")
     fig.colorbar(im, ax=ax_h, fraction=0.05, pad=0.02)
     colours = ["#cf222e" if bool(mn) else "#0969da" for mn in res.minority]
     ax_c.bar(range(d), res.counts.numpy(), color=colours)
     ax_c.set_xticks(range(d))
-    ax_c.tick_params(axis="x", labelsize=7)
+    ax_c.tick_params(axis="x", labelsize="small")
     ax_c.set_xlabel("feature j")
     ax_c.set_ylabel(f"neurons with |cos| ≥ {res.threshold:g}")
     ax_c.set_title(f"minority {res.minority_count:.1f} vs majority {res.majority_count:.1f} per feature",
-                   fontsize=9)
-    fig.suptitle(res.point.label(), fontsize=9)
+                   fontsize="small")
+    fig.suptitle(res.point.label(), fontsize="small")
     fig.tight_layout()
     return fig
 
@@ -52,16 +52,16 @@ def gallery_grid(cfg: ExplorerConfig, results: list[Result]):
         im = ax.imshow(C, aspect="auto", cmap="viridis", vmin=0, vmax=1, interpolation="nearest")
         d = C.shape[1]
         ax.set_xticks(range(d))
-        ax.set_xticklabels([str(j) for j in range(d)], fontsize=6)
+        ax.set_xticklabels([str(j) for j in range(d)], fontsize="x-small")
         for j, lab in enumerate(ax.get_xticklabels()):
             if bool(r.minority[j]):
                 lab.set_color("#cf222e")
         ax.set_title(f"eps_min={r.point.eps_min:g}, NSR={r.point.nsr:g}, α={r.point.prune_alpha:g}\n"
-                     f"aligned: min {r.minority_count:.1f} / maj {r.majority_count:.1f}", fontsize=7)
+                     f"aligned: min {r.minority_count:.1f} / maj {r.majority_count:.1f}", fontsize="x-small")
     for ax in axes[-1]:
-        ax.set_xlabel("feature j (red: minority)", fontsize=7)
+        ax.set_xlabel("feature j (red: minority)", fontsize="x-small")
     for row in axes:
-        row[0].set_ylabel("neuron (sorted)", fontsize=7)
+        row[0].set_ylabel("neuron (sorted)", fontsize="x-small")
     fig.tight_layout()
     if im is not None:
         fig.colorbar(im, ax=axes.ravel().tolist(), fraction=0.02, pad=0.01, label="cos²(w_i, M_j)")
@@ -93,7 +93,7 @@ def gallery_summary(cfg: ExplorerConfig, results: list[Result]):
                 label=f"majority, NSR={nsr:g}, α={alpha:g}")
     ax.set_xlabel("eps_min (eps_max = %g)" % cfg.eps_max)
     ax.set_ylabel(f"neurons with |cos| ≥ {cfg.threshold:g}\n(mean per feature)")
-    ax.legend(fontsize=7, loc="best")
+    ax.legend(loc="best")
     fig.tight_layout()
     return fig
 

@@ -28,7 +28,7 @@ def per_class(results: list[dict], rhos, dataset: str):
                         capsize=2, color=COLOURS[m], ls="--" if m == "alg1_dense" else "-", label=LABELS[m])
         ax.set(xscale="log", xlabel="training images of the class (LT subset)", ylabel="per-class test accuracy (%)",
                title=f"{dataset}-LT, ρ = {rho:g}")
-    axes[0][0].legend(fontsize=8)
+    axes[0][0].legend()
     plt.tight_layout()
     return axes
 

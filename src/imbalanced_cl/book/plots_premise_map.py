@@ -39,7 +39,7 @@ def map_figure(results: list[CellResult], cfg: PremiseMapConfig, marks: dict | N
             verdict = cell_row(r, cfg).verdict
             text = "all premises" if not failed else "fails: " + "\n".join(failed[:3]) + ("…" if len(failed) > 3 else "")
             where = "recorded\n" if r.source == "recorded" else "" if r.ran else "no record: closed forms only\n"
-            ax.text(j, i, f"{where}{ok}/{n} met\n{text}\n[{verdict}]", ha="center", va="center", fontsize=6.5)
+            ax.text(j, i, f"{where}{ok}/{n} met\n{text}\n[{verdict}]", ha="center", va="center", fontsize="x-small")
             if not failed and r.ran:
                 ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, lw=3, ec="black"))
         im = ax.imshow(grid, cmap="RdYlGn", vmin=0, vmax=1, aspect="auto")
@@ -47,13 +47,13 @@ def map_figure(results: list[CellResult], cfg: PremiseMapConfig, marks: dict | N
             if rr == ratio and d in ds and lam in lams:
                 ax.plot(lams.index(lam) - 0.42, ds.index(d) - 0.38, marker="*", ms=9, color="navy")
                 ax.annotate(label, (lams.index(lam) - 0.42, ds.index(d) - 0.38), xytext=(4, -2),
-                            textcoords="offset points", fontsize=6, color="navy")
+                            textcoords="offset points", fontsize="x-small", color="navy")
         ax.set_xticks(range(len(lams)), lams)
         ax.set_yticks(range(len(ds)), [f"d={d}" for d in ds])
         ax.set_xlabel("weight decay λ (book's, or bottom / mid / top of [d^-1.49, d^-1.01])")
         ax.set_title(f"ε_min/ε_max = {ratio:g}")
     fig.colorbar(im, ax=axes[0].tolist(), label="share of required premises met", shrink=0.8)
-    fig.suptitle("Premise map: where Theorems 3.1 and 3.2 apply (outlined: every premise holds)", fontsize=10)
+    fig.suptitle("Premise map: where Theorems 3.1 and 3.2 apply (outlined: every premise holds)", fontsize="medium")
     return fig
 
 
@@ -91,22 +91,22 @@ def closed_forms_figure(rates: list[dict], cfg: PremiseMapConfig):
     a.set_yscale("log")
     a.set_xlabel("d")
     a.set_ylabel("Stage-1 growth gain·κ_j per unit η")
-    a.legend(fontsize=7)
-    a.set_title("Does a minority coefficient outgrow the decay?", fontsize=9)
+    a.legend()
+    a.set_title("Does a minority coefficient outgrow the decay?", fontsize="small")
     for ratio in sorted({r["ratio"] for r in rates}):
         rows = [r for r in rates if r["ratio"] == ratio]
         y = [r["m_needed"] if math.isfinite(r["m_needed"]) else np.nan for r in rows]
         b.plot([r["d"] for r in rows], y, "o-", label=f"ρ = {ratio:g}")
         for r in rows:
             if not math.isfinite(r["m_needed"]):
-                b.annotate("none", (r["d"], 1), fontsize=6, rotation=90, ha="center")
+                b.annotate("none", (r["d"], 1), fontsize="x-small", rotation=90, ha="center")
     b.plot(ds, [cfg.m_over_d * d for d in ds], "k--", lw=1, label=f"this map: m = {cfg.m_over_d:g} d")
     b.set_xscale("log")
     b.set_yscale("log")
     b.set_xlabel("d")
     b.set_ylabel("m for E|M*_j*| = 1")
-    b.set_title("Neurons needed for one minority lucky neuron ('none': Def. B.1's set is empty)", fontsize=9)
-    b.legend(fontsize=7)
+    b.set_title("Neurons needed for one minority lucky neuron ('none': Def. B.1's set is empty)", fontsize="small")
+    b.legend()
     fig.tight_layout()
     return fig
 

@@ -42,8 +42,8 @@ def bands_over_steps(curves: dict, ax=None, mark: float | None = None, xmin: flo
     if mark is not None:
         ax.axvline(mark, color="grey", ls=":")
     ax.set_xlim(xmin, None)
-    ax.set_xlabel("step"); ax.set_ylabel(ylabel); ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=8, ncol=2)
+    ax.set_xlabel("step"); ax.set_ylabel(ylabel); ax.set_title(title, fontsize="medium")
+    ax.legend(ncol=2)
     return ax
 
 
@@ -64,7 +64,7 @@ def per_alpha(ax, x, series: dict, colors: dict | None = None, logx: bool = Fals
         ax.axhline(0, color="grey", lw=0.8)
     if logx:
         ax.set_xscale("log")
-    ax.set_xlabel(xlabel); ax.set_ylabel(ylabel); ax.set_title(title, fontsize=10)
+    ax.set_xlabel(xlabel); ax.set_ylabel(ylabel); ax.set_title(title, fontsize="medium")
     return ax
 
 
@@ -81,7 +81,7 @@ def loglog_reference(ax, x, Y, slope: float, label: str, ref_label: str, color: 
     ax.loglog(x[ok], mean[ok], "o-", color=color, label=label)
     x0, y0 = x[ok][0], mean[ok][0]
     ax.loglog(x, y0 * (x / x0) ** slope, "k--", lw=1, label=ref_label)
-    ax.legend(fontsize=8)
+    ax.legend()
     return ax
 
 
@@ -94,7 +94,7 @@ def feature_scatter(ax, share, y, minority: list, xlabel: str, ylabel: str):
     ax.scatter(share[:, minority].flatten(), y[:, minority].flatten(), s=60, color=MINORITY, marker="*",
                label="minority j*")
     ax.axhline(0, color="grey", lw=0.8)
-    ax.set_xlabel(xlabel); ax.set_ylabel(ylabel, fontsize=9)
+    ax.set_xlabel(xlabel); ax.set_ylabel(ylabel, fontsize="small")
     return ax
 
 
@@ -115,8 +115,8 @@ def appendix_figure(res, fig: int, ylabel: str):
         level_curves(ax, eps, v, [f"NSR = {cfg.nsr_of(s):.3g} (σ = {s:g})" for s in sig])
         ax.set_xlabel("eps_min")
         ax.set_title("vanilla (as in the paper)" if arms[a] == 0 else f"Algorithm 1, α = {arms[a]:g} (not in the paper)")
-    axes[0][0].set_ylabel(ylabel); axes[0][0].legend(fontsize=8)
-    f.suptitle(f"Figure {fig}: mean over {cfg.repeats} repeats, band = 95% t-interval", fontsize=10)
+    axes[0][0].set_ylabel(ylabel); axes[0][0].legend()
+    f.suptitle(f"Figure {fig}: mean over {cfg.repeats} repeats, band = 95% t-interval", fontsize="medium")
     f.tight_layout()
     return f
 
@@ -128,7 +128,7 @@ def appendix_panels(res, fig: int, metrics: dict, arm: int = 0, ylabel: str = ""
         sig, eps, v = res.curves(fig, arm, metric)
         level_curves(ax, eps, v, [f"NSR = {res.cfg.nsr_of(s):.3g}" for s in sig])
         ax.set_xlabel("eps_min"); ax.set_ylabel(ylabel); ax.set_title(title)
-    axes[0][0].legend(fontsize=8)
+    axes[0][0].legend()
     f.tight_layout()
     return f
 

@@ -75,7 +75,7 @@ def clock_figure(res: S.ScaleResult) -> None:
     ax[0].set(xlabel="t / τ_d", ylabel="A_j*/A_maj (mean over replicates)", yscale="log",
               title="solid: vanilla to T_a (dash-dot); dotted: control; dashed: pruned")
     ax[1].set(xlabel="t / τ_d", ylabel="InfoNCE (training pairs)", title="loss, minority group")
-    ax[0].legend(fontsize=8); ax[1].legend(fontsize=8)
+    ax[0].legend(); ax[1].legend()
     plt.tight_layout(); plt.show()
 
 
@@ -98,7 +98,7 @@ def quantity_figure(quants: list[S.Quantity], recorded: tuple = ()) -> None:
             ax.fill_between(d, target - q.tol, target + q.tol, color="k", alpha=0.1, label="band (± tol)")
         ax.set(xscale="log", xlabel="d", title=q.claim)
         _ticks(ax, d, recorded)
-        ax.title.set_fontsize(9); ax.legend(fontsize=7)
+        ax.title.set_fontsize("medium"); ax.legend()
     plt.tight_layout(); plt.show()
 
 
@@ -132,7 +132,7 @@ def gap_figure(quants: list[S.Quantity], sesoi: float, recorded: tuple = ()) -> 
         ax.set(xscale="log", title=f"{q.key}\n{word}; slope {fmt(fit.slope)} [{fmt(fit.lo)}, {fmt(fit.hi)}]")
         ax.set_ylim(lo, hi)
         _ticks(ax, q.at, recorded)
-        ax.title.set_fontsize(8)
+        ax.title.set_fontsize("medium")
     for ax in list(axes.flat)[n:]:
         ax.axis("off")
     axes[0][0].set_ylabel("gap / tol (+ = away)")

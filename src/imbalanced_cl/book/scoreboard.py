@@ -140,7 +140,9 @@ def _built_line(board: Board) -> str:
     prof = (f"at the <b>{_esc(board.book_profile)}</b> profile" if board.book_profile
             else "from notebooks run at different profiles")
     return (f'<p class="sb-built">Built {prof} from commit <code>{_esc(board.commit or "unknown")}</code> '
-            f"on {_esc(board.date or 'an unknown date')}.</p>")
+            f"on {_esc(board.date or 'an unknown date')}. Every verdict row, with its notebook, profile, commit and "
+            f'value, to download: <a href="../results/verdicts.csv" download>CSV</a> · '
+            f'<a href="../results/verdicts.json" download>JSON</a>.</p>')
 
 
 def _changed_items(s: dict) -> str:

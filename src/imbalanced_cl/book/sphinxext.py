@@ -23,8 +23,11 @@ import html
 import re
 from pathlib import Path
 
+from docutils import nodes
+
 STATIC = Path(__file__).resolve().parent / "static"
 A11Y_JS = "imbalanced-cl-a11y.js"
+LAYOUT_CSS = "imbalanced-cl.css"   # the book's layout: full-width text at 1280 px, wrapped output, stacked tables
 
 
 def script_key(js) -> tuple:
@@ -92,6 +95,35 @@ def index_page(app, exception) -> None:
                          encoding="utf8")
 
 
+def found_box(app, doctree) -> None:
+    """Open every claim notebook's page with its "What we found" box (book/summary.found_box), built from the verdict
+    rows the executed notebook glued, under the page title: the reader sees the result before the method."""
+    docname = app.env.docname
+    if not docname.startswith("notebooks/"):
+        return
+    path = Path(app.env.doc2path(docname))
+    if path.suffix != ".ipynb" or not path.exists():
+        return
+    import json
+    from . import glued, summary
+    rows = glued.rows_of(path)
+    profile = json.loads(path.read_text()).get("metadata", {}).get("imbalanced_cl", {}).get("profile", "")
+    box = summary.found_box(rows, Path(docname).name, profile)
+    section = next(iter(doctree.findall(nodes.section)), None)
+    if not box or section is None:
+        return
+    title = next((i for i, n in enumerate(section.children) if isinstance(n, nodes.title)), -1)
+    section.insert(title + 1, nodes.raw("", box, format="html"))
+
+
+def results_table(app, exception) -> None:
+    """Write the downloadable results table (book/results_table.py) into the built HTML's results/ folder."""
+    if exception is not None or app.builder.format != "html":
+        return
+    from . import results_table as RT
+    RT.write(Path(app.srcdir) / "notebooks", Path(app.outdir) / "results")
+
+
 def _add_static(app) -> None:
     app.config.html_static_path.append(str(STATIC))
 
@@ -100,7 +132,10 @@ def setup(app):
     """Register the handlers and the accessibility script."""
     app.connect("builder-inited", _add_static)
     app.connect("html-page-context", dedupe_scripts)
+    app.connect("doctree-read", found_box)
     app.connect("html-page-context", repair_body)
-    app.connect("build-finished", index_page, priority=900)  # after sphinx-external-toc wrote its redirect
+    app.connect("build-finished", index_page, priority=900)
+    app.connect("build-finished", results_table)  # after sphinx-external-toc wrote its redirect
     app.add_js_file(A11Y_JS, defer="defer")
+    app.add_css_file(LAYOUT_CSS)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

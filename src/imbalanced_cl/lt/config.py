@@ -43,7 +43,7 @@ class LTConfig:
     crop_scale_lo: float = 0.1        # RandomResizedCrop scale (crop_scale_lo, 1)
     # --- pruning: SDCLR ratio 0.9 on CIFAR; one global magnitude threshold over the conv weights ---
     prune_ratio: float = 0.9
-    mask_every: str = "epoch"         # "epoch" (SDCLR; paper L64) or "step" (Algorithm 1 as written, L150)
+    mask_every: str = "epoch"         # "epoch" (SDCLR; the paper's §2) or "step" (Algorithm 1 as written)
     baseline_band: float = 10.0       # premise: our SimCLR accuracy within this many points of Table 2's SimCLR, else "not comparable"
     dual_bn: bool = True              # SDCLR: the pruned branch has its own BatchNorms (multi-BN ResNet)
     # --- linear probe (frozen features, balanced train set) ---

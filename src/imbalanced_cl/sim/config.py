@@ -15,13 +15,13 @@ from ..validate import ParameterError, check, check_choice, check_float, check_i
 BIAS_ONSETS = ("crossing", "eq33", "workshop")
 
 
-# Weight decays named by where they sit in the proof's range lambda in [d^-1.49, d^-1.01] (L1266): the bottom, the
+# Weight decays named by where they sit in the proof's range lambda in [d^-1.49, d^-1.01] (App. E.3): the bottom, the
 # geometric middle and the top.
 LAMBDA_EXPONENTS = {"bottom": -1.49, "mid": -1.25, "top": -1.01}
 
 
 def lambda_at(rule: str, d: int) -> float:
-    """The weight decay d^e that `rule` ("bottom", "mid" or "top" of [d^-1.49, d^-1.01], L1266) names at d."""
+    """The weight decay d^e that `rule` ("bottom", "mid" or "top" of [d^-1.49, d^-1.01], App. E.3) names at d."""
     return float(d) ** LAMBDA_EXPONENTS[rule]
 
 
@@ -53,7 +53,7 @@ class SimConfig:
     bias_coef: float = 1.0      # b_i(T1) = bias_coef * a * sqrt(2 log d / d) * ||w_i|| (Thm C.1(b,c)); a: bias_token_factor
     bias_token_factor: bool = True  # a = E|z|/L converts that feature-coefficient threshold into pre-activation units (eq. 98); False: a = 1
     bias_ramp: float = 0.0      # extra per-step growth of b after T1, (1+bias_ramp)^(t-T1) (W eq. 70 uses eta/d)
-    bias_ramp_max: float = 2.0  # cap on that growth factor (the uncapped ramp explodes, brief §1)
+    bias_ramp_max: float = 2.0  # cap on that growth factor (the uncapped ramp explodes)
     t1_fraction: float = 0.9    # T1 = first step where this fraction of neurons satisfies eq. (34)
     t1_max: int = 0             # force T1 at this step if not reached (0: never force)
     bias_onset: str = "crossing"  # when the bias switches on, a choice the paper leaves open (b = 0 up to T1, Lemma F.3): "crossing" (at the measured eq. (34) T1), "eq33" (eq. (33)'s T1 with unit constants), "workshop" (the workshop version's T1 with unit constants)
@@ -62,15 +62,15 @@ class SimConfig:
     tau_scaled: bool = True     # optimise tau * InfoNCE so the gradient is eq. (5)/(21) exactly (no 1/tau)
     lr: float = 0.5             # eta
     weight_decay: float = 1e-3  # lambda, decoupled: theta <- (1 - eta lambda) theta - eta g; lambda_rule other than "value" sets it from d
-    lambda_rule: str = "value"  # "value": lambda = weight_decay as given; "bottom" | "mid" | "top": lambda = d^-1.49 | d^-1.25 | d^-1.01, in the proof's range (L1266)
+    lambda_rule: str = "value"  # "value": lambda = weight_decay as given; "bottom" | "mid" | "top": lambda = d^-1.49 | d^-1.25 | d^-1.01, in the proof's range (App. E.3)
     steps: int = 300            # full-batch gradient steps
     # --- Algorithm 1: forward magnitude pruning (prune.py) ---
     prune_alpha: float = 0.0    # fraction pruned, in [0, 1)
     prune_unit: str = "neuron"  # "neuron" (smallest ||w_i||) or "weight" (smallest |w_ik|)
     prune_backward: str = "faithful"  # "faithful" (eq. 5, full h and grad h) or "literal" (masked autograd)
     prune_start: int = 0        # first step at which the mask takes effect
-    prune_every: int = 1        # recompute the mask every this many steps (1 = every iteration, L150)
-    prune_mask: str = "magnitude"     # "magnitude" (Alg. 1: smallest units) or "random" (control, issue 14)
+    prune_every: int = 1        # recompute the mask every this many steps (1 = every iteration, as Algorithm 1 states)
+    prune_mask: str = "magnitude"     # "magnitude" (Alg. 1: smallest units) or "random" (a control, beyond the paper)
     prune_schedule: str = "dynamic"   # "dynamic" (recomputed every prune_every steps) or "static" (fixed at prune_start)
     # --- replicates, seeds, bookkeeping ---
     R: int = 4                  # independent replicates trained in one batched computation
@@ -182,7 +182,7 @@ class SimConfig:
     # --- derived quantities ---
     @property
     def softmax_scale(self) -> float:
-        """Softmax scale s of the frozen attention (default 1/sqrt(d1), brief §1)."""
+        """Softmax scale s of the frozen attention (default 1/sqrt(d1): the paper leaves it unstated)."""
         return self.attn_scale if self.attn_scale > 0 else 1.0 / math.sqrt(self.d1)
 
     @property
@@ -199,7 +199,7 @@ class SimConfig:
     def t1_onset_step(self) -> int:
         """The step at which the bias onset puts T1 (-1 for "crossing": measured per run by eq. (34)).
 
-        eq. (33) (L568): T1 = Theta(d1 log d / (eta loglog d)); the workshop version (W351): Theta(d log d / (eta
+        eq. (33): T1 = Theta(d1 log d / (eta loglog d)); the workshop version (its eq. (40)): Theta(d log d / (eta
         loglog d)); both taken with unit constants, the one reading the paper does not rule out.
         """
         if self.bias_onset == "crossing":

@@ -135,7 +135,7 @@ def rows(reg: Regime, cfg: SimConfig, which=ROWS) -> list[Verdict]:
         m, lo, hi = _ci(reg.grad_dev)
         bound = cfg.d1 ** -cfg.regime_grad_poly
         verdict, rule = judge_bound(lo, hi, bound, False, 0.0)
-        add(f"regime: K-pair gradient tracks the population gradient ({reg.sampling} pairs)", "Lemma B.1 (L519)",
+        add(f"regime: K-pair gradient tracks the population gradient ({reg.sampling} pairs)", "Lemma B.1",
             f"||g_K − g_pop|| / ||w|| ≤ d1^-{cfg.regime_grad_poly:g} = {bound:.3g} "
             f"(relative to ||g_pop||: {float(reg.grad_rel.mean()):.2g})",
             m, lo, hi, (verdict, rule + GRADIENT_SCOPE))
@@ -154,13 +154,13 @@ def rows(reg: Regime, cfg: SimConfig, which=ROWS) -> list[Verdict]:
     if "window" in which:
         t3, t4 = reg.window
         inside = t3 <= reg.steps <= t4
-        out.append(Verdict("regime: steps inside Theorem 3.1's window [d^1.01/η, d^1.99/η]", "Thm 3.1 (L277)",
+        out.append(Verdict("regime: steps inside Theorem 3.1's window [d^1.01/η, d^1.99/η]", "Thm 3.1",
                            f"[{t3:.0f}, {t4:.0f}]", float(reg.steps), float(reg.steps), float(reg.steps),
                            "holds" if inside else "does not hold", "holds if the run's step count lies in the window",
                            kind="regime"))
     if "lambda" in which:
         lo_l, hi_l = reg.lam_range
-        out.append(Verdict("regime: weight decay λ inside the proof's range [d^-1.49, d^-1.01]", "L1266",
+        out.append(Verdict("regime: weight decay λ inside the proof's range [d^-1.49, d^-1.01]", "App. E.3 (proof of Thm E.1)",
                            f"[{lo_l:.2g}, {hi_l:.2g}]", cfg.weight_decay, cfg.weight_decay, cfg.weight_decay,
                            "holds" if lo_l <= cfg.weight_decay <= hi_l else "does not hold",
                            "holds if λ lies in the range", kind="regime"))

@@ -44,16 +44,47 @@
   // deferred ahead of it), else once its startup promise settles.
   var mj = window.MathJax;
   if (mj && mj.startup && mj.startup.promise) {
-    mj.startup.promise.then(labelHeaderMath);
+    mj.startup.promise.then(function () { labelHeaderMath(); fitTables(); });
   } else if (mj && !mj.version) {
     mj.startup = Object.assign({}, mj.startup, {
-      pageReady: function () { return MathJax.startup.defaultPageReady().then(labelHeaderMath); },
+      pageReady: function () {
+        return MathJax.startup.defaultPageReady().then(function () { labelHeaderMath(); fitTables(); });
+      },
     });
   }
+  // A table wider than its column stacks into cards (imbalanced-cl.css, class ic-stack): each body cell is labelled
+  // with its column's header text, so a reader on a phone sees every value, the verdict included, under its name.
+  function labelCells(table) {
+    var head = table.tHead && table.tHead.rows.length ? table.tHead.rows[table.tHead.rows.length - 1] : null;
+    if (!head) { return false; }
+    var names = Array.prototype.map.call(head.cells, function (c) { return c.textContent.trim(); });
+    Array.prototype.forEach.call(table.tBodies, function (body) {
+      Array.prototype.forEach.call(body.rows, function (row) {
+        Array.prototype.forEach.call(row.cells, function (cell, i) {
+          if (!cell.hasAttribute("data-label") && names[i]) { cell.setAttribute("data-label", names[i]); }
+        });
+      });
+    });
+    return true;
+  }
+  function fitTables() {
+    document.querySelectorAll("article table").forEach(function (table) {
+      if (!labelCells(table)) { return; }
+      table.classList.remove("ic-stack");
+      var room = table.parentElement.clientWidth;
+      if (table.getBoundingClientRect().width > room + 1 || table.parentElement.scrollWidth > room + 1) {
+        table.classList.add("ic-stack");
+      }
+    });
+  }
+  var fitTimer = null;
+  window.addEventListener("resize", function () { clearTimeout(fitTimer); fitTimer = setTimeout(fitTables, 100); });
+  document.addEventListener("toggle", fitTables, true);   // a folded table (scoreboard rows) is measured when opened
+  function start() { repair(); fitTables(); }
   if (document.readyState === "loading") {
-    document.addEventListener("DOMContentLoaded", repair);
+    document.addEventListener("DOMContentLoaded", start);
   } else {
-    repair();
+    start();
   }
   window.addEventListener("load", repair);  // again after Font Awesome has turned the icons into SVG
 })();

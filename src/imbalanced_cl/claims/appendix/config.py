@@ -1,4 +1,4 @@
-"""Notebook 05's configuration: the grids of App. A.2's four figures (L449-477), the metrics' settings and the verdict's."""
+"""Notebook 05's configuration: the grids of App. A.2's four figures , the metrics' settings and the verdict's."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -26,13 +26,13 @@ class AppendixConfig(SimConfig):
     """App. A.2 grids, evaluation sizes and verdict settings on top of the shared SimConfig model."""
 
     d1: int = 500                                     # App. A.2: d1 = 500
-    m: int = 30                                       # neurons (workshop experiment, W132: m = 30)
+    m: int = 30                                       # neurons (workshop experiment, workshop version, §4: m = 30)
     progress: bool = False                            # tqdm progress bar
     n_pairs: int = 256                                # K, full batch (unstated in A.2)
     steps: int = 300                                  # unstated in A.2
     prune_alpha: float = 0.1                          # ratio of the pruned arm (Alg. 1); control arm uses 0
     chunk: int = 40                                   # replicates (points x repeats) per batched training call
-    # --- grids of App. A.2 (L455-471); NSR = sigma^2 d1 ---
+    # --- grids of App. A.2 ; NSR = sigma^2 d1 ---
     sigmas_12: tuple = (0.01, 0.03, 0.05)             # Figs. 1-2
     eps_12: tuple = _grid(0.1, 1.0, 0.1)               # Figs. 1-2: 0.1 .. 1.0
     sigmas_3: tuple = (0.05, 0.075, 0.1)              # Fig. 3

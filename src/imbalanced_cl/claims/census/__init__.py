@@ -10,5 +10,5 @@ from .sets import (STREAM_CENSUS, census_of, check_d, check_ratio, constants, ga
                    ni_exponent, omega1, omega2, single_exponent, thresholds)
 from .exact import (exact_table, expected_Ni, p_B_exact, p_lucky, p_ordinary, p_single, paper_p1,  # noqa: F401
                     paper_p2, paper_p_lucky, paper_pr_B)
-from .grid import (CensusConfig, brief_item1_report, census_fits, census_report, mc_census_multi,  # noqa: F401
-                   paper_exponents, pr_b_report, run_census)
+from .grid import (CensusConfig, census_fits, census_report, mc_census_multi,  # noqa: F401
+                   paper_exponents, pr_b_report, pr_b_trend_report, run_census)

@@ -176,15 +176,15 @@ def pr_b_report(cen: dict) -> list[str]:
             f"exact Pr[B_i] at d={ds[-1]}: {ex['B'][-1, k]:.3g}" for k, rho in enumerate(cen["rhos"])]
 
 
-def brief_item1_report(cen: dict) -> list[str]:
-    """Brief §6 item 1, from the computed curves: whether (1 - p2)^(d-1) falls with d towards 0 for every rho < 1 (the
-    brief's argument) on this grid, and its range at rho = 1."""
+def pr_b_trend_report(cen: dict) -> list[str]:
+    """From the computed curves: whether (1 - p2)^(d-1) falls with d towards 0 for every rho < 1 (the argument of
+    book/inconsistencies.md, section 1) on this grid, and its range at rho = 1."""
     ds, ex, out = cen["ds"], cen["exact"], []
     imb = [k for k, rho in enumerate(cen["rhos"]) if rho < 1.0]
     if imb:
         falls = all(ex["paper_B"][-1, k] < ex["paper_B"][0, k] for k in imb)
         small = max(float(ex["paper_B"][-1, k]) for k in imb)
-        out.append(f"brief §6 item 1 — for every ρ < 1 on this grid, (1-p2)^(d-1) {'falls' if falls else 'does not always fall'} "
+        out.append(f"Where the paper is inconsistent, §1: for every ρ < 1 on this grid, (1-p2)^(d-1) {'falls' if falls else 'does not always fall'} "
                    f"with d and is at most {small:.3g} at d={ds[-1]}: the argument "
                    f"{'stands' if falls and small < 0.5 else 'is not confirmed here'}.")
     for k in [k for k, rho in enumerate(cen["rhos"]) if rho >= 1.0]:

@@ -22,7 +22,7 @@ class DecouplingConfig(SimConfig):
 
     The SimConfig defaults are replaced by Wen & Li's setting at d = 20 with every Theta(.) constant set to 1
     (wen_li_scales): one token, z in {-1, 0, 1}, sigma_xi^2 = sqrt(log d)/d, m = d^1.01, lambda = d^-1.25 (inside
-    their range), tau = log d (a polylog), T1 of L182.
+    their range), tau = log d (a polylog), T1 of Wen & Li's §2.2.
     """
 
     # --- the grid ---
@@ -63,7 +63,7 @@ class DecouplingConfig(SimConfig):
     weight_decay: float = 0.0236      # lambda; Wen & Li: in [d^-1.499, d^-1.001], here d^-1.25
     tau: float = 3.0                  # temperature; Wen & Li: polylog(d), here log d
     steps: int = 2000                 # training steps (the measurements flatten well before)
-    t1_max: int = 193                 # the bias switches on at this step at the latest: L182's T1, d log(d1) / (eta loglog d)
+    t1_max: int = 193                 # the bias switches on at this step at the latest: Wen & Li's T1 (§2.2), d log(d1) / (eta loglog d)
     progress: bool = False            # progress bar while training
 
     def validate(self) -> None:

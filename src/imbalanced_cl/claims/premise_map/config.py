@@ -10,19 +10,19 @@ from ...validate import check, check_choice, check_float, check_grid, check_int
 from ..pruning.config import PruningConfig
 
 # The weight decays of the map, by name: the book's own (the config's weight_decay) and the bottom, geometric
-# middle and top of the proof's range [d^-1.49, d^-1.01] (L1266).
+# middle and top of the proof's range [d^-1.49, d^-1.01] (App. E.3).
 LAMBDAS = ("book", "bottom", "mid", "top")
 LAMBDA_EXPONENT = LAMBDA_EXPONENTS
 STAR_AXES = ("m/d", "K", "alpha", "n_minority")
 
 
 def lambda_value(name: str, d: int, book: float) -> float:
-    """The weight decay named `name` at d: the book's value, or d^-1.49, d^-1.25, d^-1.01 (L1266)."""
+    """The weight decay named `name` at d: the book's value, or d^-1.49, d^-1.25, d^-1.01 (App. E.3)."""
     return book if name == "book" else lambda_at(name, d)
 
 
 def window(d: int, lr: float) -> tuple[float, float]:
-    """Theorem 3.1's window [T3, T4] = [d^1.01/eta, d^1.99/eta] (L277)."""
+    """Theorem 3.1's window [T3, T4] = [d^1.01/eta, d^1.99/eta] (Theorem 3.1)."""
     return d ** 1.01 / lr, d ** 1.99 / lr
 
 

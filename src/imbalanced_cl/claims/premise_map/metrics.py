@@ -2,7 +2,7 @@
 
 A premise is a `Premise`: its name, the value found, the threshold it is judged against, whether it holds, and
 whether the map requires it. The closed-form premises need only the cell's config:
-  * lambda inside the proof's range [d^-1.49, d^-1.01] (L1266);
+  * lambda inside the proof's range [d^-1.49, d^-1.01] (App. E.3);
   * the run's steps inside Theorem 3.1's window [d^1.01/eta, d^1.99/eta] (L277);
   * sigma_xi^2 on Assumption 3.3's scale sqrt(log d)/d (the ratio is judged within 1 +- 0.9, as the regime rows do);
   * a minority coefficient grows in Stage 1: gain * kappa_min - lambda > 0 (eq. 7 with the book's closed form,
@@ -86,9 +86,9 @@ def closed_form(cfg: PruningConfig, kappa: torch.Tensor, require_sigma: bool = F
     _, r_min = minority_rates(cfg, kappa)
     lucky = expected_lucky_minority(cfg)
     return {
-        "lambda": Premise("lambda", "λ inside the proof's range [d^-1.49, d^-1.01] (L1266)", cfg.weight_decay,
+        "lambda": Premise("lambda", "λ inside the proof's range [d^-1.49, d^-1.01] (App. E.3)", cfg.weight_decay,
                           f"[{lo:.3g}, {hi:.3g}]", lo <= cfg.weight_decay <= hi),
-        "window": Premise("window", "steps inside Theorem 3.1's window [d^1.01/η, d^1.99/η] (L277)", float(steps),
+        "window": Premise("window", "steps inside Theorem 3.1's window [d^1.01/η, d^1.99/η] (Theorem 3.1)", float(steps),
                           f"[{t3:.0f}, {t4:.0f}]", t3 <= steps <= t4),
         "sigma": Premise("sigma", "σ_ξ² on Assumption 3.3's scale √(log d)/d (ratio within 1 ± 0.9)", sr,
                          "[0.1, 1.9]", 0.1 <= sr <= 1.9, required=require_sigma),

@@ -32,7 +32,7 @@ class PruningConfig(SimConfig):
     tol_factor: float = 3.0   # band [d / tol_factor, d × tol_factor] for the minority-excess ratio
     threads: int = 0                 # torch threads for the notebook (0: torch's default); results do not depend on it
     workers: int = 0                 # processes for independent runs (branch shards, Step 6's variants, the eps_min sweep), one thread each (0: one per torch thread on the CPU, one on CUDA); results do not depend on it
-    mask_control: bool = True        # run the 2x2 random-mask control of Step 8 (beyond the paper, issue 14); True or False
+    mask_control: bool = True        # run the 2x2 random-mask control of Step 8 (beyond the paper); True or False
     mask_share_min: float = 0.9      # "the mask removes minority-aligned neurons" holds if the share's interval is ≥ this
     effect_tol: float = 0.02         # smallest effect of interest for Step 8's paired differences of A_j*/A_maj
     threshold_alphas: tuple = (0.6, 0.8)  # Step 8's threshold curve only: ratios above alpha_grid, all four cells

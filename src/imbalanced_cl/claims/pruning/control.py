@@ -120,7 +120,7 @@ def control_rows(cs: dict | None, alphas: list, cfg: PruningConfig) -> list:
     rows = []
     for (claim, a_cell, b_cell, pred), id in zip(specs, ("control_magnitude_vs_random", "control_dynamic_vs_static")):
         pred = pred.format(tol=cfg.effect_tol)
-        src = "Beyond the paper: random-mask control (issue 14); Remark 2"
+        src = "Beyond the paper: random-mask control; Remark 2"
         if cs is None:
             rows.append(Verdict(claim.format(a=alphas[k]), src, pred, float("nan"), float("nan"), float("nan"),
                                 UNTESTED, "mask_control=False: the control was not run", kind="diagnostic", id=id))

@@ -24,8 +24,8 @@ class ScaleConfig(SimConfig):
     """Notebook 08: a grid over d with d1, m and the step budget scaled as the paper's assumptions require."""
 
     ds: tuple = (20, 40, 80)          # grid of d (increasing; >= 3 points for the local |N_i| exponents)
-    c1: float = 5.0                   # d1 = round(c1 d): d1 = poly(d) (brief §2)
-    C_m: float = 1.25                 # m = round(d^C_m) neurons (Thm 3.1, L277)
+    c1: float = 5.0                   # d1 = round(c1 d): d1 = poly(d) (§3.2)
+    C_m: float = 1.25                 # m = round(d^C_m) neurons (Theorem 3.1)
     ratios: tuple = (1.0, 0.5)        # eps_min/eps_max of the groups trained at every d (the smallest one < 1)
     minority_share: float = 0.25      # n_minority = max(1, round(minority_share d)) minority features
     t1_cap: float = 1.0               # Stage 1 runs until every slot reached T1 (eq. 34), at most t1_cap tau_d steps
@@ -117,7 +117,7 @@ class ScaleConfig(SimConfig):
 
 
 def clock(cfg: SimConfig) -> float:
-    """tau_d = d log d / (eps_max eta loglog d): the scale of T2 - T1 (eq. 60) and of the workshop's T1 (W351)."""
+    """tau_d = d log d / (eps_max eta loglog d): the scale of T2 - T1 (eq. 60) and of the workshop's T1 (workshop version, eq. (40))."""
     return cfg.d * math.log(cfg.d) / (cfg.eps_max * cfg.lr * math.log(math.log(cfg.d)))
 
 

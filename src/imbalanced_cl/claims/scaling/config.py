@@ -14,7 +14,7 @@ class ScalingConfig(SimConfig):
 
     # notebook 03's model (overrides of SimConfig)
     n_minority: int = 3              # how many features are minority (the last ones)
-    lambda_rule: str = "mid"         # lambda = d^-1.25, the middle of the proof's range (L1266; issue 27: where Theorem 3.1 applies); the book's old setting is "value" with weight_decay = 0.001
+    lambda_rule: str = "mid"         # lambda = d^-1.25, the middle of the proof's range (App. E.3, proof of Theorem E.1: where Theorem 3.1 applies); the book's old setting is "value" with weight_decay = 0.001
     steps: int = 1500                # long enough to reach Stage 3 at d = 40
     record_every: int = 50           # history every this many steps
     progress: bool = False           # tqdm progress bar
@@ -23,7 +23,7 @@ class ScalingConfig(SimConfig):
     ni_rel: float = 0.5    # empirical N_i: j with |<w_i,M_j>| >= ni_rel * max_j' |<w_i,M_j'>|
     gamma: float = 0.1     # eq. (28) constant for the definitional N_i at initialisation
     tol_ni: float = 0.1                   # |N_i| exponent bound (eq. 14): band (-inf, 1 - rho² + tol_ni]
-    precision_min: float = 0.8            # final-vs-initial set precision (L445): holds if its interval is ≥ this
+    precision_min: float = 0.8            # final-vs-initial set precision (App. A.1): holds if its interval is ≥ this
     forall_min: float = 0.9               # a "for all" bound holds if the Wilson interval of its share is ≥ this
     tol_tracking: float = 0.2             # band 1 ± tol_tracking for the slope of the |N_i| exponent on 1 - rho^2
     tol_A: float = 0.2                    # band 1 ± tol_A for the log-log slope of A_min/A_maj on rho (eq. 13)

@@ -1,0 +1,314 @@
+"""The intro's first screen, generated from the claim-level answers (book/answers.py): which profile built the book,
+one plain sentence per claim with the paper-scale record beside it, and one figure of every claim's headline
+measurement against the paper's prediction. Presentation only: every number comes from a verdict row.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import io
+import math
+import re
+
+from .. import verdict as V
+from . import answers as A
+from . import record
+from . import tables as T
+
+# What each profile is, in a reader's words (the sizes themselves live in profiles.yaml and the configs).
+PROFILE_MEANING = {
+    "ci": "a smoke test: tiny sizes that check that every notebook runs end to end in seconds. Its verdicts are not "
+          "evidence about the paper; the published book is built at the default profile",
+    "default": "the published book's sizes: minutes per notebook on a 2-core laptop, far below the paper's scale",
+    "paper": "the paper's own scale (d1 = 500, many replicates; hours, a GPU helps)",
+}
+
+# The unit of each claim's headline measurement, for readers (a row's own "unit" field wins when it has one).
+UNITS = {
+    "1": "ratio of the majority to the minority growth rate (no unit)",
+    "2": "exponent of d in the count of lucky neurons",
+    "3": "slope of the |N_i| exponent on 1 − ρ² (no unit)",
+    "4": "gain in A_j*/A_maj over the unpruned control",
+    "A.2": "Spearman rank correlation with ε_min (−1 to 1)",
+    "5": "linear-probe accuracy gain, percentage points",
+}
+
+# What a claim's verdict says about the paper, in one clause (the verdict words' definitions are on the methods
+# page, verdict.py; this is only their consequence for the claim).
+SAYS = {
+    V.HOLDS: "this supports the paper's prediction",
+    V.PARTLY: "this supports the prediction only in part",
+    V.FAILS: "this contradicts the paper's prediction",
+    V.INCONCLUSIVE: "the data cannot decide at this size; a larger run would",
+    V.NOT_COMPARABLE: "this says nothing for or against the paper, because a premise it depends on was not met",
+    V.UNTESTED: "nothing was measured for it at this size",
+}
+
+
+
+def _esc(x) -> str:
+    return html.escape(str(x))
+
+
+def verdict_anchor(notebook: str, base: str = "../notebooks/") -> str:
+    """The link to a claim notebook's verdict section (every claim notebook has a '## Verdict' heading)."""
+    return f"{base}{notebook}.html#verdict"
+
+
+def unit(a: A.Answer) -> str:
+    """The unit of the claim's headline measurement."""
+    h = a.headline or {}
+    return h.get("unit") or UNITS.get(a.claim.key, "")
+
+
+def _value(r: dict | None) -> str:
+    """'13.6 [1.09, 26.2]', or '' when there is no finite measurement."""
+    if not r or T.fmt(r.get("measured")) == "–":
+        return ""
+    return f"{T.fmt(r['measured'])} [{T.fmt(r['lo'])}, {T.fmt(r['hi'])}]"
+
+
+def paper_scale(a: A.Answer, paper: dict) -> dict:
+    """The recorded paper-scale row behind the claim's headline (record.column), or {'status': why there is none}."""
+    if a.headline is None:
+        return {"status": "no headline row"}
+    return record.column([a.headline], paper or {})[0]
+
+
+def sentence(a: A.Answer, profile: str, paper: dict | None = None) -> str:
+    """One plain-language sentence (a few clauses) for a claim: what was measured, at which scale, what it says."""
+    h, prof = a.headline, profile or "this build's"
+    parts = [f"Predicted ({a.claim.source}): {a.claim.predicts}."]
+    if h is not None and _value(h):
+        u, what = unit(a), h["claim"].rstrip(".")
+        parts.append(f"Measured at the {prof} profile: {what[:1].lower() + what[1:]}, {_value(h)}"
+                     f"{f' ({u})' if u else ''}, against {h['predicted']}.")
+    else:
+        parts.append(f"Measured at the {prof} profile: no finite measurement.")
+    says = SAYS.get(a.verdict, "")
+    if a.verdict == V.NOT_COMPARABLE and a.failed_premises:
+        names = ", ".join(A._premise_short(r) for r in a.failed_premises)
+        says += f" ({names} not met)"
+        if a.measured not in ("—", V.NOT_COMPARABLE, V.UNTESTED):
+            says += f"; measured there anyway, its rows combine to “{a.measured}”"
+    parts.append(f"Verdict {a.verdict}: {says}.")
+    p = paper_scale(a, paper or {})
+    if p.get("status") == "ok":
+        parts.append(f"At the paper's scale (recorded on {p.get('device', '?')}): {p['verdict']}, "
+                     f"{T.fmt(p['measured'])} [{T.fmt(p['lo'])}, {T.fmt(p['hi'])}].")
+    return " ".join(parts)
+
+
+def build_note(profile: str, commit: str = "", date: str = "") -> str:
+    """HTML: the profile this build used and what it means (for ci: that it is a smoke test)."""
+    meaning = PROFILE_MEANING.get(profile, "notebooks run at different profiles; see the scoreboard")
+    kind = "warning" if profile == "ci" else "note"
+    return (f'<div class="admonition {kind} sb-build"><p class="admonition-title">This build: the '
+            f'{_esc(profile or "mixed")} profile</p><p>The numbers on these pages come from the '
+            f'<b>{_esc(profile or "mixed")}</b> profile: {_esc(meaning)}. Built from commit '
+            f'<code>{_esc(commit or "unknown")}</code> on {_esc(date or "an unknown date")}.</p></div>')
+
+
+def findings(items: list[A.Answer], profile: str, paper: dict | None = None, base: str = "../notebooks/") -> str:
+    """HTML table, one row per claim: the claim, one sentence on what was found, this build's verdict and the
+    paper-scale record; it stacks into cards on a narrow screen (book/static CSS), so the verdict stays visible."""
+    colours = T._COLOURS
+    head = ["claim", "what we found", f"verdict ({_esc(profile or 'this build')})", "paper scale"]
+    out = ['<table class="sb-findings"><caption>What the book found, claim by claim</caption><thead><tr>'
+           + "".join(f'<th scope="col">{h}</th>' for h in head) + "</tr></thead><tbody>"]
+    for a in items:
+        nb = a.claim.notebooks[-1] if a.claim.decider else a.claim.notebooks[0]
+        p = paper_scale(a, paper or {})
+        pcell = (f'<b style="color:{colours.get(p["verdict"], "#000")}">{_esc(p["verdict"])}</b><br>'
+                 f'<small>{_esc(_value(p))}; {_esc(p.get("device", ""))}, {_esc(p.get("commit", ""))}</small>'
+                 if p.get("status") == "ok" else f"<small>{_esc(p.get('status', ''))}</small>")
+        cells = [(f'<b>Claim {_esc(a.claim.key)}</b> · {_esc(a.claim.title)}<br><small>{_esc(a.claim.source)}; '
+                  f'<a href="{verdict_anchor(nb, base)}">evidence: its verdict table</a></small>', "claim"),
+                 (_esc(sentence(a, profile)), "what we found"),
+                 (f'<b style="color:{colours.get(a.verdict, "#000")}">{_esc(a.verdict)}</b>', "verdict"),
+                 (pcell, "paper scale")]
+        out.append(f'<tr data-claim="{_esc(a.claim.key)}">'
+                   + "".join(f'<td data-label="{lab}">{c}</td>' for c, lab in cells) + "</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+_NUM = r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?"
+
+
+def prediction_band(text: str) -> tuple[float, float] | None:
+    """The predicted value or band that a row's `predicted` text states: '[a, b]' -> (a, b); '> a', '≥ a' -> (a, inf);
+    '< a', '≤ a' -> (-inf, a); a leading number ('10', 'ratio 1', 'slope 1') -> (a, a); otherwise None."""
+    t = str(text)
+    m = re.search(rf"\[\s*({_NUM})\s*,\s*({_NUM})\s*\]", t)
+    if m:
+        return float(m.group(1)), float(m.group(2))
+    m = re.search(rf"(>|≥|<|≤)\s*({_NUM})", t)
+    if m:
+        x = float(m.group(2))
+        return (x, math.inf) if m.group(1) in ">≥" else (-math.inf, x)
+    m = re.match(rf"\s*(?:[a-z]+\s+)?({_NUM})\b", t)
+    if m:
+        return float(m.group(1)), float(m.group(1))
+    return None
+
+
+def figure(items: list[A.Answer], profile: str, paper: dict | None = None):
+    """One figure for every claim: a panel per claim with its headline measurement and 95% interval at this build's
+    profile and, where recorded, at the paper's scale, against the paper's predicted value (line) or band (shading)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    n = len(items)
+    fig, axes = plt.subplots(n, 1, figsize=(8.0, 1.35 * n + 0.6), squeeze=False)
+    colours = T._COLOURS
+    for ax, a in zip(axes[:, 0], items):
+        rows = [(f"{profile or 'this build'}", a.headline), ("paper scale", None)]
+        p = paper_scale(a, paper or {})
+        if p.get("status") == "ok":
+            rows[1] = ("paper scale", p)
+        xs = []
+        for y, (label, r) in zip((0.0, 1.4), rows):   # the paper-scale row well above the build's label
+            if r is None or T.fmt(r.get("measured")) == "–":
+                ax.text(0.02, y, f"{label}: {'not yet run' if y else 'no finite measurement'}", va="center",
+                        transform=ax.get_yaxis_transform(), fontsize=11, color="#57606a")
+                continue
+            m, lo, hi = (float(r[k]) for k in ("measured", "lo", "hi"))
+            c = colours.get(r["verdict"], "#000")
+            ax.errorbar([m], [y], xerr=[[max(m - lo, 0)], [max(hi - m, 0)]], fmt="o", color=c, capsize=5, ms=8,
+                        lw=2)
+            ax.annotate(f"{label}: {r['verdict']}", (m, y), xytext=(0, 9), textcoords="offset points",
+                        ha="center", fontsize=11, color=c)
+            xs += [m, lo, hi]
+        band = prediction_band((a.headline or {}).get("predicted", ""))
+        if band is not None:
+            lo_b, hi_b = band
+            finite = [v for v in (lo_b, hi_b) if math.isfinite(v)]
+            xs += finite
+            if lo_b == hi_b:
+                ax.axvline(lo_b, color="#0969da", ls="--", lw=2)
+        xs = [v for v in xs if math.isfinite(v)]
+        if xs:
+            span = (max(xs) - min(xs)) or max(abs(max(xs)), 1.0)
+            ax.set_xlim(min(xs) - 0.15 * span, max(xs) + 0.15 * span)
+        if band is not None and band[0] != band[1]:
+            left, right = ax.get_xlim()
+            ax.axvspan(max(band[0], left), min(band[1], right), color="#0969da", alpha=0.12, lw=0)
+        ax.set_ylim(-0.5, 2.0)
+        ax.set_yticks([])
+        ax.tick_params(axis="x", labelsize=11)
+        ax.set_title(f"Claim {a.claim.key} · {unit(a) or a.claim.title}", loc="left", fontsize=12)
+        ax.set_title(f"claim: {a.verdict}", loc="right", fontsize=12, color=colours.get(a.verdict, "#000"))
+        for side in ("top", "right", "left"):
+            ax.spines[side].set_visible(False)
+    fig.text(0.01, 0.005, "Dashed line or shading: the paper's predicted value or band. Dot and bar: the headline\n"
+             "measurement and its 95% interval, coloured by that row's verdict; the claim's verdict is on the right.",
+             fontsize=10.5, color="#57606a")
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    return fig
+
+
+def alt_text(items: list[A.Answer], profile: str) -> str:
+    """The figure's alt text: each claim's headline measurement, prediction and verdict, in words."""
+    out = []
+    for a in items:
+        h = a.headline
+        val = _value(h) or "no finite measurement"
+        out.append(f"Claim {a.claim.key}: {val} against {(h or {}).get('predicted', 'no prediction')}, {a.verdict}")
+    return f"At the {profile or 'mixed'} profile. " + "; ".join(out) + "."
+
+
+class SummaryFigure:
+    """The one-figure summary as HTML (an embedded PNG with alt text and a caption), so the intro can paste it."""
+
+    def __init__(self, items: list[A.Answer], profile: str, paper: dict | None = None):
+        self.items, self.profile, self.paper = items, profile, paper
+
+    def _repr_html_(self):
+        import matplotlib.pyplot as plt
+        fig = figure(self.items, self.profile, self.paper)
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=120)
+        plt.close(fig)
+        src = base64.b64encode(buf.getvalue()).decode("ascii")
+        return (f'<figure class="sb-summary-figure"><img src="data:image/png;base64,{src}" style="width:100%;'
+                f'max-width:960px" alt="{_esc(alt_text(self.items, self.profile))}"><figcaption>Every claim at once: '
+                f"the headline measurement of each claim with its 95% interval at the {_esc(self.profile or 'mixed')} "
+                f"profile (and at the paper's scale where a record exists), against the paper's prediction. Each "
+                f"panel has its own scale and unit.</figcaption></figure>")
+
+    def __repr__(self):
+        return alt_text(self.items, self.profile)
+
+
+class Findings:
+    """The intro's build note and per-claim findings table (HTML in the book, plain text elsewhere)."""
+
+    def __init__(self, items: list[A.Answer], profile: str, paper: dict | None = None, commit: str = "",
+                 date: str = "", base: str = "../notebooks/"):
+        self.items, self.profile, self.paper, self.commit, self.date, self.base = (items, profile, paper, commit,
+                                                                                   date, base)
+
+    def _repr_html_(self):
+        return (build_note(self.profile, self.commit, self.date)
+                + findings(self.items, self.profile, self.paper, self.base))
+
+    def __repr__(self):
+        return "\n".join(f"Claim {a.claim.key}: {sentence(a, self.profile, self.paper)}" for a in self.items)
+
+
+def found_box(rows: list[dict], notebook: str, profile: str = "") -> str:
+    """HTML: the "What we found" box a claim notebook's page opens with, from that notebook's own verdict rows: the
+    claim-level verdict of each claim it tests (answers.answer on these rows alone), the headline measurement, the
+    counts, and the premises not met; "" when the notebook glued no rows."""
+    rows = [r for r in rows if r.get("notebook", notebook) == notebook]
+    if not rows:
+        return ""
+    colours = T._COLOURS
+    claims = [r for r in rows if V.is_claim_row(r)]
+    premises = [r for r in rows if V.is_premise_row(r)]
+    tally = ", ".join(f"{n} {v}" for v in V.VERDICTS if (n := sum(r["verdict"] == v for r in claims)))
+    items = []
+    for c in (c for c in A.CLAIMS if notebook in c.notebooks):
+        a = A.answer(rows, c)
+        head = ""
+        if a.headline is not None and _value(a.headline):
+            u = unit(a)
+            head = (f" Headline: {_esc(a.headline['claim'])}, <b>{_esc(_value(a.headline))}</b>"
+                    f"{f' ({_esc(u)})' if u else ''} against {_esc(a.headline['predicted'])}.")
+        items.append(f'<li><b>Claim {_esc(c.key)}</b> ({_esc(c.source)}): <b style="color:'
+                     f'{colours.get(a.verdict, "#000")}">{_esc(a.verdict)}</b>; {_esc(SAYS.get(a.verdict, ""))}.'
+                     f"{head}</li>")
+    unmet = [r for r in premises if r["verdict"] != V.HOLDS]
+    prem = (f"{len(premises)} premise rows, {len(unmet)} not holding"
+            + (": " + "; ".join(_esc(A._premise_short(r)) for r in unmet[:4]) + ("; …" if len(unmet) > 4 else "")
+               if unmet else "") + "." if premises else "")
+    where = f"At the <b>{_esc(profile)}</b> profile" if profile else "In this run"
+    return (f'<div class="admonition tip sb-found"><p class="admonition-title">What we found</p>'
+            f"<p>{where}: "
+            f"{len(claims)} claim rows ({_esc(tally)}). {prem}</p>"
+            + (f"<ul>{''.join(items)}</ul>" if items else "")
+            + '<p><a href="#verdict">The verdict table, with every row and its rule ↓</a></p></div>')
+
+
+class VerdictLegend:
+    """The verdict words and their one meaning, as verdict.py states them (verdict.legend_markdown), for the intro."""
+
+    def _repr_markdown_(self):
+        return V.legend_markdown()
+
+    def _repr_html_(self):
+        # The intro pastes glued outputs by their HTML ({glue} with :doc: renders no Markdown): render it here.
+        from markdown_it import MarkdownIt
+        return '<div class="sb-legend">' + MarkdownIt("commonmark").enable("table").render(self._repr_markdown_()) + "</div>"
+
+    def __repr__(self):
+        return self._repr_markdown_()
+
+
+def bullets(lines) -> object:
+    """Report lines as a Markdown bullet list (displayable), so that a notebook's conclusion wraps in the page like
+    prose instead of running off a printed block; a leading "- " is kept once, and "*" is escaped."""
+    from IPython.display import Markdown
+    items = [str(s).strip().removeprefix("- ").replace("*", r"\*") for s in lines if str(s).strip()]
+    return Markdown("\n".join(f"- {s}" for s in items))

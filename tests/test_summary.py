@@ -1,0 +1,180 @@
+"""The intro's first screen (book/summary.py), the "What we found" box of every claim page, and the downloadable
+results table (book/results_table.py), on hand-made rows and notebooks; the built ci book's pages (slow)."""
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from imbalanced_cl import verdict as V
+from imbalanced_cl.book import answers as A
+from imbalanced_cl.book import results_table as RT
+from imbalanced_cl.book import summary as S
+
+NAN = float("nan")
+
+
+def _row(claim, verdict, measured=1.0, lo=0.5, hi=1.5, notebook="01_stage1_growth", kind="paper", predicted="1",
+         source="eq. (7)"):
+    return {"claim": claim, "source": source, "predicted": predicted, "measured": measured, "lo": lo, "hi": hi,
+            "verdict": verdict, "rule": "band", "notebook": notebook, "kind": kind}
+
+
+CLAIM1 = A.CLAIMS[0]
+HEAD = CLAIM1.headline + " equals ε_max/ε_min"
+
+
+def test_prediction_band_reads_the_predicted_text():
+    assert S.prediction_band("10") == (10.0, 10.0)
+    assert S.prediction_band("ratio 1") == (1.0, 1.0)
+    assert S.prediction_band("[0.025, 0.081]") == (0.025, 0.081)
+    assert S.prediction_band("gain > 0.02") == (0.02, math.inf)
+    assert S.prediction_band("exponent ≥ 0.90") == (0.9, math.inf)
+    assert S.prediction_band("≤ -1e-3") == (-math.inf, -0.001)
+    assert S.prediction_band("a check for sampling='fixed'") is None
+
+
+@pytest.mark.parametrize("verdict", [V.HOLDS, V.PARTLY, V.FAILS, V.INCONCLUSIVE])
+def test_sentence_says_what_was_measured_where_and_what_it_means(verdict):
+    rows = [_row(HEAD, verdict, 13.6, 1.09, 26.2, predicted="10")]
+    a = A.answer(rows, CLAIM1)
+    text = S.sentence(a, "ci")
+    assert a.verdict == verdict
+    assert f"({CLAIM1.source})" in text and CLAIM1.predicts in text
+    assert "Measured at the ci profile: majority/minority rate ratio" in text       # what, and at which scale
+    assert "13.6 [1.09, 26.2]" in text and "against 10" in text and S.UNITS["1"] in text   # the value with its unit
+    assert f"Verdict {verdict}: {S.SAYS[verdict]}." in text                        # what it says about the paper
+
+
+def test_sentence_names_the_premise_that_failed_and_the_outcome_measured_there():
+    prem = _row("regime: K-pair gradient tracks the population gradient (fresh pairs)", V.FAILS, kind="regime")
+    rows = [_row(HEAD, V.HOLDS, 10.2, 9.8, 10.6, predicted="10"), prem]
+    a = A.answer(rows, CLAIM1)
+    if a.verdict != V.NOT_COMPARABLE:          # the answer rule gates on required premises (answers.py)
+        pytest.skip("this premise does not gate claim 1 under the current answer rule")
+    text = S.sentence(a, "default")
+    assert "K-pair gradient tracks the population gradient not met" in text
+    assert "“holds”" in text                    # measured there anyway: the rows' own outcome, shown beside it
+
+
+def test_paper_scale_record_appears_beside_the_build():
+    rows = [_row(HEAD, V.PARTLY, 12.0, 11.0, 13.0, predicted="10")]
+    paper = {"01_stage1_growth": {"rows": [_row(HEAD, V.HOLDS, 10.1, 9.9, 10.3, predicted="10")],
+                                  "device": "cuda", "commit": "abc1234"}}
+    a = A.answer(rows, CLAIM1)
+    p = S.paper_scale(a, paper)
+    assert p["status"] == "ok" and p["verdict"] == V.HOLDS
+    assert "At the paper's scale (recorded on cuda): holds, 10.1 [9.9, 10.3]." in S.sentence(a, "default", paper)
+    html = S.findings([a], "default", paper)
+    assert 'data-label="paper scale"' in html and "abc1234" in html
+    assert 'href="../notebooks/01_stage1_growth.html#verdict"' in html
+
+
+def test_build_note_says_ci_is_a_smoke_test():
+    note = S.build_note("ci", "abc1234", "2026-11-26 15:00 UTC")
+    assert "smoke test" in note and "not evidence" in note and "abc1234" in note and "admonition warning" in note
+    assert "smoke test" not in S.build_note("default")
+
+
+def test_figure_has_one_panel_per_claim_and_legible_text():
+    rows = [_row(HEAD, V.HOLDS, 10.2, 9.8, 10.6, predicted="10"),
+            _row("|M_j*| ≥ Ω(d^ω1), ρ=1.0", V.INCONCLUSIVE, 0.8, 0.7, 0.95, notebook="02_lucky_neurons",
+                 predicted="exponent ≥ 0.90")]
+    items = A.answers(rows)
+    fig = S.figure(items, "ci")
+    try:
+        axes = fig.get_axes()
+        assert len(axes) == len(A.CLAIMS)
+        sizes = [t.get_fontsize() for ax in axes for t in ax.texts + ax.get_xticklabels()]
+        assert min(sizes) >= 10.5        # at 8 inches shown 740 px wide or more: at least 13.5 px
+        assert fig.get_size_inches()[0] <= 8.0
+    finally:
+        import matplotlib.pyplot as plt
+        plt.close(fig)
+    html = S.SummaryFigure(items, "ci")._repr_html_()
+    assert html.startswith('<figure class="sb-summary-figure"><img src="data:image/png;base64,')
+    assert 'alt="At the ci profile. Claim 1: 10.2 [9.8, 10.6] against 10, holds;' in html
+
+
+def test_found_box_is_generated_from_the_notebooks_rows():
+    rows = [_row(HEAD, V.HOLDS, 10.2, 9.8, 10.6, predicted="10"), _row("other", V.FAILS),
+            _row("regime: weight decay λ inside the proof's range", V.FAILS, kind="regime"),
+            _row("not mine", V.HOLDS, notebook="02_lucky_neurons")]
+    box = S.found_box(rows, "01_stage1_growth", "ci")
+    assert box.startswith('<div class="admonition tip sb-found"><p class="admonition-title">What we found</p>')
+    assert "At the <b>ci</b> profile: 2 claim rows (1 holds, 1 does not hold)." in box
+    assert "1 premise rows, 1 not holding: weight decay λ inside the proof&#x27;s range." in box
+    assert "<b>Claim 1</b>" in box and "10.2 [9.8, 10.6]" in box and 'href="#verdict"' in box
+    assert S.found_box([], "01_stage1_growth") == ""
+
+
+def _notebook(tmp_path: Path, name: str, rows: list[dict], commit: str) -> Path:
+    nb = nbformat.v4.new_notebook()
+    glue = nbformat.v4.new_code_cell("glue")
+    glue.outputs = [nbformat.v4.new_output("display_data", data={"application/json": {"notebook": name, "rows": rows}},
+                                           metadata={"scrapbook": {"name": f"{name}_verdicts"}})]
+    prov = nbformat.v4.new_code_cell("provenance")
+    prov.outputs = [nbformat.v4.new_output("display_data", data={
+        "text/markdown": f"**Provenance**\n\n| field | value |\n|---|---|\n| commit | `{commit}` |\n"})]
+    nb.cells = [glue, prov]
+    nb.metadata["imbalanced_cl"] = {"profile": "ci"}
+    path = tmp_path / f"{name}.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+def test_results_table_has_every_row_with_notebook_profile_commit_and_value(tmp_path):
+    _notebook(tmp_path, "01_stage1_growth", [_row(HEAD, V.HOLDS, 10.2, 9.8, 10.6), _row("nan row", V.UNTESTED, NAN,
+                                                                                      NAN, NAN)], "c0ffee1")
+    _notebook(tmp_path, "02_lucky_neurons", [_row("lucky", V.PARTLY, 0.8, notebook="02_lucky_neurons")], "c0ffee2")
+    (tmp_path / "no_rows.ipynb").write_text(nbformat.writes(nbformat.v4.new_notebook()))
+    paths = RT.write(tmp_path, tmp_path / "results")
+    assert [p.name for p in paths] == ["verdicts.csv", "verdicts.json"]
+    table = list(csv.DictReader(io.StringIO(paths[0].read_text())))
+    assert [(r["notebook"], r["profile"], r["commit"], r["verdict"]) for r in table] == [
+        ("01_stage1_growth", "ci", "c0ffee1", V.HOLDS), ("01_stage1_growth", "ci", "c0ffee1", V.UNTESTED),
+        ("02_lucky_neurons", "ci", "c0ffee2", V.PARTLY)]
+    assert float(table[0]["measured"]) == 10.2 and table[1]["measured"] == ""
+    data = json.loads(paths[1].read_text())
+    assert data["fields"] == list(RT.FIELDS) and len(data["rows"]) == 3 and data["rows"][1]["lo"] is None
+
+
+@pytest.mark.slow
+def test_built_book_opens_with_the_answer_and_ships_the_results_table(ci_book):
+    out, log, rc = ci_book
+    assert rc == 0, f"the ci book did not build:\n{log[-4000:]}"
+    html = out / "_build" / "html"
+    intro = (html / "book" / "intro.html").read_text()
+    assert "This build: the ci profile" in intro and "smoke test" in intro
+    assert intro.count('<tr data-claim="') >= 2 * len(A.CLAIMS)   # the findings table and the answer table
+    assert 'class="sb-summary-figure"' in intro
+    assert intro.index("sb-findings") < intro.index("sb-summary-figure") < intro.index("sb-answers")
+    for c in A.CLAIMS:
+        page = (html / "notebooks" / f"{c.notebooks[0]}.html").read_text()
+        assert "What we found" in page and 'id="verdict"' in page, c.notebooks[0]
+        assert page.index("What we found") < page.index('id="verdict"')
+    table = list(csv.DictReader(io.StringIO((html / "results" / "verdicts.csv").read_text())))
+    assert table and {r["profile"] for r in table} == {"ci"} and all(r["commit"] for r in table)
+    assert 'href="../results/verdicts.csv"' in (html / "book" / "scoreboard.html").read_text()
+
+
+def test_verdict_legend_is_the_verdict_layers_own(monkeypatch):
+    """The intro's legend is verdict.legend_markdown() when the verdict layer states the meanings, rendered to HTML;
+    without it, a pointer that names every verdict word and defines none."""
+    monkeypatch.setattr(V, "legend_markdown", lambda: "| verdict | meaning |\n|---|---|\n| **holds** | inside |",
+                        raising=False)
+    html = S.VerdictLegend()._repr_html_()
+    assert "<th>verdict</th>" in html and "<td><strong>holds</strong></td>" in html and "<td>inside</td>" in html
+    monkeypatch.delattr(V, "legend_markdown")
+    text = S.VerdictLegend()._repr_markdown_()
+    assert all(f"*{v}*" in text for v in V.VERDICTS) and "methods page" in text
+
+
+def test_bullets_make_report_lines_a_markdown_list():
+    md = S.bullets(["- already a bullet", "  |M_j*| ≥ 3 with a star  ", "", "plain"])._repr_markdown_()
+    assert md == "- already a bullet\n- |M_j\\*| ≥ 3 with a star\n- plain"
