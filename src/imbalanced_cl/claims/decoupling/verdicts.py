@@ -71,7 +71,7 @@ def verdict_rows(result: DecouplingResult, cfg: DecouplingConfig) -> list[V.Verd
                        "share", kind, cfg.share_min, True),
             _bound_row(result, cfg, f"{w}, noise alignment cos(f(x), f(ξ)) stays low", "Thm 3.4 and Sec. 4",
                        "align", kind, cfg.noise_align_max, False),
-            _bound_row(result, cfg, f"{w}, the noise is removed: cos(f(x), f(Mz)) → 1", "Thm 3.4 (L238)",
+            _bound_row(result, cfg, f"{w}, the noise is removed: cos(f(x), f(Mz)) → 1", "Thm 3.4",
                        "removal", kind, cfg.removal_min, True),
             _bound_row(result, cfg, f"{w}, every atom has a singleton neuron (N_i = {{j}})",
                        "Thm 3.4 (Ω(1) neurons per atom)", "coverage", kind, cfg.coverage_min, True),
@@ -81,7 +81,7 @@ def verdict_rows(result: DecouplingResult, cfg: DecouplingConfig) -> list[V.Verd
     if VW.IDENTICAL in cfg.kinds:   # footnote 3: without augmentation the bias may be anything, so no bias premise
         rows += [
             _bound_row(result, cfg, "Without augmentation, noise alignment cos(f(x), f(ξ)) approaches 1",
-                       "Thm 3.2 (L210)", "align", VW.IDENTICAL, cfg.align_high, True, bias_premise=False),
+                       "Thm 3.2", "align", VW.IDENTICAL, cfg.align_high, True, bias_premise=False),
             _bound_row(result, cfg, "Without augmentation, a linear probe fails (normalised MSE)", "Cor. 3.3",
                        "probe", VW.IDENTICAL, cfg.probe_max, True, bias_premise=False),
         ]

@@ -26,5 +26,5 @@ def verdict_rows(results: dict, cfg: Stage1Config) -> list[Verdict]:
         row("perp_decay", "Non-feature part only decays, ||P⊥w(T1)|| / decay-only", "eq. (8), Lemma C.1(c)", "ratio 1",
             1.0, *results["perp"], cfg.tol_ratio, relative=True),
         row("t1_d1_exponent", "T1 grows linearly in d1 (exponent of d1)", "eq. (33)", "1", 1.0, *results["d1"], cfg.tol_exponent),
-        row("t1_d1_workshop", "T1 does not depend on d1 (exponent of d1)", "workshop W351", "0", 0.0, *results["d1"], cfg.tol_exponent),
+        row("t1_d1_workshop", "T1 does not depend on d1 (exponent of d1)", "workshop eq. (40)", "0", 0.0, *results["d1"], cfg.tol_exponent),
     ]
