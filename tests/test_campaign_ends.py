@@ -146,6 +146,18 @@ def test_a_unit_recorded_while_the_campaign_stops_counts_as_recorded(tmp_path):
     assert out.not_started == [{"unit": b.label, "status": "stopped"}]
 
 
+def test_a_unit_its_own_dead_worker_recorded_counts_as_recorded(tmp_path):
+    """A worker records the unit and dies before Dask hears back; the retry finds the record ('done'). Written after
+    the campaign started, it is this campaign's: recorded. One written before (another campaign's) stays skipped."""
+    (a,) = CK.plan_tiny("ci", ROOT, n=1)
+    since = time.time() - 1
+    record.write(tmp_path, a, {"value": 0}, {"wall_s": 7.0, "recorded": "2026-01-01T00:00:00+00:00"})
+    assert engine._ours({"unit": a.label, "status": "done"}, a, tmp_path, since)["status"] == "done"
+    record.write(tmp_path, a, {"value": 0}, record.provenance(ROOT, a, 7.0, 1))
+    got = engine._ours({"unit": a.label, "status": "done"}, a, tmp_path, since)
+    assert got["status"] == "ran" and got["wall_s"] == 7.0
+
+
 @pytest.mark.slow
 def test_a_campaign_without_workers_ends_and_says_why(tmp_path):
     from distributed import LocalCluster

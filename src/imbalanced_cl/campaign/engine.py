@@ -249,7 +249,24 @@ def _start(opts: Options):
     return cluster
 
 
-def _collect(done, futures: dict, out: Outcome) -> None:
+def _ours(res: dict, unit: Unit, results: Path, since: float) -> dict:
+    """A unit found 'done' is this campaign's when its record was written after `since` (its worker recorded it, then
+    died before Dask heard back, and the unit's retry found the record): then it counts as recorded."""
+    import datetime as dt
+    if res["status"] != "done" or not record.has(results, unit):
+        return res
+    path = record.path_of(results, unit)
+    prov = record.read(path).get("provenance") or {}
+    try:
+        when = dt.datetime.fromisoformat(str(prov.get("recorded"))).timestamp()
+    except ValueError:
+        return res
+    if when < since:
+        return res
+    return {"unit": unit.label, "status": "ran", "wall_s": prov.get("wall_s") or 0.0, "path": str(path)}
+
+
+def _collect(done, futures: dict, out: Outcome, results: Path, since: float) -> None:
     """Sort finished futures into the outcome: recorded, skipped or not started, or failed (with why)."""
     for f in done:
         u = futures[f]
@@ -260,7 +277,7 @@ def _collect(done, futures: dict, out: Outcome) -> None:
             out.failed.append((u.label, why))
             print(f"[failed]  {u.label}: {why}", file=sys.stderr, flush=True)
         else:
-            res = f.result()
+            res = _ours(f.result(), u, results, since)
             (out.ran if res["status"] == "ran" else out.not_started if res["status"] == "budget"
              else out.skipped).append(res)
 
@@ -316,7 +333,8 @@ def run(kinds: dict[str, Kind], units: list[Unit], opts: Options, root: Path, cl
     todo = pending(units, results)
     if not todo:
         return out
-    deadline = time.time() + opts.budget_s
+    since = time.time() - 1      # records written from now on are this campaign's (a second of clock slack)
+    deadline = since + 1 + opts.budget_s
     own = cluster is None
     cluster = cluster or _start(opts)
     client = Client(cluster)
@@ -332,7 +350,7 @@ def run(kinds: dict[str, Kind], units: list[Unit], opts: Options, root: Path, cl
                 out.no_workers = watch.lost()
                 continue
             left = set(left)
-            _collect(done, futures, out)
+            _collect(done, futures, out, results, since)
             bar.update(len(done))
             if estimate is not None:
                 secs = sum(estimate(futures[f]) or 0 for f in left) / max(opts.workers, 1)
