@@ -39,7 +39,7 @@ def fake_slurm(tmp_path: Path, monkeypatch, sinfo: str = "debug*\nlong\n", squeu
     for name, body in scripts.items():
         (bin_ / name).write_text(f"#!/bin/sh\n{body}\n")
         (bin_ / name).chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_}:/usr/bin:/bin")
+    monkeypatch.setenv("PATH", str(bin_))                         # the scripts' #!/bin/sh needs no PATH
     return bin_
 
 
@@ -137,13 +137,27 @@ def test_status_shows_the_holder_host_job_and_age(tmp_path, monkeypatch):
 
 
 def test_a_unit_recorded_while_the_campaign_stops_counts_as_recorded(tmp_path):
-    """engine._settle: the budget ended while two units ran; one wrote its record during the shutdown."""
-    a, b = CK.plan_tiny("ci", ROOT, n=2)
-    record.write(tmp_path, a, {"value": 0}, {"wall_s": 12.5})
+    """engine._settle: the budget ended while three units ran; during the shutdown this campaign's worker recorded
+    one, another campaign on the folder recorded another, the third left nothing."""
+    a, b, c = CK.plan_tiny("ci", ROOT, n=3)
+    record.write(tmp_path, a, {"value": 0}, {"wall_s": 12.5, "campaign": "mine"})
+    record.write(tmp_path, b, {"value": 1}, {"wall_s": 3.0, "campaign": "theirs"})
     out = engine.Outcome()
-    engine._settle({"fa", "fb"}, {"fa": a, "fb": b}, tmp_path, out)
+    engine._settle(["fa", "fb", "fc"], {"fa": a, "fb": b, "fc": c}, tmp_path, out, "mine")
     assert [(r["unit"], r["status"], r["wall_s"]) for r in out.ran] == [(a.label, "ran", 12.5)]
-    assert out.not_started == [{"unit": b.label, "status": "stopped"}]
+    assert [(r["unit"], r["status"]) for r in out.skipped] == [(b.label, "done")]
+    assert out.not_started == [{"unit": c.label, "status": "stopped"}]
+
+
+def test_a_unit_its_own_dead_worker_recorded_counts_as_recorded(tmp_path):
+    """A worker records the unit and dies before Dask hears back; the retry finds the record ('done'). Written by
+    this campaign run, it counts as recorded; written by another campaign, it stays skipped."""
+    (a,) = CK.plan_tiny("ci", ROOT, n=1)
+    record.write(tmp_path, a, {"value": 0}, {"wall_s": 7.0, "campaign": "other"})
+    assert engine._ours({"unit": a.label, "status": "done"}, a, tmp_path, "mine")["status"] == "done"
+    record.write(tmp_path, a, {"value": 0}, {"wall_s": 7.0, "campaign": "mine"})
+    got = engine._ours({"unit": a.label, "status": "done"}, a, tmp_path, "mine")
+    assert got["status"] == "ran" and got["wall_s"] == 7.0
 
 
 @pytest.mark.slow

@@ -142,8 +142,9 @@ def execute(args, kinds, units, opts, root: Path, results: Path) -> int:
     """Run the pending units and print what was recorded; Ctrl-C or SIGTERM 130, a failed unit 1."""
     from . import engine, status
     cov = status.coverage(units, results)
+    where = f"{args.jobs} Slurm job(s) on {args.partition}" if args.slurm else f"{args.workers} worker(s)"
     print(f"campaign {args.profile}: {len(cov.pending)} of {len(units)} units to run, budget {args.budget}, "
-          f"{args.workers} worker(s); records in {results}", flush=True)
+          f"{where}; records in {results}", flush=True)
     import signal
 
     def _stop(signum, frame):

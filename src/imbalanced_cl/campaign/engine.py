@@ -12,6 +12,7 @@ import math
 import re
 import sys
 import time
+import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,9 +70,10 @@ def torch_threads(n: int):
         torch.set_num_threads(before)
 
 
-def run_unit(kind: Kind, unit: Unit, results: str, root: str, deadline: float, threads: int | None = None) -> dict:
+def run_unit(kind: Kind, unit: Unit, results: str, root: str, deadline: float, threads: int | None = None,
+             campaign: str = "") -> dict:
     """In a worker: take the unit's lock, skip it if recorded or past the deadline, else run and record it with
-    `threads` torch threads (None: the kind's own)."""
+    `threads` torch threads (None: the kind's own), naming the `campaign` run that recorded it in its provenance."""
     results, root = Path(results), Path(root)
     if time.time() > deadline:
         return {"unit": unit.label, "status": "budget"}
@@ -89,7 +91,8 @@ def run_unit(kind: Kind, unit: Unit, results: str, root: str, deadline: float, t
         with torch_threads(n), child_env(OMP_NUM_THREADS=n, MKL_NUM_THREADS=n), checkpoint.kept(points):
             payload = kind.run(unit, root)    # a unit stopped before resumes from the points it finished
         wall = time.time() - t0
-        path = record.write(results, unit, payload, record.provenance(root, unit, wall, n))
+        prov = {**record.provenance(root, unit, wall, n), "campaign": campaign}
+        path = record.write(results, unit, payload, prov)
         checkpoint.remove(points)                # only now: the record answers for the unit
         return {"unit": unit.label, "status": "ran", "wall_s": wall, "path": str(path)}
     finally:
@@ -249,7 +252,20 @@ def _start(opts: Options):
     return cluster
 
 
-def _collect(done, futures: dict, out: Outcome) -> None:
+def _ours(res: dict, unit: Unit, results: Path, campaign: str) -> dict:
+    """A unit found 'done' is this campaign's when its record names this campaign run (its worker recorded it, then
+    died before Dask heard back, and the unit's retry found the record): then it counts as recorded. One recorded by
+    another campaign on the same folder stays 'done' (skipped)."""
+    if res["status"] != "done" or not record.has(results, unit):
+        return res
+    path = record.path_of(results, unit)
+    prov = record.read(path).get("provenance") or {}
+    if not campaign or prov.get("campaign") != campaign:
+        return res
+    return {"unit": unit.label, "status": "ran", "wall_s": prov.get("wall_s") or 0.0, "path": str(path)}
+
+
+def _collect(done, futures: dict, out: Outcome, results: Path, campaign: str) -> None:
     """Sort finished futures into the outcome: recorded, skipped or not started, or failed (with why)."""
     for f in done:
         u = futures[f]
@@ -260,20 +276,20 @@ def _collect(done, futures: dict, out: Outcome) -> None:
             out.failed.append((u.label, why))
             print(f"[failed]  {u.label}: {why}", file=sys.stderr, flush=True)
         else:
-            res = f.result()
+            res = _ours(f.result(), u, results, campaign)
             (out.ran if res["status"] == "ran" else out.not_started if res["status"] == "budget"
              else out.skipped).append(res)
 
 
-def _settle(left, futures: dict, results: Path, out: Outcome) -> None:
-    """After the stop: a unit that finished meanwhile (at the deadline, or between Ctrl-C and the close) has its
-    record and counts as recorded, not as "not run"; the record, not Dask's future, says so."""
+def _settle(left, futures: dict, results: Path, out: Outcome, campaign: str = "") -> None:
+    """After the stop: a unit this campaign's worker recorded meanwhile (at the deadline, or between Ctrl-C and the
+    close) counts as recorded, not as "not run"; the record, not Dask's future, says so. One that another campaign
+    recorded meanwhile counts as skipped."""
     for f in left:
         u = futures[f]
         if record.has(results, u):
-            path = record.path_of(results, u)
-            wall = (record.read(path).get("provenance") or {}).get("wall_s", 0.0)
-            out.ran.append({"unit": u.label, "status": "ran", "wall_s": wall or 0.0, "path": str(path)})
+            res = _ours({"unit": u.label, "status": "done"}, u, results, campaign)
+            (out.ran if res["status"] == "ran" else out.skipped).append(res)
         else:
             out.not_started.append({"unit": u.label, "status": "stopped"})
 
@@ -317,11 +333,12 @@ def run(kinds: dict[str, Kind], units: list[Unit], opts: Options, root: Path, cl
     if not todo:
         return out
     deadline = time.time() + opts.budget_s
+    campaign = uuid.uuid4().hex[:12]      # names this run in the records it writes
     own = cluster is None
     cluster = cluster or _start(opts)
     client = Client(cluster)
     bar = tqdm(total=len(todo), unit="unit", file=sys.stderr, disable=not opts.progress, dynamic_ncols=True)
-    futures = {client.submit(run_unit, kinds[u.kind], u, str(results), str(root), deadline, opts.threads,
+    futures = {client.submit(run_unit, kinds[u.kind], u, str(results), str(root), deadline, opts.threads, campaign,
                              key=f"unit-{u.key}", pure=False, retries=0): u for u in todo}
     left, watch = set(futures), Watch(client, opts.join_s)
     try:
@@ -332,7 +349,7 @@ def run(kinds: dict[str, Kind], units: list[Unit], opts: Options, root: Path, cl
                 out.no_workers = watch.lost()
                 continue
             left = set(left)
-            _collect(done, futures, out)
+            _collect(done, futures, out, results, campaign)
             bar.update(len(done))
             if estimate is not None:
                 secs = sum(estimate(futures[f]) or 0 for f in left) / max(opts.workers, 1)
@@ -347,5 +364,5 @@ def run(kinds: dict[str, Kind], units: list[Unit], opts: Options, root: Path, cl
             # units stopped mid-run make the workers and nannies complain as they close: expected, so silenced
             _close(client, cluster if own else None, quiet=bool(left or out.interrupted or out.no_workers))
         out.interrupted = out.interrupted or bool(again)
-        _settle(left, futures, results, out)
+        _settle(left, futures, results, out, campaign)
     return out
