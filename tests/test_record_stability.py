@@ -40,6 +40,8 @@ def test_record_writes_rows_with_provenance(ci_book, tmp_path):
     rec = json.loads((tmp_path / "01_stage1_growth.json").read_text())
     assert rec["profile"] == "ci" and rec["rows"] and rec["parameters"]["R"] == 3
     assert rec["commit"] and rec["device"] in ("cpu", "cuda")      # read off the provenance table
+    import torch
+    assert rec["versions"]["torch"] == rec["torch"] == torch.__version__ and rec["cpu_kernels"]   # one versions row
     assert record.load(tmp_path)["01_stage1_growth"]["rows"] == rec["rows"]
 
 

@@ -92,6 +92,8 @@ def show(params: dict, started: float | None = None) -> None:
     from IPython.display import Markdown, display
     lines = ["| field | value |", "|---|---|"]
     for k, v in rec.items():
+        if k in ("torch", "python"):     # shown once, in the versions row
+            continue
         v = json.dumps(v, default=str) if isinstance(v, dict) else v
         lines.append(f"| {k} | `{v}` |")
     display(Markdown("**Provenance**\n\n" + "\n".join(lines)))

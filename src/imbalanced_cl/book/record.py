@@ -36,6 +36,9 @@ def _provenance(nb) -> dict:
                         out["versions"] = json.loads(out["versions"])
                     except ValueError:
                         pass
+                if isinstance(out.get("versions"), dict):     # the table shows torch and Python there only
+                    for key in ("torch", "python"):
+                        out.setdefault(key, out["versions"].get(key))
     return out
 
 
