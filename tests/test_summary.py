@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import math
+import re
 from pathlib import Path
 
 import nbformat
@@ -19,14 +20,16 @@ from imbalanced_cl.book import summary as S
 NAN = float("nan")
 
 
-def _row(claim, verdict, measured=1.0, lo=0.5, hi=1.5, notebook="01_stage1_growth", kind="paper", predicted="1",
-         source="eq. (7)"):
-    return {"claim": claim, "source": source, "predicted": predicted, "measured": measured, "lo": lo, "hi": hi,
-            "verdict": verdict, "rule": "band", "notebook": notebook, "kind": kind}
-
-
 CLAIM1 = A.CLAIMS[0]
-HEAD = CLAIM1.headline + " equals ε_max/ε_min"
+HEAD = "majority/minority rate ratio equals ε_max/ε_min"
+
+
+def _row(claim, verdict, measured=1.0, lo=0.5, hi=1.5, notebook="01_stage1_growth", kind="paper", predicted="1",
+         source="eq. (7)", depends=()):
+    """A glued row as the verdict layer writes it; the claim-1 headline row carries the headline's id."""
+    rid = CLAIM1.headline[0] if claim == HEAD else re.sub(r"\W+", "_", claim.lower()).strip("_") or "row"
+    return {"id": rid, "claim": claim, "source": source, "predicted": predicted, "measured": measured, "lo": lo,
+            "hi": hi, "verdict": verdict, "rule": "band", "notebook": notebook, "kind": kind, "depends": list(depends)}
 
 
 def test_prediction_band_reads_the_predicted_text():
@@ -47,19 +50,22 @@ def test_sentence_says_what_was_measured_where_and_what_it_means(verdict):
     assert a.verdict == verdict
     assert f"({CLAIM1.source})" in text and CLAIM1.predicts in text
     assert "Measured at the ci profile: majority/minority rate ratio" in text       # what, and at which scale
-    assert "13.6 [1.09, 26.2]" in text and "against 10" in text and S.UNITS["1"] in text   # the value with its unit
+    assert "13.6 [1.09, 26.2]" in text and "against 10" in text and CLAIM1.unit in text   # the value with its unit
     assert f"Verdict {verdict}: {S.SAYS[verdict]}." in text                        # what it says about the paper
 
 
 def test_sentence_names_the_premise_that_failed_and_the_outcome_measured_there():
-    prem = _row("regime: K-pair gradient tracks the population gradient (fresh pairs)", V.FAILS, kind="regime")
-    rows = [_row(HEAD, V.HOLDS, 10.2, 9.8, 10.6, predicted="10"), prem]
+    """A headline row that depends on Lemma B.1's premise, gated by the verdict layer where that premise fails: the
+    sentence names the premise and shows what was measured there anyway."""
+    from dataclasses import asdict
+    head = V.Verdict(HEAD, "eq. (7)", "10", 10.2, 9.8, 10.6, V.HOLDS, id=CLAIM1.headline[0], depends=("k_poly",))
+    prem = V.Verdict("K-pair gradient tracks the population gradient", "Lemma B.1", "≤ 1/d1", 0.1, 0.05, 0.15,
+                     V.FAILS, kind="regime", id="k_poly")
+    rows = [{**asdict(r), "notebook": "01_stage1_growth"} for r in V.gate([head, prem], "01_stage1_growth")]
     a = A.answer(rows, CLAIM1)
-    if a.verdict != V.NOT_COMPARABLE:          # the answer rule gates on required premises (answers.py)
-        pytest.skip("this premise does not gate claim 1 under the current answer rule")
+    assert a.verdict == V.NOT_COMPARABLE
     text = S.sentence(a, "default")
-    assert "K-pair gradient tracks the population gradient not met" in text
-    assert "“holds”" in text                    # measured there anyway: the rows' own outcome, shown beside it
+    assert "not met" in text and "“holds”" in text     # measured there anyway: the rows' own outcome, shown beside it
 
 
 def test_paper_scale_record_appears_beside_the_build():
@@ -163,17 +169,12 @@ def test_built_book_opens_with_the_answer_and_ships_the_results_table(ci_book):
     assert 'href="../results/verdicts.csv"' in (html / "book" / "scoreboard.html").read_text()
 
 
-def test_verdict_legend_is_the_verdict_layers_own(monkeypatch):
-    """The intro's legend is verdict.legend_markdown() when the verdict layer states the meanings, rendered to HTML;
-    without it, a pointer that names every verdict word and defines none."""
-    monkeypatch.setattr(V, "legend_markdown", lambda: "| verdict | meaning |\n|---|---|\n| **holds** | inside |",
-                        raising=False)
+def test_verdict_legend_is_the_verdict_layers_own():
+    """The intro's legend is verdict.legend_markdown(), rendered to HTML: every word with its one meaning."""
     html = S.VerdictLegend()._repr_html_()
-    assert "<th>verdict</th>" in html and "<td><strong>holds</strong></td>" in html and "<td>inside</td>" in html
-    monkeypatch.delattr(V, "legend_markdown")
-    text = S.VerdictLegend()._repr_markdown_()
-    assert all(f"*{v}*" in text for v in V.VERDICTS) and "methods page" in text
-
+    assert "<th>verdict</th>" in html
+    for v in V.VERDICTS:
+        assert f"<td><strong>{v}</strong></td>" in html, v
 
 def test_bullets_make_report_lines_a_markdown_list():
     md = S.bullets(["- already a bullet", "  |M_j*| ≥ 3 with a star  ", "", "plain"])._repr_markdown_()

@@ -123,7 +123,8 @@ def device_label(rec: dict) -> str:
 
 
 def column(rows: list[dict], records: dict[str, dict]) -> list[dict]:
-    """For each book row, the recorded row with the same (notebook, claim), or a 'not yet run' marker."""
+    """For each book row, the recorded row with the same id in its notebook's record (the same claim text for a record
+    made before rows had ids), or a 'not yet run' marker."""
     out = []
     for r in rows:
         rec = records.get(r["notebook"])
@@ -133,7 +134,8 @@ def column(rows: list[dict], records: dict[str, dict]) -> list[dict]:
         if rec.get("unreadable"):
             out.append({"status": f"record unreadable ({rec['unreadable']})"})
             continue
-        match = next((x for x in rec["rows"] if x["claim"] == r["claim"]), None)
+        same = (lambda x: x.get("id") == r["id"]) if r.get("id") else (lambda x: x["claim"] == r["claim"])
+        match = next((x for x in rec["rows"] if same(x)), None)
         if match is None:
             out.append({"status": "no such row in the paper-scale record"})
             continue

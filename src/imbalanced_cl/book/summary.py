@@ -23,16 +23,6 @@ PROFILE_MEANING = {
     "paper": "the paper's own scale (d1 = 500, many replicates; hours, a GPU helps)",
 }
 
-# The unit of each claim's headline measurement, for readers (a row's own "unit" field wins when it has one).
-UNITS = {
-    "1": "ratio of the majority to the minority growth rate (no unit)",
-    "2": "exponent of d in the count of lucky neurons",
-    "3": "slope of the |N_i| exponent on 1 − ρ² (no unit)",
-    "4": "gain in A_j*/A_maj over the unpruned control",
-    "A.2": "Spearman rank correlation with ε_min (−1 to 1)",
-    "5": "linear-probe accuracy gain, percentage points",
-}
-
 # What a claim's verdict says about the paper, in one clause (the verdict words' definitions are on the methods
 # page, verdict.py; this is only their consequence for the claim).
 SAYS = {
@@ -58,7 +48,7 @@ def verdict_anchor(notebook: str, base: str = "../notebooks/") -> str:
 def unit(a: A.Answer) -> str:
     """The unit of the claim's headline measurement."""
     h = a.headline or {}
-    return h.get("unit") or UNITS.get(a.claim.key, "")
+    return h.get("unit") or a.claim.unit
 
 
 def _value(r: dict | None) -> str:
@@ -117,7 +107,7 @@ def findings(items: list[A.Answer], profile: str, paper: dict | None = None, bas
     out = ['<table class="sb-findings"><caption>What the book found, claim by claim</caption><thead><tr>'
            + "".join(f'<th scope="col">{h}</th>' for h in head) + "</tr></thead><tbody>"]
     for a in items:
-        nb = a.claim.notebooks[-1] if a.claim.decider else a.claim.notebooks[0]
+        nb = (a.headline or {}).get("notebook") or a.claim.notebooks[0]     # the evidence: the headline's table
         p = paper_scale(a, paper or {})
         pcell = (f'<b style="color:{colours.get(p["verdict"], "#000")}">{_esc(p["verdict"])}</b><br>'
                  f'<small>{_esc(_value(p))}; {_esc(p.get("device", ""))}, {_esc(p.get("commit", ""))}</small>'
