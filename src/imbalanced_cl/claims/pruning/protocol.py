@@ -11,8 +11,8 @@ from ... import workers as W
 from ...sim.train import Run, train
 from .batch import train_arms, train_branches
 from .config import PruningConfig
-from .metrics import (aligned_counts, amplitude_ratio, excess_growth, feature_stats, learned_minority, lucky_minority,
-                      mask_census, mask_persistence, minority_dominant, split_mean)
+from .metrics import (aligned_counts, amplitude_ratio, convergence, excess_growth, feature_stats, learned_minority,
+                      lucky_minority, mask_census, mask_persistence, minority_dominant, paper_T, split_mean)
 
 
 def run_branches(cfg: PruningConfig, alphas, base: Run, backward: str = "faithful", **changes) -> dict:
@@ -49,10 +49,15 @@ def run_oracles(cfg: PruningConfig, base: Run, runs: dict) -> dict:
             out.items()}
 
 
-def remark1_bounds(base: Run, cfg: PruningConfig) -> dict:
-    """Remark 1's bounds at the branch point, in neurons per replicate (R,): strict |M*_j*| (Def. B.1 on the initial
-    weights) and extended (neurons with j* in N_i at T_a)."""
-    return {"strict": lucky_minority(base.W0, base.M, cfg).sum(-1).float(),
+def theorem_premises(base: Run, cfg: PruningConfig) -> dict:
+    """Theorem 3.2's premises on the vanilla run at the branch point: "convergence" (pruning.metrics.Convergence with
+    cfg's tolerances), "T" (App. F.4's T at alpha_main), and Remark 1's bounds in neurons per replicate (R,):
+    "strict" |M*_j*| (Def. B.1 on the initial weights) and "extended" (neurons with j* in N_i at T_a)."""
+    h = base.history
+    conv = convergence(h.get("steps"), h.get("loss"), h.get("pos_prob"), cfg.n_pairs, cfg.tau, cfg.converge_loss_frac,
+                       cfg.converge_lp_c, cfg.converge_change, cfg.converge_window)
+    return {"convergence": conv, "T": paper_T(cfg, cfg.alpha_main, cfg.C_z),
+            "strict": lucky_minority(base.W0, base.M, cfg).sum(-1).float(),
             "extended": learned_minority(base.W, base.M, cfg).sum(-1).float()}
 
 
@@ -172,6 +177,8 @@ class Results:
     ratios: dict              # final_ratios
     sweep: dict               # eps_sweep: xr (k,), ar_ctl, ar_pr, exc (R, k)
     control: dict | None = None  # control.cell_stats of the 2x2 mask control (None: not run)
+    premises: dict | None = None  # theorem_premises: convergence, App. F.4's T, Remark 1's bounds (None: not measured)
+    oracles: dict | None = None   # run_oracles: {arm: {"run", "size" (R,), "gain" (R,)}} (None: not run)
 
 
 def mask_share(census: dict, base: Run, cfg: PruningConfig) -> torch.Tensor:

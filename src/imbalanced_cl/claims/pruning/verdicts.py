@@ -1,4 +1,7 @@
-"""Notebook 04's verdict rows: 16 on the paper's claims (Thm 3.2, Thm F.1, Remarks 1-3), then the random-mask control's."""
+"""Notebook 04's verdict rows: Theorem 3.2's premises on this run (convergence at the branch point, the paper's T,
+Remark 1's bounds), 16 rows on the paper's claims (Thm 3.2, Thm F.1, Remarks 1-3), the two oracle-mask rows
+(Theorem 3.2 as a conditional statement), then the random-mask control's. Every row has an id and names the premises
+it depends on (premises.CONDITIONS); a prediction (the mask's share) is judged, never a gate."""
 from __future__ import annotations
 
 import math
@@ -6,92 +9,155 @@ import math
 import torch
 
 from ... import stats
-from ...verdict import (UNTESTED, Verdict, judge_at_least, judge_factor, judge_positive, judge_share, judge_target,
-                        with_premises)
+from ...verdict import (FAILS, HOLDS, UNTESTED, Verdict, judge_at_least, judge_factor, judge_positive, judge_share,
+                        judge_target, row)
 from .config import PruningConfig
 from .control import control_rows
-from .protocol import Results
+from .protocol import ORACLES, Results
+
+# What Theorem 3.2's rows depend on: the converged start (Thm F.1 starts at T4), Theorem 3.1's conditions that it
+# inherits (lambda range, Lemma B.1), Remark 1's bound at alpha_main; rows about the end state (T5) also need the
+# branch to have run for App. F.4's T.
+RATE = ("convergence", "alpha_bound", "lambda_range", "k_poly")
+END = RATE + ("prune_from_t4",)
+VANILLA = ("convergence", "lambda_range", "k_poly", "step_window")
+ORACLE_IDS = dict(zip(ORACLES, ("gain_oracle_lucky", "gain_oracle_dominant")))
 
 
 def _nan3() -> tuple:
     return (float("nan"),) * 3
 
 
+def premise_rows(res: Results, cfg: PruningConfig) -> list:
+    """Theorem 3.2's premises measured on this run, as premise rows (kind "regime", id = the premise's id): the
+    vanilla run converged at the branch point, the branch ran for App. F.4's T at alpha_main, and alpha_main m
+    within Remark 1's strict and extended bounds in every replicate. Empty when the run did not measure them."""
+    if res.premises is None:
+        return []
+    p, out = res.premises, []
+    c = p["convergence"]
+    out.append(Verdict("regime: the vanilla run converged at the branch point (InfoNCE well below ln K, l'_p near "
+                       "1 − Θ(1/τ), the loss flat)", "Thm 3.1 eq. (11); App. F",
+                       f"InfoNCE ≤ {c.loss_max:.3g}, l'_p ≥ {c.lp_min:.3g}, change ≤ {c.change_max:g}", c.loss, c.loss,
+                       c.loss, HOLDS if c.holds else FAILS,
+                       f"worst replicate: InfoNCE {c.loss:.3g} (ln K = {c.ln_k:.3g}), l'_p {c.pos_prob:.3g}, change "
+                       f"{c.change:.3g} over the last {cfg.converge_window} steps", kind="regime", id="convergence",
+                       quantity="positive"))
+    T = p["T"]
+    out.append(Verdict(f"regime: pruned for App. F.4's T at alpha={cfg.alpha_main:g} (C_z = {cfg.C_z:g})",
+                       "Thm F.1; App. F.4", f"branch ≥ T = {T:.4g} steps", float(cfg.prune_steps),
+                       float(cfg.prune_steps), float(cfg.prune_steps), HOLDS if cfg.prune_steps >= T else FAILS,
+                       f"branch {cfg.prune_steps} steps against T = {T:.4g}", kind="regime", id="prune_from_t4",
+                       quantity="count"))
+    k = round(cfg.alpha_main * cfg.m)
+    for pid, name, bound in (("alpha_bound", "|M*_j*| (Def. B.1 on the initial weights; strict)", p["strict"]),
+                             ("alpha_bound_extended", "the neurons with j* ∈ N_i at T_a (extended)", p["extended"])):
+        ok = bool((bound >= k).all()) and k >= 1
+        out.append(Verdict(f"regime: alpha_main m = {k} within Remark 1's bound, {name}, every replicate",
+                           "Remark 1", f"α·m ≤ bound in every replicate", float(bound.min()), float(bound.min()),
+                           float(bound.max()), HOLDS if ok else FAILS,
+                           f"bound per replicate {[int(b) for b in bound.tolist()]} against α·m = {k}", kind="regime",
+                           id=pid, quantity="count"))
+    return out
+
+
+def oracle_rows(res: Results, cfg: PruningConfig) -> list:
+    """Theorem 3.2 as a conditional statement: the gain of each oracle mask (a chosen pruned set) over the control,
+    judged against effect_tol; "not tested" where the set is empty in some replicate (nothing to prune)."""
+    out = []
+    for name, rid in ORACLE_IDS.items():
+        claim = f"Pruning exactly the set {name.split(': ', 1)[1]} raises A_j*/A_maj (Thm 3.2 given P)"
+        src = "Thm 3.2(c), Thm F.1 (P ⊆ M*_j*)"
+        o = (res.oracles or {}).get(name)
+        if o is None or bool((o["size"] < 1).any()):
+            why = "not run" if o is None else (f"the set is empty in {int((o['size'] < 1).sum())} of "
+                                               f"{o['size'].numel()} replicates: nothing to prune")
+            out.append(Verdict(claim, src, f"> {cfg.effect_tol:g}", math.nan, math.nan, math.nan, UNTESTED, why,
+                               id=rid, depends=("convergence", "prune_from_t4", "lambda_range", "k_poly")))
+            continue
+        g = stats.ci(o["gain"])
+        out.append(row(claim, src, f"> {cfg.effect_tol:g} (pruned - control)", *g,
+                       judge_positive(g[1], g[2], "change", cfg.effect_tol), n=int(o["gain"].numel()),
+                       band=cfg.effect_tol, id=rid, depends=("convergence", "prune_from_t4", "lambda_range",
+                                                             "k_poly")))
+    return out
+
+
 def verdict_rows(res: Results, cfg: PruningConfig) -> list:
     """The verdict rows of notebook 04, judged with the tolerances of cfg (tol_slope, tol_factor, degrade_tol,
-    effect_tol): 16 rows on the paper's claims, then the 2 rows of the random-mask control (beyond the paper)."""
+    effect_tol): Theorem 3.2's premise rows, 16 rows on the paper's claims, the oracle rows, then the 2 rows of the
+    random-mask control (beyond the paper)."""
     ts = cfg.tol_slope
     al, ex, sw, dg, R = res.alphas, res.excess, res.sweep, res.degradation, res.ratios
     k = ex["k_main"]
     rows = []
-    add = lambda claim, src, pred, v, judged: rows.append(Verdict(claim, src, pred, *v, *judged))
+
+    def add(rid, claim, src, pred, v, judged, depends=END, checks=(), quantity="real"):
+        rows.append(row(claim, src, pred, *v, judged, checks, id=rid, depends=depends, quantity=quantity))
+
     change = "> 0 (pruned - control)"
     ek = stats.ci(ex["minority"][:, k])
-    add("Pruning adds growth along the minority feature (excess rate > 0)", "Thm 3.2(a), eq. (15)", "> 0", ek,
-        judge_positive(ek[1], ek[2], f"minority excess rate at alpha={al[k]:g}"))
+    add("excess_positive", "Pruning adds growth along the minority feature (excess rate > 0)", "Thm 3.2(a), eq. (15)",
+        "> 0", ek, judge_positive(ek[1], ek[2], f"minority excess rate at alpha={al[k]:g}"), RATE)
     sa = ex["slope"]
-    add("Minority excess rate grows linearly in alpha", "Thm 3.2(a), eq. (15)", "log-log slope 1", sa,
-        judge_target(sa[1], sa[2], 1.0, ts))
+    add("excess_linear_alpha", "Minority excess rate grows linearly in alpha", "Thm 3.2(a), eq. (15)",
+        "log-log slope 1", sa, judge_target(sa[1], sa[2], 1.0, ts), RATE)
     se = stats.loglog_slope_ci(sw["xr"], sw["exc"])
-    add("Minority excess rate grows like eps_j*^2", "Thm 3.2(a), eq. (15)", "log-log slope 2", se,
-        judge_target(se[1], se[2], 2.0, ts))
+    add("excess_eps_squared", "Minority excess rate grows like eps_j*^2", "Thm 3.2(a), eq. (15)", "log-log slope 2",
+        se, judge_target(se[1], se[2], 2.0, ts), RATE)
     rk = stats.ci(ex["ratio_main"])
-    add("Minority excess is about d times the excess of other features", "Thm 3.2(a,b), eqs. (15)-(16)",
-        f"about d = {cfg.d}", rk, judge_factor(rk[1], rk[2], float(cfg.d), cfg.tol_factor))
+    add("excess_ratio_d", "Minority excess is about d times the excess of other features",
+        "Thm 3.2(a,b), eqs. (15)-(16)", f"about d = {cfg.d}", rk, judge_factor(rk[1], rk[2], float(cfg.d),
+                                                                                 cfg.tol_factor), RATE)
     sc, sp = stats.loglog_slope_ci(sw["xr"], sw["ar_ctl"]), stats.loglog_slope_ci(sw["xr"], sw["ar_pr"])
-    add("Without pruning, A_j*/A_maj scales like eps_min/eps_max", "Thm 3.1, eq. (13)", "log-log slope 1", sc,
-        judge_target(sc[1], sc[2], 1.0, ts))
-    add("With pruning, A_j*/A_maj no longer depends on eps_min/eps_max", "Thm 3.2(c), eq. (18)", "log-log slope 0",
-        sp, judge_target(sp[1], sp[2], 0.0, ts))
+    add("vanilla_ratio_slope", "Without pruning, A_j*/A_maj scales like eps_min/eps_max", "Thm 3.1, eq. (13)",
+        "log-log slope 1", sc, judge_target(sc[1], sc[2], 1.0, ts), VANILLA)
+    add("pruned_ratio_flat", "With pruning, A_j*/A_maj no longer depends on eps_min/eps_max", "Thm 3.2(c), eq. (18)",
+        "log-log slope 0", sp, judge_target(sp[1], sp[2], 0.0, ts))
     d_ar = stats.ci(R["faithful (branch)"] - R[0.0])
-    add(f"Pruning (alpha={cfg.alpha_main:g}) raises A_j*/A_maj at eps_min/eps_max = {cfg.eps_min / cfg.eps_max:g}",
-        "Thm 3.2(c), Remark 3", change, d_ar, judge_positive(d_ar[1], d_ar[2], "change", cfg.effect_tol))
+    add("gain_main", f"Pruning (alpha={cfg.alpha_main:g}) raises A_j*/A_maj at eps_min/eps_max = "
+        f"{cfg.eps_min / cfg.eps_max:g}", "Thm 3.2(c), Remark 3", change, d_ar,
+        judge_positive(d_ar[1], d_ar[2], "change", cfg.effect_tol))
     d_top = stats.ci(R[al[-1]] - R[0.0])
-    add(f"Pruning raises A_j*/A_maj at the largest alpha of the grid ({al[-1]:g})", "Thm 3.2(c), Remark 3",
-        change, d_top, judge_positive(d_top[1], d_top[2], "change", cfg.effect_tol))
+    top_k = round(al[-1] * cfg.m)
+    bound = res.premises["strict"] if res.premises is not None else None
+    top_check = [] if bound is None else [("alpha_bound", f"α·m = {top_k} ≤ |M*_j*| (fewest {int(bound.min())})",
+                                           bool((bound >= top_k).all()) and top_k >= 1)]
+    add("gain_top_alpha", f"Pruning raises A_j*/A_maj at the largest alpha of the grid ({al[-1]:g})",
+        "Thm 3.2(c), Remark 3", change, d_top, judge_positive(d_top[1], d_top[2], "change", cfg.effect_tol),
+        tuple(d for d in END if d != "alpha_bound"), top_check)
     F, main = res.features, cfg.alpha_main
     d_al = stats.ci(F[main]["aligned"][0] - F[0.0]["aligned"][0]) if main in F else _nan3()
-    add(f"Pruning adds neurons aligned with j* (cos >= {cfg.cos_threshold:g})", "Thm 3.2, Remark 3; App. A.2 metric",
-        change, d_al, judge_positive(d_al[1], d_al[2], "change"))
+    add("aligned_gain", f"Pruning adds neurons aligned with j* (cos >= {cfg.cos_threshold:g})",
+        "Thm 3.2, Remark 3; App. A.2 metric", change, d_al, judge_positive(d_al[1], d_al[2], "change"))
     sf = stats.ci(F[main]["single-feature neurons"][0]) if main in F else _nan3()
-    add("At least m/d neurons with N_i = {j*} after pruning", "Thm 3.2(d)", f">= m/d = {cfg.m / cfg.d:g}", sf,
-        judge_at_least(sf[1], sf[2], cfg.m / cfg.d, "single-feature count"))
+    add("single_feature_count", "At least m/d neurons with N_i = {j*} after pruning", "Thm 3.2(d)",
+        f">= m/d = {cfg.m / cfg.d:g}", sf, judge_at_least(sf[1], sf[2], cfg.m / cfg.d, "single-feature count"),
+        quantity="count")
     gd = stats.ci(res.gap_diff)
-    add("Under the mask, 1 - l'_p rises more on pairs containing j*", "Remark 2, Lemma F.2, eq. (181)",
-        "> 0 (rise with j* - rise without)", gd, judge_positive(gd[1], gd[2], "difference"))
+    add("gap_rise", "Under the mask, 1 - l'_p rises more on pairs containing j*", "Remark 2, Lemma F.2, eq. (181)",
+        "> 0 (rise with j* - rise without)", gd, judge_positive(gd[1], gd[2], "difference"), RATE)
     sh = stats.ci(res.mask_share)
-    add("The mask removes minority-aligned neurons", "Remark 1, Thm F.1 (P ⊆ M*_j*)", "share 1", sh,
-        judge_share(sh[1], sh[2], cfg.mask_share_min, "share of minority-aligned neurons in the mask"))
+    add("mask_share", "The mask removes minority-aligned neurons (a prediction of Remarks 1-2)",
+        "Remark 1, Thm F.1 (P ⊆ M*_j*)", "share 1", sh,
+        judge_share(sh[1], sh[2], cfg.mask_share_min, "share of minority-aligned neurons in the mask"), RATE,
+        quantity="fraction")
     ri = stats.ci(majority_change_within_bound(al, dg["A_maj"], dg["A_maj0"], dg["bound"]))
-    add("Majority amplitude intact for alpha within |M_j*|/m", "Remark 1", "relative change 0", ri,
-        judge_target(ri[1], ri[2], 0.0, cfg.degrade_tol))
-    th, bound = stats.ci(dg["thr_A"]), float(dg["bound"].mean())
+    add("majority_intact", "Majority amplitude intact for alpha within |M_j*|/m", "Remark 1", "relative change 0",
+        ri, judge_target(ri[1], ri[2], 0.0, cfg.degrade_tol), ("convergence",))
+    th, bnd = stats.ci(dg["thr_A"]), float(dg["bound"].mean())
     th_v = ((UNTESTED, f"no alpha in the grid lowered A_maj by more than {cfg.degrade_tol:.0%}") if math.isnan(th[0])
-            else judge_at_least(th[1], th[2], bound, "first degrading alpha"))
-    add("Majority features degrade only beyond alpha = |M_j*|/m", "Remark 1 (implicit bound)",
-        f">= |M_j*|/m ≈ {bound:.3g}", th, th_v)
+            else judge_at_least(th[1], th[2], bnd, "first degrading alpha"))
+    add("majority_degrade_threshold", "Majority features degrade only beyond alpha = |M_j*|/m",
+        "Remark 1 (implicit bound)", f">= |M_j*|/m ≈ {bnd:.3g}", th, th_v, ("convergence",))
     dsl = stats.ci(stats.loglog_slopes(sw["xr"], sw["ar_ctl"]) - stats.loglog_slopes(sw["xr"], sw["ar_pr"]))
-    add("Pruning removes the dependence on eps_min/eps_max", "Thm 3.1 eq. (13) vs Thm 3.2(c)",
-        "slope(control) - slope(pruned) = 1", dsl, judge_target(dsl[1], dsl[2], 1.0, ts))
+    add("ratio_dependence_removed", "Pruning removes the dependence on eps_min/eps_max",
+        "Thm 3.1 eq. (13) vs Thm 3.2(c)", "slope(control) - slope(pruned) = 1", dsl,
+        judge_target(dsl[1], dsl[2], 1.0, ts))
     d_s = stats.ci(R["Alg. 1 from t=0"] - R[0.0])
-    add("Algorithm 1 from t = 0 raises A_j*/A_maj over vanilla", "Algorithm 1, Sec. 2 (K3)",
-        "> 0 (pruned - vanilla, same steps)", d_s, judge_positive(d_s[1], d_s[2], "change", cfg.effect_tol))
-    # Thm 3.2 prunes minority lucky neurons (Remark 1, P ⊆ M*_j*): where the mask holds none, its rows say nothing
-    # about the theorem, for or against.
-    share = float(res.mask_share.mean())
-    rows = with_premises(rows, [(f"the alpha_main mask holds minority-aligned neurons (mean share {share:.2g} > 0; "
-                                 "Remark 1, P ⊆ M*_j*)", share > 0)], MECHANISM_ROWS)
-    return rows + control_rows(res.control, al, cfg)
-
-
-# The rows whose statement presupposes that the mask removes minority neurons (Thm 3.2's mechanism).
-MECHANISM_ROWS = {"Pruning adds growth along the minority feature (excess rate > 0)",
-                  "Minority excess rate grows linearly in alpha", "Minority excess rate grows like eps_j*^2",
-                  "Minority excess is about d times the excess of other features",
-                  "With pruning, A_j*/A_maj no longer depends on eps_min/eps_max",
-                  "At least m/d neurons with N_i = {j*} after pruning",
-                  "Pruning removes the dependence on eps_min/eps_max", "Pruning (alpha=", "Pruning raises A_j*/A_maj",
-                  "Pruning adds neurons aligned"}
+    add("alg1_from_t0", "Algorithm 1 from t = 0 raises A_j*/A_maj over vanilla", "Algorithm 1, Sec. 2 (K3)",
+        "> 0 (pruned - vanilla, same steps)", d_s, judge_positive(d_s[1], d_s[2], "change", cfg.effect_tol), ())
+    return premise_rows(res, cfg) + rows + oracle_rows(res, cfg) + control_rows(res.control, al, cfg)
 
 
 def majority_change_within_bound(alphas: list, A: torch.Tensor, A0: torch.Tensor, bound: torch.Tensor) -> torch.Tensor:
