@@ -1,6 +1,7 @@
 """The claim-level answers (book/answers.py) on hand-made rows: every branch of the rule, and counts that add up."""
 import re
 
+from imbalanced_cl import premises as P
 from imbalanced_cl import verdict as V
 from imbalanced_cl.book import answers as A
 from imbalanced_cl.book.scoreboard import Board, render
@@ -9,13 +10,15 @@ C1 = A.CLAIMS[0]
 NB = C1.notebooks[0]
 
 
-def row(claim, verdict, kind="paper", nb=NB, measured=1.0):
+def row(claim, verdict, kind="paper", nb=NB, measured=1.0, id=None, depends=(), would_be=""):
     return {"notebook": nb, "claim": claim, "source": "s", "predicted": "p", "measured": measured, "lo": 0.5,
-            "hi": 1.5, "verdict": verdict, "rule": "band [0.8, 1.2]; more", "kind": kind}
+            "hi": 1.5, "verdict": verdict, "rule": "band [0.8, 1.2]; more", "kind": kind,
+            "id": id or claim.replace(" ", "_").lower(), "depends": list(depends), "would_be": would_be}
 
 
-def premise(claim, verdict, nb=NB):
-    return row(f"regime: {claim}", verdict, kind="regime", nb=nb, measured=0.001)
+def premise(id, verdict, nb=NB, claim=None, sensitivity=""):
+    r = row(f"regime: {claim or P.BY_ID[id].statement}", verdict, kind="regime", nb=nb, measured=0.001, id=id)
+    return {**r, "sensitivity": sensitivity}
 
 
 def test_combine_every_branch():
@@ -25,46 +28,67 @@ def test_combine_every_branch():
     assert A.combine([V.PARTLY, V.INCONCLUSIVE]) == V.PARTLY
     assert A.combine([V.INCONCLUSIVE, V.INCONCLUSIVE]) == V.INCONCLUSIVE
     assert A.combine([]) == V.UNTESTED
+    assert A.combine is V.combine                                   # one rule, written once
 
 
 def test_a_claim_holds_only_with_every_row_holding_and_its_premises_met():
-    rows = [row("Majority/minority rate ratio equals", V.HOLDS), row("other", V.HOLDS),
-            premise("weight decay λ inside the proof's range", V.HOLDS)]
+    rows = [row("rate ratio", V.HOLDS, id="rate_ratio", depends=("lambda_range",)), row("other", V.HOLDS),
+            premise("lambda_range", V.HOLDS)]
     a = A.answer(rows, C1)
     assert (a.verdict, a.measured, a.n_rows) == (V.HOLDS, V.HOLDS, 2)
-    assert a.headline["claim"].startswith("Majority/minority")
+    assert a.headline["id"] == "rate_ratio" and "met: " in A.ours(a) and "not met" not in A.ours(a)
 
 
-def test_a_failed_premise_makes_the_claim_not_comparable_and_shows_what_was_measured():
-    rows = [row("Majority/minority rate ratio", V.FAILS), row("other", V.HOLDS),
-            premise("weight decay λ inside the proof's range [d^-1.49, d^-1.01]", V.FAILS),
-            premise("noise σ_ξ² on Assumption 3.3's scale", V.FAILS)]          # reported only: not required
+def test_rows_gated_by_a_failed_premise_make_the_claim_not_comparable_and_show_what_was_measured():
+    rows = [row("rate ratio", V.NOT_COMPARABLE, id="rate_ratio", depends=("k_poly",), would_be=V.FAILS),
+            row("other", V.NOT_COMPARABLE, depends=("k_poly",), would_be=V.HOLDS),
+            premise("k_poly", V.FAILS, sensitivity="at p = 0.5 this row holds; the bound needs K ≈ 40,000"),
+            premise("noise_scale", V.FAILS)]                 # reported only, and no row depends on it
     a = A.answer(rows, C1)
     assert a.verdict == V.NOT_COMPARABLE and a.measured == V.PARTLY
-    assert len(a.failed_premises) == 1 and "weight decay λ" in a.why and "0.001" in a.why
+    assert [r["id"] for r in a.failed_premises] == ["k_poly"] and "0.001" in a.why
+    assert "K ≈ 40,000" in a.why                              # Lemma B.1's sensitivity line reaches the answer
+    assert A.ours(a).startswith("not met: ") and "met: " not in A.ours(a).replace("not met: ", "")
+
+
+def test_a_failed_premise_no_row_depends_on_leaves_the_claim_judged():
+    rows = [row("census", V.HOLDS, depends=("m_poly",)), premise("k_poly", V.FAILS), premise("m_poly", V.HOLDS)]
+    a = A.answer(rows, C1)
+    assert a.verdict == V.HOLDS and a.failed_premises == [] and "not met" not in A.ours(a)
 
 
 def test_rows_that_are_not_the_papers_or_not_judged_do_not_count():
-    rows = [row("x — diagnostic, not in the paper", V.FAILS), row("y", V.NOT_COMPARABLE), row("z", V.FAILS),
-            row("w", V.HOLDS, kind="diagnostic")]
+    rows = [row("x diagnostic", V.FAILS, kind="diagnostic"), row("y", V.NOT_COMPARABLE), row("z", V.FAILS),
+            row("w", V.HOLDS, kind="companion")]
     a = A.answer(rows, C1)
     assert a.verdict == V.FAILS and a.n_rows == 2
     assert A.answer([row("y", V.NOT_COMPARABLE)], C1).verdict == V.NOT_COMPARABLE
     assert A.answer([], C1).verdict == V.UNTESTED
 
 
-def test_claim_4_is_decided_by_the_premise_map_row():
+def test_notebook_04s_judged_rows_reach_claim_4_and_its_headline_is_a_measured_gain():
     c4 = next(c for c in A.CLAIMS if c.key == "4")
-    rows = [row("Pruning adds growth", V.HOLDS, nb="04_pruning_gains"),
-            row("claim 4 on the premise map: ...", V.NOT_COMPARABLE, nb="10_premise_map")]
-    assert A.answer(rows, c4).verdict == V.NOT_COMPARABLE
-    assert A.answer(rows[:1], c4).verdict == V.HOLDS          # without the map: the general rule
+    rows = [row("Pruning raises A_j*/A_maj", V.FAILS, nb="04_pruning_gains", id="gain_main", measured=0.004),
+            row("The mask removes minority-aligned neurons", V.FAILS, nb="04_pruning_gains", id="mask_share"),
+            row("claim 4 on the premise map: ...", V.NOT_COMPARABLE, nb="10_premise_map", id="claim4_map")]
+    a = A.answer(rows, c4)
+    assert a.verdict == V.FAILS and a.headline["id"] == "gain_main" and a.headline["measured"] == 0.004
+    page = A.render([a])
+    assert "0.004 [0.5, 1.5]" in page and "pruned − control" in page
+
+
+def test_appendix_a2_is_judged_on_its_own_and_says_the_paper_does_not_state_its_settings():
+    ca2 = next(c for c in A.CLAIMS if c.key == "A.2")
+    rows = [row("fig 2", V.HOLDS, nb="05_appendix_figures", id="fig2_trend"),
+            premise("lambda_range", V.FAILS, nb="05_appendix_figures")]
+    a = A.answer(rows, ca2)
+    assert a.verdict == V.HOLDS and "does not state" in a.why
 
 
 def test_the_headline_count_equals_the_table_total_and_premise_rows_are_counted_apart():
     rows = [dict(row("a", V.HOLDS), notebook=NB), dict(row("b", V.FAILS), notebook=NB),
             dict(row("c", V.INCONCLUSIVE, kind="companion"), notebook=NB),
-            dict(premise("weight decay λ inside", V.FAILS), notebook=NB)]
+            dict(premise("lambda_range", V.FAILS), notebook=NB)]
     board = Board("x", rows=rows, status={NB: "ok"})
     page = render(board)
     headline = int(re.search(r'class="sb-total">(\d+)<', page).group(1))
@@ -76,11 +100,11 @@ def test_the_headline_count_equals_the_table_total_and_premise_rows_are_counted_
 
 def test_a_notebook_table_says_which_premises_its_run_meets_and_points_to_the_map():
     from imbalanced_cl.book.tables import premises_note
-    rows = [row("a", V.HOLDS), premise("weight lies in the feature span (share at the end)", V.HOLDS),
-            premise("weight decay λ inside the proof's range", V.FAILS),
-            premise("noise σ_ξ² on Assumption 3.3's scale", V.FAILS)]          # reported only: not listed
+    rows = [row("a", V.HOLDS), premise("step_window", V.HOLDS, claim="steps inside Theorem 3.1's window"),
+            premise("lambda_range", V.FAILS, claim="weight decay λ inside the proof's range"),
+            premise("noise_scale", V.FAILS, claim="noise σ_ξ² on Assumption 3.3's scale")]   # reported only
     note = premises_note(rows)
-    assert "(1 of 2 met)" in note and "met: weight lies in the feature span" in note
+    assert "(1 of 2 met)" in note and "met: steps inside Theorem 3.1" in note
     assert "not met: weight decay λ inside the proof&#x27;s range (0.001 vs p: does not hold)" in note
     assert "10_premise_map.html" in note and "σ" not in note
     assert premises_note([row("a", V.HOLDS)]) == ""

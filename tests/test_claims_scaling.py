@@ -94,12 +94,12 @@ def test_verdict_rows_on_hand_made_results():
 
 def test_for_all_bounds_need_a_margin_over_the_untrained_null():
     trained = np.full(1000, 0.3)                                   # every entry below 1: Wilson [0.996, 1]
-    row = scaling.bound_row("b", "eq. 13", "< 1", trained, np.r_[np.full(683, 0.5), np.full(317, 2.0)], 0.9)
+    row = scaling.bound_row("b", "b", "eq. 13", "< 1", trained, np.r_[np.full(683, 0.5), np.full(317, 2.0)], 0.9)
     assert row.verdict == HOLDS and "null" in row.rule and row.premise.startswith("met")
     # the untrained weights meet the band too (970/1000 below 1): the bound says nothing about training
-    row = scaling.bound_row("b", "eq. 13", "< 1", trained, np.r_[np.full(970, 0.5), np.full(30, 2.0)], 0.9)
-    assert row.verdict == NOT_COMPARABLE and "0.970" in row.premise
-    row = scaling.bound_row("b", "eq. 13", "< 1", np.r_[np.full(500, 0.5), np.full(500, 2.0)], np.full(100, 2.0), 0.9)
+    row = scaling.bound_row("b", "b", "eq. 13", "< 1", trained, np.r_[np.full(970, 0.5), np.full(30, 2.0)], 0.9)
+    assert row.verdict == NOT_COMPARABLE and "0.970" in row.premise and row.would_be == HOLDS
+    row = scaling.bound_row("b", "b", "eq. 13", "< 1", np.r_[np.full(500, 0.5), np.full(500, 2.0)], np.full(100, 2.0), 0.9)
     assert row.verdict == FAILS and row.measured == pytest.approx(0.5)
 
 

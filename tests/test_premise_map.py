@@ -148,7 +148,7 @@ def test_conclusion_b_names_the_binding_premise_and_what_it_needs():
               "m_needed": math.inf, "lucky_threshold": 5.6}]
     res = [_result(cell, {**ALL, "lucky": False, "dominant": False, "mask": False}, [0.0, 0.0])]
     c = PM.conclusion(res, rates, cell.cfg)
-    assert c.kind == "b" and c.verdict == NOT_COMPARABLE and c.binding == ["lucky", "dominant", "mask"]
+    assert c.kind == "b" and c.verdict == NOT_COMPARABLE and c.binding == ["lucky"]   # predictions never bind
     assert "m ≥ 4,176" in c.text and "lucky set is empty" in c.text
 
 

@@ -141,7 +141,7 @@ def _results(cfg, alphas=(0.1, 0.2, 0.4), slope=1.0, R=3):
 def test_verdict_rows_on_hand_made_results():
     cfg = pa.PruningConfig(**{**TINY, "alpha_grid": (0.1, 0.2, 0.4), "alpha_main": 0.2, "d": 10, "d1": 20, "m": 20})
     rows = pa.verdict_rows(_results(cfg), cfg)
-    assert len(rows) == 18 and len({r.claim for r in rows}) == 18
+    assert len(rows) == 18 and len({r.claim for r in rows}) == 18 and len({r.id for r in rows}) == 18
     assert [r.verdict for r in rows[16:]] == [UNTESTED, UNTESTED]                        # no control in these results
     assert rows[0].verdict == HOLDS and rows[0].measured == pytest.approx(0.2)          # excess at alpha_main > 0
     assert rows[1].verdict == HOLDS and rows[1].measured == pytest.approx(1.0)          # slope 1 in alpha
@@ -156,6 +156,30 @@ def test_verdict_rows_on_hand_made_results():
     assert rows[13].verdict == UNTESTED                                                  # nothing degraded
     assert rows[14].measured == pytest.approx(1.0) and rows[14].verdict == HOLDS        # slope 1 - slope 0
     assert rows[15].measured == pytest.approx(-0.1) and rows[15].verdict == FAILS       # from t=0 lowers it
+
+
+def test_a_failed_mask_share_is_judged_and_gates_no_row():
+    """The mask's share (Remark 1, Thm F.1) is a prediction: a mask that holds no minority neuron reads "does not
+    hold" on its own row, and every other row keeps the verdict it has with a full share."""
+    from imbalanced_cl import verdict as V
+    from imbalanced_cl.book.tables import VerdictTable
+    cfg = pa.PruningConfig(**{**TINY, "alpha_grid": (0.1, 0.2, 0.4), "alpha_main": 0.2, "d": 10, "d1": 20, "m": 20})
+    full, empty = _results(cfg), _results(cfg)
+    empty.mask_share = torch.zeros(3)
+    a, b = pa.verdict_rows(full, cfg), pa.verdict_rows(empty, cfg)
+    share = {r.id: r for r in b}["mask_share"]
+    assert share.verdict == FAILS and share.measured == 0.0 and share.quantity == "fraction"
+    assert [(r.id, r.verdict) for r in a if r.id != "mask_share"] == [(r.id, r.verdict) for r in b
+                                                                       if r.id != "mask_share"]
+    assert not any("mask_share" in r.depends for r in b)
+    # in a table, premise rows gate by id: a failed Lemma B.1 makes the Thm 3.2 rows not comparable, keeping their
+    # verdicts; the premise that Algorithm 1's own row does not depend on (the step window) leaves it alone
+    prem = lambda id, v: V.Verdict(id, "s", "p", 1.0, 1.0, 1.0, v, kind="regime", id=id)
+    table = VerdictTable("04_pruning_gains", b + [prem("k_poly", HOLDS), prem("step_window", FAILS)])
+    rows = {r.id: r for r in table.rows}
+    assert rows["gain_main"].verdict == V.NOT_COMPARABLE and rows["gain_main"].would_be == HOLDS
+    assert rows["alg1_from_t0"].verdict == FAILS and rows["mask_share"].verdict == V.NOT_COMPARABLE
+    assert rows["control_magnitude_vs_random"].verdict == UNTESTED
 
 
 def test_verdict_rows_take_their_tolerances_from_the_config():
@@ -196,6 +220,7 @@ def test_the_notebook_pipeline_on_a_tiny_model(tiny_runs):
     rows = pa.verdict_rows(res, cfg)
     assert len(rows) == 18
     for r in rows:
+        assert r.interval_in_range(), (r.id, r.lo, r.hi)
         if not math.isnan(r.lo):
             assert r.lo <= r.measured <= r.hi, r.claim
     # row 7 is the paired change of A_j*/A_maj, computed here from the weights directly

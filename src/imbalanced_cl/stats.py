@@ -171,3 +171,47 @@ def ci(x: torch.Tensor) -> tuple[float, float, float]:
     """(mean, lo, hi) of a (R,) tensor over replicates (mean_ci) as floats."""
     m, lo, hi = mean_ci(x.reshape(-1))
     return float(m), float(lo), float(hi)
+
+
+def mean_ci_in(x, quantity: str = "real") -> tuple[float, float, float]:
+    """Mean over replicates (NaNs dropped) and a 95% interval that stays inside the range of `quantity` (RANGES).
+
+    real: the t-interval (mean_ci). Bounded or half-bounded quantities: the t-interval of the mean on a scale that
+    maps the range onto the real line, carried back (the delta method, like the logit interval of a proportion):
+    fraction and cosine_abs on the logit scale of (x - a)/(b - a), cosine on Fisher's z = atanh(x), count and positive
+    on the log scale. The mean itself is the point estimate, so it always lies inside its interval; a mean on the
+    edge of the range (every replicate there) has a zero-width interval, as the t-interval does. A value outside the
+    range is an error (ValueError), not a measurement.
+    """
+    a = np.asarray(x.detach().cpu().double() if isinstance(x, torch.Tensor) else x, float).ravel()
+    a = a[~np.isnan(a)]
+    nan = float("nan")
+    if a.size == 0:
+        return nan, nan, nan
+    if quantity not in RANGES:
+        raise ValueError(f"unknown quantity {quantity!r}; one of {tuple(RANGES)}")
+    lo_r, hi_r = RANGES[quantity]
+    if ((a < lo_r) | (a > hi_r)).any():
+        bad = a[(a < lo_r) | (a > hi_r)][0]
+        raise ValueError(f"a {quantity} of {bad!r} lies outside its range [{lo_r:g}, {hi_r:g}]")
+    mean = float(a.mean())
+    if a.size < 2:
+        return mean, nan, nan
+    h = t975(a.size - 1) * float(a.std(ddof=1)) / math.sqrt(a.size)
+    if quantity == "real":
+        return mean, mean - h, mean + h
+    if h == 0.0:
+        return mean, mean, mean
+    if quantity in ("count", "positive"):
+        if mean == 0.0:
+            return mean, 0.0, 0.0
+        k = math.exp(h / mean)                                  # d log(mean) = d mean / mean
+        return mean, mean / k, mean * k
+    u = (mean - lo_r) / (hi_r - lo_r)                           # onto [0, 1] (cosine: [-1, 1] -> [0, 1])
+    if u in (0.0, 1.0):
+        return mean, mean, mean
+    hu = h / (hi_r - lo_r) / (u * (1.0 - u))                    # d logit(u) = du / (u (1 - u))
+    z = math.log(u / (1.0 - u))
+    back = lambda v: lo_r + (hi_r - lo_r) / (1.0 + math.exp(-v))
+    return mean, back(z - hu), back(z + hu)
+

@@ -29,6 +29,7 @@ verdict its measurement gets on its own in `would_be`. Predictions never gate.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, replace
 
 from . import premises as P
@@ -38,6 +39,27 @@ HOLDS, PARTLY, FAILS = "holds", "partly", "does not hold"
 INCONCLUSIVE, NOT_COMPARABLE, UNTESTED = "inconclusive", "not comparable", "not tested"
 VERDICTS = (HOLDS, PARTLY, FAILS, INCONCLUSIVE, NOT_COMPARABLE, UNTESTED)
 INF = math.inf
+
+# The one meaning of each verdict word, for a row and for a claim (the methods page, the intro's legend, the
+# scoreboard and the answer rule all show these words, and tests/test_verdict.py checks that they do).
+MEANINGS: dict[str, str] = {
+    HOLDS: "the whole 95% interval of the measurement lies inside the band of values the prediction allows; "
+           "a claim holds when every one of its judged rows holds",
+    PARTLY: "part of the prediction is borne out: a row's interval lies wholly outside the band but excludes 0 on "
+            "the predicted side (an effect of the predicted sign whose size is off); a claim partly holds when some "
+            "of its judged rows hold or partly hold and the others do not hold or are inconclusive",
+    FAILS: "the measurement contradicts the prediction where the premises it depends on were met: a row's interval "
+           "lies wholly outside the band and is not 'partly' (a tight interval around 0, or the wrong sign); a "
+           "claim does not hold when none of its judged rows holds or partly holds and at least one does not hold",
+    INCONCLUSIVE: "the data cannot decide at this size: a row's interval straddles an edge of the band (an "
+                  "interval that contains 0 never supports an effect); a claim is inconclusive when all of its "
+                  "judged rows are",
+    NOT_COMPARABLE: "a premise this row depends on was not met at this run (the row names it): the measurement and "
+                    "the verdict it would get are shown beside it, but it counts neither for nor against the "
+                    "prediction; a claim is not comparable when every one of its rows is",
+    UNTESTED: "there is no finite measurement: the stage was not reached, the arm was not run, or the statement "
+              "(an asymptotic rate in d) cannot be tested by runs at one d",
+}
 
 
 @dataclass
@@ -61,6 +83,7 @@ class Verdict:
     depends: tuple[str, ...] = ()   # ids of the premises (premises.PREMISES) this row depends on
     would_be: str = ""  # "not comparable" rows: the verdict the measurement gets on its own ("" otherwise)
     quantity: str = "real"  # the range of `measured` (stats.RANGES): fraction, cosine, count, positive, real, ...
+    sensitivity: str = ""  # how the verdict moves under a choice the paper leaves open (e.g. Lemma B.1's exponent)
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
@@ -94,6 +117,28 @@ def is_premise_row(r: dict) -> bool:
 def is_required_premise(r: dict) -> bool:
     """A premise row (by its id) that a theorem needs, not one the book only reports (premises.Condition.required)."""
     return is_premise_row(r) and P.is_premise(r.get("id", "")) and P.BY_ID[r["id"]].required
+
+
+def combine(verdicts: list[str]) -> str:
+    """A claim's verdict from the verdicts of its judged rows (neither "not comparable" nor "not tested"), by the
+    claim-level halves of MEANINGS: holds if all hold; inconclusive if all are; does not hold if none holds or
+    partly holds and one does not hold; partly if some hold or partly hold and the others do not or are undecided."""
+    c = Counter(verdicts)
+    n = len(verdicts)
+    if n == 0:
+        return UNTESTED
+    if c[HOLDS] == n:
+        return HOLDS
+    if c[INCONCLUSIVE] == n:
+        return INCONCLUSIVE
+    if c[HOLDS] + c[PARTLY] == 0:
+        return FAILS if c[FAILS] else INCONCLUSIVE
+    return PARTLY
+
+
+def legend_markdown() -> str:
+    """The verdict words and their one meaning (MEANINGS) as a Markdown table, for the methods page and the book."""
+    return "| verdict | meaning |\n|---|---|\n" + "\n".join(f"| **{v}** | {MEANINGS[v]} |" for v in VERDICTS)
 
 
 def _nan(*xs) -> bool:
@@ -207,11 +252,17 @@ def judge_count(k: float, n: float, at_least: float) -> tuple[str, str]:
 
 
 def count_row(claim: str, source: str, predicted: str, k: float, n: int, at_least: float,
-              extra: str = "") -> Verdict:
-    """A "for all" row: k of n cases satisfy the statement, shown as k/n with its Wilson interval, judged by
-    judge_count; `extra` is appended to the rule."""
+              extra: str = "", *, id: str = "", depends: tuple[str, ...] = ()) -> Verdict:
+    """A "for all" row: k of n cases satisfy the statement, shown as the fraction k/n with its Wilson interval (inside
+    [0, 1]), judged by judge_count; `extra` is appended to the rule."""
     verdict, rule = judge_count(k, n, at_least)
-    return Verdict(claim, source, predicted, k / max(n, 1), *binom_ci(k, n), verdict, rule + extra)
+    return Verdict(claim, source, predicted, k / max(n, 1), *binom_ci(k, n), verdict, rule + extra, id=id,
+                   depends=depends, quantity="fraction")
+
+
+def id_part(x: float) -> str:
+    """A number as part of a row id (snake_case): 0.8 -> '0p8', 1.0 -> '1', -0.5 -> 'm0p5'."""
+    return f"{x:g}".replace(".", "p").replace("-", "m").replace("+", "")
 
 
 class VerdictError(ValueError):

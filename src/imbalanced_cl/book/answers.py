@@ -2,18 +2,19 @@
 
 Which rows count (the same definitions serve every count of every page):
   * a claim row tests a statement: kind "paper", "diagnostic" or "companion" (verdict.is_claim_row);
-  * a premise row checks the theorem's regime on the run: kind "regime" (verdict.is_premise_row).
-A paper claim's evidence is the kind-"paper" rows of its notebooks, less the rows a notebook marks as "not in the
-paper"; its premises are the required regime rows of those notebooks (verdict.REQUIRED_PREMISES).
+  * a premise row checks a premise of the theorems on the run: kind "regime" (verdict.is_premise_row).
+A paper claim's evidence is the kind-"paper" rows of its notebooks (a row beyond the paper is kind "diagnostic").
+Premises reach a claim only through its rows: each row names the premises it depends on by id, and a row whose
+premise was not met is already "not comparable" in its notebook's table (verdict.gate).
 
 The rule (book/methods.ipynb states it for readers; tests/test_answers.py checks every branch on hand-made rows):
-  1. A claim with a deciding row (claim 4: the premise map's row, notebook 10) takes that row's verdict.
-  2. Otherwise, from the evidence rows that were judged (not "not comparable", not "not tested"):
-     holds if every one holds; does not hold if none holds or partly holds and at least one does not hold;
-     partly if some hold or partly hold and others do not or are inconclusive; inconclusive if all are.
-  3. If a required premise row does not hold, the claim was measured outside the theorem's regime: its verdict is
-     "not comparable", and the outcome measured there is shown beside it (it is not counted as a failure).
-  4. No evidence row: "not tested"; evidence rows that are all "not comparable": "not comparable".
+  1. From the evidence rows that were judged (neither "not comparable" nor "not tested"), the claim's verdict is
+     verdict.combine of theirs (the claim-level halves of verdict.MEANINGS).
+  2. If no evidence row was judged but some are "not comparable", the claim is "not comparable": the premises that
+     were not met are named, and the verdict its rows get on their own ("measured there") is shown beside it.
+  3. No evidence row, or only "not tested" ones: "not tested".
+The row shown as "what we measured" is the claim's headline row (by id): a measured value, its unit and its
+interval, whatever the verdict.
 """
 from __future__ import annotations
 
@@ -21,88 +22,107 @@ import html
 from collections import Counter
 from dataclasses import dataclass
 
+from .. import premises as P
 from .. import verdict as V
 from . import tables as T
 
-NOT_THE_PAPERS = ("not in the paper",)
 is_claim_row, is_premise_row = V.is_claim_row, V.is_premise_row      # the one definition lives in verdict.py
+combine = V.combine                                                  # the one rule lives in verdict.py
 
 
 @dataclass(frozen=True)
 class Claim:
-    """One claim of the paper: where it is tested and how its headline row is found."""
+    """One claim of the paper: where it is tested and which row is its headline measurement."""
 
     key: str             # "1" ... "5", "A.2"
     title: str
     source: str
     predicts: str        # what the paper predicts, in words
     notebooks: tuple     # the notebooks whose paper rows are its evidence
-    headline: str        # prefix of the row shown as "what we measured"
+    headline: tuple      # row ids, first found wins; an id ending in "_" matches ids that start with it
+    unit: str            # what the headline row measures, with its unit
     regime: str          # the paper's regime, in words
-    decider: str = ""    # prefix of a row that decides the claim on its own (the premise map for claim 4)
+    note: str = ""       # one sentence the answer always carries
 
 
 CLAIMS = (
     Claim("1", "Stage 1: weights grow along features at rates set by ε_j", "Lemma 3.1, eq. (7)",
           "growth rate/η + λ ∝ ε_j; majority/minority rate ratio ε_max/ε_min", ("01_stage1_growth",),
-          "Majority/minority rate ratio", "λ ∈ [d^-1.49, d^-1.01], K = poly(d1) pairs"),
+          ("rate_ratio",), "majority/minority Stage-1 growth-rate ratio",
+          "λ ∈ [d^-1.49, d^-1.01], K = poly(d1) pairs (Lemma B.1)"),
     Claim("2", "Lucky neurons specialise in one feature; imbalance makes them rarer", "Def. B.1, Lemma B.2, eq. (9)",
           "|M*_j| ≥ Ω(d^ω1) lucky neurons, fewer as ε_min/ε_max falls", ("02_lucky_neurons",),
-          "|M_j*| ≥ Ω(d^ω1)", "m = d^C_m, λ in the proof's range"),
+          ("lucky_exponent_0p8", "lucky_exponent_"), "exponent of d in E|M*_j| at initialisation",
+          "m = d^C_m (the census, no training); λ and K = poly(d1) for the trained rows"),
     Claim("3", "A neuron mixes |N_i| = O(d^(1−ρ²)) features", "Theorem 3.1, eq. (14)",
           "the exponent of |N_i| in d follows 1 − (ε_min/ε_max)²", ("03_Ni_scaling",),
-          "|N_i| exponent follows 1-ρ² — final", "T ∈ [d^1.01/η, d^1.99/η], λ in the proof's range"),
+          ("ni_tracking_final",), "slope of the |N_i| exponent on 1 − ρ² (1 predicted)",
+          "T ∈ [d^1.01/η, d^1.99/η], λ in the proof's range, K = poly(d1)"),
     Claim("4", "Magnitude pruning (Algorithm 1) restores minority features", "Theorem 3.2, Remarks 1-3",
           "A_j*/A_maj rises to ≈ 1 under pruning; the minority excess growth ∝ α ε_j*²",
-          ("04_pruning_gains", "10_premise_map"), "claim 4 on the premise map",
-          "a pruned set inside M*_j* (α m ≤ |M*_j*|), λ in the proof's range", decider="claim 4 on the premise map"),
+          ("04_pruning_gains", "10_premise_map"), ("gain_main",), "gain in A_j*/A_maj, pruned − control",
+          "pruning from T4 of a converged network, α m ≤ |M*_j*|, λ in the proof's range"),
     Claim("A.2", "App. A.2: minority alignment and downstream quality grow with ε_min", "App. A.2, Figs. 1-4",
-          "all four metrics improve as ε_min grows", ("05_appendix_figures",), "max_i |cos(w_i, M_min)| grows",
-          "d1 = 500, 100 repeats, hyperparameters unstated"),
+          "all four metrics improve as ε_min grows", ("05_appendix_figures",), ("fig2_trend",),
+          "Spearman ρ of max_i |cos(w_i, M_min)| with ε_min", "d1 = 500, 100 repeats, hyperparameters unstated",
+          note="The paper does not state App. A.2's settings, so its figures are judged on their own: no premise "
+               "of Theorem 3.1 gates them."),
     Claim("5", "Pruning improves linear-probe accuracy on long-tailed CIFAR and ImageNet", "Table 2",
-          "accuracy +5 to +8 points, Δ20 lower, with pruning", ("06_lt_benchmarks",),
-          "SDCLR-style pruning vs SimCLR: accuracy gain", "ResNet-18, 2000 epochs, full CIFAR-LT"),
+          "accuracy +5 to +8 points, Δ20 lower, with pruning", ("06_lt_benchmarks",), ("sdclr_acc_",),
+          "accuracy gain of SDCLR-style pruning over SimCLR, in points", "ResNet-18, 2000 epochs, full CIFAR-LT"),
 )
 
 
 @dataclass
 class Answer:
-    """A claim's verdict, the outcome measured (even outside the regime), and why, with numbers."""
+    """A claim's verdict, the outcome measured (even where a premise failed), and why, with numbers."""
 
     claim: Claim
     verdict: str
-    measured: str               # the combined verdict of the judged evidence rows, or "—"
+    measured: str               # the combined verdict of the rows as measured (their own verdicts), or "—"
     why: str
     headline: dict | None       # the row shown as "what we measured"
-    failed_premises: list       # regime rows (dicts) that do not hold
+    failed_premises: list       # premise rows (dicts) that an evidence row depends on and that were not met
     n_rows: int
-
-
-def combine(verdicts: list[str]) -> str:
-    """Rule 2 of the module docstring, on the verdicts of judged rows."""
-    c = Counter(verdicts)
-    n = len(verdicts)
-    if n == 0:
-        return V.UNTESTED
-    if c[V.HOLDS] == n:
-        return V.HOLDS
-    if c[V.INCONCLUSIVE] == n:
-        return V.INCONCLUSIVE
-    if c[V.HOLDS] + c[V.PARTLY] == 0:
-        return V.FAILS if c[V.FAILS] else V.INCONCLUSIVE
-    return V.PARTLY
+    premises_met: list | None = None      # premise rows an evidence row depends on that hold
+    premises_unchecked: list | None = None  # premise ids an evidence row depends on with no row that holds or fails
 
 
 def evidence(rows: list[dict], claim: Claim) -> list[dict]:
-    """The claim's evidence rows: kind "paper" rows of its notebooks, less those marked as not the paper's."""
-    return [r for r in rows if r.get("notebook") in claim.notebooks and r.get("kind", "paper") == "paper"
-            and not any(s in r["claim"] for s in NOT_THE_PAPERS)]
+    """The claim's evidence rows: the kind "paper" rows of its notebooks."""
+    return [r for r in rows if r.get("notebook") in claim.notebooks and r.get("kind", "paper") == "paper"]
+
+
+def headline(ev: list[dict], claim: Claim) -> dict | None:
+    """The claim's headline row by id (Claim.headline), a judged one first among prefix matches; else the first."""
+    for hid in claim.headline:
+        hits = [r for r in ev if (r.get("id", "").startswith(hid) if hid.endswith("_") else r.get("id") == hid)]
+        if hits:
+            return next((r for r in hits if r["verdict"] not in (V.NOT_COMPARABLE, V.UNTESTED)), hits[0])
+    return ev[0] if ev else None
+
+
+def premise_status(rows: list[dict], ev: list[dict], claim: Claim) -> tuple[list, list, list]:
+    """(met, not met, unchecked) for the premises the evidence rows depend on: premise rows (dicts) of the claim's
+    notebooks that hold / that do not hold or are inconclusive; ids with no such row (not measured here)."""
+    wanted = list(dict.fromkeys(d for r in ev for d in r.get("depends", ()) or ()))
+    prem = {(r.get("notebook"), r.get("id")): r for r in rows
+            if is_premise_row(r) and r.get("notebook") in claim.notebooks}
+    met, failed, unchecked = [], [], []
+    for pid in wanted:
+        found = [p for (nb, i), p in prem.items() if i == pid]
+        if any(p["verdict"] in (V.FAILS, V.INCONCLUSIVE) for p in found):
+            failed += [p for p in found if p["verdict"] in (V.FAILS, V.INCONCLUSIVE)]
+        elif any(p["verdict"] == V.HOLDS for p in found):
+            met += [p for p in found if p["verdict"] == V.HOLDS]
+        else:
+            unchecked.append(pid)
+    return met, failed, unchecked
 
 
 def failed_premises(rows: list[dict], claim: Claim) -> list[dict]:
-    """Required premise rows of the claim's notebooks that do not hold."""
-    return [r for r in rows if r.get("notebook") in claim.notebooks and V.is_required_premise(r)
-            and r["verdict"] != V.HOLDS]
+    """Premise rows of the claim's notebooks that an evidence row depends on and that were not met."""
+    return premise_status(rows, evidence(rows, claim), claim)[1]
 
 
 def _tally(rows: list[dict]) -> str:
@@ -110,27 +130,38 @@ def _tally(rows: list[dict]) -> str:
     return ", ".join(f"{c[v]} {v}" for v in V.VERDICTS if c[v])
 
 
+def _premise_text(r: dict) -> str:
+    """A failed premise with its numbers, and how its verdict moves under the book's free choice, if stated."""
+    text = f"{_premise_short(r)} ({T.fmt(r['measured'])} vs {r['predicted']})"
+    return text + (f"; {r['sensitivity']}" if r.get("sensitivity") else "")
+
+
 def answer(rows: list[dict], claim: Claim) -> Answer:
     """The claim's Answer by the rule of the module docstring."""
     ev = evidence(rows, claim)
-    head = next((r for r in ev if r["claim"].startswith(claim.headline)), ev[0] if ev else None)
-    decider = next((r for r in ev if claim.decider and r["claim"].startswith(claim.decider)), None)
-    if decider is not None:
-        return Answer(claim, decider["verdict"], decider["verdict"], decider.get("rule", ""), decider, [], len(ev))
+    head = headline(ev, claim)
+    note = f" {claim.note}" if claim.note else ""
     if not ev:
-        return Answer(claim, V.UNTESTED, "—", "no notebook recorded a row for this claim", None, [], 0)
+        return Answer(claim, V.UNTESTED, "—", "no notebook recorded a row for this claim" + note, None, [], 0)
+    met, failed, unchecked = premise_status(rows, ev, claim)
     judged = [r for r in ev if r["verdict"] not in (V.NOT_COMPARABLE, V.UNTESTED)]
-    measured = combine([r["verdict"] for r in judged]) if judged else V.NOT_COMPARABLE
-    failed = failed_premises(rows, claim)
+    gated = [r for r in ev if r["verdict"] == V.NOT_COMPARABLE]
+    as_measured = combine([r.get("would_be") or r["verdict"] for r in judged + gated
+                           if (r.get("would_be") or r["verdict"]) not in (V.NOT_COMPARABLE, V.UNTESTED)])
     tally = f"{len(ev)} rows: {_tally(ev)}"
-    if failed:
-        names = "; ".join(f"{r['claim'].removeprefix('regime: ')} ({T.fmt(r['measured'])} vs {r['predicted']})"
-                          for r in failed)
-        return Answer(claim, V.NOT_COMPARABLE, measured, f"outside the theorem's regime: {names}. Measured there "
-                      f"anyway: {tally}; combined, {measured}.", head, failed, len(ev))
-    if not judged:
-        return Answer(claim, V.NOT_COMPARABLE, measured, f"every row's premise failed ({tally})", head, [], len(ev))
-    return Answer(claim, measured, measured, f"{tally}; combined by the rule, {measured}.", head, [], len(ev))
+    unmet = ("; premises not met: " + "; ".join(_premise_text(r) for r in failed)) if failed else ""
+    gate = (f"; {len(gated)} rows not comparable, measured there: "
+            f"{combine([r['would_be'] for r in gated if r.get('would_be')])}") if gated else ""
+    if judged:
+        v = combine([r["verdict"] for r in judged])
+        why = f"{tally}; the {len(judged)} judged rows combine to {v}{gate}{unmet}.{note}"
+    elif gated:
+        v = V.NOT_COMPARABLE
+        why = f"every row depends on a premise that was not met ({tally}){unmet}. Measured there: {as_measured}.{note}"
+    else:
+        v = V.UNTESTED
+        why = f"no row has a finite measurement ({tally}).{note}"
+    return Answer(claim, v, as_measured if judged or gated else "—", why, head, failed, len(ev), met, unchecked)
 
 
 def answers(rows: list[dict]) -> list[Answer]:
@@ -148,6 +179,19 @@ def _premise_short(r: dict) -> str:
     return name.split(" [")[0].split(" (")[0]
 
 
+def ours(a: Answer) -> str:
+    """The premises the claim's rows depend on, as this run found them: met, not met, not checked here."""
+    parts = []
+    if a.failed_premises:
+        parts.append("not met: " + ", ".join(dict.fromkeys(_premise_short(r) for r in a.failed_premises)))
+    if a.premises_met:
+        parts.append("met: " + ", ".join(dict.fromkeys(_premise_short(r) for r in a.premises_met)))
+    if a.premises_unchecked:
+        parts.append("not checked here: " + ", ".join(P.BY_ID[i].statement for i in a.premises_unchecked
+                                                         if i in P.BY_ID))
+    return "; ".join(parts) or "no premise gates its rows"
+
+
 def render(items: list[Answer], base: str = "../notebooks/") -> str:
     """The claim-level table: claim · the paper predicts · what we measured [interval] · verdict; under each verdict,
     folded, the criterion, the paper's regime against ours, and why. Compact by design: the page opens on it.
@@ -162,15 +206,14 @@ def render(items: list[Answer], base: str = "../notebooks/") -> str:
         h = a.headline
         links = ", ".join(f'<a href="{base}{_esc(nb)}.html">{_esc(nb[:2])}</a>' for nb in a.claim.notebooks)
         meas = ("—" if h is None else f'{T.fmt(h["measured"])} [{T.fmt(h["lo"])}, {T.fmt(h["hi"])}]'
-                f'<br><small>{_esc(h["claim"][:60])}</small>')
+                f'<br><small>{_esc(a.claim.unit)}; this row: {_esc(h["verdict"])}'
+                + (f' (measured: {_esc(h["would_be"])})' if h.get("would_be") else "") + "</small>")
         rule = "—" if h is None else h.get("rule", "").split(";")[0]
-        ours = ("met" if not a.failed_premises else "not met: " + ", ".join(
-            _premise_short(r) for r in a.failed_premises))
         colour = colours.get(a.verdict, "#000")
-        measured = (f'<br><small>measured outside it: {_esc(a.measured)}</small>'
+        measured = (f'<br><small>measured there: {_esc(a.measured)}</small>'
                     if a.verdict == V.NOT_COMPARABLE and a.measured not in ("—", V.NOT_COMPARABLE) else "")
         why = (f"<b>criterion</b>: {_esc(rule)}<br><b>the paper's regime</b>: {_esc(a.claim.regime)}; "
-               f"<b>ours</b>: {_esc(ours)}<br><b>why</b>: {_esc(a.why)}")
+               f"<b>ours</b>: {_esc(ours(a))}<br><b>why</b>: {_esc(a.why)}")
         cells = [f'<b>{_esc(a.claim.key)}</b> {_esc(a.claim.title)} <small>({_esc(a.claim.source)}; {links})</small>',
                  f"<small>{_esc(a.claim.predicts)}</small>", meas,
                  f'<b style="color:{colour}">{_esc(a.verdict)}</b>{measured}'

@@ -5,15 +5,27 @@ import html
 import math
 from dataclasses import asdict
 
-from ..verdict import FAILS, HOLDS, INCONCLUSIVE, NOT_COMPARABLE, PARTLY, UNTESTED, Verdict, is_required_premise
+from ..stats import RANGES
+from ..verdict import (FAILS, HOLDS, INCONCLUSIVE, NOT_COMPARABLE, PARTLY, UNTESTED, Verdict, VerdictError, gate,
+                       is_required_premise)
 
 
 class VerdictTable:
-    """A list of Verdict rows with HTML and JSON representations (JSON is what glue stores)."""
+    """A list of Verdict rows with HTML and JSON representations (JSON is what glue stores).
+
+    Building one checks the rows (verdict.gate): every row has an id, unique here; every premise it depends on exists;
+    and the table's premise rows are applied by id to the rows that depend on them. An interval that leaves the range
+    of its quantity is refused too. Each failure is one VerdictError line naming the notebook and the row.
+    """
 
     def __init__(self, notebook: str, rows: list[Verdict], recorded: str = ""):
         self.notebook = notebook
-        self.rows = [Verdict(**{**asdict(r), "notebook": notebook}) for r in rows]
+        self.rows = [Verdict(**{**asdict(r), "notebook": notebook}) for r in gate(list(rows), notebook)]
+        for r in self.rows:
+            if not r.interval_in_range():
+                lo, hi = RANGES[r.quantity]
+                raise VerdictError(f"{notebook}: row {r.claim[:70]!r}: interval [{r.lo:.4g}, {r.hi:.4g}] leaves the "
+                                   f"range [{lo:g}, {hi:g}] of a {r.quantity}")
         self.recorded = recorded    # what of the rows comes from campaign records (the scoreboard shows it), or ""
 
     def to_json(self) -> list[dict]:
@@ -64,8 +76,12 @@ _COLOURS = {HOLDS: "#1a7f37", PARTLY: "#9a6700", FAILS: "#cf222e", INCONCLUSIVE:
 def details(r: dict) -> str:
     """The rule of a row, its premises, and for an inconclusive row the replicates that would settle it."""
     parts = [r.get("rule", "")]
+    if r.get("would_be"):
+        parts.insert(0, f"measured on its own: {r['would_be']}")
     if r.get("premise"):
         parts.append(f"premises {r['premise']}")
+    if r.get("sensitivity"):
+        parts.append(f"sensitivity: {r['sensitivity']}")
     need = r.get("n_needed")
     if need is not None and not (isinstance(need, float) and math.isnan(need)):
         parts.append(f"about {int(need)} replicates (now {r.get('n', 0)}) would settle it")
@@ -78,10 +94,13 @@ def premises_note(rows: list[dict], map_page: str = "10_premise_map.html") -> st
     req = [r for r in rows if is_required_premise(r)]
     if not req:
         return ""
-    met = [r["claim"].removeprefix("regime: ") for r in req if r["verdict"] == HOLDS]
-    not_met = [f'{r["claim"].removeprefix("regime: ")} ({fmt(r["measured"])} vs {r["predicted"]}: {r["verdict"]})'
-               for r in req if r["verdict"] != HOLDS]
-    parts = [f"met: {'; '.join(met)}" if met else "", f"not met: {'; '.join(not_met)}" if not_met else ""]
+    name = lambda r: r["claim"].removeprefix("regime: ")
+    met = [name(r) for r in req if r["verdict"] == HOLDS]
+    not_met = [f'{name(r)} ({fmt(r["measured"])} vs {r["predicted"]}: {r["verdict"]})'
+               for r in req if r["verdict"] in (FAILS, INCONCLUSIVE)]
+    unchecked = [name(r) for r in req if r["verdict"] not in (HOLDS, FAILS, INCONCLUSIVE)]
+    parts = [f"met: {'; '.join(met)}" if met else "", f"not met: {'; '.join(not_met)}" if not_met else "",
+             f"not tested here: {'; '.join(unchecked)}" if unchecked else ""]
     where = (f' The <a href="{map_page}">premise map</a> shows where they hold together and what happens there.'
              if not_met else "")
     return (f'<p class="vt-premises"><b>Premises of the theorems at this run</b> ({len(met)} of {len(req)} met) — '
@@ -97,7 +116,9 @@ def render_html(rows: list[dict], link: bool = False) -> str:
     for r in rows:
         cells = [html.escape(r["claim"]), html.escape(r["source"]), html.escape(r["predicted"]),
                  f'{fmt(r["measured"])} [{fmt(r["lo"])}, {fmt(r["hi"])}]',
-                 f'<b style="color:{_COLOURS[r["verdict"]]}">{r["verdict"]}</b>', html.escape(details(r))]
+                 f'<b style="color:{_COLOURS[r["verdict"]]}">{r["verdict"]}</b>' + (
+                     f'<br><small>measured: {html.escape(r["would_be"])}</small>' if r.get("would_be") else ""),
+                 html.escape(details(r))]
         if link:
             nb = html.escape(r["notebook"])
             cells.append(f'<a href="notebooks/{nb}.html">{nb}</a>')

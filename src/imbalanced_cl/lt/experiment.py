@@ -235,10 +235,11 @@ def verdict_rows(results: list[dict], dataset: str, band: float = 10.0) -> list:
         checks = []
         if ref:
             off = ours - ref[0][0]
-            checks = [(f"our SimCLR {ours:.1f}% within {band:g} points of the paper's {ref[0][0]:.2f}% "
+            checks = [("baseline_reproduced", f"our SimCLR {ours:.1f}% within {band:g} points of the paper's {ref[0][0]:.2f}% "
                        f"(off by {off:+.1f})", abs(off) <= band)]
         else:
-            checks = [(f"Table 2 has a SimCLR number for {dataset}-LT ρ={rho:g} to compare with", False)]
+            checks = [("baseline_reproduced", f"Table 2 has a SimCLR number for {dataset}-LT ρ={rho:g} to compare with",
+                       False)]
         for method in ("sdclr", "alg1"):
             for metric, sign, what in (("acc", 1, "accuracy gain"), ("delta20", -1, "Δ20 reduction")):
                 d = sign * paired(results, rho, method, metric)
@@ -248,13 +249,14 @@ def verdict_rows(results: list[dict], dataset: str, band: float = 10.0) -> list:
                 else:
                     pred = "> 0"
                 claim = f"{LABELS[method]} vs SimCLR: {what}, {dataset}-LT ρ={rho:g}"
+                id = f"{method}_{metric}_{dataset}_rho{rho:g}".replace("-", "_").replace(".", "p").lower()
                 if len(d) < 2:
                     rows.append(V.Verdict(claim, "Table 2; §4", pred, math.nan, math.nan, math.nan, V.UNTESTED,
-                                          "fewer than two paired seeds"))
+                                          "fewer than two paired seeds", id=id, depends=("baseline_reproduced",)))
                     continue
                 m, lo, hi = stats.ci(torch.tensor(d))
                 rows.append(V.row(claim, "Table 2; §4", pred, m, lo, hi, V.judge_positive(lo, hi, what),
-                                  checks=checks, n=len(d)))
+                                  checks=checks, n=len(d), id=id))
     return rows
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import torch
 
 from ...stats import mean_ci, trend
-from ...verdict import Verdict, judge_trend
+from ...verdict import Verdict, id_part, judge_trend
 from .config import FIGURES, IMPROVES
 from .protocol import AppendixResult
 
@@ -55,31 +55,37 @@ FIG_CLAIMS = {
 }
 
 
-# 8 arguments: which curve (fig, arm, metric) and the row's own words (claim, source, direction, predicted)
+# 10 arguments: which curve (fig, arm, metric), the row's own words (claim, source, direction, predicted), its id
+# and its kind
 def _trend_row(res: AppendixResult, fig: int, arm: int, metric: str | None, claim: str, source: str,
-               direction: int, predicted: str):
-    """One verdict row: Spearman ρ of a metric with eps_min on a figure's grid, judged by judge_trend."""
+               direction: int, predicted: str, id: str, kind: str = "paper"):
+    """One verdict row: Spearman ρ of a metric with eps_min on a figure's grid, judged by judge_trend. App. A.2 does
+    not state its hyperparameters, so no premise of Theorem 3.1 gates it (depends is empty)."""
     cfg = res.cfg
     sig, eps, v = res.curves(fig, arm, metric)
     rho, lo, hi, _ = trend(eps, v, cfg.boot, cfg.boot_seed)
     verdict, rule = judge_trend(lo, hi, direction, cfg.rho_holds)
     return Verdict(claim=claim, source=source, predicted=predicted + f"; mean over {len(sig)} NSR levels",
                    measured=rho, lo=lo, hi=hi, verdict=verdict,
-                   rule=rule + f" (95% percentile bootstrap over {cfg.repeats} repeats, {cfg.boot} resamples)")
+                   rule=rule + f" (95% percentile bootstrap over {cfg.repeats} repeats, {cfg.boot} resamples)",
+                   id=id, kind=kind, quantity="cosine")
 
 
 def verdict_rows(res: AppendixResult) -> list:
-    """One verdict row per figure and pruning arm: Spearman ρ of the metric with eps_min, bootstrap interval."""
+    """One verdict row per figure and pruning arm: Spearman ρ of the metric with eps_min, bootstrap interval. The
+    pruned arm and the Fig. 4 diagnostics are beyond the paper (kind "diagnostic": they do not count for A.2)."""
     rows = []
     for a, alpha in enumerate(res.cfg.arms):
         for fig in FIGURES:
             arm = "" if alpha == 0 else f" — with Alg. 1 pruning α={alpha:g} (not in the paper)"
             sign = "> 0" if IMPROVES[fig] > 0 else "< 0"
+            id = f"fig{fig}_trend" + ("" if alpha == 0 else f"_alpha{id_part(alpha)}")
             rows.append(_trend_row(res, fig, a, None, FIG_CLAIMS[fig] + arm, f"App. A.2, Fig. {fig}", IMPROVES[fig],
-                                   f"Spearman ρ(eps_min, mean curve) {sign}, monotone (|ρ| → 1)"))
+                                   f"Spearman ρ(eps_min, mean curve) {sign}, monotone (|ρ| → 1)", id,
+                                   "paper" if alpha == 0 else "diagnostic"))
     # Diagnostics for Fig. 4 (not the paper's metric): does the MSE rise only because the target's variance does?
     for metric, what in (("test_nmse", "variance-normalised regression MSE (1 - R²)"),
                          ("test_nmse_minority", "1 - R² of the minority coordinate alone")):
         rows.append(_trend_row(res, 4, 0, metric, f"{what} falls as eps_min grows — diagnostic, not in the paper",
-                               "App. A.2, Fig. 4 (normalised)", -1, "Spearman ρ < 0"))
+                               "App. A.2, Fig. 4 (normalised)", -1, "Spearman ρ < 0", f"fig4_{metric}", "diagnostic"))
     return rows

@@ -7,12 +7,14 @@ import torch
 
 from ... import verdict as V
 from ...sim import views as VW
-from ...stats import mean_ci
+from ...stats import mean_ci, mean_ci_in
 from .config import AUGMENTED, COMPANION, DecouplingConfig
 from .protocol import DecouplingResult
 
 # --- summaries and verdicts ---
 
+# The range of each measured series (stats.RANGES), so that its interval stays inside it
+QUANTITY = {"share": "fraction", "align": "cosine", "removal": "cosine", "coverage": "fraction", "probe": "positive"}
 LABELS = {VW.IDENTICAL: "identical copies", VW.RANDOM_MASK: "RandomMask", VW.PAPER: "the main paper's pairs"}
 
 
@@ -21,14 +23,14 @@ def split_mean(x: torch.Tensor, minority: torch.Tensor) -> tuple[torch.Tensor, t
     return x[..., ~minority].mean(-1), x[..., minority].mean(-1)
 
 
-def _premises(result, cfg, series: torch.Tensor, kinds: tuple, bias: bool) -> list[tuple[str, bool]]:
+def _premises(result, cfg, series: torch.Tensor, kinds: tuple, bias: bool) -> list[tuple[str, str, bool]]:
     """A row's premises: its measurement has stopped moving (t >= T3), and the bias schedule switched on."""
     moved = float((series[-1] - series[-2]).mean().abs()) if series.shape[0] > 1 else math.inf
-    checks = [(f"t ≥ T3: the measurement moved by {moved:.3g} ≤ {cfg.tol_converged:g} over the last checkpoint "
+    checks = [("stage_reached", f"t ≥ T3: the measurement moved by {moved:.3g} ≤ {cfg.tol_converged:g} over the last checkpoint "
                f"interval", moved <= cfg.tol_converged)]
     if bias:
         on = all(bool((result.T1[result.cell(k, 1.0)] >= 0).all()) for k in kinds)
-        checks.append(("the bias schedule of L182 switched on in every replicate", on))
+        checks.append(("companion_bias", "the bias schedule switched on in every replicate", on))
     return checks
 
 
@@ -36,12 +38,12 @@ def _premises(result, cfg, series: torch.Tensor, kinds: tuple, bias: bool) -> li
 def _bound_row(result, cfg, claim, source, name, kind, bound, at_least, bias_premise=True) -> V.Verdict:
     """One companion row: the last step's `name` in the balanced `kind` cell against a bound, with premises."""
     series = result.series(name, kind).float()                  # (T, R)
-    m, lo, hi = (float(v) for v in mean_ci(series[-1]))
+    m, lo, hi = mean_ci_in(series[-1], QUANTITY[name])
     edge = bound - cfg.tol_bound if at_least else bound + cfg.tol_bound
     return V.row(claim, f"{COMPANION}, {source}", f"{'≥' if at_least else '≤'} {bound:g}", m, lo, hi,
                  V.judge_bound(lo, hi, bound, at_least, cfg.tol_bound),
                  _premises(result, cfg, series, (kind,), bias_premise), n=series.shape[1], band=abs(m - edge),
-                 kind="companion")
+                 kind="companion", id=f"{kind}_{name}", quantity=QUANTITY[name])
 
 
 def _gap_row(result, cfg, kind) -> V.Verdict:
@@ -52,7 +54,7 @@ def _gap_row(result, cfg, kind) -> V.Verdict:
                  f"{COMPANION}, Cor. 3.3 vs Cor. 3.5", f"> {cfg.probe_gap_min:g}", m, lo, hi,
                  V.judge_positive(lo, hi, "paired probe-error gap", cfg.probe_gap_min),
                  _premises(result, cfg, series, (kind,), True), n=series.shape[1],
-                 band=abs(m - cfg.probe_gap_min), kind="companion")
+                 band=abs(m - cfg.probe_gap_min), kind="companion", id=f"probe_gap_{kind}")
 
 
 def verdict_rows(result: DecouplingResult, cfg: DecouplingConfig) -> list[V.Verdict]:

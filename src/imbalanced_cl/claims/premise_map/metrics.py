@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import torch
 
 from ... import stats
-from ...sim import metrics, regime, theory
+from ...sim import regime, theory
 from ...sim.prune import mask_for
 from ...sim.train import Run
 from ..census.exact import log_p_lucky

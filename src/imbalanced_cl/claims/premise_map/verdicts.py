@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from ...premises import condition
 from ...stats import binom_ci
-from ...verdict import (FAILS, HOLDS, INCONCLUSIVE, NOT_COMPARABLE, PARTLY, UNTESTED, Verdict, judge_positive, row)
+from ...verdict import FAILS, HOLDS, NOT_COMPARABLE, PARTLY, UNTESTED, Verdict, combine, judge_positive, row
 from .config import PremiseMapConfig
 from .metrics import SHORT
 from .protocol import ARM_TEXT, ARMS, ORACLES, CellResult
@@ -85,20 +85,6 @@ def cell_rows(res: CellResult, cfg: PremiseMapConfig) -> list[Verdict]:
     return [arm_row(res, a, cfg) for a in (ARMS if res.ran else ARMS[:1])]
 
 
-def combine(verdicts: list[str]) -> str:
-    """One verdict from several: holds (or does not hold) only if every one agrees; partly if some hold and none
-    fails outright; otherwise inconclusive."""
-    if not verdicts:
-        return UNTESTED
-    if all(v == HOLDS for v in verdicts):
-        return HOLDS
-    if all(v == FAILS for v in verdicts):
-        return FAILS
-    if any(v in (HOLDS, PARTLY) for v in verdicts) and FAILS not in verdicts:
-        return PARTLY
-    return INCONCLUSIVE
-
-
 def judged_cells(results: list[CellResult]) -> tuple[list[CellResult], bool]:
     """The cells predictions are judged on: those run where every required premise holds (True), else every run
     cell (False: the prediction rows are then "not comparable", their measured verdict kept)."""
@@ -141,7 +127,7 @@ def prediction_rows(results: list[CellResult], cfg: PremiseMapConfig) -> list[Ve
             continue
         v, k, n = prediction_verdict(cells, key)
         lo, hi = binom_ci(k, n)
-        out.append(row(f"prediction: {p.text} (over the map)", condition(p.cid).source, f"holds at every cell",
+        out.append(row(f"prediction: {p.text} (over the map)", condition(p.cid).source, "holds at every cell",
                        k / n, lo, hi, (v, f"holds at {k} of {n} {where}; per cell: {p.threshold}"),
                        blocking_check(results), n=n, id=f"{p.cid}_map", quantity="fraction"))
     return out
@@ -278,6 +264,8 @@ def conclusion(results: list[CellResult], rates: list[dict], cfg: PremiseMapConf
         alg = [arm_row(r, a.name, cfg).verdict for r, a in pairs if a.name not in ORACLES]
         orc = [arm_row(r, a.name, cfg).verdict for r, a in pairs if a.name in ORACLES]
         preds = [prediction_verdict(ok, k)[0] for k in PREDICTION_KEYS]
+        # a prediction (or Algorithm 1's gain) that fails where every premise holds is a failure of the claim,
+        # whatever else holds: the theorem's conclusion is false under its own premises
         vs = [v for v in [combine(alg)] + preds if v != UNTESTED]
         v = FAILS if FAILS in vs else combine(vs)
         where = ", ".join(f"{r.cell.label} / {a.name}" for r, a in pairs)

@@ -29,4 +29,5 @@ from .protocol import (ORACLES, Results, VARIANTS, census_by_alpha, eps_sweep, f
                        theorem_premises, variant_stats, where_it_helps)
 from .control import (CELLS, cell_config, cell_masker, cell_stats, control_rows, curve_alphas,  # noqa: F401
                       first_mask, first_mask_on_minority, pruned_norm_ratio, run_cells, run_control, threshold_text)
-from .verdicts import majority_change_within_bound, oracle_rows, premise_rows, verdict_rows  # noqa: F401
+from .verdicts import (THM31, THM32, majority_change_within_bound, oracle_rows, premise_rows,  # noqa: F401
+                       verdict_rows)

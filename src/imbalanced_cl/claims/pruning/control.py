@@ -114,25 +114,23 @@ def control_rows(cs: dict | None, alphas: list, cfg: PruningConfig) -> list:
     control (cs is None)."""
     k = main_index(alphas, cfg)
     specs = [("Magnitude beats random at equal alpha (dynamic masks, alpha={a:g})", "magnitude/dynamic",
-              "random/dynamic", "> {tol:g} (magnitude - random)", "control_magnitude_vs_random"),
+              "random/dynamic", "> {tol:g} (magnitude - random)"),
              ("The effect needs a dynamic mask (magnitude masks, alpha={a:g})", "magnitude/dynamic",
-              "magnitude/static", "> {tol:g} (dynamic - static)", "control_dynamic_vs_static")]
+              "magnitude/static", "> {tol:g} (dynamic - static)")]
     rows = []
-    for claim, a_cell, b_cell, pred, rid in specs:
+    for (claim, a_cell, b_cell, pred), id in zip(specs, ("control_magnitude_vs_random", "control_dynamic_vs_static")):
         pred = pred.format(tol=cfg.effect_tol)
         src = "Beyond the paper: random-mask control (issue 14); Remark 2"
         if cs is None:
             rows.append(Verdict(claim.format(a=alphas[k]), src, pred, float("nan"), float("nan"), float("nan"),
-                                UNTESTED, "mask_control=False: the control was not run", kind="diagnostic",
-                                id=rid))
+                                UNTESTED, "mask_control=False: the control was not run", kind="diagnostic", id=id))
             continue
         diff = cs[a_cell]["A_j*/A_maj"][:, k] - cs[b_cell]["A_j*/A_maj"][:, k]
         d = stats.ci(diff)
         verdict, rule = judge_positive(d[1], d[2], "paired difference", sesoi=cfg.effect_tol)
         rows.append(row(claim.format(a=alphas[k]), src, pred, *d,
                         (verdict, rule + " (paired over replicates: same checkpoint, data and random draws)"),
-                        n=int(diff.numel()), band=cfg.effect_tol, kind="diagnostic", id=rid,
-                        depends=("convergence",)))
+                        n=int(diff.numel()), band=cfg.effect_tol, kind="diagnostic", id=id))
     return rows
 
 

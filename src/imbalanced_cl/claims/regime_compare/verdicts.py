@@ -3,8 +3,8 @@ from __future__ import annotations
 
 
 def verdict_changes(fresh: list[dict], fixed: list[dict]) -> list[dict]:
-    """Rows of notebooks 01-05 under both regimes, matched by (notebook, claim): measured values and verdicts."""
-    key = lambda r: (r["notebook"], r["claim"])
+    """Rows of notebooks 01-05 under both regimes, matched by (notebook, row id): measured values and verdicts."""
+    key = lambda r: (r["notebook"], r.get("id") or r["claim"])
     other = {key(r): r for r in fixed}
     out = []
     for r in fresh:

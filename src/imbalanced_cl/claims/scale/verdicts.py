@@ -34,7 +34,7 @@ class Quantity:
     target: np.ndarray     # (k,) the prediction at each column
     tol: float             # band: target ± tol; for a one-sided claim x >= target, tol is the unit of the gap
     one_sided: bool = False
-    checks: list = field(default_factory=list)   # premises (text, met)
+    checks: list = field(default_factory=list)   # premises checked on the grid: (premise id, text, met)
 
     def gaps(self) -> np.ndarray:
         """(x - target) / tol per replicate and column, in tolerance units (signed)."""
@@ -108,19 +108,20 @@ def quantities(res: ScaleResult) -> list[Quantity]:
     ratios = np.array(cfg.groups)
     lo_r, hi_r = ratios[-1], ratios[0]
     ones = np.ones(len(ds))
-    sparse = (f"data sparse at every d (largest q_j = 1 - (1 - p_j)^L <= {cfg.sparsity_max:g}, Def. 3.1)",
-              _all([p["q_max"].max() <= cfg.sparsity_max for p in P]))
-    t1 = (f"T1 reached in every replicate at every d (ρ={lo_r:g})", _all([(p["T1"][-1] >= 0).all() for p in P]))
-    window = ("Stage-1 fit window [fit_start, T1) holds >= 3 steps at every d",
+    sparse = ("sparse_data",
+              f"data sparse at every d (largest q_j = 1 - (1 - p_j)^L <= {cfg.sparsity_max:g}, Def. 3.1)", _all([p["q_max"].max() <= cfg.sparsity_max for p in P]))
+    t1 = ("stage_reached", f"T1 reached in every replicate at every d (ρ={lo_r:g})",
+          _all([(p["T1"][-1] >= 0).all() for p in P]))
+    window = ("stage_reached", "Stage-1 fit window [fit_start, T1) holds >= 3 steps at every d",
               _all([p["window"][1] - p["window"][0] >= 3 for p in P]))
-    t2 = ("T2 reached in every replicate at every d", _all([(p["T2"] >= 0).all() for p in P]))
-    t3 = (f"Stage 3 reached at every d (loss fell by >= {cfg.loss_drop:g} of its start and changed by < "
+    t2 = ("stage_reached", "T2 reached in every replicate at every d", _all([(p["T2"] >= 0).all() for p in P]))
+    t3 = ("convergence", f"Stage 3 reached at every d (loss fell by >= {cfg.loss_drop:g} of its start and changed by < "
           f"{cfg.plateau_tol:g} of it over 0.5 τ_d, before t3_cap τ_d)",
           _all([p["stage3"] for p in P]))
-    lucky_ok = (f"lucky pairs in >= 2 replicates at every d (ρ={hi_r:g})",
+    lucky_ok = ("lucky_exist", f"lucky pairs in >= 2 replicates at every d (ρ={hi_r:g})",
                 _all([(p["lucky_pairs"][0] > 0).sum() >= 2 for p in P]))
-    remark1 = ("Remark 1: alpha m <= minority-dominant neurons at T_a at every d (mean over replicates)",
-               _all([cfg.prune_alpha * p["m"] <= p["dominant"].mean() for p in P]))
+    remark1 = ("alpha_bound_extended",
+               "Remark 1: alpha m <= minority-dominant neurons at T_a at every d (mean over replicates)", _all([cfg.prune_alpha * p["m"] <= p["dominant"].mean() for p in P]))
     X = lambda key: res.stack(key)
     out = [
         Quantity("rate_ratio", f"Stage-1 majority/minority rate ratio (ρ={lo_r:g})", "Lemma 3.1, eq. (7)",
@@ -167,5 +168,6 @@ def verdict_rows(res: ScaleResult, cfg: ScaleConfig | None = None) -> list[V.Ver
         judged = (judged[0], f"{word}: {judged[1]}")
         rows.append(V.row(q.claim, q.source,
                           f"{q.predicted} at every d; the gap's slope ≤ −{cfg.trend_sesoi:g} per doubling of d",
-                          fit.slope, fit.lo, fit.hi, judged, q.checks, n=fit.n, band=cfg.trend_sesoi))
+                          fit.slope, fit.lo, fit.hi, judged, q.checks, n=fit.n, band=cfg.trend_sesoi,
+                          id=q.key.lower().replace(".", "p")))
     return rows

@@ -62,7 +62,7 @@ def set_overlap(res: dict) -> dict:
     out = {}
     for key in ("precision", "recall"):
         x = np.stack([v[key] for v in res.values()]).mean(0)
-        out[key] = tuple(float(v) for v in stats.mean_ci(torch.tensor(x)))
+        out[key] = stats.mean_ci_in(x, "fraction")      # a share: its interval stays in [0, 1]
     return out
 
 

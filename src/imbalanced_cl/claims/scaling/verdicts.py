@@ -9,6 +9,9 @@ from ... import stats
 from ... import verdict as V
 from .config import ScalingConfig
 
+# Theorem 3.1's rows depend on its premises measured on the run, by id (premises.CONDITIONS).
+DEPENDS = ("k_poly", "no_memorisation", "lambda_range", "step_window")
+
 
 def _upper_bound(f: "stats.SlopeFit", e: float, tol: float) -> tuple[str, str]:
     """An exponent bound x <= e, relaxed by tol: verdict.judge_bound on the slope's interval."""
@@ -17,18 +20,20 @@ def _upper_bound(f: "stats.SlopeFit", e: float, tol: float) -> tuple[str, str]:
     return V.judge_bound(f.lo, f.hi, e, False, tol)
 
 
-def bound_row(claim: str, source: str, predicted: str, trained: np.ndarray, untrained: np.ndarray,
+def bound_row(id: str, claim: str, source: str, predicted: str, trained: np.ndarray, untrained: np.ndarray,
               at_least: float) -> "V.Verdict":
     """A "for all (i, j): statistic < 1" bound against its null (issue 17): the share of trained entries below 1 is
     judged by judge_count; the premise is that the untrained weights do not already meet the band (the upper end of
     their share's Wilson interval is below at_least), so "holds" always means a clear margin over the null."""
-    row = V.count_row(claim, source, predicted, float((trained < 1).sum()), trained.size, at_least)
+    k, n = float((trained < 1).sum()), trained.size
     k0, n0 = float((untrained < 1).sum()), untrained.size
     lo0, hi0 = stats.binom_ci(k0, n0)
     null = f"untrained weights: share {k0 / max(n0, 1):.3f} [{lo0:.3f}, {hi0:.3f}]"
-    row.rule += f"; null ({null})"
-    return V.with_premises([row], [(f"the untrained weights (the null) stay below the band ≥ {at_least:g} ({null})",
-                                    bool(n0 > 0 and hi0 < at_least))])[0]
+    verdict, rule = V.judge_count(k, n, at_least)
+    return V.row(claim, source, predicted, k / max(n, 1), *stats.binom_ci(k, n), (verdict, rule + f"; null ({null})"),
+                 checks=[("null_below_band", f"the untrained weights (the null) stay below the band ≥ {at_least:g} "
+                                             f"({null})", bool(n0 > 0 and hi0 < at_least))],
+                 id=id, depends=DEPENDS, quantity="fraction")
 
 
 def verdict_rows(results: dict, cfg: ScalingConfig) -> list["V.Verdict"]:
@@ -39,30 +44,35 @@ def verdict_rows(results: dict, cfg: ScalingConfig) -> list["V.Verdict"]:
     for r, f in results["fits"]["Ni_final"].items():
         verdict, rule = _upper_bound(f, 1 - r ** 2, cfg.tol_ni)
         rows.append(V.Verdict(f"|N_i| = O(d^(1-ρ²)) after training, ρ={r}", "Thm 3.1, eq. (14)", f"exponent ≤ {1 - r ** 2:.2f}",
-                              f.slope, f.lo, f.hi, verdict, rule + f"; N_i: |<w,M_j>| ≥ {cfg.ni_rel}·max"))
+                              f.slope, f.lo, f.hi, verdict, rule + f"; N_i: |<w,M_j>| ≥ {cfg.ni_rel}·max",
+                              id=f"ni_exponent_{V.id_part(r)}", depends=DEPENDS))
     pm, pl, ph = results["overlap"]["precision"]
     verdict, rule = V.judge_share(pl, ph, cfg.precision_min, "precision")
-    rows.append(V.Verdict("final dominant set ⊆ set at initialisation (precision)", "L445; Thm 3.1", "precision ≈ 1",
-                          pm, pl, ph, verdict, rule))
+    rows.append(V.Verdict("final dominant set ⊆ set at initialisation (precision)", "Thm 3.1", "precision ≈ 1",
+                          pm, pl, ph, verdict, rule, id="dominant_set_precision", depends=DEPENDS,
+                          quantity="fraction"))
     for lab, f in results["track"].items():
         if len(cfg.ratios) < 2 or math.isnan(f.lo):
             verdict, rule = V.UNTESTED, "needs two ratios and two replicates"
         else:
             verdict, rule = V.judge_target(f.lo, f.hi, 1.0, cfg.tol_tracking)
         rows.append(V.Verdict(f"|N_i| exponent follows 1-ρ² — {lab}", "claim 3; eq. (14) as a scaling law",
-                              "slope 1", f.slope, f.lo, f.hi, verdict, rule))
+                              "slope 1", f.slope, f.lo, f.hi, verdict, rule, id=f"ni_tracking_{lab.split()[0]}",
+                              depends=DEPENDS))
     fr = results["ratios"]
-    for claim, source, pred, f, target, tol in (
-            ("A_j ∝ eps_j/eps_max", "Thm 3.1, eq. (13)", "log-log slope 1", fr["fitA"], 1.0, cfg.tol_A),
-            ("F_j ∝ (eps_j/eps_max)²", "Thm 3.1, eqs. (12)-(13)", "log-log slope 2", fr["fitF"], 2.0, cfg.tol_F)):
-        rows.append(V.Verdict(claim, source, pred, f.slope, f.lo, f.hi, *V.judge_target(f.lo, f.hi, target, tol)))
+    for id, claim, source, pred, f, target, tol in (
+            ("a_j_slope", "A_j ∝ eps_j/eps_max", "Thm 3.1, eq. (13)", "log-log slope 1", fr["fitA"], 1.0, cfg.tol_A),
+            ("f_j_slope", "F_j ∝ (eps_j/eps_max)²", "Thm 3.1, eqs. (12)-(13)", "log-log slope 2", fr["fitF"], 2.0,
+             cfg.tol_F)):
+        rows.append(V.Verdict(claim, source, pred, f.slope, f.lo, f.hi, *V.judge_target(f.lo, f.hi, target, tol),
+                              id=id, depends=DEPENDS))
     ok = fr["single_ok"]
     rows.append(V.count_row("≥ m d^(-(eps_max/eps_min)²) neurons with N_i = {j} (minority j)", "Thm 3.1",
                             "fraction of (d, ρ, replicate) cells = 1", float(ok.sum()), ok.size, cfg.forall_min,
-                            "; constant of Ω taken as 1"))
+                            "; constant of Ω taken as 1", id="singleton_neurons", depends=DEPENDS))
     (ap, be), (ap0, be0) = results["offset"], results["offset_null"]
-    rows.append(bound_row("α'_ij ≤ o(1/√d)||w_i||", "Thm 3.1, eq. (13)", "√d α'/||w|| < 1 for all", ap, ap0,
+    rows.append(bound_row("offset_alpha_bound", "α'_ij ≤ o(1/√d)||w_i||", "Thm 3.1, eq. (13)", "√d α'/||w|| < 1 for all", ap, ap0,
                           cfg.forall_min))
-    rows.append(bound_row("|β_ij| ≤ o(1/√d1)||w_i||", "Thm 3.1, eq. (13)", "√d1 β/||w|| < 1 for all", be, be0,
+    rows.append(bound_row("offset_beta_bound", "|β_ij| ≤ o(1/√d1)||w_i||", "Thm 3.1, eq. (13)", "√d1 β/||w|| < 1 for all", be, be0,
                           cfg.forall_min))
     return rows
