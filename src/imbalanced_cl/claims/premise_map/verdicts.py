@@ -94,9 +94,10 @@ def judged_cells(results: list[CellResult]) -> tuple[list[CellResult], bool]:
 
 
 def prediction_verdict(cells: list[CellResult], key: str) -> tuple[str, int, int]:
-    """(verdict, k, n): the prediction `key` holds at k of the n cells that measured it; holds if at all, does not
-    hold if at none, partly otherwise."""
-    have = [r for r in cells if key in r.premises]
+    """(verdict, k, n): the prediction `key` holds at k of the n cells that measured it (a NaN value, such as the
+    share of minority neurons among the smallest where there is none, is not a measurement); holds if at all, does
+    not hold if at none, partly otherwise."""
+    have = [r for r in cells if key in r.premises and not math.isnan(r.premises[key].value)]
     k = sum(r.premises[key].holds for r in have)
     n = len(have)
     return (UNTESTED if n == 0 else HOLDS if k == n else FAILS if k == 0 else PARTLY), k, n
@@ -126,9 +127,10 @@ def prediction_rows(results: list[CellResult], cfg: PremiseMapConfig) -> list[Ve
         if p is None:
             continue
         v, k, n = prediction_verdict(cells, key)
-        lo, hi = binom_ci(k, n)
+        lo, hi = binom_ci(k, n) if n else (math.nan, math.nan)
+        why = f"holds at {k} of {n} {where}; per cell: {p.threshold}" if n else "no cell measured it"
         out.append(row(f"prediction: {p.text} (over the map)", condition(p.cid).source, "holds at every cell",
-                       k / n, lo, hi, (v, f"holds at {k} of {n} {where}; per cell: {p.threshold}"),
+                       k / n if n else math.nan, lo, hi, (v, why),
                        blocking_check(results), n=n, id=f"{p.cid}_map", quantity="fraction"))
     return out
 
@@ -239,10 +241,10 @@ def answer_text(results: list[CellResult], kind: str, verdict: str, cfg: Premise
         preds.append(f"{SHORT[key]} at {k} of {n}")
     parts.append(f"Predictions over the {'cells meeting every premise' if ok else 'cells run'}: " + ", ".join(preds)
                  + ".")
-    onset = [r for r in ran if r.cell.axis == "bias_onset" or (r.cell.axis == "plane" and r.cell.d == cfg.ds[0]
-                                                              and r.cell.lam_name == "mid"
-                                                              and r.cell.ratio == max(cfg.ratios))]
-    if onset:
+    star = [r for r in ran if r.cell.axis == "bias_onset"]
+    where = {(r.cell.d, r.cell.lam_name, r.cell.ratio) for r in star}        # the centre the onsets vary around
+    onset = [r for r in ran if r.cell.axis == "plane" and (r.cell.d, r.cell.lam_name, r.cell.ratio) in where] + star
+    if star:
         parts.append("Bias onset (a modelling choice the paper leaves open): " + "; ".join(
             f"{r.cell.bias_onset}: loss at T4 {r.extra['loss_T4'] / r.extra['ln_K']:.2f} ln K, minority-dominant "
             f"neurons in every replicate: {'yes' if r.premises['dominant'].holds else 'no'}, oracle P = "
