@@ -103,3 +103,43 @@ def test_oracle_arms_train_beside_the_control_and_prune_exactly_their_set():
     assert torch.equal(ctl.W, again.W)                                      # same path run twice
     assert torch.equal(orc.W[1], ctl.W[1]) and not torch.equal(orc.W[0], ctl.W[0])
     assert ctl.step == orc.step == cfg.vanilla_steps + cfg.prune_steps
+
+
+def _tiny_results(cfg, **kw):
+    """The hand-made Results of tests/test_pruning.py with this file's premises and oracles."""
+    from tests.test_pruning import _results
+    res = _results(cfg)
+    for k, v in kw.items():
+        setattr(res, k, v)
+    return res
+
+
+def test_notebook_04_premise_and_oracle_rows_by_hand():
+    """Convergence, App. F.4's T and Remark 1's bounds become premise rows with their ids; an oracle arm with an
+    empty set in one replicate is "not tested"; a clear oracle gain holds; in a table, a failed convergence premise
+    makes the oracle row "not comparable" and keeps its verdict, and the mask-share prediction gates nothing."""
+    from imbalanced_cl.book.tables import VerdictTable
+    from imbalanced_cl.verdict import FAILS, HOLDS, NOT_COMPARABLE, UNTESTED
+    cfg = pa.PruningConfig(d=10, d1=20, m=20, R=3, alpha_grid=(0.1, 0.2, 0.4), alpha_main=0.2, eps_min=0.5,
+                           eps_min_grid=(0.5,), vanilla_steps=20, prune_steps=10, rate_window=10, record_every=5,
+                           threshold_alphas=(), top_k=1, progress=False)
+    conv = pa.Convergence(5.0, 6.2, 3.1, 0.01, 0.5, 0.0, 0.02, 20)        # flat at 0.8 ln K: not converged
+    prem = {"convergence": conv, "T": pa.paper_T(cfg, 0.2), "strict": torch.tensor([4.0, 5.0, 3.0]),
+            "extended": torch.tensor([6.0, 6.0, 6.0])}
+    oracles = {pa.ORACLES[0]: {"size": torch.tensor([1.0, 0.0, 2.0]), "gain": torch.zeros(3)},
+               pa.ORACLES[1]: {"size": torch.tensor([3.0, 4.0, 3.0]), "gain": torch.tensor([0.3, 0.32, 0.31])}}
+    rows = pa.verdict_rows(_tiny_results(cfg, premises=prem, oracles=oracles), cfg)
+    by = {r.id: r for r in rows}
+    assert [r.id for r in rows[:4]] == ["convergence", "prune_from_t4", "alpha_bound", "alpha_bound_extended"]
+    assert by["convergence"].verdict == FAILS and by["convergence"].kind == "regime"
+    assert by["prune_from_t4"].verdict == FAILS                     # 10 steps < T = 959.19 / 2 at alpha = 0.2
+    assert by["alpha_bound"].verdict == FAILS                       # alpha m = 4 > |M*_j*| = 3 in replicate 3
+    assert by["alpha_bound_extended"].verdict == HOLDS               # 4 <= 6 in every replicate
+    assert by["gain_oracle_lucky"].verdict == UNTESTED and "empty in 1 of 3" in by["gain_oracle_lucky"].rule
+    assert by["gain_oracle_dominant"].verdict == HOLDS and by["gain_oracle_dominant"].measured == pytest.approx(0.31)
+    assert "alpha_bound" not in by["gain_oracle_dominant"].depends   # its set is the bound's by construction
+    table = {r.id: r for r in VerdictTable("04_pruning_gains", rows).rows}
+    assert table["gain_oracle_dominant"].verdict == NOT_COMPARABLE and table["gain_oracle_dominant"].would_be == HOLDS
+    assert table["gain_main"].verdict == NOT_COMPARABLE and table["gain_main"].would_be == HOLDS
+    assert table["alg1_from_t0"].verdict == by["alg1_from_t0"].verdict    # depends on none of these premises
+    assert not any("mask_share" in r.depends for r in rows)
