@@ -375,17 +375,23 @@ def test_campaign_stability_compares_the_verdicts_recorded_under_two_seeds(tmp_p
 
 def test_gpu_check_skips_in_one_line_without_cuda_and_names_only_planned_units():
     """make gpu-check: without CUDA one line and exit 0; with it, every unit it asks for is one the paper plan has
-    (a renamed notebook would make `campaign run --only` refuse the whole list on the lent machine)."""
+    (a renamed notebook would make `campaign run --only` refuse it on the lent machine), cheapest first by the
+    benchmark's projection, notebook 03 again under a second seed, and notebook 04 last."""
     from imbalanced_cl.campaign import gpu
     from imbalanced_cl.campaign.cli import plan
     if not torch.cuda.is_available():
         out = subprocess.run([sys.executable, "-m", "imbalanced_cl.campaign.gpu"], cwd=ROOT, capture_output=True,
                              text=True, timeout=120)
         assert out.returncode == 0 and len(out.stdout.strip().splitlines()) == 1 and "skipped" in out.stdout
-    names = gpu.unit_names("paper")
-    _, units = plan("paper", names, ["premise_cell", "notebook"], ROOT)
-    assert sorted(u.name for u in units) == sorted(names) and "03_Ni_scaling" not in names
-    assert [gpu.workers_for(c) for c in (1, 2, 16, 64)] == [1, 1, 8, 8]   # 2 threads each, at most 8 on one GPU
+    projection = {"notebooks": {"01_stage1_growth": {"projected_s": 5.0}, "02_lucky_neurons": {"projected_s": 50.0},
+                                "03_Ni_scaling": {"projected_s": 20.0}}}      # 05 unmeasured: after the measured
+    units = gpu.plan(projection)
+    names = [n for n, _ in units]
+    assert names[:4] == ["01_stage1_growth", "03_Ni_scaling", "02_lucky_neurons", "05_appendix_figures"]
+    assert units[4] == ("03_Ni_scaling", 1) and names[-1] == "04_pruning_gains"
+    assert [n for n, _ in gpu.plan(None)][:4] == gpu.PROJECTED
+    _, planned = plan("paper", sorted(set(names)), ["premise_cell", "notebook"], ROOT)
+    assert sorted(u.name for u in planned) == sorted(set(names))
 
 
 def test_run_only_settings_do_not_make_a_record_answer_for_other_parameters():

@@ -303,7 +303,7 @@ def test_cross_parameter_error_names_both():
 @pytest.mark.cuda
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_cpu_and_cuda_runs_agree():
-    cfg = SimConfig(**{**TINY, "steps": 30}, record_every=1)
+    cfg = SimConfig(**{**TINY, "steps": 30}, record_every=1, data_device="cpu")   # the CPU's pairs on both
     cpu, gpu = train(cfg.replace(device="cpu")), train(cfg.replace(device="cuda"))
     torch.testing.assert_close(gpu.history.get("loss"), cpu.history.get("loss"), rtol=1e-4, atol=1e-5)
     torch.testing.assert_close(gpu.W, cpu.W, rtol=1e-3, atol=1e-6)

@@ -62,7 +62,8 @@ RANGES = {
     "regime_loss_gap_max": ([0.0], [1e-9]),
     "pop_batches": ([0, 2.0], [1]),
     "device": (["gpu", "cuda:0"], ["auto", "cpu"]),
-    "data_device": (["cuda"], ["cpu", "run"]),
+    "data_device": (["cuda"], ["auto", "cpu", "run"]),
+    "bias_onset": (["eq34", None], ["crossing", "eq33", "workshop"]),
     "tf32": ([0, "yes"], [True, False]),
 }
 
@@ -132,10 +133,9 @@ def test_torch_device():
     import torch
     assert SimConfig(device="cpu").torch_device == torch.device("cpu")
     assert SimConfig(device="auto").torch_device.type == ("cuda" if torch.cuda.is_available() else "cpu")
-    cfg = SimConfig(device="cuda")                              # a valid setting; refused only where it is used
-    if not torch.cuda.is_available():
+    if not torch.cuda.is_available():                           # refused at once, before any compute
         with pytest.raises(ParameterError, match="parameter device='cuda'"):
-            cfg.torch_device
+            SimConfig(device="cuda")
 
 
 def test_lambda_rule_sets_weight_decay_from_d_by_hand():

@@ -48,7 +48,30 @@ def record(params: dict, started: float | None = None) -> dict:
         "wall_time_s": round(time.time() - (started or _T0), 1),
         "torch": torch.__version__, "device": "cuda" if torch.cuda.is_available() else "cpu",
         "threads": torch.get_num_threads(), "python": platform.python_version(),
+        **cpu_kernels(),
     }
+
+
+def cpu_kernels() -> dict:
+    """The CPU kernel path that decides float rounding: the same seed gives the same bits only on the same path.
+
+    Intel and AMD hosts take different MKL kernels (bmm and baddbmm round differently on one and agree on the other),
+    and ATen picks its vector width from the CPU; both can be pinned by MKL_CBWR and ATEN_CPU_CAPABILITY set in the
+    environment before torch loads (book/reproducing.md says why the project does not pin them).
+    """
+    return {"cpu": platform.processor() or _cpu_model(), "aten_cpu_capability": torch.backends.cpu.get_cpu_capability(),
+            "mkl_cbwr": os.environ.get("MKL_CBWR", "unset (MKL picks by CPU)")}
+
+
+def _cpu_model() -> str:
+    """The CPU's model name from /proc/cpuinfo ("unknown" where there is none)."""
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown"
 
 
 def show(params: dict, started: float | None = None) -> None:

@@ -27,10 +27,23 @@ from pathlib import Path
 ENV = "IMBALANCED_CL_CHECKPOINTS"
 
 
-def unit_folder(results: Path, unit) -> Path:
-    """Where a campaign unit keeps its checkpoints: <results>/checkpoints/<kind>-<name>-<key>/, where `results` is
-    the campaign folder of its profile (results/campaign/<profile>)."""
-    return Path(results) / "checkpoints" / f"{unit.kind}-{unit.name}-{unit.key}"
+def unit_folder(results: Path, unit, device: str | None = None) -> Path:
+    """Where a campaign unit keeps its checkpoints: <results>/checkpoints/<kind>-<name>-<key>[-cuda]/, where `results`
+    is the campaign folder of its profile (results/campaign/<profile>).
+
+    Points computed on a GPU live apart from points computed on the CPU (a GPU draws other numbers: one record must
+    never mix the two), so a unit resumes only from points of the kind of device it runs on now; the CPU's folder
+    keeps its old name.
+    """
+    device = device or run_device()
+    suffix = "" if device == "cpu" else f"-{device}"
+    return Path(results) / "checkpoints" / f"{unit.kind}-{unit.name}-{unit.key}{suffix}"
+
+
+def run_device() -> str:
+    """The kind of device this machine's units run on ("cuda" where there is one: device "auto" takes it)."""
+    import torch
+    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 @contextmanager

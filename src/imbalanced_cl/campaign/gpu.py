@@ -1,26 +1,32 @@
-"""`make gpu-check`: on a CUDA machine, in one call under 9 minutes: the CUDA tests, the GPU step benchmark, then
-`paper` campaign units until the budget ends. Without CUDA: one line, exit 0.
+"""`make gpu-check`: on a CUDA machine, in one call under 9 minutes: the CUDA tests, the paper-size benchmark, then
+`paper` campaign units one at a time, each with the whole GPU. Without CUDA: one line, exit 0.
 
-The order is the cheapest first contact first: if the tests fail, the benchmark and the units still run (each
-step prints its exit code), so one call on a lent GPU records as much as it can.
+Each step prints its exit code and the next still runs, so one call on a lent GPU records as much as it can. A unit
+cut by the budget keeps its finished points (checkpoints of GPU points live apart from the CPU's) and resumes from
+them in the next call or the next lease. The units go cheapest first, by the benchmark's projection, so that a short
+lease records whole units before it starts a long one.
 """
 from __future__ import annotations
 
+import argparse
+import json
 import os
 import subprocess
 import sys
 import time
+from datetime import datetime, timezone
 
 from ..paths import repo_root
 
 TOTAL_S = 540            # the whole call: under the device tool's 10-minute limit, with margin
-# Cheapest paper units first (benchmarks/paper_projection.py). Notebook 03 is not here: its paper points are being
-# computed on the CPU (checkpoints in results/campaign/paper/checkpoints/), and a GPU run would resume from them, so
-# one record would mix points of two devices.
-NOTEBOOKS = ["02_lucky_neurons", "01_stage1_growth", "05_appendix_figures", "09_feature_decoupling", "08_scale",
-             "04_pruning_gains"]
-CUDA_TEST_FILES = ["tests/test_core.py", "tests/test_lt_speed.py"]   # where the `cuda`-marked tests live
-THREADS = 2              # torch threads per paper unit on a GPU machine (its pairs are drawn on the CPU)
+TESTS_S = 120            # the CUDA tests
+BENCH_S = 150            # benchmarks/paper_projection.py at every notebook's paper size
+CUDA_TEST_FILES = ["tests/test_core.py", "tests/test_train_loop.py", "tests/test_lt_speed.py"]
+# The notebooks whose paper units the benchmark projects (cheapest first once measured), then what a lease adds:
+# notebook 03 under a second base seed (seed stability at paper), the premise map's large-d cells, and notebook 04,
+# the longest, last.
+PROJECTED = ["02_lucky_neurons", "03_Ni_scaling", "01_stage1_growth", "05_appendix_figures"]
+THREADS = 8              # torch threads of the one unit at a time (its CPU-side work: measurements, census)
 
 
 def _step(name: str, cmd: list[str], timeout: float) -> int:
@@ -34,37 +40,58 @@ def _step(name: str, cmd: list[str], timeout: float) -> int:
     return rc
 
 
-def unit_names(profile: str = "paper") -> list[str]:
-    """The units to try, cheapest first: the premise map's large-d cells (premise_cells.plan), then NOTEBOOKS."""
-    from .premise_cells import plan
-    return [u.name for u in plan(profile, repo_root())] + NOTEBOOKS
+def order(projection: dict | None) -> list[str]:
+    """PROJECTED sorted by the benchmark's projected seconds (its own order where there is no projection)."""
+    if not projection:
+        return list(PROJECTED)
+    secs = {nb: v["projected_s"] for nb, v in projection.get("notebooks", {}).items()}
+    return sorted(PROJECTED, key=lambda nb: (secs.get(nb, float("inf")), PROJECTED.index(nb)))
 
 
-def workers_for(cores: int, threads: int = THREADS) -> int:
-    """Campaign workers on a GPU machine: the units share the one GPU, and each draws its pairs on `threads` cores."""
-    return max(1, min(8, cores // threads))
+def plan(projection: dict | None, profile: str = "paper") -> list[tuple[str, int | None]]:
+    """(unit name, base seed or None for the default) in the order a lease runs them."""
+    from .premise_cells import plan as cells
+    units = [(nb, None) for nb in order(projection)] + [("03_Ni_scaling", 1)]
+    units += [(u.name, None) for u in cells(profile, repo_root())]
+    return units + [("04_pruning_gains", None)]
 
 
 def main(argv=None) -> int:
-    """Skip without CUDA; else tests, benchmark and campaign units within TOTAL_S seconds."""
+    """Skip without CUDA; else tests, benchmark and campaign units within the budget (seconds)."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--budget", type=float, default=TOTAL_S, help="seconds for the whole call")
+    ap.add_argument("--skip-tests", action="store_true", help="no CUDA tests (a second call in one lease)")
+    ap.add_argument("--only", nargs="*", help="these unit names only, in the plan's order")
+    args = ap.parse_args(argv)
     import torch
     if not torch.cuda.is_available():
         print(f"gpu-check: no CUDA device on this machine (torch {torch.__version__}); skipped")
         return 0
     t0 = time.time()
-    left = lambda: TOTAL_S - (time.time() - t0)  # noqa: E731
-    print(f"gpu-check on {torch.cuda.get_device_name(0)} (torch {torch.__version__}, {os.cpu_count()} cores)",
-          flush=True)
-    rc = _step("CUDA tests", [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "cuda",
-                              *CUDA_TEST_FILES], min(120, left()))
-    rc |= _step("GPU step benchmark", [sys.executable, "benchmarks/paper_projection.py", "--quick"],
-                min(90, left()))
-    budget = int(left() - 30)     # 30 s for the cluster to start and stop
-    if budget > 0:
-        rc |= _step("paper units", [sys.executable, "-m", "imbalanced_cl", "campaign", "run", "--profile", "paper",
-                                    "--kind", "premise_cell", "notebook", "--only", *unit_names(),
-                                    "--workers", str(workers_for(os.cpu_count() or 1)),
-                                    "--threads", str(THREADS), "--budget", f"{budget}s", "--no-progress"], left())
+    left = lambda: args.budget - (time.time() - t0)  # noqa: E731
+    name = torch.cuda.get_device_name(0)
+    print(f"gpu-check on {name} (torch {torch.__version__}, {os.cpu_count()} cores)", flush=True)
+    rc = 0
+    if not args.skip_tests:
+        rc |= _step("CUDA tests", [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "cuda",
+                                   *CUDA_TEST_FILES], min(TESTS_S, left()))
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d")
+    out = repo_root() / "results" / "gpu" / f"{stamp}-{name.split()[-1].lower()}-projection.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    rc |= _step("paper-size benchmark", [sys.executable, "benchmarks/paper_projection.py", "--json", str(out)],
+                min(BENCH_S, left()))
+    projection = json.loads(out.read_text()) if out.exists() else None
+    for unit, seed in plan(projection):
+        if args.only and unit not in args.only:
+            continue
+        budget = int(left() - 20)      # 20 s for the cluster to start and stop
+        if budget < 30:
+            print(f"== gpu-check: {unit}: not started ({max(budget, 0)} s left); the next call resumes here")
+            continue
+        cmd = [sys.executable, "-m", "imbalanced_cl", "campaign", "run", "--profile", "paper", "--only", unit,
+               "--workers", "1", "--threads", str(THREADS), "--budget", f"{budget}s", "--no-progress"]
+        rc |= _step(f"{unit}" + (f" (seed {seed})" if seed is not None else ""),
+                    cmd + (["--seed", str(seed)] if seed is not None else []), left())
     subprocess.call([sys.executable, "-m", "imbalanced_cl", "campaign", "status", "--profile", "paper"],
                     cwd=repo_root(), timeout=60)
     return rc

@@ -69,7 +69,7 @@ def coverage(units: list[Unit], results: Path) -> Coverage:
         part = checkpoint.summary(checkpoint.unit_folder(results, u)) if u in cov.pending else None
         if part and part["points"]:
             cov.partial[u.label] = part
-    mine = {checkpoint.unit_folder(results, u).name for u in cov.pending}
+    mine = {checkpoint.unit_folder(results, u, dev).name for u in cov.pending for dev in ("cpu", "cuda")}
     kept = Path(results) / "checkpoints"
     cov.unclaimed = sorted(p for p in kept.iterdir() if p.name not in mine) if kept.is_dir() else []
     return cov

@@ -11,6 +11,10 @@ import torch
 from ..validate import ParameterError, check, check_choice, check_float, check_int, namespace_kwargs
 
 
+# When the bias switches on (the paper fixes b = 0 up to T1, Lemma F.3, and sizes T1 only up to Theta).
+BIAS_ONSETS = ("crossing", "eq33", "workshop")
+
+
 # Weight decays named by where they sit in the proof's range lambda in [d^-1.49, d^-1.01] (L1266): the bottom, the
 # geometric middle and the top.
 LAMBDA_EXPONENTS = {"bottom": -1.49, "mid": -1.25, "top": -1.01}
@@ -52,6 +56,7 @@ class SimConfig:
     bias_ramp_max: float = 2.0  # cap on that growth factor (the uncapped ramp explodes, brief §1)
     t1_fraction: float = 0.9    # T1 = first step where this fraction of neurons satisfies eq. (34)
     t1_max: int = 0             # force T1 at this step if not reached (0: never force)
+    bias_onset: str = "crossing"  # when the bias switches on, a choice the paper leaves open (b = 0 up to T1, Lemma F.3): "crossing" (at the measured eq. (34) T1), "eq33" (eq. (33)'s T1 with unit constants), "workshop" (the workshop version's T1 with unit constants)
     # --- loss and optimiser: eqs. (1)-(3), Algorithm 1 ---
     tau: float = 1.0            # InfoNCE temperature
     tau_scaled: bool = True     # optimise tau * InfoNCE so the gradient is eq. (5)/(21) exactly (no 1/tau)
@@ -79,8 +84,8 @@ class SimConfig:
     regime_loss_gap_max: float = 0.05  # largest relative gap (held-out - train) / held-out InfoNCE without memorisation
     pop_batches: int = 16         # held-out batches of K pairs averaged into the population gradient
     # --- where it runs ---
-    device: str = "auto"        # "auto" (cuda when available), "cpu" or "cuda"; data are drawn on the CPU per replicate, so numbers do not depend on it
-    data_device: str = "cpu"    # "cpu": pairs drawn on the CPU, identical on every device; "run": drawn on the run's device (a GPU's own generator: same law, other numbers, no transfer)
+    device: str = "auto"        # "auto" (cuda when available), "cpu" or "cuda"
+    data_device: str = "auto"   # where pairs are drawn: "auto" (on the run's device), "cpu" (on the CPU and copied: the CPU's numbers on every device, slow on a GPU), "run" (on the run's device); a GPU's generator draws the same law with other numbers
     tf32: bool = False          # allow TF32 matmuls on CUDA (faster, ~1e-3 relative error); exact float32 is what the theory checks need
 
     def __post_init__(self):
@@ -114,6 +119,7 @@ class SimConfig:
         check_float("bias_ramp_max", self.bias_ramp_max, 1.0)
         check_float("t1_fraction", self.t1_fraction, 0.0, 1.0, lo_open=True)
         check_int("t1_max", self.t1_max, 0)
+        check_choice("bias_onset", self.bias_onset, BIAS_ONSETS)
         check_float("tau", self.tau, 0.0, lo_open=True)
         check("tau_scaled", self.tau_scaled, isinstance(self.tau_scaled, bool), "True or False")
         check_float("lr", self.lr, 0.0, lo_open=True)
@@ -142,7 +148,10 @@ class SimConfig:
         check_int("pop_batches", self.pop_batches, 1)
         check_choice("device", self.device, ("auto", "cpu", "cuda"))
         check("tf32", self.tf32, isinstance(self.tf32, bool), "True or False")
-        check_choice("data_device", self.data_device, ("cpu", "run"))
+        check_choice("data_device", self.data_device, ("auto", "cpu", "run"))
+        if self.device == "cuda" and not torch.cuda.is_available():    # refuse before any compute, in one line
+            raise ParameterError("parameter device='cuda' is invalid here: no CUDA device is available; "
+                                 "allowed 'auto' or 'cpu'")
 
     # --- construction helpers ---
     @classmethod
@@ -185,6 +194,18 @@ class SimConfig:
         if self.device == "auto":
             return torch.device("cuda" if torch.cuda.is_available() else "cpu")
         return torch.device(self.device)
+
+    @property
+    def t1_onset_step(self) -> int:
+        """The step at which the bias onset puts T1 (-1 for "crossing": measured per run by eq. (34)).
+
+        eq. (33) (L568): T1 = Theta(d1 log d / (eta loglog d)); the workshop version (W351): Theta(d log d / (eta
+        loglog d)); both taken with unit constants, the one reading the paper does not rule out.
+        """
+        if self.bias_onset == "crossing":
+            return -1
+        size = self.d1 if self.bias_onset == "eq33" else self.d
+        return math.ceil(size * math.log(self.d) / (self.lr * math.log(math.log(self.d))))
 
     @property
     def nsr(self) -> float:

@@ -35,9 +35,27 @@ def eps_vector(cfg: SimConfig) -> torch.Tensor:
     return eps
 
 
+def draw_device(cfg: SimConfig, run_device) -> torch.device:
+    """Where a run's random numbers are drawn: on the CPU for data_device = "cpu" (the CPU's numbers on every device,
+    copied over), else on the run's own device ("auto", "run": on a GPU its own generator, the same law)."""
+    return torch.device("cpu") if cfg.data_device == "cpu" else torch.device(run_device)
+
+
 def token_prob(cfg: SimConfig) -> torch.Tensor:
     """p_j = Pr(z_j^(l) != 0) = min(1, p_scale * eps_j * loglog d / d)  (Def. 3.1)."""
     return (cfg.p_scale * eps_vector(cfg) * math.log(math.log(cfg.d)) / cfg.d).clamp(max=1.0)
+
+
+_TOKEN_PROB: dict = {}
+
+
+def _token_prob_on(cfg: SimConfig, device) -> torch.Tensor:
+    """token_prob as float32 on `device`, kept once per (config, device): a fresh copy to a GPU at every step would
+    make the host wait for the device (a copy from pageable memory)."""
+    key = (cfg.p_scale, cfg.eps_max, cfg.eps_min, cfg.n_minority, cfg.eps_profile, cfg.d, str(device))
+    if key not in _TOKEN_PROB:
+        _TOKEN_PROB[key] = token_prob(cfg).float().to(device)
+    return _TOKEN_PROB[key]
 
 
 def sample_prob(cfg: SimConfig) -> torch.Tensor:
@@ -97,7 +115,7 @@ def latents_from(cfg: SimConfig, u_S, u_sign, views_u):
     are drawn independently per view. Within a view, each feature in the support sits on tokens i.i.d.
     Bernoulli(p_j), conditioned on at least one token (so Pr(z_j^(l) != 0) = p_j, Def. 3.1).
     """
-    p = token_prob(cfg).float().to(u_S.device)
+    p = _token_prob_on(cfg, u_S.device)
     q = 1.0 - (1.0 - p) ** cfg.L
     S = u_S < q
     sign = torch.where(u_sign < 0.5, -1.0, 1.0)
@@ -178,12 +196,11 @@ def make_pairs(cfg: SimConfig, M: torch.Tensor, replicates, n: int | None = None
 
     `extra` selects a sub-stream: the fixed training set is extra = 0, and with sampling = "fresh" step t draws
     extra = t + 1, so a branch resumed at step t sees the same pairs as its control. Random numbers are drawn on
-    the CPU per replicate (the same data on every device; cfg.data_device = "run" draws them on M's device instead),
-    then the pairs are built for all replicates at once on M's device.
+    M's device per replicate (draw_device; data_device = "cpu" draws on the CPU whatever the device), then the pairs are
+    built for all replicates at once on M's device.
     """
     n = cfg.n_pairs if n is None else n
-    # data_device = "run": draw on M's device (a GPU draws its own noise: the same law, other numbers)
-    where = M.device if cfg.data_device == "run" else "cpu"
+    where = draw_device(cfg, M.device)
     plan = _draw_plan(cfg, n)
     out = [torch.empty((len(replicates), *shape), device=where) for _, shape in plan]   # filled in place: no stack copy
     for k, r in enumerate(replicates):

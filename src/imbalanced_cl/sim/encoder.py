@@ -50,7 +50,7 @@ def embed(W: torch.Tensor, U: torch.Tensor, b: torch.Tensor | None = None):
 
 
 def bias_at(cfg: SimConfig, W: torch.Tensor, t: int, T1: torch.Tensor) -> torch.Tensor:
-    """Per-neuron bias b_i(t) (R, m): 0 up to and including T1, then bias_coef * a * sqrt(2 log d / d) * ||w_i|| * ramp.
+    """Per-neuron bias b_i(t) (R, m): 0 up to and including T1 (or the fixed onset step, cfg.bias_onset), then bias_coef * a * sqrt(2 log d / d) * ||w_i|| * ramp.
 
     Lemma F.3 keeps b = 0 in Stage 1 so the dynamics are linear; Thm C.1(b,c) and Lemma D.1 fit
     together if the threshold on |<w_i, M_j>| is sqrt(2 log d / d) ||w_i(T1)|| (brief §1). The bias acts on
@@ -62,6 +62,8 @@ def bias_at(cfg: SimConfig, W: torch.Tensor, t: int, T1: torch.Tensor) -> torch.
     R, m, _ = W.shape
     if cfg.bias == "none":
         return torch.zeros(R, m, dtype=W.dtype, device=W.device)
+    if cfg.bias_onset != "crossing":        # T1 set by eq. (33) or the workshop's T1 with unit constants (config.py)
+        T1 = torch.full_like(T1, cfg.t1_onset_step)
     started = (T1 >= 0) & (T1 < t)          # Lemma F.3 (L1565): b = 0 for t <= T1, so the bias starts at T1 + 1
     elapsed = (t - T1 - 1).clamp(min=0).to(W.dtype)
     ramp = torch.clamp((1.0 + cfg.bias_ramp) ** elapsed, max=cfg.bias_ramp_max)

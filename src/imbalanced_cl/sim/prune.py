@@ -113,7 +113,7 @@ class Masker:
     def draw(self, W: torch.Tensor, t: int) -> torch.Tensor:
         """A fresh keep-mask of every row at step t ((N, m) or (N, m, d1)); static random rows draw at `start`."""
         count = W.shape[1] * (1 if self.unit == "neuron" else W.shape[2])
-        k = torch.tensor([n_pruned(a, count) for a in self.alpha.tolist()], device=W.device)
+        k = self._counts(count, W.device)
         rank = magnitude_rank(W, self.unit) if not bool(self.random.all()) else None
         if bool(self.random.any()):
             rows = self.random.nonzero().flatten().tolist()
@@ -125,6 +125,14 @@ class Masker:
             rank[rows] = rnd
         keep = _keep_lowest_rank(rank, k, W.dtype)
         return keep if self.unit == "neuron" else keep.view(W.shape)
+
+    def _counts(self, count: int, device) -> torch.Tensor:
+        """Units each row drops out of `count`, on `device`, made once: a copy to a GPU at every step would make
+        the host wait for the device."""
+        key = (count, str(device))
+        if getattr(self, "_k", None) is None or self._k[0] != key:
+            self._k = (key, torch.tensor([n_pruned(a, count) for a in self.alpha.tolist()], device=device))
+        return self._k[1]
 
     def at(self, W: torch.Tensor, t: int) -> torch.Tensor | None:
         """The mask in force at step t: None before `start` or when no row prunes; otherwise the current mask,

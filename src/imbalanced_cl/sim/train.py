@@ -7,6 +7,8 @@ default) every step draws K new pairs, so the empirical gradient tracks the popu
 """
 from __future__ import annotations
 
+import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import torch
@@ -177,6 +179,82 @@ def step(W, b, pairs: D.Pairs, cfg: SimConfig, mask=None, Usum=None, linear=None
     return (1.0 - cfg.lr * cfg.weight_decay) * W - cfg.lr * g, loss, pp
 
 
+class StageClock:
+    """T1 of every replicate (eq. (34)) and whether the bias is zero at step t, kept without waiting on a GPU.
+
+    T1 is the first step after which t1_fraction of the neurons have half their weight in the feature span (eq. (34));
+    the bias starts at T1 + 1 (bias_at, Lemma F.3), or at the fixed step of cfg.bias_onset. While b = 0 everywhere
+    h is linear in the token sums, and the step takes its cheaper linear path.
+    On the CPU the clock reads each crossing at once, as it always has (reading costs nothing there). On a GPU a
+    read would make the host wait for the device at every step, so the clock copies the crossing state of step t to
+    pinned memory without waiting and reads it two steps later: a crossing after step t first changes the bias at
+    step t + 2, so that read is never too late, and the host stays a step ahead of the device.
+    """
+
+    LAZY_DEVICES = ("cuda",)     # device types on which reading a flag would stall the host (tests add "cpu")
+
+    def __init__(self, cfg: SimConfig, T1: torch.Tensor):
+        self.cfg, self.T1 = cfg, T1
+        self.lazy = T1.device.type in self.LAZY_DEVICES
+        self.started = bool((T1 >= 0).any())      # one read at the start (a resumed run may be past T1)
+        self.done = bool((T1 >= 0).all())         # every replicate has its T1: nothing left to measure
+        self._pending = []                        # GPU: [(step, pinned (any, all) flags, event)] not read yet
+
+    def linear(self, t: int) -> bool:
+        """Whether b = 0 for every replicate at step t, so that the step may take its linear path."""
+        cfg = self.cfg
+        if cfg.bias == "none" or cfg.bias_coef == 0:
+            return True
+        if cfg.bias_onset != "crossing":
+            return t <= cfg.t1_onset_step
+        if self.lazy:
+            self._read(upto=t - 2)
+        return not self.started
+
+    def after(self, W: torch.Tensor, M: torch.Tensor, t: int) -> None:
+        """Record T1 = t + 1 for the replicates whose neurons cross eq. (34) after step t (or t1_max forces it)."""
+        if self.done:
+            return
+        frac = (feature_share(W, M) >= 0.5).float().mean(-1)
+        forced = self.cfg.t1_max > 0 and t + 1 >= self.cfg.t1_max
+        hit = (self.T1 < 0) & ((frac >= self.cfg.t1_fraction) | forced)
+        self.T1 = torch.where(hit, torch.full_like(self.T1, t + 1), self.T1)
+        if not self.lazy:
+            self.started = self.started or bool(hit.any())
+            self.done = bool((self.T1 >= 0).all())
+            return
+        flags = torch.stack([(self.T1 >= 0).any(), (self.T1 >= 0).all()])
+        if flags.device.type == "cuda":     # copy without waiting; the event says when the copy has landed
+            host = torch.empty(2, dtype=torch.bool, pin_memory=True)
+            host.copy_(flags, non_blocking=True)
+            event = torch.cuda.Event()
+            event.record()
+        else:
+            host, event = flags.clone(), None
+        self._pending.append((t, host, event))
+        self._read(upto=t - 2)
+
+    def _read(self, upto: int) -> None:
+        """Take in the flags recorded at steps <= upto (waiting only for work queued two steps ago)."""
+        while self._pending and self._pending[0][0] <= upto:
+            _, host, event = self._pending.pop(0)
+            if event is not None:
+                event.synchronize()
+            self.started = self.started or bool(host[0])
+            self.done = self.done or bool(host[1])
+
+
+@contextmanager
+def matmul_precision(tf32: bool):
+    """Allow TF32 in CUDA matmuls or not, and put the flag back on every exit path (an interrupted run included)."""
+    before = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = before
+
+
 def _batch(cfg: SimConfig, M, reps: list, t: int, fixed: D.Pairs | None, sampler=None) -> D.Pairs:
     """The pairs of step t: the fixed training set, K fresh pairs from sub-stream t + 1 of the train stream,
     or what a caller's sampler(t, reps) returns."""
@@ -205,22 +283,23 @@ def _train_chunk(cfg: SimConfig, reps: list, resume: Run | None, bar, masker: Ma
         fixed = None
     Usum = (_summed(fixed.UX), _summed(fixed.UY)) if fixed is not None else None
     hist = History()
-    started = bool((T1 >= 0).any())
+    clock = StageClock(cfg, T1)
     for t in range(start, cfg.steps):
+        # data: the pairs of step t (fresh, fixed, or a caller's sampler)
         pairs = _batch(cfg, M, reps, t, fixed, sampler)
-        b = bias_at(cfg, W, t, T1)
-        mask = masker.at(W, t)  # None before prune_start; Alg. 1 recomputes it every prune_every steps
-        linear = cfg.bias == "none" or cfg.bias_coef == 0 or not started   # b = 0 until some T1 (Lemma F.3)
-        W_new, loss, pp = step(W, b, pairs, cfg, mask, Usum, linear)
+        # schedule: the bias (0 up to T1, Lemma F.3) and Algorithm 1's mask (None before prune_start)
+        b = bias_at(cfg, W, t, clock.T1)
+        mask = masker.at(W, t)
+        # update: eq. (21) (eq. (5) under a mask), decoupled weight decay
+        W_new, loss, pp = step(W, b, pairs, cfg, mask, Usum, clock.linear(t))
+        # record: snapshots stay on the device until the run ends
         if (t - start) % cfg.record_every == 0:
             hist.add(t, W @ M, W.pow(2).sum(-1), b, loss, pp)
         W = W_new
-        if not bool((T1 >= 0).all()):   # T1: first step at which eq. (34) holds for t1_fraction of neurons
-            frac = (feature_share(W, M) >= 0.5).float().mean(-1)
-            hit = (T1 < 0) & ((frac >= cfg.t1_fraction) | (cfg.t1_max > 0 and t + 1 >= cfg.t1_max))
-            T1 = torch.where(hit, torch.full_like(T1, t + 1), T1)
-            started = started or bool(hit.any())
+        # stage clock: T1 at the first step where eq. (34) holds for t1_fraction of the neurons
+        clock.after(W, M, t)
         bar.update(1)
+    T1 = clock.T1
     b = bias_at(cfg, W, cfg.steps, T1)
     mask = masker.final(W, cfg.steps)  # None unless a mask was in force
     pairs = _batch(cfg, M, reps, cfg.steps, fixed, sampler)
@@ -231,16 +310,31 @@ def _train_chunk(cfg: SimConfig, reps: list, resume: Run | None, bar, masker: Ma
 
 
 CHUNK_BYTES = 64 * 2 ** 20
+GPU_MEMORY_SHARE = 0.5       # of the GPU memory free at the start: the rest is left to held-out pairs and measurements
 
 
-def auto_chunk(cfg: SimConfig) -> int:
-    """Replicates per chunk when cfg.chunk is 0: as many as fit CHUNK_BYTES of data and activations.
+def replicate_bytes(cfg: SimConfig, on_gpu: bool = False) -> int:
+    """Bytes one replicate's step holds at once: float32 U_X, U_Y and the (n, L, m) temporaries; on a GPU also the
+    raw draws, the tokens before attention and the attention weights, which are made there."""
+    per_token = 2 * cfg.d1 + 4 * cfg.m
+    if on_gpu:
+        per_token += 4 * cfg.d1 + 8 * cfg.d + 2 * cfg.L
+    return 4 * cfg.n_pairs * cfg.L * per_token
 
-    This bounds memory (issue budget: 4 GiB at the default profile); speed is flat in the chunk size once
-    a chunk holds more than a few replicates (measured with benchmarks/train_speed.py).
+
+def auto_chunk(cfg: SimConfig, device=None) -> int:
+    """Replicates per chunk when cfg.chunk is 0: on the CPU as many as fit CHUNK_BYTES, on a GPU as many as fit
+    GPU_MEMORY_SHARE of its free memory.
+
+    On the CPU speed is flat in the chunk size once a chunk holds more than a few replicates
+    (benchmarks/train_speed.py), and a small chunk bounds memory. A GPU is fed only by wide batches: one chunk of
+    every replicate is what keeps it busy (benchmarks/paper_projection.py).
     """
-    per_rep = 4 * cfg.n_pairs * cfg.L * (2 * cfg.d1 + 4 * cfg.m)   # float32 U_X, U_Y and the (n, L, m) temporaries
-    return max(1, CHUNK_BYTES // per_rep)
+    device = torch.device(device) if device is not None else torch.device("cpu")
+    if device.type == "cuda":
+        free, _ = torch.cuda.mem_get_info(device)
+        return max(1, int(free * GPU_MEMORY_SHARE) // replicate_bytes(cfg, on_gpu=True))
+    return max(1, CHUNK_BYTES // replicate_bytes(cfg))
 
 
 def _slice_run(run: Run, lo: int, hi: int) -> Run:
@@ -265,19 +359,20 @@ def train(cfg: SimConfig, replicates=None, resume: Run | None = None, sampler=No
     reps = list(range(cfg.R)) if replicates is None else list(replicates)
     if resume is not None:
         reps = list(resume.replicates)
-    size = cfg.chunk or auto_chunk(cfg)
-    bounds = [(lo, min(lo + size, len(reps))) for lo in range(0, len(reps), size)]
     start = resume.step if resume is not None else 0
     masker = masker or Masker.from_config(cfg, reps)
-    runs = []
-    tf32 = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = cfg.tf32   # exact float32 unless asked (the theory checks need it)
-    with tqdm(total=(cfg.steps - start) * len(bounds), disable=not cfg.progress, desc="train",
-              mininterval=2.0, leave=False) as bar:
-        for lo, hi in bounds:
-            part = _slice_run(resume, lo, hi) if resume is not None else None
-            runs.append(_train_chunk(cfg, reps[lo:hi], part, bar, masker.rows(lo, hi), sampler).to("cpu"))   # results move to the CPU once
-    torch.backends.cuda.matmul.allow_tf32 = tf32
+    size = cfg.chunk or auto_chunk(cfg, cfg.torch_device)
+    while True:
+        try:
+            runs = _train_chunks(cfg, reps, resume, masker, sampler, start, size)
+            break
+        except torch.cuda.OutOfMemoryError:
+            if size == 1:
+                raise
+            size = max(1, size // 2)      # each replicate's numbers do not depend on the chunking: start again
+            torch.cuda.empty_cache()
+            print(f"train: a chunk did not fit the GPU's memory; trying again with {size} replicates per chunk",
+                  file=sys.stderr, flush=True)
     if len(runs) == 1:
         out = runs[0]
     else:
@@ -288,6 +383,19 @@ def train(cfg: SimConfig, replicates=None, resume: Run | None = None, sampler=No
     if resume is not None:  # prepend the earlier history so plots show the whole trajectory
         out.history = _join_time(resume.history, out.history)
     return out
+
+
+def _train_chunks(cfg: SimConfig, reps: list, resume: Run | None, masker: Masker, sampler, start: int,
+                  size: int) -> list[Run]:
+    """Train the replicates in chunks of `size`, each chunk's run moved to the CPU once it ends."""
+    bounds = [(lo, min(lo + size, len(reps))) for lo in range(0, len(reps), size)]
+    runs = []
+    with matmul_precision(cfg.tf32), tqdm(total=(cfg.steps - start) * len(bounds), disable=not cfg.progress,
+                                           desc="train", mininterval=2.0, leave=False) as bar:
+        for lo, hi in bounds:   # exact float32 unless cfg.tf32 (the theory checks need it)
+            part = _slice_run(resume, lo, hi) if resume is not None else None
+            runs.append(_train_chunk(cfg, reps[lo:hi], part, bar, masker.rows(lo, hi), sampler).to("cpu"))
+    return runs
 
 
 def _join_time(a: History, b: History) -> History:

@@ -72,7 +72,7 @@ class GridSampler:
         longest plan's numbers hold every cell's: data.make_pairs per cell would draw them again, once per cell.
         """
         base = self.cell_cfgs[0]
-        where = self.M.device if base.data_device == "run" else "cpu"
+        where = D.draw_device(base, self.M.device)
         return [u.to(self.M.device) for u in draws.raw(base, self.plan, list(range(self.cfg.R)), extra, where)]
 
 

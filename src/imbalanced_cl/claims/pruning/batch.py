@@ -121,7 +121,7 @@ def _branches(base: Run, cfgs: list) -> list[Run]:
                     rows(lambda c: c.prune_schedule == "static"), [base.replicates[j // n] for j in range(n * R)],
                     lead.seed, lead.prune_start, lead.prune_every, lead.prune_unit)
     sampler = shared_sampler(lead, base) if lead.sampling == "fresh" else None
-    chunk = max(1, (lead.chunk or auto_chunk(lead)) // n) * n
+    chunk = max(1, (lead.chunk or auto_chunk(lead, lead.torch_device)) // n) * n
     batch = train(lead.replace(chunk=chunk), resume=select(base, [j // n for j in range(n * R)], history=False),
                   masker=masker, sampler=sampler)
     out = []

@@ -37,7 +37,7 @@ def sampler(groups: list[SimConfig], R: int, M: torch.Tensor):
     and built into every group's pairs (claims.draws: common random numbers)."""
     fixed = groups[0].sampling == "fixed"
     plan = draws.common_plan(groups, groups[0].n_pairs)
-    where = M.device if groups[0].data_device == "run" else "cpu"
+    where = D.draw_device(groups[0], M.device)
 
     def sample(t: int, slots: list) -> D.Pairs:
         reps = sorted({s % R for s in slots})
