@@ -51,6 +51,27 @@ def test_eq33_t1_by_hand():
     # d = 10, d1 = 50, eta = 0.5: 50 ln 10 / (0.5 ln ln 10) = 115.129 / 0.417016 = 276.08 -> 277
     assert PM.eq33_t1(10, 50, 0.5) == 277
     assert PM.eq33_t1(10, 10, 0.5) == 56                 # the workshop's: d for d1, 23.026 / 0.417016 = 55.22
+    cfg = PM.PremiseMapConfig(**{**BASE, "star_bias_onset": ("eq33", "workshop")})
+    eq33, ws = cfg.cells()[-2:]
+    assert eq33.cfg.t1_onset_step == 277 and ws.cfg.t1_onset_step == 56 and eq33.cfg.bias_onset == "eq33"
+
+
+def test_the_bias_onset_axis_gives_distinct_t1_in_a_tiny_run():
+    """The onsets of one tiny cell: the bias switches on at the measured crossing, at eq. (33)'s T1 or the
+    workshop's, or never; the bias history shows where b first leaves 0, and the four differ."""
+    from imbalanced_cl.sim.train import train
+    cfg = PM.PremiseMapConfig(**{**BASE, "ds": (6,), "m_over_d": 2.0, "n_pairs": 32, "ratios": (0.8,), "lr": 2.0,
+                                 "star_bias_onset": ("eq33", "workshop", "none"), "record_ds": ()})
+    cells = cfg.cells()
+    first = {}
+    for c in cells:
+        run = train(c.cfg.sim(steps=70, record_every=1, prune_alpha=0.0))
+        b = run.history.get("bias").abs().amax(dim=(1, 2))              # (T,) largest |b_i| over replicates, neurons
+        on = (b > 0).nonzero().flatten()
+        first[c.bias_onset] = int(run.history.get("steps")[on[0]]) if len(on) else -1
+    # 6 ln 6 / (2 ln ln 6) = 10.75 / 1.1662 = 9.22 -> 10 (workshop); d1 = 30: 46.1 -> 47 (eq. 33); b starts at T1 + 1
+    assert first["workshop"] == 11 and first["eq33"] == 48 and first["none"] == -1
+    assert first["crossing"] >= 1 and len(set(first.values())) == 4, first
 
 
 def _cell(**kw):

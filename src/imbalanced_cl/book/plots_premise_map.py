@@ -169,17 +169,21 @@ def arms_table(results: list[CellResult], cfg: PremiseMapConfig) -> list[dict]:
 
 def convergence_table(results: list[CellResult], cfg: PremiseMapConfig) -> list[dict]:
     """One row per run cell: the branch point T4 and the convergence premise there (loss against ln K, l'_p, the
-    change over the last block), T1 in force against eq. (33)'s and the workshop's T1 with unit constants."""
+    change over the last block), the bias onset step, and T1 measured (the eq. (34) crossing) against eq. (33)'s and
+    the workshop's T1 with unit constants."""
     out = []
     for r in results:
         if not r.ran:
             continue
         c, e = r.premises["convergence"], r.extra
         ws = math.ceil(r.cell.d * math.log(r.cell.d) / (r.cell.cfg.lr * math.log(math.log(r.cell.d))))
+        onset = ("never" if r.cell.cfg.bias == "none" else "at the crossing" if r.cell.cfg.t1_onset_step < 0
+                 else str(r.cell.cfg.t1_onset_step))
         out.append({"cell": r.cell.label, "T4 (branch point)": e["T4"], "loss / ln K at T4": f"{e['loss_T4'] / e['ln_K']:.3f}",
                     "l'_p at T4": f"{e['lp_T4']:.3g}", "converged": "yes" if c.holds else "no",
                     "bias onset": r.cell.bias_onset, "bias const": f"{r.cell.bias_coef:g}",
-                    "T1 in force, per replicate": ", ".join(str(t) for t in e["T1"]),
+                    "bias on from step": onset,
+                    "T1 measured (eq. (34)), per replicate": ", ".join(str(t) for t in e["T1"]),
                     "eq. (33) T1": eq33_t1(r.cell.d, r.cell.cfg.d1, r.cell.cfg.lr), "workshop T1": ws})
     return out
 

@@ -29,11 +29,8 @@ def bias_fields(onset: str, coef: float) -> dict:
     """The SimConfig fields of a bias onset and constant: bias = "none" for "none", else the schedule with
     bias_onset (SimConfig's field: "crossing", "eq33" or "workshop") and bias_coef."""
     if onset == "none":
-        return {"bias": "none", "bias_coef": coef}
-    out = {"bias": "schedule", "bias_coef": coef}
-    if onset != "crossing" or "bias_onset" in SimConfig.field_names():
-        out["bias_onset"] = onset
-    return out
+        return {"bias": "none", "bias_coef": coef, "bias_onset": "crossing"}
+    return {"bias": "schedule", "bias_coef": coef, "bias_onset": onset}
 
 
 def lambda_value(name: str, d: int, book: float) -> float:
