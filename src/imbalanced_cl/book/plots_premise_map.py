@@ -156,7 +156,7 @@ def arms_table(results: list[CellResult], cfg: PremiseMapConfig) -> list[dict]:
                 continue
             m, lo, hi = a.gain_ci()
             v = arm_row(r, name, cfg)
-            out.append({"cell": r.cell.label, "arm": name, "|P| per replicate": ", ".join(f"{x:g}" for x in
+            out.append({"cell": r.cell.label, "arm": name, "pruned per replicate": ", ".join(f"{x:g}" for x in
                                                                                          a.size.tolist()),
                         "paper's T": "∞" if not math.isfinite(a.T) else f"{a.T:.0f}",
                         "branch": r.extra.get("branch"), "strict / extended bound": f"{'✓' if a.premises['bound'].holds else '✗'} / "

@@ -245,10 +245,14 @@ def answer_text(results: list[CellResult], kind: str, verdict: str, cfg: Premise
     where = {(r.cell.d, r.cell.lam_name, r.cell.ratio) for r in star}        # the centre the onsets vary around
     onset = [r for r in ran if r.cell.axis == "plane" and (r.cell.d, r.cell.lam_name, r.cell.ratio) in where] + star
     if star:
+        def dom(r):
+            a = r.arms.get("oracle_dominant")
+            return "not run (no such neuron in some replicate)" if a is None else f"{a.gain_ci()[0]:+.3g}"
         parts.append("Bias onset (a modelling choice the paper leaves open): " + "; ".join(
-            f"{r.cell.bias_onset}: loss at T4 {r.extra['loss_T4'] / r.extra['ln_K']:.2f} ln K, minority-dominant "
-            f"neurons in every replicate: {'yes' if r.premises['dominant'].holds else 'no'}, oracle P = "
-            f"minority-dominant gain {r.arms['oracle_dominant'].gain_ci()[0]:+.3g}" for r in onset) + ".")
+            f"{'no bias' if r.cell.cfg.bias == 'none' else r.cell.bias_onset}: loss at T4 "
+            f"{r.extra['loss_T4'] / r.extra['ln_K']:.2f} ln K, minority-dominant neurons in every replicate: "
+            f"{'yes' if r.premises['dominant'].holds else 'no'}, gain of the oracle P = minority-dominant {dom(r)}"
+            for r in onset) + ".")
     head = {"a": f"Where every premise holds, claim 4 {verdict}.",
             "b": "No cell meets every premise of Theorem 3.2, so the claim is not decided here (b).",
             "c": "No cell meets every premise, and two premises conflict (c)."}[kind]
@@ -308,7 +312,7 @@ def verdict_rows(results: list[CellResult], rates: list[dict], cfg: PremiseMapCo
     deps = tuple(dict.fromkeys(i for r in results if r.ran for i in (c_[0] for c_ in cell_checks(r))))
     rows.append(Verdict(f"claim 4 on the premise map: {CLAIM} where Theorem 3.2's premises hold", SOURCE,
                         f"(a), (b) or (c); the claim itself: gain > {cfg.effect_tol:g}", m, lo, hi, c.verdict,
-                        f"answer ({c.kind}) — {c.text}", premise=f"cells meeting every premise: {c.cells_ok} of "
+                        f"answer ({c.kind}) — {c.text} In plain words: {c.answer}", premise=f"cells meeting every premise: {c.cells_ok} of "
                         f"{c.cells_run}; shown: {where}", kind="paper", id="claim4_map",
                         depends=deps + ("prune_from_t4", "alpha_bound")))
     return rows
