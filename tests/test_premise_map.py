@@ -1,7 +1,6 @@
 """Notebook 10's premise map: the named lambdas and the window (hand-worked), the grid with its bias axes, each
 premise failing alone on a hand-made cell, predictions that never gate, the (a)/(b)/(c) rule on hand-made results
 (a prediction failing where the premises hold is "does not hold", never (c)), and bad parameters."""
-import dataclasses
 import math
 
 import pytest
