@@ -101,7 +101,7 @@ class PremiseMapConfig(SimConfig):
     star_bias_onset: tuple = ("eq33", "workshop", "none")  # star cells: other bias onsets (the centre's is "crossing", the eq. (34) crossing)
     star_bias_coef: tuple = (0.5, 2.0)  # star cells: other bias constants (the centre's is bias_coef)
     vanilla_block: int = 100          # the vanilla run trains in blocks of this many steps until the loss plateaus (converge_change over one block)
-    vanilla_max: int = 400            # most vanilla steps: T4, the branch point, is the first plateaued block end, or this
+    vanilla_max: int = 400            # most vanilla steps: T4, the branch point, is the first block end where the convergence premise holds, or this
     prune_max: int = 100              # cap on the branch length; where App. F.4's T is longer, "pruned for the paper's T" fails
     C_z: float = 1.0                  # App. F.4's constant C_z in T (the paper leaves it free; the book's value, as notebook 04)
     converge_loss_frac: float = 0.5   # convergence premise: the final InfoNCE is at most this times ln K ("well below ln K")
@@ -148,7 +148,8 @@ class PremiseMapConfig(SimConfig):
               "a list (may be empty) of numbers in (0, 100]")
         check_int("vanilla_block", self.vanilla_block, 2, 10 ** 6)
         check_int("vanilla_max", self.vanilla_max, self.vanilla_block, 10 ** 7, given=f"vanilla_block={self.vanilla_block}")
-        check_int("prune_max", self.prune_max, 2, 10 ** 7)
+        check_int("prune_max", self.prune_max, 2 * max(1, self.vanilla_block // 10), 10 ** 7,
+                  given=f"vanilla_block={self.vanilla_block}: two snapshots of a branch")
         check_float("C_z", self.C_z, 0.0, lo_open=True)
         check_float("converge_loss_frac", self.converge_loss_frac, 0.0, 1.0, lo_open=True, hi_open=True)
         check_float("converge_lp_c", self.converge_lp_c, 0.0, lo_open=True)

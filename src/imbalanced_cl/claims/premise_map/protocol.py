@@ -143,7 +143,8 @@ def run_cell(cell: Cell, train_it: bool = True) -> CellResult:
     arms = [a for a in ARMS if a == "alg1" or bool((sizes[a] >= 1).all())]
     Ts = {a: paper_T(cfg, float(sizes[a].mean()) / m, cell.C_z) for a in arms}
     finite = [t for t in Ts.values() if math.isfinite(t)]
-    length = max(2, min(math.ceil(max(finite)) if finite else cfg.prune_steps, cfg.prune_steps))
+    # at least two growth-rate windows of snapshots (PruningConfig's rate_window), even where T is shorter
+    length = max(cfg.rate_window, min(math.ceil(max(finite)) if finite else cfg.prune_steps, cfg.prune_steps))
     bcfg = cfg.replace(vanilla_steps=base.step, prune_steps=length).branch(0.0)
     alphas = [0.0] + [0.0 if a in ORACLES else (sizes[a] / m).tolist() for a in arms]
     chosen = [None] + [sets[a] if a in ORACLES else None for a in arms]
