@@ -10,10 +10,12 @@ C1 = A.CLAIMS[0]
 NB = C1.notebooks[0]
 
 
-def row(claim, verdict, kind="paper", nb=NB, measured=1.0, id=None, depends=(), would_be=""):
+def row(claim, verdict, kind="paper", nb=NB, measured=1.0, id=None, depends=(), would_be="", unmet=()):
+    """A glued row as verdict.gate leaves it: its premises checked (a premise row exists for each), `unmet` failed."""
     return {"notebook": nb, "claim": claim, "source": "s", "predicted": "p", "measured": measured, "lo": 0.5,
             "hi": 1.5, "verdict": verdict, "rule": "band [0.8, 1.2]; more", "kind": kind,
-            "id": id or claim.replace(" ", "_").lower(), "depends": list(depends), "would_be": would_be}
+            "id": id or claim.replace(" ", "_").lower(), "depends": list(depends), "would_be": would_be,
+            "checked": list(depends), "unmet": list(unmet)}
 
 
 def premise(id, verdict, nb=NB, claim=None, sensitivity=""):
@@ -40,14 +42,16 @@ def test_a_claim_holds_only_with_every_row_holding_and_its_premises_met():
 
 
 def test_rows_gated_by_a_failed_premise_make_the_claim_not_comparable_and_show_what_was_measured():
-    rows = [row("rate ratio", V.NOT_COMPARABLE, id="rate_ratio", depends=("k_poly",), would_be=V.FAILS),
-            row("other", V.NOT_COMPARABLE, depends=("k_poly",), would_be=V.HOLDS),
+    rows = [row("rate ratio", V.NOT_COMPARABLE, id="rate_ratio", depends=("k_poly",), would_be=V.FAILS,
+                unmet=("k_poly",)),
+            row("other", V.NOT_COMPARABLE, depends=("k_poly",), would_be=V.HOLDS, unmet=("k_poly",)),
             premise("k_poly", V.FAILS, sensitivity="at p = 0.5 this row holds; the bound needs K ≈ 40,000"),
             premise("noise_scale", V.FAILS)]                 # reported only, and no row depends on it
     a = A.answer(rows, C1)
     assert a.verdict == V.NOT_COMPARABLE and a.measured == V.PARTLY
     assert [r["id"] for r in a.failed_premises] == ["k_poly"] and "0.001" in a.why
     assert "K ≈ 40,000" in a.why                              # Lemma B.1's sensitivity line reaches the answer
+    assert "were it met, the claim would read partly" in a.why
     assert A.ours(a).startswith("not met: ") and "met: " not in A.ours(a).replace("not met: ", "")
 
 

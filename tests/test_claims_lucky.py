@@ -72,22 +72,25 @@ def test_verdict_rows_on_hand_made_results():
         FAILS, HOLDS, FAILS,          # rho = 1: no finite lucky fit although ω1 = 0.9 > 0; |M_j| ≤ d^1.1; |N_i| 0.5 » 0.1
         HOLDS, HOLDS, INCONCLUSIVE,   # rho = 0.5: 3.0 ≥ ω1 = -2.4; 0.5 ≤ ω2 = 1.775; N_i [0.8, 0.9] straddles 0.775 + 0.1
         FAILS,                        # Pr[B_i]: (1-p2)^(d-1) = 0.6 at the largest d, a closed form below 0.9
+        HOLDS,                        # the census's premise m = d^C_m (by construction)
         HOLDS,                        # T2 - T1 slope [0.9, 1.15] inside 1 ± 0.2
         INCONCLUSIVE, UNTESTED,       # 2 of 3 lucky pairs; no ordinary/lucky pair
         HOLDS,                        # majority hit rate above chance (minority has a single replicate: no row)
         HOLDS]                        # workshop gap above 0
     assert math.isnan(rows[0].measured) and (rows[3].lo, rows[3].hi) == (3.0, 3.0)
+    assert rows[7].kind == "regime" and rows[7].id == "m_poly"
+    assert all(r.depends == ("m_poly",) for r in rows[:6]) and len({r.id for r in rows}) == len(rows)
     pb = rows[6]
     # a closed form has no interval: the row shows the value itself, and the rule the exact Pr[B_i] and the smallest d
     assert (pb.measured, pb.lo, pb.hi) == (0.6, 0.6, 0.6) and "d=1000" in pb.rule
     assert "exact Pr[B_i] at d=1000: 0.1" in pb.rule and ": 0.9" in pb.rule
-    assert rows[9].rule == "no feature with a lucky neuron"
+    assert {r.id: r for r in rows}["lemma32_ordinary_bound"].rule == "no feature with a lucky neuron"
 
 
 def test_verdict_levels_and_tolerances_come_from_the_config():
     rows = lucky.verdict_rows(_results(), _cfg(pr_b_min=0.5, tol_t2=0.01))
     assert rows[6].verdict == HOLDS and "at or above 0.5" in rows[6].rule
-    assert rows[7].verdict == INCONCLUSIVE                         # [0.9, 1.15] straddles the band 1 ± 0.01
+    assert {r.id: r for r in rows}["t2_minus_t1"].verdict == INCONCLUSIVE   # [0.9, 1.15] straddles 1 ± 0.01
 
 
 @pytest.mark.parametrize("kw", [{"tol_omega": -0.1}, {"tol_t2": 0.0}, {"pr_b_min": 1.5}, {"forall_min": 0.0},

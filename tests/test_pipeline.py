@@ -70,6 +70,25 @@ def test_notebook_executes_at_ci(ci_book, nb):
     assert run.metadata["papermill"]["parameters"] == params("ci", nb.stem)
 
 
+def test_every_verdict_row_at_ci_has_an_id_and_an_interval_inside_its_range(ci_book):
+    """Every glued row of the ci book: an id, unique in its notebook, and a point estimate and interval inside the
+    declared range of its quantity (a cosine stays in [-1, 1], a fraction in [0, 1], a count at or above 0)."""
+    from imbalanced_cl.book.glued import rows_of
+    from imbalanced_cl.stats import RANGES, in_range
+    out, log, _ = ci_book
+    seen = 0
+    for path in sorted((out / "_build" / "executed" / "notebooks").glob("*.ipynb")):
+        rows = rows_of(path)
+        ids = [r["id"] for r in rows]
+        assert all(ids) and len(set(ids)) == len(ids), f"{path.stem}: ids {ids}"
+        for r in rows:
+            q = r.get("quantity", "real")
+            for key in ("measured", "lo", "hi"):
+                assert in_range(r[key], q), f"{path.stem}: row {r['id']}: {key} {r[key]} outside {RANGES[q]} ({q})"
+        seen += len(rows)
+    assert seen > 0, log[-3000:]
+
+
 def test_book_builds_with_a_page_per_notebook(ci_book):
     out, log, rc = ci_book
     assert rc == 0, log[-4000:]

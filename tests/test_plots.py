@@ -170,3 +170,9 @@ def test_regime_verdict_table_matches_rows_and_survives_missing_measurements():
     assert "| 03 | a | holds (0.5) | does not hold (0.25) ⟵ |" in md
     assert "| 03 | b | not tested (–) | not tested (–) |" in md
     assert "No fixed-pairs record" in plots_regime.verdict_table([], 0)
+    # rows with ids match by id, even when a sentence was reworded; a record without ids falls back to the sentence
+    fresh = [{"notebook": "01_stage1_growth", "claim": "new words", "id": "rate_ratio", "verdict": "holds",
+              "measured": 1.0}]
+    fixed = [{"notebook": "01_stage1_growth", "claim": "old words", "id": "rate_ratio", "verdict": "partly",
+              "measured": 2.0}]
+    assert [(r["fresh"], r["fixed"]) for r in RC.verdict_changes(fresh, fixed)] == [("holds", "partly")]

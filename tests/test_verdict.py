@@ -173,3 +173,24 @@ def test_count_row_shows_the_share_and_its_wilson_interval():
     assert (r.measured, r.lo, r.hi) == (0.9, *V.binom_ci(9, 10))
     assert r.verdict == INCONCLUSIVE and r.rule.endswith("; 10 neurons")     # [0.60, 0.98] straddles 0.9
     assert V.count_row("every neuron", "Thm", "fraction 1", 0.0, 0, 0.9).verdict == UNTESTED
+
+
+def test_each_verdict_word_has_one_meaning_everywhere():
+    """MEANINGS is the one definition: the intro's legend prints it word for word, the methods page and the
+    scoreboard print it from the code, and every claim-level combination uses verdict.combine."""
+    import json
+    from pathlib import Path
+
+    from imbalanced_cl.book import answers
+    from imbalanced_cl.claims import premise_map
+    root = Path(__file__).resolve().parents[1]
+    intro = (root / "book" / "intro.md").read_text()
+    assert set(V.MEANINGS) == set(V.VERDICTS)
+    for v in V.VERDICTS:
+        assert f"| **{v}** | {V.MEANINGS[v]} |" in intro, v
+    for page, call in (("methods.ipynb", "methods.legend()"), ("scoreboard.ipynb", "verdict.legend_markdown()")):
+        cells = json.loads((root / "book" / page).read_text())["cells"]
+        assert any(call in "".join(c["source"]) for c in cells if c["cell_type"] == "code"), page
+        md = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+        assert "| **partly** |" not in md, page                       # no second, hand-written definition
+    assert answers.combine is V.combine and premise_map.combine is V.combine

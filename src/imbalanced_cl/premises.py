@@ -75,7 +75,8 @@ CONDITIONS: tuple[Condition, ...] = (
     Condition("baseline_reproduced", PREMISE, "Table 2 (the SimCLR row)",
               "our SimCLR baseline is within the band of the paper's SimCLR number, so gains are comparable",
               "Table 2's comparison"),
-    Condition("companion_bias", PREMISE, "Wen & Li 2021, L182", "the bias schedule switched on in every replicate",
+    Condition("companion_bias", PREMISE, "Wen & Li 2021 (the bias schedule)",  # their L182
+              "the bias schedule switched on in every replicate",
               "Wen & Li 2021, Thm 3.4"),
     # --- predictions: what a theorem, lemma or remark concludes ---
     Condition("feature_span", PREDICTION, "Thm 3.1, β bound (eq. 13)",
@@ -92,6 +93,26 @@ BY_ID: dict[str, Condition] = {c.id: c for c in CONDITIONS}
 PREMISES = tuple(c.id for c in CONDITIONS if c.kind == PREMISE)
 PREDICTIONS = tuple(c.id for c in CONDITIONS if c.kind == PREDICTION)
 assert len(BY_ID) == len(CONDITIONS), "duplicate condition id"
+
+# A few words per condition, for tables and answers that have no room for the statement
+NAMES = {"lambda_range": "λ in the proof's range", "tau_polylog": "τ = polylog(d)", "eta_poly": "η = 1/poly(d)",
+         "m_poly": "m = d^C_m", "k_poly": "Lemma B.1's gradient bound (K = poly(d1))",
+         "no_memorisation": "no memorised pairs", "step_window": "Theorem 3.1's step window",
+         "noise_scale": "Assumption 3.3's noise scale", "convergence": "a converged network",
+         "stage_reached": "the stage reached", "minority_growth": "minority growth in Stage 1",
+         "sparse_data": "sparse data", "lucky_exist": "minority lucky neurons exist",
+         "prune_from_t4": "pruning from T4 for the paper's T steps", "alpha_bound": "α m ≤ |M*_j*|",
+         "alpha_bound_extended": "α m ≤ neurons with j* ∈ N_i", "null_below_band": "a margin over the untrained null",
+         "baseline_reproduced": "our SimCLR baseline near the paper's", "companion_bias": "the bias switched on",
+         "feature_span": "weights in the feature span", "minority_dominant_exist": "minority-dominant neurons exist",
+         "minority_smallest": "minority neurons are the smallest", "mask_share": "the mask's minority share"}
+assert set(NAMES) == set(BY_ID), "every condition needs a short name"
+
+
+def name(cid: str) -> str:
+    """A few words naming condition `cid` (NAMES)."""
+    return NAMES[condition(cid).id]
+
 
 # sim/regime.py's row keys (regime.ROWS) and the condition each checks
 REGIME_IDS = {"share": "feature_span", "gradient": "k_poly", "loss": "no_memorisation", "window": "step_window",

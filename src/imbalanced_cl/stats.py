@@ -193,7 +193,7 @@ def mean_ci_in(x, quantity: str = "real") -> tuple[float, float, float]:
     lo_r, hi_r = RANGES[quantity]
     if ((a < lo_r) | (a > hi_r)).any():
         bad = a[(a < lo_r) | (a > hi_r)][0]
-        raise ValueError(f"a {quantity} of {bad!r} lies outside its range [{lo_r:g}, {hi_r:g}]")
+        raise ValueError(f"a {quantity} of {float(bad)!r} lies outside its range [{lo_r:g}, {hi_r:g}]")
     mean = float(a.mean())
     if a.size < 2:
         return mean, nan, nan

@@ -14,11 +14,13 @@ Then, for the 95% interval [lo, hi] of the measurement:
   * does not hold  the whole interval lies outside the band otherwise (a tight interval around 0 included);
   * inconclusive   everything else: the interval straddles an edge of the band. An interval that contains 0 is
                    never "holds" or "partly";
-  * not comparable a premise of the statement was not met in this run (the row names it): the run says nothing
-                   about the paper's claim, for or against;
+  * not comparable only: a premise this row depends on was not met in this run (the row names it); the measured
+                   value and the verdict it would get (`would_be`) stay on the row;
   * not tested     no finite measurement.
-For an inconclusive row, `replicates_needed` gives the count that would shrink the interval below the band's size:
-n_now * (half-width / band)^2, from the observed spread. book/methods.md explains all of this to readers.
+MEANINGS states each word's one meaning (for a row and for a claim) and every page prints it from there; combine is
+the one claim-level rule. For an inconclusive row, `replicates_needed` gives the count that would shrink the interval
+below the band's size: n_now * (half-width / band)^2, from the observed spread. book/methods.ipynb explains all of
+this to readers.
 
 Rows are identified by id, never by their sentence: every row has a stable snake_case `id` (unique within a notebook)
 and names the premises it depends on in `depends` (ids of premises.CONDITIONS of kind premise). A premise row (kind
@@ -56,7 +58,7 @@ MEANINGS: dict[str, str] = {
                   "judged rows are",
     NOT_COMPARABLE: "a premise this row depends on was not met at this run (the row names it): the measurement and "
                     "the verdict it would get are shown beside it, but it counts neither for nor against the "
-                    "prediction; a claim is not comparable when every one of its rows is",
+                    "prediction; a claim is not comparable when every one of its rows with a measurement is",
     UNTESTED: "there is no finite measurement: the stage was not reached, the arm was not run, or the statement "
               "(an asymptotic rate in d) cannot be tested by runs at one d",
 }
@@ -84,11 +86,13 @@ class Verdict:
     would_be: str = ""  # "not comparable" rows: the verdict the measurement gets on its own ("" otherwise)
     quantity: str = "real"  # the range of `measured` (stats.RANGES): fraction, cosine, count, positive, real, ...
     sensitivity: str = ""  # how the verdict moves under a choice the paper leaves open (e.g. Lemma B.1's exponent)
+    checked: tuple[str, ...] = ()  # premises of `depends` checked at this run (inline, or by a premise row)
+    unmet: tuple[str, ...] = ()    # of those, the ones not met (then the row is "not comparable")
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
-        self.depends = tuple(self.depends)
+        self.depends, self.checked, self.unmet = tuple(self.depends), tuple(self.checked), tuple(self.unmet)
         if not in_range(self.measured, self.quantity):     # a cosine of 1.2 is a bug upstream, not a finding
             lo, hi = RANGES[self.quantity]
             raise ValueError(f"row {self.id or self.claim[:60]!r}: measured {self.measured!r} lies outside the range "
@@ -297,7 +301,9 @@ def row(claim: str, source: str, predicted: str, measured: float, lo: float, hi:
     need = replicates_needed(lo, hi, band, n) if verdict == INCONCLUSIVE else math.nan
     deps = tuple(dict.fromkeys(tuple(depends) + tuple(c[0] for c in checks)))
     return Verdict(claim, source, predicted, measured, lo, hi, verdict, rule, premise=text, n=n, n_needed=need,
-                   kind=kind, id=id, depends=deps, would_be=would_be, quantity=quantity)
+                   kind=kind, id=id, depends=deps, would_be=would_be, quantity=quantity,
+                   checked=tuple(dict.fromkeys(c[0] for c in checks)),
+                   unmet=tuple(dict.fromkeys(c[0] for c in checks if not c[2])))
 
 
 def check_ids(rows: list[Verdict], notebook: str) -> None:
@@ -346,27 +352,15 @@ def gate(rows: list[Verdict], notebook: str = "") -> list[Verdict]:
             met = [p for p in here if premise_met(p)]
             parts = [r.premise] if r.premise else []
             if failed:
-                parts.insert(0, "not met: " + "; ".join(f"{P.BY_ID[p.id].statement} (measured {p.measured:.3g}, "
-                                                        f"{p.verdict})" for p in failed))
+                parts.insert(0, "not met: " + "; ".join(f"{P.name(p.id)} (measured {p.measured:.3g}: {p.verdict})"
+                                                        for p in failed))
             if met:
-                parts.append("met: " + "; ".join(P.BY_ID[p.id].statement for p in met))
+                parts.append("met: " + "; ".join(P.name(p.id) for p in met))
             r.premise = "; ".join(parts)
+            r.checked = tuple(dict.fromkeys(r.checked + tuple(p.id for p in failed + met)))
+            r.unmet = tuple(dict.fromkeys(r.unmet + tuple(p.id for p in failed)))
             if failed and r.verdict not in (UNTESTED, NOT_COMPARABLE):
                 r.would_be, r.verdict, r.n_needed = r.verdict, NOT_COMPARABLE, math.nan
         out.append(r)
     return out
 
-
-def with_premises(rows: list[Verdict], checks: list[tuple[str, bool]], claims: set[str] | None = None) -> list[Verdict]:
-    """Deprecated (matches sentences; removed once every caller names premises by id): rows whose claim starts with
-    one of `claims` (all if None) become "not comparable" when a check fails."""
-    ok = all(m for _, m in checks)
-    text = ("not met: " if not ok else "met: ") + "; ".join(d for d, m in checks if m != ok or ok)
-    out = []
-    for r in rows:
-        if claims is None or any(r.claim.startswith(c) for c in claims):
-            r.premise = "; ".join(p for p in (r.premise, text) if p)
-            if not ok and r.verdict not in (UNTESTED, NOT_COMPARABLE):
-                r.would_be, r.verdict, r.n_needed = r.verdict, NOT_COMPARABLE, math.nan
-        out.append(r)
-    return out

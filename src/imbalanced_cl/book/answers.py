@@ -103,21 +103,17 @@ def headline(ev: list[dict], claim: Claim) -> dict | None:
 
 
 def premise_status(rows: list[dict], ev: list[dict], claim: Claim) -> tuple[list, list, list]:
-    """(met, not met, unchecked) for the premises the evidence rows depend on: premise rows (dicts) of the claim's
-    notebooks that hold / that do not hold or are inconclusive; ids with no such row (not measured here)."""
-    wanted = list(dict.fromkeys(d for r in ev for d in r.get("depends", ()) or ()))
-    prem = {(r.get("notebook"), r.get("id")): r for r in rows
-            if is_premise_row(r) and r.get("notebook") in claim.notebooks}
-    met, failed, unchecked = [], [], []
-    for pid in wanted:
-        found = [p for (nb, i), p in prem.items() if i == pid]
-        if any(p["verdict"] in (V.FAILS, V.INCONCLUSIVE) for p in found):
-            failed += [p for p in found if p["verdict"] in (V.FAILS, V.INCONCLUSIVE)]
-        elif any(p["verdict"] == V.HOLDS for p in found):
-            met += [p for p in found if p["verdict"] == V.HOLDS]
-        else:
-            unchecked.append(pid)
-    return met, failed, unchecked
+    """(met, not met, unchecked) for the premises the evidence rows depend on, read off the rows themselves (each
+    row records which of its premises were checked and which were not met): met and not-met premises as their
+    premise rows (dicts) of the claim's notebooks where there is one, else as the premise's id; unchecked as ids."""
+    wanted = list(dict.fromkeys(d for r in ev for d in r.get("depends") or ()))
+    checked = {d for r in ev for d in r.get("checked") or ()}
+    unmet = {d for r in ev for d in r.get("unmet") or ()}
+    prem = {r.get("id"): r for r in rows if is_premise_row(r) and r.get("notebook") in claim.notebooks}
+    as_row = lambda pid: prem.get(pid, pid)
+    met = [as_row(p) for p in wanted if p in checked and p not in unmet]
+    failed = [as_row(p) for p in wanted if p in unmet]
+    return met, failed, [p for p in wanted if p not in checked]
 
 
 def failed_premises(rows: list[dict], claim: Claim) -> list[dict]:
@@ -130,10 +126,28 @@ def _tally(rows: list[dict]) -> str:
     return ", ".join(f"{c[v]} {v}" for v in V.VERDICTS if c[v])
 
 
-def _premise_text(r: dict) -> str:
-    """A failed premise with its numbers, and how its verdict moves under the book's free choice, if stated."""
+def _premise_text(r) -> str:
+    """A failed premise with its numbers (a premise row) or its name (an id checked inside a row), and how its
+    verdict moves under the book's free choice, if stated."""
+    if isinstance(r, str):
+        return P.name(r)
     text = f"{_premise_short(r)} ({T.fmt(r['measured'])} vs {r['predicted']})"
     return text + (f"; {r['sensitivity']}" if r.get("sensitivity") else "")
+
+
+def _pid(r) -> str:
+    """The premise id of a premise row (dict) or of an id."""
+    return r if isinstance(r, str) else r.get("id", "")
+
+
+def if_met(ev: list[dict], pid: str) -> str:
+    """What the claim would read were premise `pid` met: the rows not comparable only because of it take their own
+    verdict. "" when no row is held back by `pid` alone (its rows also miss other premises)."""
+    freed = [r["would_be"] for r in ev if r["verdict"] == V.NOT_COMPARABLE and r.get("would_be")
+             and set(r.get("unmet") or ()) == {pid}]
+    if not freed:
+        return ""
+    return combine(freed + [r["verdict"] for r in ev if r["verdict"] not in (V.NOT_COMPARABLE, V.UNTESTED)])
 
 
 def answer(rows: list[dict], claim: Claim) -> Answer:
@@ -149,7 +163,16 @@ def answer(rows: list[dict], claim: Claim) -> Answer:
     as_measured = combine([r.get("would_be") or r["verdict"] for r in judged + gated
                            if (r.get("would_be") or r["verdict"]) not in (V.NOT_COMPARABLE, V.UNTESTED)])
     tally = f"{len(ev)} rows: {_tally(ev)}"
-    unmet = ("; premises not met: " + "; ".join(_premise_text(r) for r in failed)) if failed else ""
+    def sensitivity(r) -> str:
+        if isinstance(r, str) or not r.get("sensitivity"):
+            return ""
+        alone = if_met(ev, _pid(r))
+        if alone:
+            return f" (were it met, the claim would read {alone})"
+        held = any(_pid(r) in (x.get("unmet") or ()) and x.get("would_be") for x in ev)
+        return " (were it met, its rows would still miss other premises)" if held else ""
+
+    unmet = ("; premises not met: " + "; ".join(_premise_text(r) + sensitivity(r) for r in failed)) if failed else ""
     gate = (f"; {len(gated)} rows not comparable, measured there: "
             f"{combine([r['would_be'] for r in gated if r.get('would_be')])}") if gated else ""
     if judged:
@@ -173,8 +196,11 @@ def _esc(x) -> str:
     return html.escape(str(x))
 
 
-def _premise_short(r: dict) -> str:
-    """A premise row's name in a few words (the text before its first bracket or parenthesis)."""
+def _premise_short(r) -> str:
+    """A premise's name in a few words (premises.NAMES), from its row (dict) or its id."""
+    pid = _pid(r)
+    if pid in P.BY_ID:
+        return P.name(pid)
     name = r["claim"].removeprefix("regime: ")
     return name.split(" [")[0].split(" (")[0]
 
@@ -187,8 +213,7 @@ def ours(a: Answer) -> str:
     if a.premises_met:
         parts.append("met: " + ", ".join(dict.fromkeys(_premise_short(r) for r in a.premises_met)))
     if a.premises_unchecked:
-        parts.append("not checked here: " + ", ".join(P.BY_ID[i].statement for i in a.premises_unchecked
-                                                         if i in P.BY_ID))
+        parts.append("not checked here: " + ", ".join(P.name(i) for i in a.premises_unchecked if i in P.BY_ID))
     return "; ".join(parts) or "no premise gates its rows"
 
 

@@ -1,4 +1,5 @@
-"""The methods page's table: every tolerance, smallest effect of interest and premise threshold, read off the configs.
+"""The methods page's tables: the verdict words (verdict.MEANINGS), the premises and predictions the book checks
+(premises.CONDITIONS), and every tolerance, smallest effect of interest and premise threshold, read off the configs.
 
 A judgement parameter is a config field whose name starts with tol_, sesoi_ or regime_, or one of JUDGEMENT below.
 Its value is the config's default (the default profile); the page also shows what the ci and paper profiles change.
@@ -8,6 +9,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from .. import premises as P
+from .. import verdict as V
 from .cells import config_class, field_comments
 from .profiles import params
 from .runner import toc_notebooks
@@ -51,4 +54,20 @@ def render(rows: list[dict]) -> str:
     for r in rows:
         lines.append(f"| {r['notebook']} | `{r['parameter']}` | {r['default']} | {r['ci']} | {r['paper']} | "
                      f"{r['meaning'].replace('|', chr(92) + '|')} |")
+    return "\n".join(lines)
+
+
+def legend() -> str:
+    """The verdict words and their one meaning, as a Markdown table (verdict.legend_markdown)."""
+    return V.legend_markdown()
+
+
+def conditions() -> str:
+    """Markdown table of every condition the book checks: id, premise or prediction, source, statement, and for a
+    premise the theorem that needs it (premises.CONDITIONS)."""
+    esc = lambda t: t.replace("|", chr(92) + "|")
+    lines = ["| id | kind | the paper's source | statement | needed by |", "|---|---|---|---|---|"]
+    for c in P.CONDITIONS:
+        need = esc(c.needed_by) + ("" if c.required else " (reported only)") if c.kind == P.PREMISE else "—"
+        lines.append(f"| `{c.id}` | {c.kind} | {esc(c.source)} | {esc(c.statement)} | {need} |")
     return "\n".join(lines)

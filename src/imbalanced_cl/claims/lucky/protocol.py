@@ -71,7 +71,8 @@ def workshop_figure(cfg: LuckyConfig) -> dict:
     cos2 = {name: metrics.cosine_matrix(run.W, run.M).pow(2) for name, run in runs.items()}
     maj = cfg.fig_d - cfg.fig_minority
     best = cos2["vanilla"].amax(1)                         # (R, d): best neuron per atom
-    gap = tuple(float(x) for x in stats.mean_ci(best[:, :maj].mean(-1) - best[:, maj:].mean(-1)))
+    # a difference of two mean cos² (each in [0, 1]) lies in [-1, 1]: its interval is kept there (Fisher's z scale)
+    gap = stats.mean_ci_in(best[:, :maj].mean(-1) - best[:, maj:].mean(-1), "cosine")
     return {"cos2": cos2, "n_major": maj, "gap": gap}
 
 

@@ -23,10 +23,16 @@ def _untested(id: str, claim: str, source: str, predicted: str, why: str) -> "V.
 
 
 def _census(r: "V.Verdict", id: str, cfg: LuckyConfig) -> "V.Verdict":
-    """A census row with its id, its one premise (m = d^C_m, met by construction) and its range."""
+    """A census row with its id and its one premise (m = d^C_m: the census_premise row)."""
     r.id, r.depends = id, CENSUS
-    r.premise = f"met: m = d^C_m with C_m = {cfg.C_m:g} at every d of the census (by construction)"
     return r
+
+
+def census_premise(cfg: LuckyConfig) -> "V.Verdict":
+    """The census's premise row: m = d^C_m at every d of the census, true by construction (Lemma B.2)."""
+    return V.Verdict(f"regime: m = d^C_m neurons in the census (C_m = {cfg.C_m:g} at every d)", "Lemma B.2",
+                     "m = d^C_m", cfg.C_m, cfg.C_m, cfg.C_m, V.HOLDS, "holds by construction: the census draws "
+                     "m = d^C_m neurons at each d", kind="regime", id="m_poly", quantity="positive")
 
 
 def census_rows(cen: dict, fits: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
@@ -66,7 +72,7 @@ def census_rows(cen: dict, fits: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
                               v, v, v, verd, rule + f"; exact Pr[B_i] at d={ds[-1]}: "
                               f"{float(cen['exact']['B'][-1, k]):.3g}; (1-p2)^(d-1) at d={ds[0]}: {float(pB[0]):.3g}",
                               id=f"pr_b_{V.id_part(rho)}", quantity="fraction"))
-    return rows
+    return rows + [census_premise(cfg)]
 
 
 def verdict_rows(results: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
@@ -103,5 +109,6 @@ def verdict_rows(results: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
     mu, lo, hi = results["workshop"]["gap"]
     verd, rule = V.judge_positive(lo, hi, "majority − minority best cos²")
     rows.append(V.Verdict("majority atoms are learned better than minority ones (Fig. 1)", "workshop §4, Fig. 1",
-                          "majority best cos² > minority", mu, lo, hi, verd, rule, id="workshop_fig1_gap"))
+                          "majority best cos² > minority", mu, lo, hi, verd, rule + " (95% interval on Fisher's z scale)",
+                          id="workshop_fig1_gap", quantity="cosine"))
     return rows

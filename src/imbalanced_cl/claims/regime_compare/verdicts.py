@@ -3,14 +3,17 @@ from __future__ import annotations
 
 
 def verdict_changes(fresh: list[dict], fixed: list[dict]) -> list[dict]:
-    """Rows of notebooks 01-05 under both regimes, matched by (notebook, row id): measured values and verdicts."""
-    key = lambda r: (r["notebook"], r.get("id") or r["claim"])
-    other = {key(r): r for r in fixed}
+    """Rows of notebooks 01-05 under both regimes, matched by (notebook, row id), or by (notebook, claim) where a
+    recorded row predates ids: measured values and verdicts."""
+    by_id = {(r["notebook"], r["id"]): r for r in fixed if r.get("id")}
+    by_claim = {(r["notebook"], r["claim"]): r for r in fixed}
     out = []
     for r in fresh:
-        if not r["notebook"][:2] in {"01", "02", "03", "04", "05"} or key(r) not in other:
+        if r["notebook"][:2] not in {"01", "02", "03", "04", "05"}:
             continue
-        f = other[key(r)]
+        f = by_id.get((r["notebook"], r.get("id"))) or by_claim.get((r["notebook"], r["claim"]))
+        if f is None:
+            continue
         out.append({"notebook": r["notebook"], "claim": r["claim"], "fresh": r["verdict"], "fixed": f["verdict"],
                     "fresh_measured": r["measured"], "fixed_measured": f["measured"]})
     return out
