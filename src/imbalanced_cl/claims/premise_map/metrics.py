@@ -107,7 +107,7 @@ def closed_form(cfg: PruningConfig, kappa: torch.Tensor, require_sigma: bool = F
     _, r_min = minority_rates(cfg, kappa)
     lucky = expected_lucky_minority(cfg)
     return {
-        "lambda": Premise("lambda", "λ inside the proof's range [d^-1.49, d^-1.01] (L1266)", cfg.weight_decay,
+        "lambda": Premise("lambda", "λ inside the proof's range [d^-1.49, d^-1.01] (proof of Thm 3.1)", cfg.weight_decay,
                           f"[{lo:.3g}, {hi:.3g}]", lo <= cfg.weight_decay <= hi),
         "sigma": Premise("sigma", "σ_ξ² on Assumption 3.3's scale √(log d)/d (ratio within 1 ± 0.9)", sr,
                          "[0.1, 1.9]", 0.1 <= sr <= 1.9, required=require_sigma),
@@ -148,7 +148,7 @@ def measured(base: Run, cfg: PruningConfig, reg: regime.Regime, conv: Convergenc
     small = float(torch.nanmean(smallest_share(base.W, base.M, cfg)))
     t3, t4 = window(cfg.d, cfg.lr)
     return {
-        "window": Premise("window", "the branch point T4 inside Theorem 3.1's window [d^1.01/η, d^1.99/η] (L277)",
+        "window": Premise("window", "the branch point T4 inside Theorem 3.1's window [d^1.01/η, d^1.99/η]",
                           float(base.step), f"[{t3:.0f}, {t4:.0f}]", t3 <= base.step <= t4),
         "lemma_b1": Premise("lemma_b1", "K-pair gradient within ||w||/d1 of the population gradient (Lemma B.1)",
                             dev, f"≤ {bound:.3g}", dev <= bound),
