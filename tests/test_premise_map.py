@@ -1,6 +1,6 @@
-"""Notebook 10's premise map: the named lambdas and the step rule (hand-worked), each premise failing alone on a
-hand-made cell, the (a)/(b)/(c) rule on hand-made results, and bad parameters."""
-import dataclasses
+"""Notebook 10's premise map: the named lambdas and the window (hand-worked), the grid with its bias axes, each
+premise failing alone on a hand-made cell, predictions that never gate, the (a)/(b)/(c) rule on hand-made results
+(a prediction failing where the premises hold is "does not hold", never (c)), and bad parameters."""
 import math
 
 import pytest
@@ -8,13 +8,15 @@ import torch
 
 from imbalanced_cl.claims import premise_map as PM
 from imbalanced_cl.claims.premise_map.metrics import Premise
+from imbalanced_cl.claims.pruning.metrics import Convergence
 from imbalanced_cl.sim.regime import Regime
 from imbalanced_cl.sim.train import Run
 from imbalanced_cl.validate import ParameterError
 from imbalanced_cl.verdict import FAILS, HOLDS, NOT_COMPARABLE
 
 BASE = dict(ds=(10,), lambdas=("mid",), ratios=(1.0,), m_over_d=25.0, star_m_over_d=(), star_K=(), star_alpha=(),
-            star_n_minority=(), R=2, progress=False)
+            star_n_minority=(), star_bias_onset=(), star_bias_coef=(), R=2, progress=False, vanilla_block=20,
+            vanilla_max=40, prune_max=20)
 
 
 def test_named_lambdas_and_window_by_hand():
@@ -27,19 +29,48 @@ def test_named_lambdas_and_window_by_hand():
     assert t3 == pytest.approx(41.216, abs=0.01) and t4 == pytest.approx(776.39, abs=0.05)
 
 
-def test_every_cell_runs_inside_the_window_and_the_grid_is_the_plane_plus_the_star():
+def test_the_grid_is_the_plane_plus_the_star_with_the_bias_axes():
     cfg = PM.PremiseMapConfig(ds=(8, 12), lambdas=("book", "top"), ratios=(0.5, 0.8), star_K=(256,),
-                              star_alpha=(0.3,), star_m_over_d=(), star_n_minority=(2,), R=2)
+                              star_alpha=(0.3,), star_m_over_d=(), star_n_minority=(2,), star_bias_onset=("none",),
+                              star_bias_coef=(2.0,), R=2)
     cells = cfg.cells()
-    assert len(cells) == 2 * 2 * 2 + 3
-    assert [c.axis for c in cells[-3:]] == ["K", "alpha", "n_minority"]
-    centre = cells[-3]
+    assert len(cells) == 2 * 2 * 2 + 5
+    assert [c.axis for c in cells[-5:]] == ["K", "alpha", "n_minority", "bias_onset", "bias_coef"]
+    centre = cells[-5]
     assert (centre.d, centre.lam_name, centre.ratio, centre.K) == (8, "mid", 0.8, 256)
-    for c in cells:
-        t3, t4 = PM.window(c.d, c.cfg.lr)
-        total = c.cfg.vanilla_steps + c.cfg.prune_steps
-        assert t3 <= total <= t4
+    none, coef = cells[-2], cells[-1]
+    assert none.cfg.bias == "none" and none.bias_onset == "none"
+    assert coef.cfg.bias == "schedule" and coef.cfg.bias_coef == 2.0 and coef.bias_onset == "crossing"
+    for c in cells:                                     # the caps: run_cell decides the lengths
+        assert c.cfg.vanilla_steps == cfg.vanilla_max and c.cfg.prune_steps == cfg.prune_max
         assert c.cfg.eps_min == pytest.approx(c.ratio * c.cfg.eps_max) and c.cfg.d1 == 5 * c.d
+
+
+def test_eq33_t1_by_hand():
+    # d = 10, d1 = 50, eta = 0.5: 50 ln 10 / (0.5 ln ln 10) = 115.129 / 0.417016 = 276.08 -> 277
+    assert PM.eq33_t1(10, 50, 0.5) == 277
+    assert PM.eq33_t1(10, 10, 0.5) == 56                 # the workshop's: d for d1, 23.026 / 0.417016 = 55.22
+    cfg = PM.PremiseMapConfig(**{**BASE, "star_bias_onset": ("eq33", "workshop")})
+    eq33, ws = cfg.cells()[-2:]
+    assert eq33.cfg.t1_onset_step == 277 and ws.cfg.t1_onset_step == 56 and eq33.cfg.bias_onset == "eq33"
+
+
+def test_the_bias_onset_axis_gives_distinct_t1_in_a_tiny_run():
+    """The onsets of one tiny cell: the bias switches on at the measured crossing, at eq. (33)'s T1 or the
+    workshop's, or never; the bias history shows where b first leaves 0, and the four differ."""
+    from imbalanced_cl.sim.train import train
+    cfg = PM.PremiseMapConfig(**{**BASE, "ds": (6,), "m_over_d": 2.0, "n_pairs": 32, "ratios": (0.8,), "lr": 2.0,
+                                 "star_bias_onset": ("eq33", "workshop", "none"), "record_ds": ()})
+    cells = cfg.cells()
+    first = {}
+    for c in cells:
+        run = train(c.cfg.sim(steps=70, record_every=1, prune_alpha=0.0))
+        b = run.history.get("bias").abs().amax(dim=(1, 2))              # (T,) largest |b_i| over replicates, neurons
+        on = (b > 0).nonzero().flatten()
+        first[c.bias_onset] = int(run.history.get("steps")[on[0]]) if len(on) else -1
+    # 6 ln 6 / (2 ln ln 6) = 10.75 / 1.1662 = 9.22 -> 10 (workshop); d1 = 30: 46.1 -> 47 (eq. 33); b starts at T1 + 1
+    assert first["workshop"] == 11 and first["eq33"] == 48 and first["none"] == -1
+    assert first["crossing"] >= 1 and len(set(first.values())) == 4, first
 
 
 def _cell(**kw):
@@ -66,8 +97,6 @@ def test_each_closed_form_premise_fails_alone():
         return {k for k, p in got.items() if p.required and not p.holds}
 
     assert failed(_cell(lambdas=("book",))) == {"lambda"}
-    late = dataclasses.replace(ok, cfg=dataclasses.replace(ok.cfg, vanilla_steps=10_000))
-    assert failed(late) == {"window"}
     assert failed(ok, kappa=_kappa(ok, minority=0.01)) == {"growth"}     # gain*0.01 < lambda = 0.056
     assert failed(_cell(m_over_d=2.5)) == {"lucky"}                      # E|M*| = 25 p_lucky < 1
     assert failed(ok, require_sigma=True) == {"sigma"}                   # sigma_xi = 0.05 is off the scale
@@ -100,36 +129,64 @@ def _regime(share=0.99, dev=0.001):
     return Regime(one(share), one(dev), one(dev), one(1.0), one(1.0), 0, (0, 1), (0, 1), 1.0, "fresh")
 
 
-def test_each_measured_premise_fails_alone():
-    """m = 10 neurons, alpha = 0.1 (one neuron pruned), the minority feature is the last one."""
+def _conv(loss=1.0, pos_prob=0.8, change=0.0):
+    return Convergence(loss, 4.6, 2.3, pos_prob, 0.5, change, 0.02, 100)
+
+
+def test_each_measured_premise_fails_alone_and_predictions_never_gate():
+    """m = 10 neurons, alpha = 0.1 (one neuron pruned), the minority feature is the last one; the run's step is its
+    branch point (inside d = 4's window [4.1, 31.5] at eta = 0.5)."""
     cell = _cell(ds=(4,), m_over_d=2.5, n_minority=1)
     cfg = cell.cfg
     j = cfg.d - 1
     assert PM.metrics.minority_index(cfg) == [j]
     good = _hand_run(cfg, [0.1] + [1.0] * 9, [j] + [0, 1, 2] * 3)      # the smallest neuron is the minority one
-    prem = PM.measured(good, cfg, _regime())
+    good.step = 20
+    prem = PM.measured(good, cfg, _regime(), _conv())
     assert all(p.holds for p in prem.values()), {k: p.value for k, p in prem.items()}
     assert prem["mask"].value == 1.0 and prem["smallest"].value == 1.0
+    assert {k for k, p in prem.items() if p.prediction} == {"share", "dominant", "mask", "smallest"}
+    assert not any(p.required for p in prem.values() if p.prediction)
 
-    def failed(run, reg):
-        return {k for k, p in PM.measured(run, cfg, reg).items() if p.required and not p.holds}
+    def failed(run, reg, conv=None, predictions=False):
+        got = PM.measured(run, cfg, reg, conv or _conv())
+        return {k for k, p in got.items() if not p.holds and p.prediction == predictions}
 
-    assert failed(good, _regime(share=0.5)) == {"share"}
     assert failed(good, _regime(dev=1.0)) == {"lemma_b1"}              # bound 1/d1 = 0.05
+    assert failed(good, _regime(), _conv(loss=3.0)) == {"convergence"}   # above 0.5 ln K = 2.3
+    assert failed(good, _regime(), _conv(pos_prob=0.3)) == {"convergence"}
+    assert failed(good, _regime(), _conv(change=0.1)) == {"convergence"}
+    late = _hand_run(cfg, [0.1] + [1.0] * 9, [j] + [0, 1, 2] * 3)
+    late.step = 40
+    assert failed(late, _regime()) == {"window"}
+    assert failed(good, _regime(share=0.5), predictions=True) == {"share"}
     no_minority = _hand_run(cfg, [0.1] + [1.0] * 9, [0] + [0, 1, 2] * 3)
-    assert failed(no_minority, _regime()) == {"dominant", "mask"}      # no minority neuron: the mask cannot hold one
+    no_minority.step = 20
+    assert failed(no_minority, _regime()) == set()                      # predictions fail, no premise does
+    assert failed(no_minority, _regime(), predictions=True) == {"dominant", "mask", "smallest"}
+    assert math.isnan(PM.measured(no_minority, cfg, _regime(), _conv())["smallest"].value)   # undefined: not counted
     big = _hand_run(cfg, [2.0] + [1.0] * 8 + [0.1], [j] + [0, 1, 2] * 3)
-    got = PM.measured(big, cfg, _regime())
-    assert {k for k, p in got.items() if p.required and not p.holds} == {"mask"}
+    big.step = 20
+    got = PM.measured(big, cfg, _regime(), _conv())
+    assert {k for k, p in got.items() if not p.holds} == {"mask", "smallest"}
     assert got["smallest"].value == 0.0                                # the minority neuron is the largest
 
 
-def _result(cell, holds: dict, gain=None):
-    prem = {k: Premise(k, k, 1.0 if ok else 0.0, "t", ok, required=(k != "smallest")) for k, ok in holds.items()}
-    return PM.CellResult(cell, prem, None if gain is None else torch.tensor(gain))
+def _arm(name, gain, T_ok=True, bound=True, size=2.0):
+    p = lambda k, ok: Premise(k, k, 1.0, "t", ok)
+    prem = {"prune_T": p("prune_T", T_ok), "bound": p("bound", bound), "bound_ext": p("bound_ext", bound)}
+    g = torch.tensor(gain)
+    return PM.Arm(name, torch.full(g.shape, size), 10.0, prem, g, 1.0, 0.5)
 
 
-ALL = dict(zip(PM.CLOSED + PM.MEASURED, [True] * 10))
+def _result(cell, holds: dict, gain=None, arms=None):
+    prem = {k: Premise(k, k, 1.0 if ok else 0.0, "t", ok) for k, ok in holds.items()}
+    g = None if gain is None else torch.tensor(gain)
+    arms = arms if arms is not None else ({} if g is None else {"alg1": _arm("alg1", gain)})
+    return PM.CellResult(cell, prem, g, arms=arms, extra={"T4": 100, "loss_T4": 1.0, "ln_K": 4.6})
+
+
+ALL = dict.fromkeys(PM.CLOSED + PM.MEASURED, True)
 
 
 def test_conclusion_a_where_every_premise_holds():
@@ -137,8 +194,38 @@ def test_conclusion_a_where_every_premise_holds():
     res = [_result(cell, ALL, [0.10, 0.12, 0.11]), _result(cell, {**ALL, "lambda": False}, [0.0, 0.1, -0.1])]
     c = PM.conclusion(res, [], cell.cfg)
     assert (c.kind, c.verdict, c.cells_ok, c.cells_run) == ("a", HOLDS, 1, 2)
+    assert "holds" in c.answer and "Where every premise holds" in c.answer
     bad = [_result(cell, ALL, [0.001, -0.001, 0.0])]                   # tight around 0, below effect_tol 0.02
     assert PM.conclusion(bad, [], cell.cfg).verdict == FAILS
+
+
+def test_a_prediction_that_fails_where_the_premises_hold_makes_the_claim_fail_not_c():
+    """Every premise holds and the gain is clear, but the magnitude mask misses the minority neurons and they are
+    not the smallest (Remarks 1-2): the claim reads "does not hold" at (a), never the conflict answer (c)."""
+    cell = _cell()
+    res = [_result(cell, {**ALL, "mask": False, "smallest": False}, [0.10, 0.12, 0.11])]
+    c = PM.conclusion(res, [], cell.cfg)
+    assert (c.kind, c.verdict) == ("a", FAILS)
+    rows = PM.verdict_rows(res, [], cell.cfg)
+    pred = {r.id: r for r in rows if r.id.endswith("_map") and r.id != "claim4_map"}
+    assert pred["mask_share_map"].verdict == FAILS and pred["minority_smallest_map"].verdict == FAILS
+    assert pred["feature_span_map"].verdict == HOLDS
+    gain = next(r for r in rows if r.id.startswith("gain_alg1_"))
+    assert gain.verdict == HOLDS and "mask_share" not in gain.depends        # a prediction gates nothing
+    assert rows[-1].id == "claim4_map" and rows[-1].verdict == FAILS
+
+
+def test_an_arm_outside_its_own_premises_does_not_decide():
+    """The cell's premises hold but the arm ran short of the paper's T (or outside Remark 1's bounds): no pair
+    qualifies, the answer is (b) naming the arm premise, and the arm's row keeps its measured verdict."""
+    cell = _cell()
+    res = [_result(cell, ALL, [0.1, 0.12, 0.11], arms={"alg1": _arm("alg1", [0.1, 0.12, 0.11], T_ok=False)})]
+    c = PM.conclusion(res, [], cell.cfg)
+    assert c.kind == "b" and "prune_T" in c.binding
+    row = PM.arm_row(res[0], "alg1", cell.cfg)
+    assert row.verdict == NOT_COMPARABLE and row.would_be == HOLDS and "prune_from_t4" in row.depends
+    res = [_result(cell, ALL, [0.1, 0.12, 0.11], arms={"alg1": _arm("alg1", [0.1, 0.12, 0.11], bound=False)})]
+    assert PM.conclusion(res, [], cell.cfg).binding == ["bound"]
 
 
 def test_conclusion_b_names_the_binding_premise_and_what_it_needs():
@@ -152,20 +239,21 @@ def test_conclusion_b_names_the_binding_premise_and_what_it_needs():
     assert "m ≥ 4,176" in c.text and "lucky set is empty" in c.text
 
 
-def test_conclusion_c_when_premises_conflict():
+def test_conclusion_c_only_when_premises_conflict():
     cell = _cell()
-    # minority-dominant neurons exist, but they are not the smallest (even at Remark 1's largest alpha), in every cell
+    # predictions failing in every cell (the minority neurons are not the smallest) are no conflict of premises
     res = [_result(cell, {**ALL, "lucky": False, "mask": False, "smallest": False}, [0.0, 0.0])]
-    c = PM.conclusion(res, [], cell.cfg)
-    assert c.kind == "c" and "not the smallest" in c.text
-    # a mask that misses them only because alpha m exceeds their number is not a conflict
-    res = [_result(cell, {**ALL, "lucky": False, "mask": False, "smallest": True}, [0.0, 0.0])]
     assert PM.conclusion(res, [], cell.cfg).kind == "b"
     # lambda's range and minority growth exclude each other at every d of the closed-form table
     rates = [{"d": d, "ratio": 0.3, "growth_min": 0.001, "lambda_bottom": 0.01, "m_needed": 1.0,
               "lucky_threshold": 0.5} for d in (10, 20)]
     res = [_result(cell, {**ALL, "growth": False}, [0.0, 0.0])]
     assert PM.conclusion(res, rates, cell.cfg).kind == "c"
+    # every cell that converged did so only after Theorem 3.1's window
+    res = [_result(cell, {**ALL, "window": False}, [0.0, 0.0]), _result(cell, {**ALL, "convergence": False,
+                                                                             "window": True}, [0.0, 0.0])]
+    c = PM.conclusion(res, [], cell.cfg)
+    assert c.kind == "c" and "after Theorem 3.1's window" in c.text
 
 
 @pytest.mark.parametrize("kw, name", [({"ds": ()}, "ds"), ({"lambdas": ("huge",)}, "lambdas"),
@@ -176,14 +264,18 @@ def test_bad_grid_stops_with_the_parameter_named(kw, name):
         PM.PremiseMapConfig(**{**BASE, **kw})
 
 
-def test_a_cell_runs_and_reports_every_premise():
-    """The smallest real cell: three runs, every premise present, a finite gain per replicate."""
+def test_a_cell_runs_and_reports_every_premise_and_arm():
+    """The smallest real cell: vanilla to its cap, a control and the arms, every premise present, a finite gain per
+    replicate and per arm, one row per arm plus the prediction rows and the claim-4 row, all with ids."""
     cfg = PM.PremiseMapConfig(**{**BASE, "ds": (6,), "m_over_d": 2.0, "n_pairs": 64, "ratios": (0.8,)})
     res = PM.run_cell(cfg.cells()[0])
     assert set(res.premises) == set(PM.CLOSED + PM.MEASURED)
     assert res.gain.shape == (2,) and torch.isfinite(res.gain).all()
+    assert res.extra["T4"] in (20, 40) and res.extra["branch"] <= cfg.prune_max
+    assert "alg1" in res.arms and all(torch.isfinite(a.gain).all() for a in res.arms.values())
     rows = PM.verdict_rows([res], PM.rate_table(cfg, (6,), (0.8,)), cfg)
-    assert len(rows) == 2 and rows[-1].claim.startswith("claim 4 on the premise map")
+    assert rows[-1].claim.startswith("claim 4 on the premise map") and rows[-1].id == "claim4_map"
+    assert len({r.id for r in rows}) == len(rows) == len(PM.ARMS) + 4 + 1
 
 
 def test_cells_in_two_worker_processes_give_the_numbers_of_one_process():
@@ -241,6 +333,7 @@ def test_a_recorded_cell_is_read_back_marked_and_foreign_records_are_named(tmp_p
     got, notes = PC.recorded_cells(cfg, tmp_path)
     assert [r.cell.label for r in got] == [mid.label] and got[0].source == "recorded" and got[0].ran
     assert set(got[0].premises) == set(PM.CLOSED + PM.MEASURED) and got[0].gain.shape == (2,)
+    assert set(got[0].arms) and got[0].extra["T4"] > 0
     assert any("0ld0ld0" in n and "stale" in n for n in notes)
     assert any("1a2b3c4" in n and "parameters differ in R" in n for n in notes)
     again, _ = PC.recorded_cells(cfg.replace(threads=cfg.threads + 1, progress=not cfg.progress), tmp_path)

@@ -141,8 +141,9 @@ def _results(cfg, alphas=(0.1, 0.2, 0.4), slope=1.0, R=3):
 def test_verdict_rows_on_hand_made_results():
     cfg = pa.PruningConfig(**{**TINY, "alpha_grid": (0.1, 0.2, 0.4), "alpha_main": 0.2, "d": 10, "d1": 20, "m": 20})
     rows = pa.verdict_rows(_results(cfg), cfg)
-    assert len(rows) == 18 and len({r.claim for r in rows}) == 18 and len({r.id for r in rows}) == 18
-    assert [r.verdict for r in rows[16:]] == [UNTESTED, UNTESTED]                        # no control in these results
+    assert len(rows) == 20 and len({r.claim for r in rows}) == 20 and len({r.id for r in rows}) == 20
+    assert [r.id for r in rows[16:18]] == ["gain_oracle_lucky", "gain_oracle_dominant"]   # no oracle arms run here
+    assert [r.verdict for r in rows[16:]] == [UNTESTED] * 4                              # nor the control
     assert rows[0].verdict == HOLDS and rows[0].measured == pytest.approx(0.2)          # excess at alpha_main > 0
     assert rows[1].verdict == HOLDS and rows[1].measured == pytest.approx(1.0)          # slope 1 in alpha
     assert rows[2].verdict == HOLDS and rows[2].measured == pytest.approx(2.0)          # slope 2 in eps
@@ -216,9 +217,10 @@ def test_the_notebook_pipeline_on_a_tiny_model(tiny_runs):
     assert var["faithful (branch)"] is runs[cfg.alpha_main]                   # reused, not retrained
     assert sw["runs"][cfg.eps_min][1] is runs[0.0] and sw["ar_pr"].shape == (cfg.R, len(cfg.eps_min_grid))
     res = pa.Results(alphas, tables, exc, mech["gap_diff"], pa.mask_share(cen, base, cfg),
-                     pa.degradation(runs, tables, cen, alphas, cfg), pa.final_ratios(runs, var, cfg), sw)
+                     pa.degradation(runs, tables, cen, alphas, cfg), pa.final_ratios(runs, var, cfg), sw,
+                     premises=pa.theorem_premises(base, cfg), oracles=pa.run_oracles(cfg, base, runs))
     rows = pa.verdict_rows(res, cfg)
-    assert len(rows) == 18
+    assert len(rows) == 4 + 16 + 2 + 2 and len({r.id for r in rows}) == len(rows)
     for r in rows:
         assert r.interval_in_range(), (r.id, r.lo, r.hi)
         if not math.isnan(r.lo):
@@ -227,6 +229,6 @@ def test_the_notebook_pipeline_on_a_tiny_model(tiny_runs):
     A = lambda run: (run.W @ run.M).abs().amax(1)
     ratio = lambda run: A(run)[:, -1] / A(run)[:, :-1].mean(-1)
     want = float((ratio(runs[cfg.alpha_main]) - ratio(runs[0.0])).mean())
-    assert rows[6].measured == pytest.approx(want, rel=1e-5)
+    assert {r.id: r for r in rows}["gain_main"].measured == pytest.approx(want, rel=1e-5)
     helps = pa.where_it_helps(res.ratios, cen, sw, cfg)
     assert len(helps) == len(alphas) + len(cfg.eps_min_grid)

@@ -1,6 +1,6 @@
 """Notebook 10's figures: the premise map as heat maps with the cells that meet every premise outlined, the star
-cells, and the closed forms along d (Stage-1 rates against the lambda range, neurons needed for a lucky minority
-neuron)."""
+cells, the pruned arms side by side (Algorithm 1's mask and the oracle masks), convergence and T1 per cell, and the
+closed forms along d (Stage-1 rates against the lambda range, neurons needed for a lucky minority neuron)."""
 from __future__ import annotations
 
 import math
@@ -9,12 +9,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import Rectangle
 
-from ..claims.premise_map import LAMBDAS, CellResult, PremiseMapConfig, cell_row, lambda_value
+from ..claims.premise_map import ARMS, LAMBDAS, CellResult, PremiseMapConfig, arm_row, eq33_t1, lambda_value
 
 
 def _counts(res: CellResult) -> tuple[int, int, list[str]]:
-    """(required premises met, required premises, short names of the failed ones)."""
-    req = [p for p in res.premises.values() if p.required]
+    """(required premises met, required premises, short names of the failed ones); predictions never count."""
+    req = [p for p in res.premises.values() if p.required and not p.prediction]
     failed = [p.short for p in req if not p.holds]
     return len(req) - len(failed), len(req), failed
 
@@ -36,7 +36,7 @@ def map_figure(results: list[CellResult], cfg: PremiseMapConfig, marks: dict | N
             i, j = ds.index(r.cell.d), lams.index(r.cell.lam_name)
             ok, n, failed = _counts(r)
             grid[i, j] = ok / n
-            verdict = cell_row(r, cfg).verdict
+            verdict = arm_row(r, 'alg1', cfg).verdict
             text = "all premises" if not failed else "fails: " + "\n".join(failed[:3]) + ("…" if len(failed) > 3 else "")
             where = "recorded\n" if r.source == "recorded" else "" if r.ran else "no record: closed forms only\n"
             ax.text(j, i, f"{where}{ok}/{n} met\n{text}\n[{verdict}]", ha="center", va="center", fontsize="x-small")
@@ -68,8 +68,8 @@ def star_table(results: list[CellResult], cfg: PremiseMapConfig) -> list[dict]:
         m, lo, hi = r.gain_ci()
         out.append({"cell": ("centre: " if r.cell.axis == "plane" else f"{r.cell.axis}: ") + r.cell.label,
                     "premises met": f"{ok}/{n}", "failed": ", ".join(failed) or "none",
-                    "gain in A_j*/A_maj [95%]": f"{m:+.3g} [{lo:+.3g}, {hi:+.3g}]",
-                    "verdict": cell_row(r, cfg).verdict, "seconds": round(r.seconds, 1)})
+                    "Algorithm 1's gain in A_j*/A_maj [95%]": f"{m:+.3g} [{lo:+.3g}, {hi:+.3g}]",
+                    "verdict": arm_row(r, 'alg1', cfg).verdict, "seconds": round(r.seconds, 1)})
     return out
 
 
@@ -142,3 +142,75 @@ def notebook_marks(cfg: PremiseMapConfig, root=None) -> dict:
         at.setdefault((c.d, lam, round(c.eps_min / c.eps_max, 3)), []).append(nb.stem[:2])
     return {f"{'-'.join([ids[0], ids[-1]]) if len(ids) > 1 else ids[0]} default{'s' if len(ids) > 1 else ''}": key
             for key, ids in at.items()}
+
+
+def arms_table(results: list[CellResult], cfg: PremiseMapConfig) -> list[dict]:
+    """One row per (run cell, arm): pruned neurons per replicate, App. F.4's T against the branch length, Remark 1's
+    bounds, the gain in A_j*/A_maj over the control [95%] and its verdict (with the measured one where premises
+    fail), and the arm's final loss and l'_p."""
+    out = []
+    for r in results:
+        for name in ARMS:
+            a = r.arms.get(name)
+            if a is None:
+                continue
+            m, lo, hi = a.gain_ci()
+            v = arm_row(r, name, cfg)
+            out.append({"cell": r.cell.label, "arm": name, "pruned per replicate": ", ".join(f"{x:g}" for x in
+                                                                                         a.size.tolist()),
+                        "paper's T": "∞" if not math.isfinite(a.T) else f"{a.T:.0f}",
+                        "branch": r.extra.get("branch"), "strict / extended bound": f"{'✓' if a.premises['bound'].holds else '✗'} / "
+                        f"{'✓' if a.premises['bound_ext'].holds else '✗'}",
+                        "gain [95%]": f"{m:+.3g} [{lo:+.3g}, {hi:+.3g}]",
+                        "verdict": v.verdict + (f" (measured: {v.would_be})" if v.would_be else ""),
+                        "loss / ln K": f"{a.loss / r.extra['ln_K']:.3f}", "l'_p": f"{a.pos_prob:.3g}"})
+    return out
+
+
+def convergence_table(results: list[CellResult], cfg: PremiseMapConfig) -> list[dict]:
+    """One row per run cell: the branch point T4 and the convergence premise there (loss against ln K, l'_p, the
+    change over the last block), the bias onset step, and T1 measured (the eq. (34) crossing) against eq. (33)'s and
+    the workshop's T1 with unit constants."""
+    out = []
+    for r in results:
+        if not r.ran:
+            continue
+        c, e = r.premises["convergence"], r.extra
+        ws = math.ceil(r.cell.d * math.log(r.cell.d) / (r.cell.cfg.lr * math.log(math.log(r.cell.d))))
+        onset = ("never" if r.cell.cfg.bias == "none" else "at the crossing" if r.cell.cfg.t1_onset_step < 0
+                 else str(r.cell.cfg.t1_onset_step))
+        out.append({"cell": r.cell.label, "T4 (branch point)": e["T4"], "loss / ln K at T4": f"{e['loss_T4'] / e['ln_K']:.3f}",
+                    "l'_p at T4": f"{e['lp_T4']:.3g}", "converged": "yes" if c.holds else "no",
+                    "bias onset": r.cell.bias_onset, "bias const": f"{r.cell.bias_coef:g}",
+                    "bias on from step": onset,
+                    "T1 measured (eq. (34)), per replicate": ", ".join(str(t) for t in e["T1"]),
+                    "eq. (33) T1": eq33_t1(r.cell.d, r.cell.cfg.d1, r.cell.cfg.lr), "workshop T1": ws})
+    return out
+
+
+def arms_figure(results: list[CellResult], cfg: PremiseMapConfig):
+    """The gain in A_j*/A_maj over the control per run cell (rows) and arm (colours), mean and 95% interval:
+    Algorithm 1's magnitude mask beside the two oracle masks; hollow markers where a premise fails."""
+    ran = [r for r in results if r.ran]
+    fig, ax = plt.subplots(figsize=(7.5, 0.42 * len(ran) + 1.4))
+    seen = set()
+    for k, name in enumerate(ARMS):
+        for i, r in enumerate(ran):
+            a = r.arms.get(name)
+            if a is None:
+                continue
+            m, lo, hi = a.gain_ci()
+            y = i + (k - 2) * 0.14
+            ok = r.required_ok() and a.premises_ok()
+            ax.errorbar(m, y, xerr=[[max(m - lo, 0)], [max(hi - m, 0)]], fmt="o", color=f"C{k}", ms=4,
+                        mfc=f"C{k}" if ok else "white", label=None if name in seen else name)
+            seen.add(name)
+    ax.axvline(0, color="grey", lw=0.8)
+    ax.axvline(cfg.effect_tol, color="grey", ls=":", lw=0.8)
+    ax.set_yticks(range(len(ran)), [r.cell.label for r in ran], fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("gain in A_j*/A_maj over the control (pruned − control)")
+    ax.legend(fontsize=7, loc="best")
+    ax.set_title("pruned arms per cell (hollow: a premise of the cell or the arm fails)", fontsize=9)
+    fig.tight_layout()
+    return fig

@@ -49,9 +49,12 @@ def run(unit: Unit, root: Path) -> dict:
     cfg = _config(unit.params)
     c = unit.params["cell"]
     res = run_cell(cfg.cell("plane", c["d"], c["lam_name"], c["ratio"]))
-    return {"premises": {k: {"text": p.text, "value": p.value, "threshold": p.threshold, "holds": p.holds,
-                             "required": p.required} for k, p in res.premises.items()},
-            "gain": res.gain.tolist(), "seconds": res.seconds}
+    prem = lambda ps: {k: {"text": p.text, "value": p.value, "threshold": p.threshold, "holds": p.holds,
+                           "required": p.required} for k, p in ps.items()}
+    arms = {n: {"size": a.size.tolist(), "T": a.T if a.T != float("inf") else "inf", "premises": prem(a.premises),
+                "gain": a.gain.tolist(), "loss": a.loss, "pos_prob": a.pos_prob} for n, a in res.arms.items()}
+    return {"premises": prem(res.premises), "gain": res.gain.tolist(), "seconds": res.seconds, "arms": arms,
+            "extra": res.extra}
 
 
 PREMISE_CELL = register(Kind(KIND, plan, run))
@@ -66,7 +69,7 @@ def recorded_cells(cfg, root: Path | None = None) -> tuple[list, list[str]]:
     import torch
 
     from ..book.record import source_code
-    from ..claims.premise_map import CellResult
+    from ..claims.premise_map import Arm, CellResult
     from ..claims.premise_map.metrics import Premise
     from ..paths import repo_root
     root = Path(root or repo_root())
@@ -89,8 +92,11 @@ def recorded_cells(cfg, root: Path | None = None) -> tuple[list, list[str]]:
             notes.append(f"{name}: {why}")
             continue
         pay = rec["payload"]
-        prem = {k: Premise(k, v["text"], v["value"], v["threshold"], v["holds"], v["required"])
-                for k, v in pay["premises"].items()}
-        found[name] = CellResult(cells[name], prem, torch.tensor(pay["gain"]), pay["seconds"], source="recorded",
-                                 extra={"provenance": rec.get("provenance", {})})
+        prem = lambda ps: {k: Premise(k, v["text"], v["value"], v["threshold"], v["holds"], v["required"])
+                           for k, v in ps.items()}
+        arms = {n: Arm(n, torch.tensor(a["size"]), float(a["T"]), prem(a["premises"]), torch.tensor(a["gain"]),
+                       a["loss"], a["pos_prob"]) for n, a in pay.get("arms", {}).items()}
+        found[name] = CellResult(cells[name], prem(pay["premises"]), torch.tensor(pay["gain"]), pay["seconds"],
+                                 source="recorded", arms=arms,
+                                 extra={**pay.get("extra", {}), "provenance": rec.get("provenance", {})})
     return [found[n] for n in cells if n in found], notes

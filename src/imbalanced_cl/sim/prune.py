@@ -157,3 +157,39 @@ class Masker:
             return new
         keep_old = self.static.to(new.device).view(-1, *([1] * (new.dim() - 1)))
         return torch.where(keep_old, self.mask, new)
+
+
+# --- oracle masks: a fixed set of neurons chosen by the caller (Theorem F.1 takes P ⊆ M*_j* as its hypothesis) ---
+
+def oracle_keep(chosen: torch.Tensor) -> torch.Tensor:
+    """Keep-mask (R, m) that drops exactly the neurons marked True in `chosen` (R, m), whatever their magnitude."""
+    return (~chosen.bool()).float()
+
+
+class FixedMasker:
+    """A keep-mask (N, m) given once and kept from step `start` on, times an optional inner Masker's mask (rows the
+    inner one leaves at alpha = 0 keep all): the Masker interface (rows, at, final), so that oracle rows (a chosen
+    set P, Theorem F.1's hypothesis) and Algorithm 1's rows can train in one batch."""
+
+    def __init__(self, keep: torch.Tensor, start: int = 0, inner: Masker | None = None):
+        self.keep, self.start, self.inner = keep, start, inner
+
+    def rows(self, lo: int, hi: int) -> "FixedMasker":
+        """The masker of rows lo:hi (a training chunk)."""
+        return FixedMasker(self.keep[lo:hi], self.start, self.inner.rows(lo, hi) if self.inner else None)
+
+    def _with(self, W: torch.Tensor, other: torch.Tensor | None, t: int) -> torch.Tensor | None:
+        if t < self.start:
+            return other
+        fixed = None if bool((self.keep > 0).all()) else self.keep.to(device=W.device, dtype=W.dtype)
+        if fixed is None or other is None:
+            return fixed if other is None else other
+        return fixed * other
+
+    def at(self, W: torch.Tensor, t: int) -> torch.Tensor | None:
+        """The mask in force at step t: the fixed one from `start` on, times the inner Masker's (None: no mask)."""
+        return self._with(W, self.inner.at(W, t) if self.inner else None, t)
+
+    def final(self, W: torch.Tensor, t: int) -> torch.Tensor | None:
+        """The mask for the evaluation after the last step t."""
+        return self._with(W, self.inner.final(W, t) if self.inner else None, max(t, self.start))

@@ -5,13 +5,15 @@ The package, in import order (each module imports only those above it):
 
     config    PremiseMapConfig (the notebook's parameters), the named lambdas, Cell (one grid point)
     metrics   the premises of Theorems 3.1 and 3.2 at a cell: closed forms and measurements on its runs
-    protocol  what is trained at each cell (notebook 04's protocol) and CellResult
+    protocol  what is trained at each cell (vanilla to convergence, a control and the pruned arms) and CellResult
     verdicts  the per-cell verdict, and which of (a), (b), (c) the map supports
 
 Every public name of these modules is importable from here.
 """
-from .config import LAMBDAS, STAR_AXES, Cell, PremiseMapConfig, lambda_value, window  # noqa: F401
+from .config import (BIAS_ONSETS, LAMBDAS, STAR_AXES, Cell, PremiseMapConfig, bias_fields, eq33_t1,  # noqa: F401
+                     lambda_value, window)
 from .metrics import (CLOSED, MEASURED, Premise, closed_form, expected_lucky_minority, gain_of_pruning,  # noqa: F401
                       kappa, mask_share, measured, minority_dominant, minority_rates, neurons_needed, rate_table)
-from .protocol import CellResult, run_cell, run_map  # noqa: F401
-from .verdicts import Conclusion, binding_premises, cell_row, combine, conclusion, conflicts, verdict_rows  # noqa: F401
+from .protocol import ARM_TEXT, ARMS, ORACLES, Arm, CellResult, run_cell, run_map, train_to_convergence  # noqa: F401
+from .verdicts import (Conclusion, answer_text, arm_row, binding_premises, cell_rows, combine, conclusion,  # noqa: F401
+                       conflicts, prediction_rows, verdict_rows)

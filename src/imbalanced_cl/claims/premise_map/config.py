@@ -13,7 +13,24 @@ from ..pruning.config import PruningConfig
 # middle and top of the proof's range [d^-1.49, d^-1.01] (App. E.3).
 LAMBDAS = ("book", "bottom", "mid", "top")
 LAMBDA_EXPONENT = LAMBDA_EXPONENTS
-STAR_AXES = ("m/d", "K", "alpha", "n_minority")
+STAR_AXES = ("m/d", "K", "alpha", "n_minority", "bias_onset", "bias_coef")
+# When the bias b_i switches on (the paper fixes b = 0 up to T1, Lemma F.3, and sizes T1 only up to Theta): at the
+# eq. (34) crossing measured per run, at eq. (33)'s T1 = d1 ln d / (eta lnln d) or at the workshop's d ln d /
+# (eta lnln d) with unit constants, or never ("none": bias = "none").
+BIAS_ONSETS = ("crossing", "eq33", "workshop", "none")
+
+
+def eq33_t1(d: int, d1: int, lr: float) -> int:
+    """Eq. (33)'s T1 with unit constants: ceil(d1 ln d / (eta lnln d)) (the workshop's has d for d1)."""
+    return math.ceil(d1 * math.log(d) / (lr * math.log(math.log(d))))
+
+
+def bias_fields(onset: str, coef: float) -> dict:
+    """The SimConfig fields of a bias onset and constant: bias = "none" for "none", else the schedule with
+    bias_onset (SimConfig's field: "crossing", "eq33" or "workshop") and bias_coef."""
+    if onset == "none":
+        return {"bias": "none", "bias_coef": coef, "bias_onset": "crossing"}
+    return {"bias": "schedule", "bias_coef": coef, "bias_onset": onset}
 
 
 def lambda_value(name: str, d: int, book: float) -> float:
@@ -38,25 +55,33 @@ class Cell:
     K: int
     alpha: float
     n_minority: int
-    cfg: PruningConfig       # the cell's runs: notebook 04's protocol at this setting
+    cfg: PruningConfig       # the cell's runs: vanilla_steps and prune_steps are the caps (vanilla_max, prune_max)
     kappa_pairs: int = 4000  # Monte-Carlo pairs for kappa_j
     require_sigma: bool = False
+    bias_onset: str = "crossing"   # one of BIAS_ONSETS
+    bias_coef: float = 1.0
+    vanilla_block: int = 100       # the vanilla run trains in blocks of this many steps until its loss plateaus
+    C_z: float = 1.0               # App. F.4's constant in the paper's T
+    converge: tuple = (0.5, 0.5, 0.02)  # the convergence tolerances: (loss fraction of ln K, l'_p constant c in 1 - c/tau, change)
 
     @property
     def label(self) -> str:
         """A short name for tables: d, lambda, ratio, and the star variation if any."""
         base = f"d={self.d} λ={self.lam_name} ρ={self.ratio:g}"
         extra = {"m/d": f" m={self.m}", "K": f" K={self.K}", "alpha": f" α={self.alpha:g}",
-                 "n_minority": f" minority={self.n_minority}"}.get(self.axis, "")
+                 "n_minority": f" minority={self.n_minority}", "bias_onset": f" bias onset={self.bias_onset}",
+                 "bias_coef": f" bias const={self.bias_coef:g}"}.get(self.axis, "")
         return base + extra
 
 
 @dataclass(frozen=True)
 class PremiseMapConfig(SimConfig):
     """Notebook 10: a grid over d, lambda, eps_min/eps_max (the plane) and one-at-a-time variations of m/d, K,
-    alpha and the number of minority features around a centre cell; each cell is notebook 04's protocol (vanilla,
-    then a control and a pruned branch) at that setting. The grid, its ranges and the step rule are fixed here,
-    before any run; nothing is searched toward a verdict.
+    alpha, the number of minority features, the bias onset and the bias constant around a centre cell. Each cell
+    trains vanilla until its loss plateaus (T4, the branch point), then branches into a control, Algorithm 1's
+    magnitude mask (at the map's alpha and inside Remark 1's strict and extended bounds) and two oracle masks, for
+    the paper's T (App. F.4) capped at prune_max. The grid, its ranges, the tolerances and the step rules are fixed
+    here, before any run; nothing is searched toward a verdict.
 
     SimConfig's fields are the cells' common settings, except those the grid sets per cell: d, d1, m, eps_min,
     steps and the pruning fields. n_pairs is the centre's K, n_minority the centre's count, weight_decay the
@@ -73,8 +98,15 @@ class PremiseMapConfig(SimConfig):
     star_K: tuple = (2048,)           # star cells: other K (pairs per step)
     star_alpha: tuple = (0.3,)        # star cells: other pruning ratios
     star_n_minority: tuple = (3,)     # star cells: other numbers of minority features
-    window_point: float = 0.5         # total steps T = T3 + window_point * (T4 - T3), inside Thm 3.1's window
-    branch_share: float = 0.34        # share of T after the branch point (the control and pruned branches)
+    star_bias_onset: tuple = ("eq33", "workshop", "none")  # star cells: other bias onsets (the centre's is "crossing", the eq. (34) crossing)
+    star_bias_coef: tuple = (0.5, 2.0)  # star cells: other bias constants (the centre's is bias_coef)
+    vanilla_block: int = 100          # the vanilla run trains in blocks of this many steps until the loss plateaus (converge_change over one block)
+    vanilla_max: int = 400            # most vanilla steps: T4, the branch point, is the first block end where the convergence premise holds, or this
+    prune_max: int = 100              # cap on the branch length; where App. F.4's T is longer, "pruned for the paper's T" fails
+    C_z: float = 1.0                  # App. F.4's constant C_z in T (the paper leaves it free; the book's value, as notebook 04)
+    converge_loss_frac: float = 0.5   # convergence premise: the final InfoNCE is at most this times ln K ("well below ln K")
+    converge_lp_c: float = 0.5        # convergence premise: the final mean l'_p is at least 1 - converge_lp_c / tau
+    converge_change: float = 0.02     # convergence premise and stopping rule: relative change of the loss over the last block
     record_ds: tuple = (20, 40)       # d's of the plane computed ahead by the campaign (kind premise_cell) and read back, marked "recorded"; () for none
     estimate_ds: tuple = (10, 20, 40, 80, 160, 320, 640)  # d of the closed-form estimates (no training)
     kappa_pairs: int = 4000           # Monte-Carlo pairs per replicate for kappa_j (sim/theory.kappa_mc)
@@ -110,8 +142,18 @@ class PremiseMapConfig(SimConfig):
               "a list (may be empty) of numbers in (0, 1)")
         check("star_n_minority", self.star_n_minority, _numbers(self.star_n_minority, 1, min(self.ds) - 1, integer=True),
               f"a list (may be empty) of integers in [1, min(ds) - 1 = {min(self.ds) - 1}]", given=f"ds={list(self.ds)}")
-        check_float("window_point", self.window_point, 0.0, 1.0)
-        check_float("branch_share", self.branch_share, 0.05, 0.95)
+        check("star_bias_onset", self.star_bias_onset, isinstance(self.star_bias_onset, (tuple, list)) and all(
+            v in BIAS_ONSETS for v in self.star_bias_onset), f"a list (may be empty) of {BIAS_ONSETS}")
+        check("star_bias_coef", self.star_bias_coef, _numbers(self.star_bias_coef, 0.0, 100.0),
+              "a list (may be empty) of numbers in (0, 100]")
+        check_int("vanilla_block", self.vanilla_block, 2, 10 ** 6)
+        check_int("vanilla_max", self.vanilla_max, self.vanilla_block, 10 ** 7, given=f"vanilla_block={self.vanilla_block}")
+        check_int("prune_max", self.prune_max, 2 * max(1, self.vanilla_block // 10), 10 ** 7,
+                  given=f"vanilla_block={self.vanilla_block}: two snapshots of a branch")
+        check_float("C_z", self.C_z, 0.0, lo_open=True)
+        check_float("converge_loss_frac", self.converge_loss_frac, 0.0, 1.0, lo_open=True, hi_open=True)
+        check_float("converge_lp_c", self.converge_lp_c, 0.0, lo_open=True)
+        check_float("converge_change", self.converge_change, 0.0, 1.0, lo_open=True)
         check("record_ds", self.record_ds, _numbers(self.record_ds, 4, 4096, integer=True)
               and not set(self.record_ds) & set(self.ds), "a list (may be empty) of integers in [4, 4096], none in ds",
               given=f"ds={list(self.ds)}")
@@ -121,47 +163,47 @@ class PremiseMapConfig(SimConfig):
         check_int("R", self.R, 2, 4096)
 
     # --- the cells ---
-    def steps_at(self, d: int) -> tuple[int, int]:
-        """(vanilla steps, branch steps) at d: T = T3 + window_point (T4 - T3) in all, branch_share of it after."""
-        t3, t4 = window(d, self.lr)
-        total = int(round(t3 + self.window_point * (t4 - t3)))
-        branch = max(2, int(round(self.branch_share * total)))
-        return max(1, total - branch), branch
-
-    # 8 arguments: a cell is a point on the map's seven axes (the plane's d, lambda, ratio and the star's m/d, K, alpha,
-    # n_minority) plus which axis it varies; unset star values are the centre's.
+    # 10 arguments: a cell is a point on the map's nine axes (the plane's d, lambda, ratio and the star's m/d, K,
+    # alpha, n_minority, bias onset and bias constant) plus which axis it varies; unset star values are the centre's.
     def cell(self, axis: str, d: int, lam_name: str, ratio: float, m_over_d: float | None = None,
-             K: int | None = None, alpha: float | None = None, n_minority: int | None = None) -> Cell:
-        """The Cell at one grid point (unset values: the centre's), with the training config of notebook 04."""
+             K: int | None = None, alpha: float | None = None, n_minority: int | None = None,
+             bias_onset: str = "crossing", bias_coef: float | None = None) -> Cell:
+        """The Cell at one grid point (unset values: the centre's): its training config, whose vanilla_steps and
+        prune_steps are the caps vanilla_max and prune_max (run_cell decides the lengths)."""
         m = max(2, int(round((m_over_d or self.m_over_d) * d)))
         K = int(K or self.n_pairs)
         alpha = float(alpha or self.alpha)
         n_min = int(n_minority or self.n_minority)
-        vanilla, branch = self.steps_at(d)
-        record = max(1, branch // 10)
+        coef = float(self.bias_coef if bias_coef is None else bias_coef)
+        record = max(1, self.vanilla_block // 10)
         common = {f.name: getattr(self, f.name) for f in dataclasses.fields(SimConfig)}
         common.update(d=d, d1=self.d1_over_d * d, m=m, n_pairs=K, n_minority=n_min, eps_min=ratio * self.eps_max,
                       weight_decay=lambda_value(lam_name, d, self.weight_decay), record_every=record,
                       prune_alpha=0.0, prune_start=0, prune_unit="neuron", prune_mask="magnitude",
-                      prune_schedule="dynamic", progress=False)
-        run = PruningConfig(**common, vanilla_steps=vanilla, prune_steps=branch, alpha_grid=(alpha,), alpha_main=alpha,
-                            eps_min_grid=(ratio * self.eps_max,), threshold_alphas=(), rate_window=2 * record,
-                            top_k=1, lucky_gamma=self.lucky_gamma, mask_share_min=self.mask_share_min,
-                            effect_tol=self.effect_tol, mask_control=False)
-        return Cell(axis, d, lam_name, ratio, m, K, alpha, n_min, run, self.kappa_pairs, self.require_sigma)
+                      prune_schedule="dynamic", progress=False, **bias_fields(bias_onset, coef))
+        run = PruningConfig(**common, vanilla_steps=self.vanilla_max, prune_steps=self.prune_max, alpha_grid=(alpha,),
+                            alpha_main=alpha, eps_min_grid=(ratio * self.eps_max,), threshold_alphas=(),
+                            rate_window=min(2 * record, self.prune_max), top_k=1, lucky_gamma=self.lucky_gamma,
+                            mask_share_min=self.mask_share_min, effect_tol=self.effect_tol, mask_control=False)
+        return Cell(axis, d, lam_name, ratio, m, K, alpha, n_min, run, self.kappa_pairs, self.require_sigma,
+                    bias_onset, coef, self.vanilla_block, self.C_z,
+                    (self.converge_loss_frac, self.converge_lp_c, self.converge_change))
 
     def record_cells(self) -> list[Cell]:
         """The plane's cells at the d's of record_ds (computed by the campaign, not by the notebook)."""
         return [self.cell("plane", d, lam, r) for d in self.record_ds for lam in self.lambdas for r in self.ratios]
 
     def cells(self) -> list[Cell]:
-        """The plane (every d x lambda x ratio at the centre) and the star around (ds[0], 'mid', max ratio)."""
+        """The plane (every d x lambda x ratio at the centre) and the star around (ds[0], 'mid', max ratio),
+        the bias onset and constant included."""
         out = [self.cell("plane", d, lam, r) for d in self.ds for lam in self.lambdas for r in self.ratios]
         d0, r0 = self.ds[0], max(self.ratios)
         out += [self.cell("m/d", d0, "mid", r0, m_over_d=v) for v in self.star_m_over_d]
         out += [self.cell("K", d0, "mid", r0, K=v) for v in self.star_K]
         out += [self.cell("alpha", d0, "mid", r0, alpha=v) for v in self.star_alpha]
         out += [self.cell("n_minority", d0, "mid", r0, n_minority=v) for v in self.star_n_minority]
+        out += [self.cell("bias_onset", d0, "mid", r0, bias_onset=v) for v in self.star_bias_onset]
+        out += [self.cell("bias_coef", d0, "mid", r0, bias_coef=v) for v in self.star_bias_coef]
         return out
 
 

@@ -1,19 +1,21 @@
-"""The premises of Theorems 3.1 and 3.2 at one cell: closed forms (no training) and measurements on its runs.
+"""The premises of Theorems 3.1 and 3.2 at one cell, and the predictions judged there: closed forms (no training)
+and measurements on its runs.
 
-A premise is a `Premise`: its name, the value found, the threshold it is judged against, whether it holds, and
-whether the map requires it. The closed-form premises need only the cell's config:
+A condition is a `Premise` record: its key, the condition id it checks (premises.CONDITIONS: a premise, or a
+prediction), the value found, the threshold, and whether it holds. Only premises gate; predictions are judged.
+Closed-form premises (the cell's config only):
   * lambda inside the proof's range [d^-1.49, d^-1.01] (App. E.3);
-  * the run's steps inside Theorem 3.1's window [d^1.01/eta, d^1.99/eta] (L277);
-  * sigma_xi^2 on Assumption 3.3's scale sqrt(log d)/d (the ratio is judged within 1 +- 0.9, as the regime rows do);
-  * a minority coefficient grows in Stage 1: gain * kappa_min - lambda > 0 (eq. 7 with the book's closed form,
-    sim/theory.py: kappa_j by Monte Carlo, gain = 1 - 1/K);
-  * minority lucky neurons exist at initialisation: E|M*_j*| = m P(i in M*_j) n_minority >= 1 (Def. B.1,
-    eq. 27; Thm 3.2(a) is about a neuron i* in M*_j*).
-The measured ones need the vanilla run at the branch point:
-  * the weights lie in the feature span (share >= regime_share_min; Thm 3.1's beta bound);
+  * sigma_xi^2 on Assumption 3.3's scale sqrt(log d)/d (ratio within 1 +- 0.9; reported, required on request);
+  * a minority coefficient grows in Stage 1: gain * kappa_min - lambda > 0 (eq. 7, sim/theory.py's closed form);
+  * minority lucky neurons exist at initialisation: E|M*_j*| = m P(i in M*_j) n_minority >= 1 (Def. B.1, eq. 27).
+Measured premises (the vanilla run at its branch point T4):
+  * the vanilla steps T4 inside Theorem 3.1's window [d^1.01/eta, d^1.99/eta] (L277);
   * Lemma B.1: ||g_K - g_pop|| / ||w|| <= d1^-1 (L519);
-  * at least one minority-dominant neuron (largest |cos(w_i, M_j)| on a minority j) in every replicate;
-  * the magnitude mask holds minority-dominant neurons: share >= mask_share_min (Thm 3.2, Remark 1).
+  * convergence: InfoNCE <= converge_loss_frac ln K, mean l'_p >= 1 - converge_lp_c/tau, and the loss flat over
+    the last block (eq. (11), L1768).
+Predictions (judged, never gates): weights in the feature span (Thm 3.1's beta bound); a minority-dominant neuron
+exists (Thm 3.1); the minority-dominant neurons are the smallest (Remark 2); the magnitude mask's share on them
+(Remark 1, Thm F.1's P ⊆ M*_j*).
 """
 from __future__ import annotations
 
@@ -23,32 +25,53 @@ from dataclasses import dataclass
 import torch
 
 from ... import stats
-from ...sim import metrics, regime, theory
+from ...sim import regime, theory
 from ...sim.prune import mask_for
 from ...sim.train import Run
 from ..census.exact import log_p_lucky
 from ..census.sets import thresholds
-from ..pruning.metrics import amplitude_ratio, minority_index
+from ...premises import PREDICTION, condition
+from ..pruning.metrics import Convergence, amplitude_ratio, minority_dominant, minority_index
 from ..pruning.config import PruningConfig
 from .config import Cell, PremiseMapConfig, lambda_value, window
 
-CLOSED = ("lambda", "window", "sigma", "growth", "lucky")
-MEASURED = ("share", "lemma_b1", "dominant", "mask", "smallest")
-SHORT = {"lambda": "λ in range", "window": "steps in window", "sigma": "σ scale", "growth": "minority grows",
+CLOSED = ("lambda", "sigma", "growth", "lucky")
+MEASURED = ("window", "lemma_b1", "convergence", "share", "dominant", "mask", "smallest")
+# key -> the condition id it checks (premises.CONDITIONS); share, dominant, mask and smallest are predictions
+IDS = {"lambda": "lambda_range", "window": "step_window", "sigma": "noise_scale", "growth": "minority_growth",
+       "lucky": "lucky_exist", "lemma_b1": "k_poly", "convergence": "convergence", "share": "feature_span",
+       "dominant": "minority_dominant_exist", "mask": "mask_share", "smallest": "minority_smallest",
+       "prune_T": "prune_from_t4", "bound": "alpha_bound", "bound_ext": "alpha_bound_extended"}
+SHORT = {"lambda": "λ in range", "window": "T4 in window", "sigma": "σ scale", "growth": "minority grows",
          "lucky": "lucky minority", "share": "feature span", "lemma_b1": "Lemma B.1", "dominant": "minority neurons",
-         "mask": "mask on minority", "smallest": "minority smallest"}
+         "mask": "mask on minority", "smallest": "minority smallest", "convergence": "converged",
+         "prune_T": "paper's T", "bound": "α·m ≤ |M*_j*|", "bound_ext": "α·m ≤ |{j* ∈ N_i}|"}
 
 
 @dataclass(frozen=True)
 class Premise:
     """One premise at one cell: the value found, the threshold, whether it holds and whether it is required."""
 
-    key: str             # one of CLOSED + MEASURED
+    key: str             # one of CLOSED + MEASURED (or an arm's "prune_T", "bound", "bound_ext")
     text: str            # what is required, in words, with the paper's reference
     value: float
     threshold: str       # the threshold, as text
     holds: bool
-    required: bool = True
+    required: bool = True   # a premise the map holds cells to (a prediction is never required)
+
+    def __post_init__(self):
+        if self.prediction:      # predictions never gate (premises.py)
+            object.__setattr__(self, "required", False)
+
+    @property
+    def cid(self) -> str:
+        """The condition id this checks (premises.CONDITIONS)."""
+        return IDS[self.key]
+
+    @property
+    def prediction(self) -> bool:
+        """Whether this is a prediction of the paper (judged), not a premise (gating)."""
+        return condition(IDS[self.key]).kind == PREDICTION
 
     @property
     def short(self) -> str:
@@ -80,16 +103,12 @@ def neurons_needed(d: int, ratio: float, n_minority: int, gamma: float) -> float
 def closed_form(cfg: PruningConfig, kappa: torch.Tensor, require_sigma: bool = False) -> dict:
     """The closed-form premises of a cell's config (see the module docstring), keyed as CLOSED."""
     lo, hi = regime.lambda_range(cfg)
-    t3, t4 = window(cfg.d, cfg.lr)
-    steps = cfg.vanilla_steps + cfg.prune_steps
     sr = regime.sigma_ratio(cfg)
     _, r_min = minority_rates(cfg, kappa)
     lucky = expected_lucky_minority(cfg)
     return {
-        "lambda": Premise("lambda", "λ inside the proof's range [d^-1.49, d^-1.01] (App. E.3)", cfg.weight_decay,
+        "lambda": Premise("lambda", "λ inside the proof's range [d^-1.49, d^-1.01] (proof of Thm 3.1)", cfg.weight_decay,
                           f"[{lo:.3g}, {hi:.3g}]", lo <= cfg.weight_decay <= hi),
-        "window": Premise("window", "steps inside Theorem 3.1's window [d^1.01/η, d^1.99/η] (Theorem 3.1)", float(steps),
-                          f"[{t3:.0f}, {t4:.0f}]", t3 <= steps <= t4),
         "sigma": Premise("sigma", "σ_ξ² on Assumption 3.3's scale √(log d)/d (ratio within 1 ± 0.9)", sr,
                          "[0.1, 1.9]", 0.1 <= sr <= 1.9, required=require_sigma),
         "growth": Premise("growth", "a minority coefficient grows in Stage 1: gain κ_min − λ > 0 (eq. 7)", r_min,
@@ -97,12 +116,6 @@ def closed_form(cfg: PruningConfig, kappa: torch.Tensor, require_sigma: bool = F
         "lucky": Premise("lucky", "minority lucky neurons at init: m n_min P(i ∈ M*_j) ≥ 1 (Def. B.1, Thm 3.2(a))",
                          lucky, "≥ 1", lucky >= 1.0),
     }
-
-
-def minority_dominant(W: torch.Tensor, M: torch.Tensor, cfg: PruningConfig) -> torch.Tensor:
-    """(R, m) bool: the neuron's largest |cos(w_i, M_j)| is on a minority feature."""
-    cos = metrics.cosine_matrix(W, M).abs()
-    return torch.isin(cos.argmax(-1), torch.tensor(minority_index(cfg)))
 
 
 def mask_share(W: torch.Tensor, M: torch.Tensor, alpha: float, cfg: PruningConfig) -> torch.Tensor:
@@ -124,27 +137,36 @@ def smallest_share(W: torch.Tensor, M: torch.Tensor, cfg: PruningConfig) -> torc
     return torch.where(k > 0, inside / k.clamp(min=1).float(), torch.nan)
 
 
-def measured(base: Run, cfg: PruningConfig, reg: regime.Regime) -> dict:
-    """The measured premises at the branch point (the vanilla run's final weights), keyed as MEASURED."""
+def measured(base: Run, cfg: PruningConfig, reg: regime.Regime, conv: Convergence) -> dict:
+    """The measured premises and the predictions at the branch point T4 (the vanilla run's final weights), keyed as
+    MEASURED."""
     share = stats.ci(reg.share)
     bound = cfg.d1 ** -cfg.regime_grad_poly
     dev = float(reg.grad_dev.mean())
     count = minority_dominant(base.W, base.M, cfg).sum(-1).float()
     mshare = float(mask_share(base.W, base.M, cfg.alpha_main, cfg).mean())
     small = float(torch.nanmean(smallest_share(base.W, base.M, cfg)))
+    t3, t4 = window(cfg.d, cfg.lr)
     return {
-        "share": Premise("share", "weights in the feature span: share ≥ regime_share_min (Thm 3.1, β bound)",
-                         share[0], f"≥ {cfg.regime_share_min:g} (lower 95% end)", share[1] >= cfg.regime_share_min),
+        "window": Premise("window", "the branch point T4 inside Theorem 3.1's window [d^1.01/η, d^1.99/η]",
+                          float(base.step), f"[{t3:.0f}, {t4:.0f}]", t3 <= base.step <= t4),
         "lemma_b1": Premise("lemma_b1", "K-pair gradient within ||w||/d1 of the population gradient (Lemma B.1)",
                             dev, f"≤ {bound:.3g}", dev <= bound),
+        "convergence": Premise("convergence", "the vanilla run converged at T4: InfoNCE well below ln K, l'_p near "
+                               "1 − Θ(1/τ), the loss flat (eq. (11), App. F)", conv.loss,
+                               f"InfoNCE ≤ {conv.loss_max:.3g} (ln K = {conv.ln_k:.3g}); l'_p ≥ {conv.lp_min:.3g} "
+                               f"(found {conv.pos_prob:.3g}); change ≤ {conv.change_max:g} (found {conv.change:.3g})",
+                               conv.holds),
+        "share": Premise("share", "weights in the feature span: share ≥ regime_share_min (Thm 3.1, β bound)",
+                         share[0], f"≥ {cfg.regime_share_min:g} (lower 95% end)", share[1] >= cfg.regime_share_min),
         "dominant": Premise("dominant", "a minority-dominant neuron at the branch point, in every replicate",
                             float(count.min()), "≥ 1 (fewest over replicates)", bool((count >= 1).all())),
-        "mask": Premise("mask", "the magnitude mask holds minority-dominant neurons (Thm 3.2, Remark 1)", mshare,
+        "mask": Premise("mask", "the magnitude mask holds minority-dominant neurons (Remark 1, Thm F.1)", mshare,
                         f"≥ {cfg.mask_share_min:g} (mean share)", mshare >= cfg.mask_share_min),
         "smallest": Premise("smallest", "the minority-dominant neurons are the smallest (Remark 2): their share of "
-                            "the k smallest neurons, k = their number (the mask at Remark 1's largest alpha); reported",
+                            "the k smallest neurons, k = their number (the mask at Remark 1's largest alpha)",
                             small, f"≥ {cfg.mask_share_min:g} (mean over replicates that have some)",
-                            small >= cfg.mask_share_min, required=False),
+                            small >= cfg.mask_share_min),
     }
 
 
@@ -175,9 +197,10 @@ def rate_table(cfg: PremiseMapConfig, ds, ratios) -> list[dict]:
     return out
 
 
-def cell_premises(cell: Cell, kap: torch.Tensor, base: Run | None, reg: regime.Regime | None) -> dict:
-    """Every premise of a cell: the closed forms, and the measured ones when the cell was run."""
+def cell_premises(cell: Cell, kap: torch.Tensor, base: Run | None = None, reg: regime.Regime | None = None,
+                  conv: Convergence | None = None) -> dict:
+    """Every premise and prediction of a cell: the closed forms, and the measured ones when the cell was run."""
     out = closed_form(cell.cfg, kap, cell.require_sigma)
-    if base is not None and reg is not None:
-        out.update(measured(base, cell.cfg, reg))
+    if base is not None and reg is not None and conv is not None:
+        out.update(measured(base, cell.cfg, reg, conv))
     return out

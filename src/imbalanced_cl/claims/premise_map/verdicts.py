@@ -1,57 +1,38 @@
-"""Judging the map: a verdict per cell, and which of three answers the map supports for claim 4.
+"""Judging the map: a verdict row per cell and arm, the predictions judged over the map, and which of three answers
+the map supports for claim 4, decided from premises only.
 
-  (a) the premises hold somewhere we can run: the claim's verdict there;
-  (b) they hold only beyond our reach: the binding premises, and the size (m, K) they need, from closed forms
-      and from the measured scaling;
+  (a) the premises hold somewhere we can run: the claim's verdict there, from the gains of Algorithm 1's mask and
+      the paper's predictions judged at those cells (a prediction that fails where its premises hold makes the
+      claim "does not hold");
+  (b) they hold only beyond our reach: the binding premises, and the size (m, K) they need, from closed forms and
+      from the measured scaling;
   (c) they cannot hold together: two premises conflict (the rule names which, with numbers).
-The rule is fixed here, before any run, and tested on hand-made cells (tests/test_premise_map.py).
+Predictions (the mask's share, the minority neurons being the smallest, a minority-dominant neuron existing, the
+feature span) are judged rows, never premises. The rule is fixed here, before any run, and tested on hand-made
+cells (tests/test_premise_map.py).
 """
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
-from ... import premises as P
-from ...verdict import (INCONCLUSIVE, NOT_COMPARABLE, UNTESTED, Verdict, combine, judge_positive, replicates_needed)
+from ...premises import condition
+from ...stats import binom_ci
+from ...verdict import FAILS, HOLDS, NOT_COMPARABLE, PARTLY, UNTESTED, Verdict, combine, judge_positive, row
 from .config import PremiseMapConfig
-from .protocol import CellResult
+from .metrics import SHORT
+from .protocol import ARM_TEXT, ARMS, ORACLES, CellResult
 
-SOURCE = "Thm 3.2(c), Remarks 1-3"
+SOURCE = "Thm 3.2(c), Thm F.1, Remarks 1-3"
 CLAIM = "pruning raises A_j*/A_maj over its control"
-
-# Each condition the map measures at a cell, by its id in premises.CONDITIONS. Only a premise can gate a cell's row:
-# the feature-span share, the minority-dominant neurons, the mask's share and Remark 2's "smallest" are predictions.
-KEY_IDS = {"lambda": "lambda_range", "window": "step_window", "sigma": "noise_scale", "growth": "minority_growth",
-           "lucky": "lucky_exist", "lemma_b1": "k_poly", "share": "feature_span", "dominant": "minority_dominant_exist",
-           "mask": "mask_share", "smallest": "minority_smallest"}
-
-
-def gate_keys(res: CellResult) -> list[str]:
-    """The keys of the cell's required conditions that are premises (by id): those that may gate its row."""
-    return [k for k, p in res.premises.items() if p.required and P.is_premise(KEY_IDS.get(k, ""))]
-
-
-def gates(res: CellResult) -> list:
-    """The cell's gating premises (gate_keys), as Premise objects."""
-    return [res.premises[k] for k in gate_keys(res)]
-
-
-def gates_ok(res: CellResult) -> bool:
-    """Whether every gating premise of the cell holds."""
-    return all(p.holds for p in gates(res))
-
-
-def cell_id(res: CellResult) -> str:
-    """The cell's row id: its label in snake_case (d=10 λ=mid ρ=0.8 m=5000 -> cell_d10_mid_rho0p8_m5000)."""
-    c = res.cell
-    extra = {"m/d": f"_m{c.m}", "K": f"_k{c.K}", "alpha": f"_alpha{c.alpha:g}",
-             "n_minority": f"_minority{c.n_minority}"}.get(c.axis, "")
-    return f"cell_d{c.d}_{c.lam_name}_rho{c.ratio:g}{extra}".replace(".", "p").replace("-", "m").lower()
+PREDICTION_KEYS = ("mask", "smallest", "dominant", "share")     # judged over the map, never gates
 
 
 @dataclass
 class Conclusion:
-    """The map's answer for claim 4: kind a, b or c, its verdict and one paragraph of why, with numbers."""
+    """The map's answer for claim 4: kind a, b or c, its verdict, one paragraph of why with numbers, and the
+    plain-words answer."""
 
     kind: str            # "a", "b" or "c"
     verdict: str
@@ -59,61 +40,148 @@ class Conclusion:
     binding: list        # premise keys that fail in every cell that was run
     cells_ok: int        # cells (run) where every required premise holds
     cells_run: int
+    answer: str = ""     # the claim-4 answer in plain words (answer_text)
 
 
-def cell_row(res: CellResult, cfg: PremiseMapConfig) -> Verdict:
-    """The cell's verdict row: the gain judged against effect_tol, "not comparable" if a required premise fails."""
-    m, lo, hi = res.gain_ci()
-    pred = f"> {cfg.effect_tol:g} (Thm 3.2(c): the minority coefficient becomes dominant)"
-    ids = dict(id=cell_id(res), depends=tuple(dict.fromkeys(KEY_IDS[k] for k in gate_keys(res))))
-    if not res.ran:
-        return Verdict(f"{CLAIM} at {res.cell.label}", SOURCE, pred, m, lo, hi, UNTESTED, "the cell was not run",
-                       kind="paper", **ids)
-    verdict, rule = judge_positive(lo, hi, "gain in A_j*/A_maj", cfg.effect_tol)
-    failed = [p for p in gates(res) if not p.holds]
-    premise = ("not met: " + "; ".join(f"{p.short} ({p.value:.3g} vs {p.threshold})" for p in failed)) if failed \
-        else "met: " + "; ".join(p.short for p in gates(res))
-    n = int(res.gain.numel())
-    need = replicates_needed(lo, hi, cfg.effect_tol, n) if verdict == INCONCLUSIVE and not failed else math.nan
-    return Verdict(f"{CLAIM} at {res.cell.label}", SOURCE, pred, m, lo, hi, NOT_COMPARABLE if failed else verdict,
-                   rule, premise=premise, n=n, n_needed=need, kind="paper", would_be=verdict if failed else "", **ids)
+def slug(label: str) -> str:
+    """A snake_case id fragment of a cell label."""
+    s = label.replace("λ", "lam").replace("ρ", "r").replace("α", "a").replace("/", "_per_").replace("·", "")
+    return re.sub(r"[^a-z0-9]+", "_", s.lower()).strip("_")
+
+
+def cell_checks(res: CellResult) -> list:
+    """The cell's required premises as verdict.row checks: (premise id, text with numbers, met)."""
+    return [(p.cid, f"{p.short} ({p.value:.3g} vs {p.threshold})", p.holds) for p in res.premises.values()
+            if p.required and not p.prediction]
+
+
+def arm_checks(arm) -> list:
+    """An arm's own premises as checks: the paper's T, and Remark 1's bound (strict, else the extended one)."""
+    p = arm.premises
+    bound = p["bound"] if p["bound"].holds or not p["bound_ext"].holds else p["bound_ext"]
+    return [(q.cid, f"{q.short} ({q.value:.4g} vs {q.threshold})", q.holds) for q in (p["prune_T"], bound)]
+
+
+def arm_row(res: CellResult, name: str, cfg: PremiseMapConfig) -> Verdict:
+    """The verdict row of one arm at one cell: its gain judged against effect_tol, "not comparable" when a premise
+    of the cell or of the arm fails (the measured verdict is kept in would_be)."""
+    label, pred = res.cell.label, f"> {cfg.effect_tol:g} (Thm 3.2(c): the minority coefficient becomes dominant)"
+    rid = f"gain_{name}_{slug(label)}"
+    if name not in res.arms:
+        return Verdict(f"{ARM_TEXT[name]}: {CLAIM} at {label}", SOURCE, pred, math.nan, math.nan, math.nan,
+                       UNTESTED, "the cell was not run" if not res.ran else "its set of neurons is empty in some "
+                       "replicate (nothing to prune)",
+                       kind="paper", id=rid, depends=tuple(c[0] for c in cell_checks(res)))
+    arm = res.arms[name]
+    m, lo, hi = arm.gain_ci()
+    judged = judge_positive(lo, hi, "gain in A_j*/A_maj", cfg.effect_tol)
+    return row(f"{ARM_TEXT[name]}: {CLAIM} at {label}", SOURCE, pred, m, lo, hi, judged,
+               cell_checks(res) + arm_checks(arm), n=int(arm.gain.numel()), band=cfg.effect_tol, id=rid)
+
+
+def cell_rows(res: CellResult, cfg: PremiseMapConfig) -> list[Verdict]:
+    """One row per arm of a run cell ("not tested" for an arm whose set was empty), Algorithm 1's row alone ("not
+    tested") for a cell not run."""
+    return [arm_row(res, a, cfg) for a in (ARMS if res.ran else ARMS[:1])]
+
+
+def judged_cells(results: list[CellResult]) -> tuple[list[CellResult], bool]:
+    """The cells predictions are judged on: those run where every required premise holds (True), else every run
+    cell (False: the prediction rows are then "not comparable", their measured verdict kept)."""
+    ran = [r for r in results if r.ran]
+    ok = [r for r in ran if r.required_ok()]
+    return (ok, True) if ok else (ran, False)
+
+
+def prediction_verdict(cells: list[CellResult], key: str) -> tuple[str, int, int]:
+    """(verdict, k, n): the prediction `key` holds at k of the n cells that measured it (a NaN value, such as the
+    share of minority neurons among the smallest where there is none, is not a measurement); holds if at all, does
+    not hold if at none, partly otherwise."""
+    have = [r for r in cells if key in r.premises and not math.isnan(r.premises[key].value)]
+    k = sum(r.premises[key].holds for r in have)
+    n = len(have)
+    return (UNTESTED if n == 0 else HOLDS if k == n else FAILS if k == 0 else PARTLY), k, n
+
+
+def blocking_check(results: list[CellResult]) -> list:
+    """[] when some run cell meets every required premise; else one failed check naming the premise that fails in
+    the most run cells (a row judged over cells outside the premises is then "not comparable")."""
+    ran = [r for r in results if r.ran]
+    if not ran or any(r.required_ok() for r in ran):
+        return []
+    keys = [k for k, p in ran[0].premises.items() if p.required and not p.prediction]
+    worst = max(keys, key=lambda k: sum(not r.premises[k].holds for r in ran))
+    k = sum(not r.premises[worst].holds for r in ran)
+    return [(ran[0].premises[worst].cid, f"no cell meets every premise; {SHORT.get(worst, worst)} fails in {k} of "
+             f"{len(ran)} cells run", False)]
+
+
+def prediction_rows(results: list[CellResult], cfg: PremiseMapConfig) -> list[Verdict]:
+    """One row per prediction (PREDICTION_KEYS): the fraction of the judged cells where it holds (Wilson interval);
+    holds at all of them, does not hold at none, partly otherwise."""
+    cells, ok = judged_cells(results)
+    where = "cells meeting every premise" if ok else "cells run"
+    out = []
+    for key in PREDICTION_KEYS:
+        p = next((r.premises[key] for r in cells if key in r.premises), None)
+        if p is None:
+            continue
+        v, k, n = prediction_verdict(cells, key)
+        lo, hi = binom_ci(k, n) if n else (math.nan, math.nan)
+        why = f"holds at {k} of {n} {where}; per cell: {p.threshold}" if n else "no cell measured it"
+        out.append(row(f"prediction: {p.text} (over the map)", condition(p.cid).source, "holds at every cell",
+                       k / n if n else math.nan, lo, hi, (v, why),
+                       blocking_check(results), n=n, id=f"{p.cid}_map", quantity="fraction"))
+    return out
 
 
 def binding_premises(results: list[CellResult]) -> list[str]:
-    """Required premise keys that fail in every cell that was run (in their order of appearance)."""
+    """Required premise keys that fail in every cell that was run (in their order of appearance); an arm premise
+    ("prune_T", "bound") is binding when it fails for every arm of every run cell."""
     ran = [r for r in results if r.ran]
     if not ran:
         return []
-    keys = gate_keys(ran[0])
-    return [k for k in keys if all(not r.premises[k].holds for r in ran if k in r.premises)]
+    keys = [k for k, p in ran[0].premises.items() if p.required and not p.prediction]
+    out = [k for k in keys if all(not r.premises[k].holds for r in ran if k in r.premises)]
+    arms = [a for r in ran for a in r.arms.values()]
+    if arms and all(not a.premises["prune_T"].holds for a in arms):
+        out.append("prune_T")
+    if arms and all(not (a.premises["bound"].holds or a.premises["bound_ext"].holds) for a in arms):
+        out.append("bound")
+    return out
+
+
+def _binding_ids(results: list[CellResult]) -> list[tuple[str, str]]:
+    """(key, condition id) of the binding premises."""
+    ids = {"prune_T": "prune_from_t4", "bound": "alpha_bound"}
+    ran = [r for r in results if r.ran]
+    return [(k, ids.get(k) or ran[0].premises[k].cid) for k in binding_premises(results)]
 
 
 def conflicts(results: list[CellResult], rates: list[dict]) -> list[str]:
     """Premise pairs that cannot hold together, each as a sentence with numbers ([] if none):
-      * minority-dominant neurons exist, but they are not the smallest neurons (even the mask at Remark 1's largest
-        ratio, alpha m = their number, is mostly other neurons), in every cell where they exist: Remarks 1-2's
-        premise contradicts the trained network;
       * at every d of the closed-form table, the minority growth gain*kappa_min is below the bottom of the lambda
-        range: lambda in the proof's range and Stage-1 minority growth exclude each other."""
+        range: lambda in the proof's range and Stage-1 minority growth exclude each other;
+      * in every run cell whose vanilla run converged, it converged only after Theorem 3.1's window closed
+        (T4 > d^1.99/eta): convergence and the step window exclude each other.
+    Predictions never enter: a prediction that fails is a finding about the claim, not a conflict of premises."""
     out = []
-    exist = [r for r in results if r.ran and r.premises["dominant"].holds]
-    if exist and all(not r.premises["mask"].holds and not r.premises["smallest"].holds for r in exist):
-        shares = ", ".join(f"{r.premises['smallest'].value:.2f}" for r in exist)
-        out.append(f"in all {len(exist)} cells with minority-dominant neurons they are not the smallest: among the k "
-                   f"smallest neurons (k = their number, the largest pruning ratio Remark 1 allows) their share is "
-                   f"{shares}, below the premise, so no magnitude mask holds them (against Remarks 1-2)")
-    if rates and all(row["growth_min"] <= row["lambda_bottom"] for row in rates):
+    if rates and all(row_["growth_min"] <= row_["lambda_bottom"] for row_ in rates):
         worst = max(rates, key=lambda r: r["growth_min"] - r["lambda_bottom"])
         out.append(f"at every d the minority growth gain·κ_min lies below d^-1.49 (closest: d={worst['d']}, "
                    f"{worst['growth_min']:.3g} vs {worst['lambda_bottom']:.3g})")
+    conv = [r for r in results if r.ran and r.premises["convergence"].holds]
+    if conv and all(not r.premises["window"].holds for r in conv):
+        out.append(f"every one of the {len(conv)} cells whose vanilla run converged did so after Theorem 3.1's "
+                   f"window (T4 = {', '.join(str(r.extra.get('T4')) for r in conv)} steps)")
     return out
 
 
-def _fmt_m(row: dict) -> str:
+def _fmt_m(row_: dict) -> str:
     """The neurons needed, as text: a number, a power of ten, or why there is none."""
-    m = row["m_needed"]
-    if row.get("lucky_threshold", 0.0) >= 1.0:
-        return f"no m (Def. B.1's threshold c1 log d/d = {row['lucky_threshold']:.2f} ≥ 1: the lucky set is empty)"
+    m = row_["m_needed"]
+    if row_.get("lucky_threshold", 0.0) >= 1.0:
+        return f"no m (Def. B.1's threshold c1 log d/d = {row_['lucky_threshold']:.2f} ≥ 1: the lucky set is empty)"
     if not math.isfinite(m):
         return "m > 10^300"
     return f"m ≥ {m:,.0f}" if m < 1e7 else f"m ≥ about 10^{math.log10(m):.0f}"
@@ -123,9 +191,9 @@ def reach_text(rates: list[dict], results: list[CellResult], cfg: PremiseMapConf
     """What the binding premises would need: neurons for one minority lucky neuron per (d, ratio), and the K that
     Lemma B.1's bound needs at the measured deviation (deviation ~ K^-1/2)."""
     parts = []
-    for r in sorted({row["ratio"] for row in rates}):
-        rows = [row for row in rates if row["ratio"] == r]
-        need = "; ".join(f"d={row['d']}: {_fmt_m(row)}" for row in rows)
+    for r in sorted({row_["ratio"] for row_ in rates}):
+        rows = [row_ for row_ in rates if row_["ratio"] == r]
+        need = "; ".join(f"d={row_['d']}: {_fmt_m(row_)}" for row_ in rows)
         parts.append(f"at ρ = {r:g}, one minority lucky neuron needs {need}")
     ks = []
     for res in results:
@@ -139,34 +207,112 @@ def reach_text(rates: list[dict], results: list[CellResult], cfg: PremiseMapConf
     return "; ".join(parts)
 
 
-def conclusion(results: list[CellResult], rates: list[dict], cfg: PremiseMapConfig) -> Conclusion:
-    """Which of (a), (b), (c) the map supports (module docstring), with its verdict and a paragraph of numbers."""
+def _arm_tally(results: list[CellResult], name: str, cfg: PremiseMapConfig) -> str:
+    """How an arm's gain came out over the run cells: above effect_tol / below -effect_tol / neither."""
+    vs = []
+    for r in results:
+        if r.ran and name in r.arms:
+            _, lo, hi = r.arms[name].gain_ci()
+            vs.append(judge_positive(lo, hi, "gain", cfg.effect_tol)[0])
+    if not vs:
+        return f"{ARM_TEXT[name]}: not run at any cell"
+    return (f"{ARM_TEXT[name]}: gain above {cfg.effect_tol:g} at {vs.count(HOLDS)} of {len(vs)} cells, "
+            f"excluded at {vs.count(FAILS)}, unsettled at {len(vs) - vs.count(HOLDS) - vs.count(FAILS)}")
+
+
+def answer_text(results: list[CellResult], kind: str, verdict: str, cfg: PremiseMapConfig) -> str:
+    """The claim-4 answer in plain words, from the measurements: what holds conditionally (the oracle masks), what
+    fails (Algorithm 1's mask, Remarks 1-2's predictions), and under which modelling choice (the bias onset)."""
     ran = [r for r in results if r.ran]
-    ok = [r for r in ran if gates_ok(r)]
+    if not ran:
+        return "No cell of the map was trained, so claim 4 was not tested."
+    conv = [r for r in ran if r.premises["convergence"].holds]
+    best = min(ran, key=lambda r: r.extra["loss_T4"] / r.extra["ln_K"])
+    parts = [f"Convergence (Thm 3.1 eq. (11), the start of Thm F.1): the vanilla run converged at {len(conv)} of "
+             f"{len(ran)} cells; its lowest loss at the branch point was {best.extra['loss_T4'] / best.extra['ln_K']:.2f}"
+             f" ln K ({best.cell.label}, T4 = {best.extra['T4']} steps)."]
+    parts.append("Theorem 3.2 as a conditional statement (the pruned set chosen, not found by norm): "
+                 + "; ".join(_arm_tally(results, a, cfg) for a in ORACLES) + ".")
+    parts.append("Algorithm 1's magnitude mask: " + "; ".join(_arm_tally(results, a, cfg) for a in ARMS[:3]) + ".")
+    cells, ok = judged_cells(results)
+    preds = []
+    for key in PREDICTION_KEYS:
+        v, k, n = prediction_verdict(cells, key)
+        preds.append(f"{SHORT[key]} at {k} of {n}")
+    parts.append(f"Predictions over the {'cells meeting every premise' if ok else 'cells run'}: " + ", ".join(preds)
+                 + ".")
+    star = [r for r in ran if r.cell.axis == "bias_onset"]
+    where = {(r.cell.d, r.cell.lam_name, r.cell.ratio) for r in star}        # the centre the onsets vary around
+    onset = [r for r in ran if r.cell.axis == "plane" and (r.cell.d, r.cell.lam_name, r.cell.ratio) in where] + star
+    if star:
+        def dom(r):
+            a = r.arms.get("oracle_dominant")
+            return "not run (no such neuron in some replicate)" if a is None else f"{a.gain_ci()[0]:+.3g}"
+        parts.append("Bias onset (a modelling choice the paper leaves open): " + "; ".join(
+            f"{'no bias' if r.cell.cfg.bias == 'none' else r.cell.bias_onset}: loss at T4 "
+            f"{r.extra['loss_T4'] / r.extra['ln_K']:.2f} ln K, minority-dominant neurons in every replicate: "
+            f"{'yes' if r.premises['dominant'].holds else 'no'}, gain of the oracle P = minority-dominant {dom(r)}"
+            for r in onset) + ".")
+    head = {"a": f"Where every premise holds, claim 4 {verdict}.",
+            "b": "No cell meets every premise of Theorem 3.2, so the claim is not decided here (b).",
+            "c": "No cell meets every premise, and two premises conflict (c)."}[kind]
+    return head + " " + " ".join(parts)
+
+
+def conclusion(results: list[CellResult], rates: list[dict], cfg: PremiseMapConfig) -> Conclusion:
+    """Which of (a), (b), (c) the map supports (module docstring), decided from premises only, with its verdict,
+    a paragraph of numbers and the plain-words answer."""
+    ran = [r for r in results if r.ran]
+    ok = [r for r in ran if r.required_ok()]
     binding = binding_premises(results)
-    if ok:
-        verdicts = [cell_row(r, cfg).verdict for r in ok]
-        v = combine(verdicts)
-        where = ", ".join(f"{r.cell.label} ({cell_row(r, cfg).verdict})" for r in ok)
-        return Conclusion("a", v, f"(a) every required premise holds at {len(ok)} of {len(ran)} cells run: {where}. "
-                          f"There the claim {v}.", binding, len(ok), len(ran))
-    found = conflicts(results, rates)
-    names = ", ".join(ran[0].premises[k].short for k in binding) if binding and ran else "none in every cell"
-    if found:
-        return Conclusion("c", NOT_COMPARABLE, f"(c) no cell of {len(ran)} meets every premise, and premises conflict: "
-                          + "; ".join(found) + f". Premises failing in every cell: {names}.", binding, 0, len(ran))
-    return Conclusion("b", NOT_COMPARABLE, f"(b) no cell of {len(ran)} meets every premise; failing in every cell: "
-                      f"{names}. Beyond this map's reach: " + reach_text(rates, results, cfg) + ".", binding, 0,
-                      len(ran))
+    pairs = [(r, a) for r in ok for a in r.arms.values() if a.premises_ok()]
+    if pairs:
+        alg = [arm_row(r, a.name, cfg).verdict for r, a in pairs if a.name not in ORACLES]
+        orc = [arm_row(r, a.name, cfg).verdict for r, a in pairs if a.name in ORACLES]
+        preds = [prediction_verdict(ok, k)[0] for k in PREDICTION_KEYS]
+        # a prediction (or Algorithm 1's gain) that fails where every premise holds is a failure of the claim,
+        # whatever else holds: the theorem's conclusion is false under its own premises
+        vs = [v for v in [combine(alg)] + preds if v != UNTESTED]
+        v = FAILS if FAILS in vs else combine(vs)
+        where = ", ".join(f"{r.cell.label} / {a.name}" for r, a in pairs)
+        text = (f"(a) every premise holds at {len(pairs)} (cell, arm) pairs of {len(ran)} cells run: {where}. "
+                f"Algorithm 1 there: {combine(alg)}; the oracle masks there: {combine(orc)}; the predictions "
+                f"(mask share, minority smallest, minority-dominant exist, feature span): {', '.join(preds)}. "
+                f"Claim 4: {v}.")
+        c = Conclusion("a", v, text, binding, len(ok), len(ran))
+    else:
+        found = conflicts(results, rates)
+        names = ", ".join(SHORT.get(k, k) for k in binding) if binding else "none in every cell"
+        if found:
+            c = Conclusion("c", NOT_COMPARABLE, f"(c) no cell of {len(ran)} meets every premise, and premises "
+                           "conflict: " + "; ".join(found) + f". Premises failing in every cell: {names}.", binding,
+                           0, len(ran))
+        else:
+            c = Conclusion("b", NOT_COMPARABLE, f"(b) no cell of {len(ran)} meets every premise; failing in every "
+                           f"cell: {names}. Beyond this map's reach: " + reach_text(rates, results, cfg) + ".",
+                           binding, 0, len(ran))
+    c.answer = answer_text(results, c.kind, c.verdict, cfg)
+    return c
+
+
+def headline(results: list[CellResult], cfg: PremiseMapConfig) -> CellResult | None:
+    """The cell whose gain the claim-4 row shows: the run cell meeting the most required premises (first on ties)."""
+    ran = [r for r in results if r.ran]
+    score = lambda r: sum(p.holds for p in r.premises.values() if p.required and not p.prediction)
+    return max(ran, key=score) if ran else None
 
 
 def verdict_rows(results: list[CellResult], rates: list[dict], cfg: PremiseMapConfig) -> list[Verdict]:
-    """The notebook's table: one row per cell, then the claim-4 row decided on the map."""
-    rows = [cell_row(r, cfg) for r in results]
+    """The notebook's table: one row per cell and arm, one per prediction, then the claim-4 row decided on the map."""
+    rows = [v for r in results for v in cell_rows(r, cfg)] + prediction_rows(results, cfg)
     c = conclusion(results, rates, cfg)
+    top = headline(results, cfg)
+    m, lo, hi = top.gain_ci() if top else (math.nan,) * 3
+    where = f"Algorithm 1's gain at {top.cell.label}, the cell meeting the most premises" if top else "no cell run"
+    deps = tuple(dict.fromkeys(i for r in results if r.ran for i in (c_[0] for c_ in cell_checks(r))))
     rows.append(Verdict(f"claim 4 on the premise map: {CLAIM} where Theorem 3.2's premises hold", SOURCE,
-                        f"(a), (b) or (c); the claim itself: gain > {cfg.effect_tol:g}", float(c.cells_ok),
-                        float(c.cells_ok), float(c.cells_ok), c.verdict,
-                        f"answer ({c.kind}) — {c.text}", premise=f"cells meeting every premise: {c.cells_ok} of "
-                        f"{c.cells_run}", kind="paper", id="claim4_map", quantity="count"))
+                        f"(a), (b) or (c); the claim itself: gain > {cfg.effect_tol:g}", m, lo, hi, c.verdict,
+                        f"answer ({c.kind}) — {c.text} In plain words: {c.answer}", premise=f"cells meeting every premise: {c.cells_ok} of "
+                        f"{c.cells_run}; shown: {where}", kind="paper", id="claim4_map",
+                        depends=deps + ("prune_from_t4", "alpha_bound")))
     return rows

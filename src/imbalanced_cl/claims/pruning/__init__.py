@@ -17,14 +17,17 @@ Every public name of these modules is importable from here.
 """
 from ...sim.prune import mask_for  # noqa: F401 (notebook 04 reads pruning.mask_for)
 from .config import PruningConfig  # noqa: F401
-from .metrics import (FEATURE_STATS, aligned_counts, amplitude_ratio, amplitude_ratio_history,  # noqa: F401
+from .metrics import (FEATURE_STATS, Convergence, convergence, learned_minority, lucky_minority, minority_dominant,  # noqa: F401
+                      paper_T, aligned_counts, amplitude_ratio, amplitude_ratio_history,  # noqa: F401
                       amplitudes, by_run, degradation, degradation_threshold, excess_by_alpha, excess_growth,
                       excess_growth_per_feature, feature_stats, gap_by_feature, growth_rates, main_index, mask_census,
                       mask_persistence, max_cosine, mechanism, mechanism_summary, minority_index, positive_gap,
                       pruned_norm_history, single_feature_counts, split_mean, t5_elapsed, top_neurons, vanilla_summary)
-from .batch import concat, rows_independent, select, shared_sampler, train_branches  # noqa: F401
-from .protocol import (Results, VARIANTS, census_by_alpha, eps_sweep, feature_tables, final_ratios,  # noqa: F401
-                       mask_share, run_branches, run_variants, variant_stats, where_it_helps)
+from .batch import concat, rows_independent, select, shared_sampler, train_arms, train_branches  # noqa: F401
+from .protocol import (ORACLES, Results, VARIANTS, census_by_alpha, eps_sweep, feature_tables,  # noqa: F401
+                       final_ratios, mask_share, oracle_sets, run_branches, run_oracles, run_variants,
+                       theorem_premises, variant_stats, where_it_helps)
 from .control import (CELLS, cell_config, cell_masker, cell_stats, control_rows, curve_alphas,  # noqa: F401
                       first_mask, first_mask_on_minority, pruned_norm_ratio, run_cells, run_control, threshold_text)
-from .verdicts import THM31, THM32, majority_change_within_bound, verdict_rows  # noqa: F401
+from .verdicts import (THM31, THM32, majority_change_within_bound, oracle_rows, premise_rows,  # noqa: F401
+                       verdict_rows)

@@ -13,7 +13,7 @@ import torch
 
 from ... import workers as W
 from ...sim import data as D
-from ...sim.prune import Masker
+from ...sim.prune import FixedMasker, Masker, oracle_keep
 from ...sim.train import History, Run, _join_time, auto_chunk, train
 from .config import PruningConfig
 
@@ -133,6 +133,36 @@ def _branches(base: Run, cfgs: list) -> list[Run]:
     out = []
     for k, c in enumerate(cfgs):
         run = select(batch, list(range(k, n * R, n)), c)
+        run.history = _join_time(base.history, run.history)
+        out.append(run)
+    return out
+
+
+def train_arms(base: Run, cfg, alphas: list, chosen: list) -> list[Run]:
+    """One run per arm, every one resumed from the checkpoint `base` with cfg (its steps and prune_start) and trained
+    in one batch on the same pairs. Arm k prunes either by magnitude (Algorithm 1, recomputed every prune_every
+    steps) at alphas[k], a ratio or one ratio per replicate (R,), or, where chosen[k] is an (R, m) bool tensor,
+    exactly those neurons for the whole branch (an oracle set P; alphas[k] is then ignored). alpha 0 with no set is
+    the control. Each run keeps `base`'s history before the branch point."""
+    n, R, m = len(alphas), len(base.replicates), base.W.shape[1]
+    per = lambda a: [float(x) for x in a] if isinstance(a, (list, tuple, torch.Tensor)) else [float(a)] * R
+    ratios = [per(a) if chosen[k] is None else [0.0] * R for k, a in enumerate(alphas)]
+    keep = torch.ones(n * R, m)
+    for k, c in enumerate(chosen):
+        if c is not None:
+            keep[k::n] = oracle_keep(c)          # row j is replicate j // n in arm j % n
+    reps = [base.replicates[j // n] for j in range(n * R)]
+    inner = Masker([ratios[j % n][j // n] for j in range(n * R)], [False] * (n * R), [False] * (n * R), reps,
+                   cfg.seed, cfg.prune_start, cfg.prune_every, "neuron")
+    masker = FixedMasker(keep, cfg.prune_start, inner)
+    sampler = shared_sampler(cfg, base) if cfg.sampling == "fresh" else None
+    chunk = max(1, (cfg.chunk or auto_chunk(cfg)) // n) * n
+    batch = train(cfg.replace(chunk=chunk, prune_alpha=0.0), resume=select(base, [j // n for j in range(n * R)],
+                                                                           history=False),
+                  masker=masker, sampler=sampler)
+    out = []
+    for k in range(n):
+        run = select(batch, list(range(k, n * R, n)), cfg)
         run.history = _join_time(base.history, run.history)
         out.append(run)
     return out

@@ -36,6 +36,11 @@ class PruningConfig(SimConfig):
     mask_share_min: float = 0.9      # "the mask removes minority-aligned neurons" holds if the share's interval is ≥ this
     effect_tol: float = 0.02         # smallest effect of interest for Step 8's paired differences of A_j*/A_maj
     threshold_alphas: tuple = (0.6, 0.8)  # Step 8's threshold curve only: ratios above alpha_grid, all four cells
+    converge_loss_frac: float = 0.5  # convergence premise at the branch point: InfoNCE at most this times ln K ("well below ln K", eq. (11))
+    converge_lp_c: float = 0.5       # convergence premise: mean l'_p at least 1 - converge_lp_c / tau (App. F: l'_p = 1 - Theta(1/tau))
+    converge_change: float = 0.02    # convergence premise: relative change of the loss over the last converge_window steps at most this
+    converge_window: int = 100       # steps before the branch point over which the loss must be flat
+    C_z: float = 1.0                 # App. F.4's free constant C_z in the paper's T (the book's value)
 
     def validate(self) -> None:
         """SimConfig's checks plus the protocol's grids, windows and tolerances."""
@@ -65,6 +70,11 @@ class PruningConfig(SimConfig):
         check("threshold_alphas", self.threshold_alphas, isinstance(self.threshold_alphas, (tuple, list)) and all(
             isinstance(a, (int, float)) and not isinstance(a, bool) and top < a < 1 for a in self.threshold_alphas),
               f"a list (may be empty) of ratios in ({top:g}, 1), above alpha_grid", given=f"alpha_grid={list(self.alpha_grid)}")
+        check_float("converge_loss_frac", self.converge_loss_frac, 0.0, 1.0, lo_open=True, hi_open=True)
+        check_float("converge_lp_c", self.converge_lp_c, 0.0, lo_open=True)
+        check_float("converge_change", self.converge_change, 0.0, 1.0, lo_open=True)
+        check_int("converge_window", self.converge_window, 1)
+        check_float("C_z", self.C_z, 0.0, lo_open=True)
         check_float("tol_slope", self.tol_slope, 0.0, lo_open=True)
         check_float("tol_factor", self.tol_factor, 1.0, lo_open=True)
 

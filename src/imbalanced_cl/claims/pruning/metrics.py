@@ -6,6 +6,7 @@ protocol.py and verdicts.py. The minority features j* are the last `n_minority` 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 
@@ -280,3 +281,73 @@ def pruned_norm_history(run: Run, pruned: torch.Tensor, cfg: PruningConfig) -> t
     s, n = run.history.get("steps"), run.history.get("norm2").sqrt()
     sel = s >= cfg.vanilla_steps
     return s[sel], (n[sel] * pruned).sum(-1) / pruned.sum(-1).clamp(min=1)
+
+
+# --- Theorem 3.2's premises on a run: convergence at T4, the paper's T, Remark 1's bounds; the oracle sets ---
+
+def paper_T(cfg: SimConfig, alpha: float, C_z: float = 1.0) -> float:
+    """App. F.4's elapsed time after T4, T = ((eps_max/eps_j*) - 1) d / (eta alpha eps_j*^2 C_z loglog d) (t5_elapsed);
+    inf for alpha = 0 (an empty mask never converges to Thm 3.2(c))."""
+    return math.inf if alpha <= 0 else t5_elapsed(cfg, alpha, C_z)
+
+
+@dataclass(frozen=True)
+class Convergence:
+    """The convergence premise on a vanilla run's history (Thm 3.1 eq. (11); App. F: l'_p = 1 - Theta(1/tau)):
+    the worst replicate's final InfoNCE, l'_p and relative change over the last window, against fixed tolerances."""
+
+    loss: float          # largest final InfoNCE over replicates
+    ln_k: float          # ln K: the InfoNCE of an encoder that has learned nothing
+    loss_max: float      # the tolerance: loss_frac * ln K ("well below ln K")
+    pos_prob: float      # smallest final mean l'_p over replicates
+    lp_min: float        # the tolerance: 1 - lp_c / tau ("near 1 - Theta(1/tau)")
+    change: float        # largest relative change of the loss over the last `window` steps (the plateau)
+    change_max: float    # the tolerance on it
+    step: int            # the step these were read at (T4, the branch point)
+
+    @property
+    def holds(self) -> bool:
+        """All three: the loss is well below ln K, l'_p is near 1 - Theta(1/tau), and the loss stopped moving."""
+        return self.loss <= self.loss_max and self.pos_prob >= self.lp_min and self.change <= self.change_max
+
+    @property
+    def flat(self) -> bool:
+        """Only the plateau part: the loss stopped moving (a stopping rule, not the premise)."""
+        return self.change <= self.change_max
+
+
+def convergence(steps: torch.Tensor, loss: torch.Tensor, pos_prob: torch.Tensor, K: int, tau: float,
+                loss_frac: float, lp_c: float, change_max: float, window: int) -> Convergence:
+    """Convergence of a history: steps (T,), loss and pos_prob (T, R); the plateau compares the last snapshot with
+    the last one at least `window` steps before it (the change is inf when the history is shorter than the window)."""
+    last = int(steps[-1])
+    early = (steps <= last - window).nonzero().flatten()
+    if len(early):
+        ref = loss[int(early[-1])]
+        change = float(((loss[-1] - ref).abs() / ref.abs().clamp(min=1e-12)).max())
+    else:
+        change = math.inf
+    ln_k = math.log(K)
+    return Convergence(float(loss[-1].max()), ln_k, loss_frac * ln_k, float(pos_prob[-1].min()), 1.0 - lp_c / tau,
+                       change, change_max, last)
+
+
+def minority_dominant(W: torch.Tensor, M: torch.Tensor, cfg: SimConfig) -> torch.Tensor:
+    """(R, m) bool: the neuron's largest |cos(w_i, M_j)| is on a minority feature."""
+    cos = metrics.cosine_matrix(W, M)
+    return torch.isin(cos.argmax(-1), torch.tensor(minority_index(cfg)))
+
+
+def lucky_minority(W0: torch.Tensor, M: torch.Tensor, cfg: PruningConfig) -> torch.Tensor:
+    """(R, m) bool: Def. B.1's lucky minority neurons, i in M*_j* for a minority j*, on the initial weights W0
+    (eqs. 26-28 with gamma = lucky_gamma): the set Theorem F.1 prunes (P ⊆ M*_j*) and Remark 1's strict bound."""
+    lucky = census_of(W0 @ M, cfg.d, cfg.eps_min / cfg.eps_max, cfg.lucky_gamma)["lucky"]
+    return lucky[..., minority_index(cfg)].any(-1)
+
+
+def learned_minority(W: torch.Tensor, M: torch.Tensor, cfg: PruningConfig) -> torch.Tensor:
+    """(R, m) bool: neurons with j* in N_i at the current weights (Def. B.1's ordinary threshold c2 log d / d on
+    u_ij*^2 applied to the trained coefficients): Remark 1's extended bound, "any neurons that have learned
+    minority features"."""
+    ordinary = census_of(W @ M, cfg.d, cfg.eps_min / cfg.eps_max, cfg.lucky_gamma)["ordinary"]
+    return ordinary[..., minority_index(cfg)].any(-1)

@@ -9,10 +9,10 @@ import torch
 from ... import stats
 from ... import workers as W
 from ...sim.train import Run, train
-from .batch import train_branches
+from .batch import train_arms, train_branches
 from .config import PruningConfig
-from .metrics import (aligned_counts, amplitude_ratio, excess_growth, feature_stats, mask_census, mask_persistence,
-                      split_mean)
+from .metrics import (aligned_counts, amplitude_ratio, convergence, excess_growth, feature_stats, learned_minority,
+                      lucky_minority, mask_census, mask_persistence, minority_dominant, paper_T, split_mean)
 
 
 def run_branches(cfg: PruningConfig, alphas, base: Run, backward: str = "faithful", **changes) -> dict:
@@ -21,6 +21,44 @@ def run_branches(cfg: PruningConfig, alphas, base: Run, backward: str = "faithfu
     keys = [0.0] + [float(a) for a in alphas]
     cfgs = [cfg.branch(0.0, **changes)] + [cfg.branch(a, backward, **changes) for a in keys[1:]]
     return dict(zip(keys, train_branches(base, cfgs, cfg.workers)))
+
+
+ORACLES = ("oracle: P = M*_j* (Def. B.1)", "oracle: minority-dominant at T_a")
+
+
+def oracle_sets(base: Run, cfg: PruningConfig) -> dict:
+    """The two oracle pruned sets at the branch point, (R, m) bool each: Def. B.1's lucky minority neurons on the
+    initial weights (P = M*_j*, Theorem F.1's hypothesis) and the neurons whose largest |cos(w_i, M_j)| is on a
+    minority feature at T_a."""
+    return dict(zip(ORACLES, (lucky_minority(base.W0, base.M, cfg), minority_dominant(base.W, base.M, cfg))))
+
+
+def run_oracles(cfg: PruningConfig, base: Run, runs: dict) -> dict:
+    """Theorem 3.2 as a conditional statement: branches from `base` that prune exactly an oracle set (oracle_sets)
+    for the whole branch, beside Algorithm 1's magnitude mask at alpha_main and the control (both from `runs`), on the
+    same pairs. Per arm: the run, |P| per replicate (R,) and the change of A_j*/A_maj over the control (R,)."""
+    sets = oracle_sets(base, cfg)
+    trained = train_arms(base, cfg.branch(0.0), [0.0] * len(sets), list(sets.values()))
+    ctl = amplitude_ratio(runs[0.0].W, runs[0.0].M, cfg)
+    mag = runs[float(cfg.alpha_main)] if float(cfg.alpha_main) in runs else train(cfg.branch(cfg.alpha_main),
+                                                                                   resume=base)
+    k = round(cfg.alpha_main * cfg.m)
+    out = {f"Algorithm 1 (magnitude, alpha={cfg.alpha_main:g})": (mag, torch.full((len(base.replicates),), float(k)))}
+    out.update({name: (r, sets[name].sum(-1).float()) for name, r in zip(sets, trained)})
+    return {name: {"run": r, "size": size, "gain": amplitude_ratio(r.W, r.M, cfg) - ctl} for name, (r, size) in
+            out.items()}
+
+
+def theorem_premises(base: Run, cfg: PruningConfig) -> dict:
+    """Theorem 3.2's premises on the vanilla run at the branch point: "convergence" (pruning.metrics.Convergence with
+    cfg's tolerances), "T" (App. F.4's T at alpha_main), and Remark 1's bounds in neurons per replicate (R,):
+    "strict" |M*_j*| (Def. B.1 on the initial weights) and "extended" (neurons with j* in N_i at T_a)."""
+    h = base.history
+    conv = convergence(h.get("steps"), h.get("loss"), h.get("pos_prob"), cfg.n_pairs, cfg.tau, cfg.converge_loss_frac,
+                       cfg.converge_lp_c, cfg.converge_change, cfg.converge_window)
+    return {"convergence": conv, "T": paper_T(cfg, cfg.alpha_main, cfg.C_z),
+            "strict": lucky_minority(base.W0, base.M, cfg).sum(-1).float(),
+            "extended": learned_minority(base.W, base.M, cfg).sum(-1).float()}
 
 
 def feature_tables(runs: dict, base: Run, cfg: PruningConfig) -> dict:
@@ -139,6 +177,8 @@ class Results:
     ratios: dict              # final_ratios
     sweep: dict               # eps_sweep: xr (k,), ar_ctl, ar_pr, exc (R, k)
     control: dict | None = None  # control.cell_stats of the 2x2 mask control (None: not run)
+    premises: dict | None = None  # theorem_premises: convergence, App. F.4's T, Remark 1's bounds (None: not measured)
+    oracles: dict | None = None   # run_oracles: {arm: {"run", "size" (R,), "gain" (R,)}} (None: not run)
 
 
 def mask_share(census: dict, base: Run, cfg: PruningConfig) -> torch.Tensor:

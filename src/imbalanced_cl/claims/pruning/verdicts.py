@@ -1,4 +1,6 @@
-"""Notebook 04's verdict rows: 16 on the paper's claims (Thm 3.2, Thm F.1, Remarks 1-3), then the random-mask control's."""
+"""Notebook 04's verdict rows: Theorem 3.2's premises measured on this run (convergence at the branch point, the
+paper's T, Remark 1's bounds), 16 rows on the paper's claims (Thm 3.2, Thm F.1, Remarks 1-3), the two oracle-mask
+rows (Theorem 3.2 as a conditional statement), then the random-mask control's."""
 from __future__ import annotations
 
 import math
@@ -6,10 +8,11 @@ import math
 import torch
 
 from ... import stats
-from ...verdict import (UNTESTED, Verdict, judge_at_least, judge_factor, judge_positive, judge_share, judge_target)
+from ...verdict import (FAILS, HOLDS, UNTESTED, Verdict, judge_at_least, judge_factor, judge_positive, judge_share,
+                        judge_target, row)
 from .config import PruningConfig
 from .control import control_rows
-from .protocol import Results
+from .protocol import ORACLES, Results
 
 # The premises each row depends on, by id (premises.CONDITIONS). Theorem 3.1's rows need its regime; Theorem 3.2's
 # (and Remarks 1-3, which rest on it) also need a converged network pruned from T4 for the paper's T steps, and
@@ -18,13 +21,72 @@ THM31 = ("k_poly", "no_memorisation", "lambda_range", "step_window", "convergenc
 THM32 = THM31 + ("prune_from_t4", "alpha_bound")
 
 
+ORACLE_IDS = dict(zip(ORACLES, ("gain_oracle_lucky", "gain_oracle_dominant")))
+
+
 def _nan3() -> tuple:
     return (float("nan"),) * 3
 
 
+def premise_rows(res: Results, cfg: PruningConfig) -> list:
+    """Theorem 3.2's premises measured on this run, as premise rows (kind "regime", id = the premise's id): the
+    vanilla run converged at the branch point, the branch ran for App. F.4's T at alpha_main, and alpha_main m
+    within Remark 1's strict and extended bounds in every replicate. Empty when the run did not measure them."""
+    if res.premises is None:
+        return []
+    p, out = res.premises, []
+    c = p["convergence"]
+    out.append(Verdict("regime: the vanilla run converged at the branch point (InfoNCE well below ln K, l'_p near "
+                       "1 − Θ(1/τ), the loss flat)", "Thm 3.1 eq. (11); App. F",
+                       f"InfoNCE ≤ {c.loss_max:.3g}, l'_p ≥ {c.lp_min:.3g}, change ≤ {c.change_max:g}", c.loss, c.loss,
+                       c.loss, HOLDS if c.holds else FAILS,
+                       f"worst replicate: InfoNCE {c.loss:.3g} (ln K = {c.ln_k:.3g}), l'_p {c.pos_prob:.3g}, change "
+                       f"{c.change:.3g} over the last {cfg.converge_window} steps", kind="regime", id="convergence",
+                       quantity="positive"))
+    T = p["T"]
+    out.append(Verdict(f"regime: pruned for App. F.4's T at alpha={cfg.alpha_main:g} (C_z = {cfg.C_z:g})",
+                       "Thm F.1; App. F.4", f"branch ≥ T = {T:.4g} steps", float(cfg.prune_steps),
+                       float(cfg.prune_steps), float(cfg.prune_steps), HOLDS if cfg.prune_steps >= T else FAILS,
+                       f"branch {cfg.prune_steps} steps against T = {T:.4g}", kind="regime", id="prune_from_t4",
+                       quantity="count"))
+    k = round(cfg.alpha_main * cfg.m)
+    for pid, name, bound in (("alpha_bound", "|M*_j*| (Def. B.1 on the initial weights; strict)", p["strict"]),
+                             ("alpha_bound_extended", "the neurons with j* ∈ N_i at T_a (extended)", p["extended"])):
+        ok = bool((bound >= k).all()) and k >= 1
+        out.append(Verdict(f"regime: alpha_main m = {k} within Remark 1's bound, {name}, every replicate",
+                           "Remark 1", "α·m ≤ the bound in every replicate", float(bound.min()), float(bound.min()),
+                           float(bound.max()), HOLDS if ok else FAILS,
+                           f"bound per replicate {[int(b) for b in bound.tolist()]} against α·m = {k}", kind="regime",
+                           id=pid, quantity="count"))
+    return out
+
+
+def oracle_rows(res: Results, cfg: PruningConfig) -> list:
+    """Theorem 3.2 as a conditional statement: the gain of each oracle mask (a chosen pruned set) over the control,
+    judged against effect_tol; "not tested" where the set is empty in some replicate (nothing to prune). The oracle
+    sets satisfy Remark 1's bound by construction, so the rows depend on Theorem 3.2's other premises only."""
+    out, deps = [], tuple(d for d in THM32 if d != "alpha_bound")
+    for name, rid in ORACLE_IDS.items():
+        claim = f"Pruning exactly {name.split(': ', 1)[1]} raises A_j*/A_maj (Thm 3.2 given its pruned set)"
+        src = "Thm 3.2(c), Thm F.1 (P ⊆ M*_j*)"
+        o = (res.oracles or {}).get(name)
+        if o is None or bool((o["size"] < 1).any()):
+            why = "not run" if o is None else (f"the set is empty in {int((o['size'] < 1).sum())} of "
+                                               f"{o['size'].numel()} replicates: nothing to prune")
+            out.append(Verdict(claim, src, f"> {cfg.effect_tol:g}", math.nan, math.nan, math.nan, UNTESTED, why,
+                               id=rid, depends=deps))
+            continue
+        g = stats.ci(o["gain"])
+        out.append(row(claim, src, f"> {cfg.effect_tol:g} (pruned - control)", *g,
+                       judge_positive(g[1], g[2], "change", cfg.effect_tol), n=int(o["gain"].numel()),
+                       band=cfg.effect_tol, id=rid, depends=deps))
+    return out
+
+
 def verdict_rows(res: Results, cfg: PruningConfig) -> list:
     """The verdict rows of notebook 04, judged with the tolerances of cfg (tol_slope, tol_factor, degrade_tol,
-    effect_tol): 16 rows on the paper's claims, then the 2 rows of the random-mask control (beyond the paper).
+    effect_tol): Theorem 3.2's premise rows (premise_rows), 16 rows on the paper's claims, the oracle-mask rows
+    (oracle_rows), then the 2 rows of the random-mask control (beyond the paper).
 
     The mask's share on minority-aligned neurons is a prediction (Remark 1, Thm F.1), judged as a row of its own: it
     gates no other row (issue: a prediction used as a premise hides what the other rows measured)."""
@@ -95,7 +157,7 @@ def verdict_rows(res: Results, cfg: PruningConfig) -> list:
     add("alg1_from_t0", "Algorithm 1 from t = 0 raises A_j*/A_maj over vanilla", "Algorithm 1, Sec. 2 (K3)",
         "> 0 (pruned - vanilla, same steps)", d_s, judge_positive(d_s[1], d_s[2], "change", cfg.effect_tol),
         depends=("k_poly", "no_memorisation", "lambda_range"))
-    return rows + control_rows(res.control, al, cfg)
+    return premise_rows(res, cfg) + rows + oracle_rows(res, cfg) + control_rows(res.control, al, cfg)
 
 
 def majority_change_within_bound(alphas: list, A: torch.Tensor, A0: torch.Tensor, bound: torch.Tensor) -> torch.Tensor:
