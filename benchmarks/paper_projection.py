@@ -127,7 +127,7 @@ def main() -> None:
     ap.add_argument("--json", help="write the measurements to this file")
     args = ap.parse_args()
     dev = args.device
-    steps = 2 if args.quick else (20 if dev == "cuda" else 4)
+    steps = 2 if args.quick else (10 if dev == "cuda" else 4)
     name = torch.cuda.get_device_name(0) if dev == "cuda" else "this CPU"
     print(f"device {dev} ({name}); each notebook's loop timed at its paper size over {steps} steps "
           f"(difference of a {2 + steps}-step and a 2-step run)")
@@ -144,6 +144,10 @@ def main() -> None:
                    "ceiling_flops": ceil, "paper_flops": flops, "projected_s": flops / rate}
         print(f"{nb:20s} {str((size.R, size.n_pairs, size.d1, size.m)):>22s} {rate / 1e12:12.3f} "
               f"{ceil / 1e12:8.3f} {rate / ceil:9.0%} {flops / 1e12:11.1f} {hms(flops / rate):>9s}", flush=True)
+        if args.json:      # after every notebook: a run cut by a time limit keeps what it measured
+            with open(args.json, "w") as f:
+                json.dump({"device": dev, "name": name, "steps": steps, "notebooks": out, "total_s": total}, f,
+                          indent=1)
     word = "measured" if dev == "cuda" else "measured on this CPU"
     print(f"notebooks 01-05 at the paper profile on {name}: {hms(total)} ({word}, counted FLOPs / each notebook's "
           f"loop rate; target on one H100/H200 <= 0:30:00)")
@@ -153,9 +157,6 @@ def main() -> None:
         print(f"no GPU here, so only a projection: {hms(gpu)} on one H100 (counted FLOPs over its FP32 nominal rate "
               f"{H100_FP32 / 1e12:.0f} TFLOP/s times this CPU's mean loop/ceiling {eff:.0%}); run this on a GPU to "
               f"measure it")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"device": dev, "name": name, "steps": steps, "notebooks": out, "total_s": total}, f, indent=1)
 
 
 if __name__ == "__main__":

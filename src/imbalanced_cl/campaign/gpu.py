@@ -19,8 +19,8 @@ from datetime import datetime, timezone
 from ..paths import repo_root
 
 TOTAL_S = 540            # the whole call: under the device tool's 10-minute limit, with margin
-TESTS_S = 120            # the CUDA tests
-BENCH_S = 150            # benchmarks/paper_projection.py at every notebook's paper size
+TESTS_S = 90             # the CUDA tests
+BENCH_S = 120            # benchmarks/paper_projection.py at every notebook's paper size
 CUDA_TEST_FILES = ["tests/test_core.py", "tests/test_train_loop.py", "tests/test_lt_speed.py"]
 # The notebooks whose paper units the benchmark projects (cheapest first once measured), then what a lease adds:
 # notebook 03 under a second base seed (seed stability at paper), the premise map's large-d cells, and notebook 04,
