@@ -25,7 +25,7 @@ def test_verdict_rows_on_hand_made_results():
     assert [r.verdict for r in rows] == [HOLDS, PARTLY, HOLDS, UNTESTED, FAILS, HOLDS]
     assert rows[2].predicted == "10"                          # eps_max / eps_min, the target of the ratio row
     assert (rows[4].measured, rows[4].lo, rows[4].hi) == (0.1, 0.0, 0.2)   # both T1 rows judge the d1 exponent
-    assert rows[4].source == "eq. (33)" and rows[5].source == "workshop W351"
+    assert rows[4].source == "eq. (33)" and rows[5].source == "workshop eq. (40)"
 
 
 def test_verdict_tolerances_come_from_the_config():

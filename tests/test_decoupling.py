@@ -348,11 +348,11 @@ def test_verdict_rows_on_a_hand_made_result():
     share = rows[("With RandomMask", "Thm 3.4 (β = o(‖w‖/√d1))")]
     assert share.verdict == V.HOLDS and "0.88" in share.rule and share.predicted == "≥ 0.9"
     assert rows[("With RandomMask", "Thm 3.4 and Sec. 4")].verdict == V.FAILS
-    assert rows[("With RandomMask", "Thm 3.4 (L238)")].verdict == V.HOLDS
+    assert rows[("With RandomMask", "Thm 3.4")].verdict == V.HOLDS
     assert rows[("With RandomMask", "Cor. 3.5")].verdict == V.HOLDS
     cov = rows[("With RandomMask", "Thm 3.4 (Ω(1) neurons per atom)")]
     assert cov.verdict == V.HOLDS and cov.measured == 1.0
-    ident = rows[("Without augmentation", "Thm 3.2 (L210)")]
+    ident = rows[("Without augmentation", "Thm 3.2")]
     assert ident.verdict == V.INCONCLUSIVE and ident.n_needed > 4
     assert rows[("Without augmentation", "Cor. 3.3")].verdict == V.HOLDS
     assert rows[("With the main paper's pairs", "Thm 3.4 (β = o(‖w‖/√d1))")].verdict == V.FAILS
@@ -379,7 +379,7 @@ def test_verdict_rows_are_not_comparable_before_convergence_or_without_the_bias(
     assert "0.1" in moving[("With RandomMask", "Thm 3.4 (β = o(‖w‖/√d1))")].premise
     no_bias = _rows(_result(final, T1=-1), cfg)
     assert no_bias[("With RandomMask", "Thm 3.4 (β = o(‖w‖/√d1))")].verdict == V.NOT_COMPARABLE
-    assert no_bias[("Without augmentation", "Thm 3.2 (L210)")].verdict == V.HOLDS   # footnote 3: any bias will do
+    assert no_bias[("Without augmentation", "Thm 3.2")].verdict == V.HOLDS   # footnote 3: any bias will do
 
 
 def test_verdict_rows_follow_the_thresholds_in_the_config():

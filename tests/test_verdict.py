@@ -197,3 +197,21 @@ def test_each_verdict_word_has_one_meaning_everywhere():
         md = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
         assert "| **partly** |" not in md, page                       # no second, hand-written definition
     assert answers.combine is V.combine and premise_map.combine is V.combine
+
+
+def test_verdict_tables_glue_exactly_as_myst_nb_does_without_needing_it(monkeypatch):
+    """The glued output is myst-nb's own (its glue is the oracle), so the book's {glue} and the records read it, and a
+    kernel without myst-nb (a GPU machine) writes it too."""
+    import IPython.display
+    from myst_nb.ext import glue as mg
+
+    from imbalanced_cl.book import tables as T
+    seen = []
+    monkeypatch.setattr(IPython.display, "display", lambda *a, **k: seen.append((a, k)))
+    monkeypatch.setattr(mg, "ipy_display", lambda *a, **k: seen.append((a, k)))
+    table = T.VerdictTable("01_x", [V.Verdict("c", "s", "1", 1.0, 0.5, 1.5, V.HOLDS, id="c_row")])
+    T.glue_shown("01_x_verdicts", table)
+    mg.glue("01_x_verdicts", table, display=True)
+    ours, theirs = seen
+    assert ours == theirs and theirs[1]["metadata"]["scrapbook"]["name"] == "01_x_verdicts"
+    assert "application/json" in theirs[0][0]

@@ -49,14 +49,21 @@ class VerdictTable:
 
         Returns None on purpose: a returned table, last in a cell, would be echoed as a second copy.
         """
-        try:
-            from myst_nb import glue
-        except ImportError:  # outside the book toolchain the table is still shown
-            from IPython.display import display
-            display(self)
-            return
-        # display=True keeps the mime type plain "application/json", which nbformat accepts as a dict.
-        glue(key or f"{self.notebook}_verdicts", self, display=True)
+        glue_shown(key or f"{self.notebook}_verdicts", self)
+
+
+def glue_shown(name: str, obj) -> None:
+    """Display `obj` and name its output `name` for myst-nb's {glue} and for the records (book/glued.py).
+
+    The output is what myst_nb.glue(name, obj, display=True) writes (its mime bundle, plain mime types, and
+    metadata {"scrapbook": {"name": name, "mime_prefix": ""}}), made here so that a kernel without the book
+    toolchain (a lent GPU machine, a cluster node) still records its verdict rows.
+    """
+    from IPython.core.formatters import format_display_data
+    from IPython.display import display
+    bundle, metadata = format_display_data(obj)
+    metadata["scrapbook"] = {"name": name, "mime_prefix": ""}
+    display(bundle, raw=True, metadata=metadata)
 
 
 def fmt(x) -> str:
