@@ -80,3 +80,21 @@ def test_the_campaign_checks_a_units_sizes_against_its_slurm_jobs_memory():
     check_sizes([unit], ROOT, args)                          # the ci sizes fit 8 GB
     with pytest.raises(ParameterError, match=r"d1=20000, .* need about 12\.\d GiB .* more than the 7\.5 GiB each Slurm job"):
         check_sizes([big], ROOT, args)
+
+
+def test_a_notebooks_own_check_refuses_a_size_no_machine_holds(monkeypatch):
+    """`papermill -p d 100000 -p d1 500000` stops at the notebook's check cell (from_namespace), in one line, before
+    anything is allocated; IMBALANCED_CL_FORCE=1 lets it through, and the runner's own build skips the check."""
+    from imbalanced_cl.book.params import build
+    from imbalanced_cl.claims.stage1 import Stage1Config
+    from imbalanced_cl.sim.config import FORCE_ENV
+    monkeypatch.delenv(FORCE_ENV, raising=False)
+    ns = {"d": 100000, "d1": 500000}
+    with pytest.raises(ParameterError) as err:
+        Stage1Config.from_namespace(ns)
+    assert "\n" not in str(err.value) and "need about" in str(err.value) and f"{FORCE_ENV}=1" in str(err.value)
+    assert build(Stage1Config, ns).d1 == 500000
+    monkeypatch.setenv(FORCE_ENV, "1")
+    assert Stage1Config.from_namespace(ns).d == 100000
+    monkeypatch.delenv(FORCE_ENV)
+    assert Stage1Config.from_namespace({"R": 2}).R == 2            # the defaults fit

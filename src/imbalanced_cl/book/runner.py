@@ -467,6 +467,9 @@ def run_book(profile: str = "default", out_root: Path | None = None, only: list[
     # The scoreboard notebook reads its siblings' glued verdicts from here, and says which profile built them: passed
     # to the kernels, not written into this process (a second run_book in it must not inherit the first one's).
     env = {"IMBALANCED_CL_EXECUTED": str(executed / "notebooks"), "IMBALANCED_CL_PROFILE": profile}
+    if force:       # sizes the estimate refuses run anyway: the kernels' own check (from_namespace) stands aside
+        from ..sim.config import FORCE_ENV
+        env[FORCE_ENV] = "1"
     failures = execute_all(root, out_root, notebooks, runs, profile, force, jobs, env)
     if failures is None:
         return 130

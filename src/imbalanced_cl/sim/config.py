@@ -3,12 +3,16 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
 import torch
 
 from ..validate import ParameterError, check, check_choice, check_float, check_int, namespace_kwargs
+
+
+FORCE_ENV = "IMBALANCED_CL_FORCE"   # set: run sizes the memory estimate refuses (the user knows better)
 
 
 # When the bias switches on (the paper fixes b = 0 up to T1, Lemma F.3, and sizes T1 only up to Theta).
@@ -160,10 +164,21 @@ class SimConfig:
         return [f.name for f in fields(cls)]
 
     @classmethod
-    def from_namespace(cls, ns: Mapping[str, Any], strict: bool = True, **overrides):
+    def from_namespace(cls, ns: Mapping[str, Any], strict: bool = True, check_size: bool = True, **overrides):
         """Build from a notebook's globals(): its fields are the parameters; with strict, any other plain-data name
-        (a misspelt or unknown `papermill -p`) is a ParameterError that suggests the nearest parameter."""
-        return cls(**namespace_kwargs(cls.field_names(), ns, overrides, cls.__name__, strict))
+        (a misspelt or unknown `papermill -p`) is a ParameterError that suggests the nearest parameter.
+
+        With check_size, sizes whose estimated peak memory (sim/memory.py) exceeds what this machine has are a
+        ParameterError too, before anything is allocated, unless $IMBALANCED_CL_FORCE is set (the book runner's
+        --force sets it for its kernels, and does its own check before it starts them).
+        """
+        cfg = cls(**namespace_kwargs(cls.field_names(), ns, overrides, cls.__name__, strict))
+        if check_size and not os.environ.get(FORCE_ENV):
+            from .memory import size_problem
+            why = size_problem(cfg)
+            if why:
+                raise ParameterError(why.replace("--force", f"{FORCE_ENV}=1 (papermill) or --force (the runner)"))
+        return cfg
 
     def sim(self, **changes) -> "SimConfig":
         """The plain SimConfig part of an experiment config, with optional changes."""
