@@ -179,3 +179,15 @@ def test_verdict_legend_is_the_verdict_layers_own():
 def test_bullets_make_report_lines_a_markdown_list():
     md = S.bullets(["- already a bullet", "  |M_j*| ≥ 3 with a star  ", "", "plain"])._repr_markdown_()
     assert md == "- already a bullet\n- |M_j\\*| ≥ 3 with a star\n- plain"
+
+
+def test_claim_4_reads_the_premise_maps_plain_words_answer():
+    """Claim 4's sentence carries the premise map's answer in plain words (its claim4_map row), where that row exists."""
+    claim4 = next(c for c in A.CLAIMS if c.key == "4")
+    rule = "answer (b) — no cell meets every premise. In plain words: the vanilla run never converged."
+    rows = [{**_row("Claim 4 on the map", V.NOT_COMPARABLE, notebook="10_premise_map"), "id": "claim4_map",
+             "rule": rule}]
+    a = A.answer(rows, claim4)
+    assert a.plain == "the vanilla run never converged."
+    assert S.sentence(a, "default").endswith("In plain words: the vanilla run never converged.")
+    assert A.answer([], claim4).plain == ""

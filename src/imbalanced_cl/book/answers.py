@@ -43,6 +43,7 @@ class Claim:
     unit: str            # what the headline row measures, with its unit
     regime: str          # the paper's regime, in words
     note: str = ""       # one sentence the answer always carries
+    plain_row: str = ""  # id of a row whose rule ends with the claim's answer in plain words ("In plain words: ...")
 
 
 CLAIMS = (
@@ -61,7 +62,7 @@ CLAIMS = (
     Claim("4", "Magnitude pruning (Algorithm 1) restores minority features", "Theorem 3.2, Remarks 1-3",
           "A_j*/A_maj rises to ≈ 1 under pruning; the minority excess growth ∝ α ε_j*²",
           ("04_pruning_gains", "10_premise_map"), ("gain_main",), "gain in A_j*/A_maj, pruned − control",
-          "pruning from T4 of a converged network, α m ≤ |M*_j*|, λ in the proof's range"),
+          "pruning from T4 of a converged network, α m ≤ |M*_j*|, λ in the proof's range", plain_row="claim4_map"),
     Claim("A.2", "App. A.2: minority alignment and downstream quality grow with ε_min", "App. A.2, Figs. 1-4",
           "all four metrics improve as ε_min grows", ("05_appendix_figures",), ("fig2_trend",),
           "Spearman ρ of max_i |cos(w_i, M_min)| with ε_min", "d1 = 500, 100 repeats, hyperparameters unstated",
@@ -86,6 +87,7 @@ class Answer:
     n_rows: int
     premises_met: list | None = None      # premise rows an evidence row depends on that hold
     premises_unchecked: list | None = None  # premise ids an evidence row depends on with no row that holds or fails
+    plain: str = ""             # the claim's answer in plain words, from its plain_row (premise map: claim 4)
 
 
 def evidence(rows: list[dict], claim: Claim) -> list[dict]:
@@ -184,7 +186,18 @@ def answer(rows: list[dict], claim: Claim) -> Answer:
     else:
         v = V.UNTESTED
         why = f"no row has a finite measurement ({tally}).{note}"
-    return Answer(claim, v, as_measured if judged or gated else "—", why, head, failed, len(ev), met, unchecked)
+    return Answer(claim, v, as_measured if judged or gated else "—", why, head, failed, len(ev), met, unchecked,
+                  plain_words(ev, claim))
+
+
+PLAIN = "In plain words: "
+
+
+def plain_words(ev: list[dict], claim: Claim) -> str:
+    """The claim's answer in plain words, as its plain_row's rule states it from the measurements ("" if none)."""
+    row = next((r for r in ev if claim.plain_row and r.get("id") == claim.plain_row), None)
+    rule = (row or {}).get("rule", "")
+    return rule.split(PLAIN, 1)[1].strip() if PLAIN in rule else ""
 
 
 def answers(rows: list[dict]) -> list[Answer]:

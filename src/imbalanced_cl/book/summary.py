@@ -82,6 +82,8 @@ def sentence(a: A.Answer, profile: str, paper: dict | None = None) -> str:
         if a.measured not in ("—", V.NOT_COMPARABLE, V.UNTESTED):
             says += f"; measured there anyway, its rows combine to “{a.measured}”"
     parts.append(f"Verdict {a.verdict}: {says}.")
+    if a.plain:
+        parts.append(f"In plain words: {a.plain}")
     p = paper_scale(a, paper or {})
     if p.get("status") == "ok":
         parts.append(f"At the paper's scale (recorded on {p.get('device', '?')}): {p['verdict']}, "
