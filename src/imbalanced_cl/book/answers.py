@@ -242,7 +242,7 @@ def render(items: list[Answer], base: str = "../notebooks/") -> str:
            + "".join(f'<th scope="col">{h}</th>' for h in head) + "</tr></thead><tbody>"]
     for a in items:
         h = a.headline
-        links = ", ".join(f'<a href="{base}{_esc(nb)}.html">{_esc(nb[:2])}</a>' for nb in a.claim.notebooks)
+        links = ", ".join(f'<a href="{base}{_esc(nb)}.html#verdict">{_esc(nb[:2])}</a>' for nb in a.claim.notebooks)
         meas = ("—" if h is None else f'{T.fmt(h["measured"])} [{T.fmt(h["lo"])}, {T.fmt(h["hi"])}]'
                 f'<br><small>{_esc(a.claim.unit)}; this row: {_esc(h["verdict"])}'
                 + (f' (measured: {_esc(h["would_be"])})' if h.get("would_be") else "") + "</small>")

@@ -207,10 +207,10 @@ def arms_figure(results: list[CellResult], cfg: PremiseMapConfig):
             seen.add(name)
     ax.axvline(0, color="grey", lw=0.8)
     ax.axvline(cfg.effect_tol, color="grey", ls=":", lw=0.8)
-    ax.set_yticks(range(len(ran)), [r.cell.label for r in ran], fontsize=7)
+    ax.set_yticks(range(len(ran)), [r.cell.label for r in ran])
     ax.invert_yaxis()
     ax.set_xlabel("gain in A_j*/A_maj over the control (pruned − control)")
-    ax.legend(fontsize=7, loc="best")
-    ax.set_title("pruned arms per cell (hollow: a premise of the cell or the arm fails)", fontsize=9)
+    ax.legend(loc="best")
+    ax.set_title("pruned arms per cell\n(hollow: a premise of the cell or the arm fails)")
     fig.tight_layout()
     return fig
