@@ -97,6 +97,7 @@ class Masker:
         self.static = torch.as_tensor(static, dtype=torch.bool)    # (N,) fixed at the first pruned step
         self.replicates, self.seed, self.start, self.every, self.unit = list(replicates), seed, start, every, unit
         self.mask = None
+        self._k = None       # ((count, device), the units each row drops): made once, see _counts
 
     @classmethod
     def from_config(cls, cfg, replicates) -> "Masker":
@@ -130,7 +131,7 @@ class Masker:
         """Units each row drops out of `count`, on `device`, made once: a copy to a GPU at every step would make
         the host wait for the device."""
         key = (count, str(device))
-        if getattr(self, "_k", None) is None or self._k[0] != key:
+        if self._k is None or self._k[0] != key:
             self._k = (key, torch.tensor([n_pruned(a, count) for a in self.alpha.tolist()], device=device))
         return self._k[1]
 
@@ -173,6 +174,8 @@ class FixedMasker:
 
     def __init__(self, keep: torch.Tensor, start: int = 0, inner: Masker | None = None):
         self.keep, self.start, self.inner = keep, start, inner
+        self.prunes = not bool((keep > 0).all())   # False: every neuron kept, no fixed mask at all
+        self._on = None                            # the keep-mask on the run's device and dtype, made once
 
     def rows(self, lo: int, hi: int) -> "FixedMasker":
         """The masker of rows lo:hi (a training chunk)."""
@@ -181,7 +184,9 @@ class FixedMasker:
     def _with(self, W: torch.Tensor, other: torch.Tensor | None, t: int) -> torch.Tensor | None:
         if t < self.start:
             return other
-        fixed = None if bool((self.keep > 0).all()) else self.keep.to(device=W.device, dtype=W.dtype)
+        if self.prunes and (self._on is None or self._on.device != W.device or self._on.dtype != W.dtype):
+            self._on = self.keep.to(device=W.device, dtype=W.dtype)   # not at every step: a GPU copy would stall it
+        fixed = self._on if self.prunes else None
         if fixed is None or other is None:
             return fixed if other is None else other
         return fixed * other
