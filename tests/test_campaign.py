@@ -355,8 +355,8 @@ def test_campaign_stability_compares_the_verdicts_recorded_under_two_seeds(tmp_p
     other = seeds.with_seed(unit, unit.seed + 1)
     assert other.key != unit.key and other.params["seed"] == unit.seed + 1
     folder = tmp_path / "results"
-    row = lambda claim, verdict, measured: {"notebook": unit.name, "claim": claim, "verdict": verdict,  # noqa: E731
-                                            "measured": measured}
+    row = lambda claim, verdict, measured: {"notebook": unit.name, "id": claim, "claim": claim,  # noqa: E731
+                                            "verdict": verdict, "measured": measured}
     # a: moves and flips; b: a closed form (the same value under every seed); c: moves and keeps its verdict
     record.write(folder, unit, {"rows": [row("a", "holds", 1.0), row("b", "partly", 0.5), row("c", "holds", 3.0)]},
                  {"wall_s": 1.0})

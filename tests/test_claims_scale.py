@@ -160,7 +160,7 @@ def test_tiny_end_to_end_rows_and_premises():
     assert keys == ["rate_ratio", "lucky_fraction", "alignment", "Ni_exponent_1", "Ni_exponent_0.5", "Ni_tracking",
                     "mask_share", "pruning_gain"]
     assert len(rows) == len(keys) and all(r.verdict in V.VERDICTS for r in rows)
-    # a row is named by its quantity alone (the stability command matches rows by claim across seeds); the trend
+    # a row is named by its quantity alone (the stability command matches rows by id across seeds); the trend
     # word is the start of its rule
     words = (S.CLOSES, S.NO_GAP, S.STAYS, S.GROWS, S.OVERSHOOTS, S.TREND_INCONCLUSIVE)
     assert [r.claim for r in rows] == [q.claim for q in S.quantities(res)]

@@ -11,8 +11,9 @@ from imbalanced_cl.book import record, stability
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _row(nb, claim, verdict, m=1.0):
-    return {"notebook": nb, "claim": claim, "verdict": verdict, "measured": m, "lo": m - 0.1, "hi": m + 0.1}
+def _row(nb, claim, verdict, m=1.0, rid=None):
+    return {"notebook": nb, "id": rid or f"row_{claim}", "claim": claim, "verdict": verdict, "measured": m,
+            "lo": m - 0.1, "hi": m + 0.1}
 
 
 def test_stability_compares_verdicts_row_by_row():
@@ -20,8 +21,33 @@ def test_stability_compares_verdicts_row_by_row():
                1: [_row("01", "a", "holds"), _row("01", "b", "does not hold"), _row("02", "c", "holds")]}
     res = stability.compare(by_seed)
     assert res["rows"] == 3 and res["unchanged"] == 2 and res["share_unchanged"] == pytest.approx(2 / 3)
-    assert res["changed"] == [{"notebook": "01", "claim": "b", "verdicts": {"0": "partly", "1": "does not hold"}}]
-    assert stability.flipped(res) == {("01", "b")}
+    assert res["changed"] == [{"notebook": "01", "id": "row_b", "claim": "b",
+                               "verdicts": {"0": "partly", "1": "does not hold"}}]
+    assert stability.flipped(res) == {("01", "row_b")}
+
+
+def test_stability_matches_rows_by_id_not_by_sentence():
+    """A row reworded between two runs is still the same row; two rows with one sentence are still two rows."""
+    by_seed = {0: [_row("01", "old words", "holds", rid="x"), _row("01", "same", "holds", rid="y"),
+                   _row("01", "same", "holds", rid="z")],
+               1: [_row("01", "new words", "does not hold", rid="x"), _row("01", "same", "holds", rid="y"),
+                   _row("01", "same", "does not hold", rid="z")]}
+    res = stability.compare(by_seed)
+    assert res["rows"] == 3 and stability.flipped(res) == {("01", "x"), ("01", "z")}
+    with pytest.raises(ValueError, match="without an id"):
+        stability.compare({0: [{"notebook": "01", "claim": "a", "verdict": "holds"}]})
+
+
+def test_a_stored_result_from_before_row_ids_is_stale_and_marks_no_row(tmp_path):
+    from imbalanced_cl.book import scoreboard
+    (tmp_path / "results" / "stability").mkdir(parents=True)
+    (tmp_path / "results" / "stability" / "default.json").write_text(json.dumps(
+        {"profile": "default", "seeds": [0, 1], "rows": 2, "unchanged": 1, "share_unchanged": 0.5,
+         "changed": [{"notebook": "01", "claim": "a", "verdicts": {"0": "holds", "1": "partly"}}]}))
+    res = stability.load(tmp_path, "default")
+    assert "before verdict rows had ids" in res["stale"] and stability.flipped(res) == set()
+    html = scoreboard._stability_section(scoreboard.Board("x", stability=res))
+    assert "is stale" in html and "--seeds 0 1" in html and "keep their verdict" not in html
 
 
 def test_paper_column_says_when_nothing_was_recorded():

@@ -123,7 +123,7 @@ def gather(executed_dir: str = "", root: Path | None = None) -> Board:
     board.paper_stability = stability.load_campaign(here, "paper")
     flips = stability.flipped(board.stability)
     for r in board.rows:   # a verdict that changes with the seed is not a finding (methods page)
-        if (r["notebook"], r["claim"]) in flips and r["verdict"] != V.INCONCLUSIVE:
+        if (r["notebook"], r.get("id")) in flips and r["verdict"] != V.INCONCLUSIVE:
             r["seed_verdict"], r["verdict"] = r["verdict"], V.INCONCLUSIVE
     return board
 
@@ -180,6 +180,10 @@ def _stability_section(board: Board) -> str:
         return ('<h2>Seed stability</h2><p class="sb-stability">Not yet measured for this profile: run '
                 '<code>python -m imbalanced_cl stability --profile default --seeds 0 1</code> (results/stability/).</p>'
                 + _paper_stability(board))
+    if s.get("stale"):
+        return (f'<h2>Seed stability</h2><p class="sb-stability">The stored result for the {_esc(s["profile"])} '
+                f'profile is stale: {_esc(s["stale"])}. Run <code>python -m imbalanced_cl stability --profile '
+                f'{_esc(s["profile"])} --seeds 0 1</code> to measure it again.</p>' + _paper_stability(board))
     items = _changed_items(s)
     return (f'<h2>Seed stability</h2><p class="sb-stability">Re-executed with base seeds {_esc(s["seeds"])} at the '
             f'{_esc(s["profile"])} profile: <b>{s["unchanged"]} of {s["rows"]} rows</b> '

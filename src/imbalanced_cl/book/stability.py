@@ -13,20 +13,28 @@ from pathlib import Path
 from .glued import collect
 
 
+def key(r: dict) -> tuple[str, str]:
+    """A row's identity across seeds: its notebook and its stable id (verdict rows keep their id when reworded)."""
+    if not r.get("id"):
+        raise ValueError(f"{r.get('notebook', '?')}: a verdict row without an id cannot be matched across seeds")
+    return r["notebook"], r["id"]
+
+
 def compare(by_seed: dict[int, list[dict]]) -> dict:
-    """Rows matched by (notebook, claim) across seeds: which verdicts stayed, which changed, and the stable share."""
+    """Rows matched by (notebook, id) across seeds: which verdicts stayed, which changed, and the stable share."""
     seeds = sorted(by_seed)
-    keyed = {s: {(r["notebook"], r["claim"]): r["verdict"] for r in by_seed[s]} for s in seeds}
+    keyed = {s: {key(r): r for r in by_seed[s]} for s in seeds}
     common = set.intersection(*(set(k) for k in keyed.values())) if keyed else set()
-    changed = [{"notebook": nb, "claim": claim, "verdicts": {str(s): keyed[s][(nb, claim)] for s in seeds}}
-               for nb, claim in sorted(common) if len({keyed[s][(nb, claim)] for s in seeds}) > 1]
+    changed = [{"notebook": nb, "id": rid, "claim": keyed[seeds[0]][(nb, rid)]["claim"],
+                "verdicts": {str(s): keyed[s][(nb, rid)]["verdict"] for s in seeds}}
+               for nb, rid in sorted(common) if len({keyed[s][(nb, rid)]["verdict"] for s in seeds}) > 1]
     n = len(common)
     # A row that no seed can move (a closed form, a setting) keeps its verdict trivially: count the rows whose
     # measured value does differ between the seeds, and how many of those kept their verdict.
-    value = {s: {(r["notebook"], r["claim"]): json.dumps(r.get("measured"), sort_keys=True, default=str)
-                 for r in by_seed[s]} for s in seeds}
+    value = {s: {k: json.dumps(r.get("measured"), sort_keys=True, default=str) for k, r in keyed[s].items()}
+             for s in seeds}
     moving = [k for k in common if len({value[s][k] for s in seeds}) > 1]
-    flipped_keys = {(c["notebook"], c["claim"]) for c in changed}
+    flipped_keys = {(c["notebook"], c["id"]) for c in changed}
     return {"seeds": seeds, "rows": n, "unchanged": n - len(changed),
             "share_unchanged": (n - len(changed)) / n if n else float("nan"), "changed": changed,
             "seed_dependent": len(moving), "seed_dependent_unchanged": sum(k not in flipped_keys for k in moving)}
@@ -56,18 +64,21 @@ def run(profile: str, seeds: list[int], root: Path, only: list[str] | None = Non
 
 
 def _load(p: Path) -> dict | None:
-    """A stored stability result, or None; one that cannot be read is named in a warning (what it leaves out)."""
+    """A stored stability result, or None; one that cannot be read is named in a warning (what it leaves out), and
+    one written before rows had ids comes back with the reason it is stale under "stale"."""
     if not p.exists():
         return None
     try:
         out = json.loads(p.read_text())
         if not isinstance(out, dict):
             raise ValueError("not a JSON object")
-        return out
     except (ValueError, OSError) as e:
         import warnings
         warnings.warn(f"{p}: unreadable ({e}); its seed-stability result is left out", stacklevel=3)
         return None
+    if predates_ids(out):     # matched by sentence, before rows had ids: it cannot be matched to today's rows
+        out["stale"] = "it was written before verdict rows had ids, so its rows cannot be matched to today's"
+    return out
 
 
 def load(root: Path, profile: str) -> dict | None:
@@ -82,5 +93,13 @@ def load_campaign(root: Path, profile: str = "paper") -> dict | None:
 
 
 def flipped(result: dict | None) -> set[tuple[str, str]]:
-    """(notebook, claim) of every row whose verdict changed with the seed."""
-    return {(c["notebook"], c["claim"]) for c in (result or {}).get("changed", [])}
+    """(notebook, id) of every row whose verdict changed with the seed (none from a stale result)."""
+    if (result or {}).get("stale"):
+        return set()
+    return {(c["notebook"], c["id"]) for c in (result or {}).get("changed", [])}
+
+
+def predates_ids(result: dict | None) -> bool:
+    """Whether a stored result was written before rows had ids (its changed rows name only a sentence): such a
+    result cannot be matched to today's rows, and is stale."""
+    return any("id" not in c for c in (result or {}).get("changed", []))
