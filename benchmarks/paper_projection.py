@@ -3,7 +3,7 @@
 For each simulation notebook 01-05 it times train() itself (pairs drawn, bias, stage clock, history: the whole loop)
 at the size of that notebook's largest paper-profile training, on the GPU where there is one, and prints the loop's
 FLOP rate against the step's own matmul ceiling (its five products replayed alone at their shapes, same device, same
-run), then the paper profile's projected time: counted FLOPs (train.step_flops, token-level BReLU throughout: an
+run), then the paper profile's projected time: counted FLOPs (runtime.step_flops, token-level BReLU throughout: an
 upper bound) over that notebook's loop rate. Without a GPU it measures the CPU and says that the GPU figure is a
 projection, and from what.
 Run: .venv/bin/python benchmarks/paper_projection.py [--quick] [--device cpu|cuda] [--json FILE]
@@ -17,48 +17,21 @@ import time
 import torch
 
 from imbalanced_cl.book.profiles import params
-from imbalanced_cl.claims.appendix import AppendixConfig, grid_points
+from imbalanced_cl.claims.appendix import AppendixConfig
 from imbalanced_cl.claims.lucky import LuckyConfig
 from imbalanced_cl.claims.pruning import PruningConfig
 from imbalanced_cl.claims.scaling import ScalingConfig
 from imbalanced_cl.claims.stage1 import Stage1Config
-from imbalanced_cl.sim import theory
 from imbalanced_cl.sim.config import SimConfig
-from imbalanced_cl.sim.train import step_flops, train
+from imbalanced_cl.sim.runtime import step_flops
+from imbalanced_cl.sim.train import train
 
 H100_FP32 = 67e12    # H100 SXM, FP32 non-tensor (nominal)
 
 
 def trainings(nb: str, cfg) -> list[tuple[SimConfig, int]]:
-    """(config, steps) of every training a notebook's protocol runs (read off the notebook's code)."""
-    if nb == "01_stage1_growth":
-        out = [(cfg.sim(), cfg.steps)]
-        for axis, grid in (("d", cfg.d_grid), ("d1", cfg.d1_grid)):
-            for v in grid:
-                d, d1 = (v, cfg.sweep_d1) if axis == "d" else (cfg.sweep_d, v)
-                base = cfg.sim(d=d, d1=d1, R=cfg.sweep_R, bias="none", n_minority=0, eps_profile="two_level")
-                t_lin = theory.t1_linear(base, theory.kappa_mc(base, n=2000))
-                out.append((base, int(min(max(cfg.horizon * t_lin, 10), 10 ** 5))))
-        return out
-    if nb == "02_lucky_neurons":
-        out = [(cfg.sim(eps_max=em, eps_min=em * cfg.ratio), cfg.steps) for em in cfg.train_eps_max]
-        out.append((cfg.sim(m=cfg.lemma_m or cfg.m), cfg.lemma_steps or cfg.steps))
-        fig = cfg.sim(m=cfg.fig_m, d=cfg.fig_d, n_minority=cfg.fig_minority)
-        return out + [(fig, cfg.fig_steps)] * 2
-    if nb == "03_Ni_scaling":
-        return [(cfg.sim(d=d, eps_min=r * cfg.eps_max), cfg.steps) for r in cfg.ratios for d in cfg.ds]
-    if nb == "04_pruning_gains":
-        n_branch = len(cfg.alpha_grid) + 1 + 1          # control, each alpha, the literal backward
-        out = [(cfg.vanilla(), cfg.vanilla_steps), (cfg.sim(), cfg.prune_steps * n_branch),
-               (cfg.sim(), cfg.vanilla_steps + cfg.prune_steps)]                     # Algorithm 1 from t = 0
-        for e in cfg.eps_min_grid:
-            if e != cfg.eps_min:
-                out += [(cfg.vanilla(eps_min=e), cfg.vanilla_steps), (cfg.sim(eps_min=e), 2 * cfg.prune_steps)]
-        return out
-    if nb == "05_appendix_figures":
-        n = len(grid_points(cfg)) * cfg.repeats * len(cfg.arms)
-        return [(cfg.sim(R=n), cfg.steps)]
-    raise KeyError(nb)
+    """(config, steps) of every training a notebook's protocol runs: what its config declares (workload())."""
+    return cfg.workload()
 
 
 CONFIGS = {"01_stage1_growth": Stage1Config, "02_lucky_neurons": LuckyConfig, "03_Ni_scaling": ScalingConfig,

@@ -15,7 +15,8 @@ import time
 import torch
 
 from imbalanced_cl.sim.config import SimConfig
-from imbalanced_cl.sim.train import auto_chunk, step_flops, train
+from imbalanced_cl.sim.runtime import step_flops
+from imbalanced_cl.sim.train import auto_chunk, train
 
 
 def matmul_gflops(n: int = 2048, reps: int = 5) -> float:

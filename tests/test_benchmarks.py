@@ -1,5 +1,5 @@
 """benchmarks/train_speed.py's matmul ceiling: the step's products, read off the profiler, are the FLOPs that
-train.step_flops counts by formula (which benchmarks/paper_projection.py divides by a rate)."""
+runtime.step_flops counts by formula (which benchmarks/paper_projection.py divides by a rate)."""
 from __future__ import annotations
 
 import sys
@@ -8,7 +8,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from benchmarks import train_speed as TS  # noqa: E402
 from imbalanced_cl.sim.config import SimConfig  # noqa: E402
-from imbalanced_cl.sim.train import step_flops  # noqa: E402
+from imbalanced_cl.sim.runtime import step_flops  # noqa: E402
 
 
 def test_a_steps_products_are_the_flops_that_step_flops_counts():

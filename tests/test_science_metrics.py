@@ -9,7 +9,8 @@ import torch
 
 from imbalanced_cl.sim import data, metrics, theory
 from imbalanced_cl.sim.config import SimConfig
-from imbalanced_cl.sim.train import auto_chunk, step_flops
+from imbalanced_cl.sim.runtime import step_flops
+from imbalanced_cl.sim.train import auto_chunk
 
 # ---------------------------------------------------------------- metrics
 

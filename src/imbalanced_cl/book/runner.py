@@ -293,6 +293,24 @@ def size_problems(runs: list[tuple[Path, dict]], available: int | None = None,
     return out
 
 
+def time_estimates(runs: list[tuple[Path, dict]], rates: dict | None = None) -> list[str]:
+    """One line per planned notebook whose training time can be estimated (sim.runtime: its workload at the measured
+    loop rate of its device), and a total; nothing where no rate was measured."""
+    from ..sim.runtime import duration, estimate
+    from .params import build, config_class
+    lines, total = [], 0.0
+    for nb, params in runs:
+        cls = config_class(nb)
+        est = estimate(build(cls, params), rates) if cls is not None else None
+        if est is not None:
+            lines.append(f"[estimate] {nb.stem}: {est.line()}")
+            total += est.seconds
+    if len(lines) > 1:
+        lines.append(f"[estimate] in all, about {duration(total)} of training where it is not cached "
+                     "(an estimate within a factor of about 2; benchmarks/loop_rates.py measures this machine)")
+    return lines
+
+
 def plan(root: Path, profile: str, only: list[str] | None, build: bool, overrides: dict | None,
          profiles: Path | None, force: bool = False) -> tuple[list[Path], list[tuple[Path, dict]]]:
     """The toc's notebooks and the (notebook, parameters) pairs to execute, every one checked before any runs.
@@ -462,6 +480,8 @@ def run_book(profile: str = "default", out_root: Path | None = None, only: list[
     out_root = Path(out_root or root).resolve()
     executed = out_root / "_build" / "executed"
     notebooks, runs = plan(root, profile, only, build, overrides, profiles, force)
+    for line in time_estimates(runs):
+        print(line, flush=True)
     for p in remove_partials(executed):
         print(f"[cleanup] removed {p.relative_to(out_root)} (left by an interrupted run)", flush=True)
     # The scoreboard notebook reads its siblings' glued verdicts from here, and says which profile built them: passed

@@ -178,7 +178,18 @@ class SimConfig:
             why = size_problem(cfg)
             if why:
                 raise ParameterError(why.replace("--force", f"{FORCE_ENV}=1 (papermill) or --force (the runner)"))
+        if check_size:      # a long run says so before it starts (its time is estimated, never refused)
+            from .runtime import LONG_RUN_S, estimate
+            est = estimate(cfg)
+            if est is not None and est.seconds > LONG_RUN_S:
+                print(f"Expect {est.line()}.", flush=True)
         return cfg
+
+    def workload(self) -> list[tuple["SimConfig", int]] | None:
+        """(config, steps) of every training this config's notebook runs, for the time estimate (sim/runtime.py):
+        a plain SimConfig trains once for `steps`; an experiment config that runs other trainings says which, and
+        one that does not declare them (None) gets no estimate."""
+        return [(self, self.steps)] if type(self) is SimConfig else None
 
     def sim(self, **changes) -> "SimConfig":
         """The plain SimConfig part of an experiment config, with optional changes."""

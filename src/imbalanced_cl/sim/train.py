@@ -161,13 +161,6 @@ def gradient(W, b, pairs: D.Pairs, cfg: SimConfig, mask=None, Usum=None, linear=
     return g, loss, pos_prob
 
 
-def step_flops(cfg: SimConfig, R: int, linear: bool) -> float:
-    """Floating-point operations of one training step (forward X and Y, backward, logits)."""
-    tokens = cfg.n_pairs * (1 if linear else cfg.L)
-    matmuls = 3 * 2 * R * cfg.m * cfg.d1 * tokens
-    return matmuls + 2 * 2 * R * cfg.n_pairs ** 2 * cfg.m
-
-
 # 7 arguments: gradient's, passed through unchanged (see gradient).
 def step(W, b, pairs: D.Pairs, cfg: SimConfig, mask=None, Usum=None, linear=None):
     """One update of Algorithm 1: theta <- (1 - eta lambda) theta - eta g (step 7; decay on the full theta, L155).

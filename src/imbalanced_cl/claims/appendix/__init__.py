@@ -20,9 +20,9 @@ The package, in import order (each module imports only those above it):
 
 Every public name of these modules is importable from here.
 """
-from .config import AppendixConfig, FIGURES, IMPROVES, METRICS  # noqa: F401
+from .config import AppendixConfig, FIGURES, IMPROVES, METRICS, grid_points  # noqa: F401
 from .metrics import (align_count, align_max, eval_metrics, minority_alignment, normalised, ridge_errors,  # noqa: F401
                       ridge_fit, ridge_mse)
-from .protocol import (AppendixResult, TRAINING_LOG, flops_per_training, grid_points, point_code,  # noqa: F401
+from .protocol import (AppendixResult, TRAINING_LOG, flops_per_training, point_code,  # noqa: F401
                        reg_target, run_appendix)
 from .verdicts import FIG_CLAIMS, diagnostic_report, trend_report, verdict_rows  # noqa: F401

@@ -102,6 +102,19 @@ class AppendixConfig(SimConfig):
         """NSR = sigma^2 d1 (App. A.2)."""
         return sigma ** 2 * self.d1
 
+    def workload(self) -> list[tuple[SimConfig, int]]:
+        """Notebook 05's trainings, for the time estimate: every (grid point, repeat, arm) as one batch of steps."""
+        return [(self.sim(R=len(grid_points(self)) * self.repeats * len(self.arms)), self.steps)]
+
 
 def _key(x: float) -> float:
     return round(float(x), 6)
+
+
+def grid_points(cfg: "AppendixConfig") -> list[tuple[float, float]]:
+    """The union of the four figures' (eps_min, sigma) points, sorted: each is trained once per repeat."""
+    pts = set()
+    for fig in FIGURES:
+        sig, eps = cfg.figure_grid(fig)
+        pts.update((e, s) for s in sig for e in eps)
+    return sorted(pts, key=lambda p: (p[1], p[0]))

@@ -9,11 +9,11 @@ import torch
 
 from ... import workers as W
 from ...sim import data as D
-from ...sim import train
+from ...sim import runtime, train
 from ...sim.config import SimConfig
 from ...sim.encoder import init_weights
 from ...sim.prune import Masker
-from .config import FIGURES, METRICS, AppendixConfig
+from .config import METRICS, AppendixConfig, grid_points
 from .metrics import align_count, align_max, eval_metrics
 
 _TEST_REPLICATE = 2**20  # replicate id of the fixed test stream (never a real repeat index)
@@ -27,15 +27,6 @@ TRAINING_LOG: collections.Counter = collections.Counter()
 def point_code(eps: float, sigma: float) -> int:
     """A stable integer naming a grid point, used as the `extra` seed word of its streams."""
     return int(round(eps * 1e5)) * 10**7 + int(round(sigma * 1e6))
-
-
-def grid_points(cfg: AppendixConfig) -> list[tuple[float, float]]:
-    """The union of the four figures' (eps_min, sigma) points, sorted: each is trained once per repeat."""
-    pts = set()
-    for fig in FIGURES:
-        sig, eps = cfg.figure_grid(fig)
-        pts.update((e, s) for s in sig for e in eps)
-    return sorted(pts, key=lambda p: (p[1], p[0]))
 
 
 def reg_target(Z: torch.Tensor, cfg: AppendixConfig) -> torch.Tensor:
@@ -219,7 +210,7 @@ def _run(cfg: AppendixConfig, memo) -> AppendixResult:
 
 
 def flops_per_training(cfg: AppendixConfig, t1: int) -> float:
-    """FLOPs of one replicate's training: linear steps before T1, token-level (BReLU) steps after (train.step_flops)."""
+    """FLOPs of one replicate's training: linear steps before T1, token-level (BReLU) steps after (runtime.step_flops)."""
     sim = cfg.sim(R=1)
     t1 = min(max(t1, 0), cfg.steps)
-    return t1 * train.step_flops(sim, 1, True) + (cfg.steps - t1) * train.step_flops(sim, 1, False)
+    return t1 * runtime.step_flops(sim, 1, True) + (cfg.steps - t1) * runtime.step_flops(sim, 1, False)

@@ -112,6 +112,15 @@ class DecouplingConfig(SimConfig):
         return self.replace(kinds=kinds, ratios=(1.0,), weight_decay=self.contrast_weight_decay,
                             tau=self.contrast_tau, steps=max(self.contrast_steps, 1))
 
+    def workload(self) -> list[tuple[SimConfig, int]]:
+        """Notebook 09's trainings, for the time estimate: the grid's cells batched as replicates for `steps`, and
+        the sensitivity run's cells for contrast_steps."""
+        out = [(self.sim(R=self.R * len(self.cells)), self.steps)]
+        if self.contrast_steps:
+            c = self.contrast()
+            out.append((c.sim(R=c.R * len(c.cells)), c.steps))
+        return out
+
 
 def wen_li_scales(d: int, d1: int, lr: float) -> dict:
     """Wen & Li's scalings at (d, d1, eta), all Theta(.) constants set to 1, to print beside the parameters."""

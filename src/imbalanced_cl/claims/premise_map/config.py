@@ -206,6 +206,12 @@ class PremiseMapConfig(SimConfig):
         out += [self.cell("bias_coef", d0, "mid", r0, bias_coef=v) for v in self.star_bias_coef]
         return out
 
+    def workload(self) -> list[tuple[SimConfig, int]]:
+        """An upper bound on notebook 10's trainings, for the time estimate: every trained cell's vanilla run to
+        vanilla_max (it stops earlier once converged) and six branches of prune_max (control, Algorithm 1 at the
+        map's alpha and at Remark 1's two bounds, two oracle masks)."""
+        return [w for c in self.cells() for w in ((c.cfg.vanilla(), self.vanilla_max), (c.cfg.sim(), 6 * self.prune_max))]
+
 
 def _numbers(xs, lo, hi, integer: bool = False) -> bool:
     """Whether xs is a list/tuple of numbers in (lo, hi] (integers in [lo, hi] when `integer`)."""

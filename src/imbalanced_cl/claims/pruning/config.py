@@ -92,3 +92,15 @@ class PruningConfig(SimConfig):
         """Algorithm 1 as written: the mask is on from t = 0, same total length as a branch."""
         return self.sim(steps=self.vanilla_steps + self.prune_steps, prune_alpha=alpha, prune_start=0,
                         prune_backward="faithful")
+
+    def workload(self) -> list[tuple[SimConfig, int]]:
+        """(config, steps) of notebook 04's trainings, for the time estimate: the vanilla run, its branches (the
+        control, each alpha, the literal backward), Algorithm 1 from t = 0, and a vanilla run and two branches per
+        other eps_min."""
+        n_branch = len(self.alpha_grid) + 1 + 1
+        out = [(self.vanilla(), self.vanilla_steps), (self.sim(), self.prune_steps * n_branch),
+               (self.sim(), self.vanilla_steps + self.prune_steps)]
+        for e in self.eps_min_grid:
+            if e != self.eps_min:
+                out += [(self.vanilla(eps_min=e), self.vanilla_steps), (self.sim(eps_min=e), 2 * self.prune_steps)]
+        return out

@@ -41,3 +41,7 @@ class ScalingConfig(SimConfig):
             check_float(name, getattr(self, name), 0.0, lo_open=True)
         for name in ("precision_min", "forall_min"):
             check_float(name, getattr(self, name), 0.0, 1.0, lo_open=True)
+
+    def workload(self) -> list[tuple[SimConfig, int]]:
+        """(config, steps) of every training notebook 03 runs, one per point of ds x ratios, for the time estimate."""
+        return [(self.sim(d=d, eps_min=r * self.eps_max), self.steps) for r in self.ratios for d in self.ds]

@@ -44,3 +44,17 @@ class Stage1Config(SimConfig):
         check_float("horizon", self.horizon, 1.0)
         for name in ("tol_slope", "tol_ratio", "tol_exponent"):
             check_float(name, getattr(self, name), 0.0, lo_open=True)
+
+    def workload(self) -> list[tuple[SimConfig, int]]:
+        """(config, steps) of every training notebook 01 runs: the main run, then each T1 sweep point for horizon x
+        its linear-theory T1 (as stage1.t1_sweep does), for the time estimate (kappa_j from a small Monte Carlo: an
+        estimate needs T1 within a few percent, not the sweep's precision)."""
+        from ...sim import theory
+        out = [(self.sim(), self.steps)]
+        for axis, grid in (("d", self.d_grid), ("d1", self.d1_grid)):
+            for v in grid:
+                d, d1 = (v, self.sweep_d1) if axis == "d" else (self.sweep_d, v)
+                base = self.sim(d=d, d1=d1, R=self.sweep_R, bias="none", n_minority=0, eps_profile="two_level")
+                t_lin = theory.t1_linear(base, theory.kappa_mc(base, n=256, replicates=1))
+                out.append((base, int(min(max(self.horizon * t_lin, 10), 10 ** 5))))
+        return out

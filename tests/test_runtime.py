@@ -1,0 +1,91 @@
+"""The time estimate before compute (sim/runtime.py): closed forms on hand-made rates, the workloads the claim configs
+declare counted by hand, and where the estimate is said (the parameter check, the runner)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from imbalanced_cl.claims.pruning import PruningConfig
+from imbalanced_cl.claims.scaling import ScalingConfig
+from imbalanced_cl.sim import runtime
+from imbalanced_cl.sim.config import SimConfig
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _rate(gflops: float = 1.0, overhead: float = 0.01) -> runtime.Rate:
+    return runtime.Rate("cpu", gflops * 1e9, overhead, 2, "test CPU", "today")
+
+
+def _flops(R, m, d1, n, L):
+    """One step's FLOPs by hand: three (R, m, d1) x (d1, n L) products, and the n x n logits and their backward."""
+    return 6 * R * m * d1 * n * L + 4 * R * n * n * m
+
+
+def test_an_estimate_is_the_steps_overhead_plus_the_counted_flops_over_the_rate():
+    cfg = SimConfig(d=10, d1=50, m=20, R=3, n_pairs=64, L=4, steps=100, device="cpu")
+    est = runtime.estimate(cfg, {"cpu": _rate(2.0, 0.005)})
+    f = 100 * _flops(3, 20, 50, 64, 4)
+    assert est.flops == pytest.approx(f) and est.steps == 100
+    assert est.seconds == pytest.approx(100 * 0.005 + f / 2e9)
+    assert "test CPU, 2 threads" in est.line() and "100 steps" in est.line()
+
+
+def test_no_estimate_without_a_rate_for_the_device_or_without_a_declared_workload():
+    cfg = SimConfig(d=10, d1=50, m=20, R=3, steps=10, device="cpu")
+    assert runtime.estimate(cfg, {"cuda": _rate()}) is None
+    from imbalanced_cl.claims.explorer import ExplorerConfig
+    assert ExplorerConfig().workload() is None and runtime.estimate(ExplorerConfig(), {"cpu": _rate()}) is None
+
+
+def test_the_pruning_workload_counts_every_branch_by_hand():
+    cfg = PruningConfig(vanilla_steps=100, prune_steps=10, rate_window=10, record_every=5, alpha_grid=(0.1, 0.2), eps_min=0.5,
+                        eps_min_grid=(0.5, 0.3))
+    steps = [s for _, s in cfg.workload()]
+    # vanilla; control + two alphas + literal backward, 10 each; Algorithm 1 from t = 0; the other eps_min: vanilla and
+    # its control and main branch
+    assert steps == [100, 40, 110, 100, 20]
+
+
+def test_the_scaling_workload_is_one_training_per_grid_point():
+    cfg = ScalingConfig(ds=(10, 20, 30), ratios=(1.0, 0.5), steps=7)
+    work = cfg.workload()
+    assert sorted((c.d, round(c.eps_min / cfg.eps_max, 6)) for c, _ in work) == sorted(
+        (d, r) for d in (10, 20, 30) for r in (1.0, 0.5)) and all(s == 7 for _, s in work)
+
+
+def test_rates_files_that_are_missing_or_broken_give_no_rates(tmp_path):
+    assert runtime.load_rates(tmp_path / "none.json") == {}
+    (tmp_path / "bad.json").write_text("{")
+    assert runtime.load_rates(tmp_path / "bad.json") == {}
+    (tmp_path / "odd.json").write_text(json.dumps({"rates": {"cpu": {"flops_per_s": 1.0}}}))   # fields missing
+    assert runtime.load_rates(tmp_path / "odd.json") == {}
+
+
+def test_the_committed_rates_file_is_read_with_every_field():
+    rates = runtime.load_rates(ROOT / runtime.RATES_FILE)
+    assert "cpu" in rates and rates["cpu"].flops_per_s > 0 and rates["cpu"].step_overhead_s >= 0
+
+
+def test_the_parameter_check_says_how_long_a_long_run_will_take(monkeypatch, capsys):
+    slow = {"cpu": _rate(gflops=1e-3, overhead=10.0)}            # 10 s a step: any run is long
+    monkeypatch.setattr(runtime, "load_rates", lambda path=None: slow)
+    ns = {"steps": 100, "d": 10, "d1": 50, "m": 20, "R": 2, "device": "cpu"}
+    SimConfig.from_namespace(ns)
+    out = capsys.readouterr().out
+    assert out.startswith("Expect about") and "100 steps" in out
+    monkeypatch.setattr(runtime, "load_rates", lambda path=None: {"cpu": _rate(1e6, 0.0)})
+    SimConfig.from_namespace(ns)
+    assert capsys.readouterr().out == ""                             # a short run says nothing
+
+
+def test_the_runner_prints_an_estimate_per_notebook_and_a_total():
+    from imbalanced_cl.book import runner
+    from imbalanced_cl.book.profiles import params
+    runs = [(ROOT / "notebooks" / f"{nb}.ipynb", params("ci", nb)) for nb in ("03_Ni_scaling", "04_pruning_gains")]
+    lines = runner.time_estimates(runs, {"cpu": _rate()})
+    assert [ln.split(":")[0] for ln in lines[:2]] == ["[estimate] 03_Ni_scaling", "[estimate] 04_pruning_gains"]
+    assert lines[2].startswith("[estimate] in all, about")
+    assert runner.time_estimates(runs, {}) == []
