@@ -383,3 +383,34 @@ def test_one_batch_of_cells_equals_each_cell_trained_alone():
         alone = train(cfg.replace(prune_alpha=a, prune_start=10, prune_mask=rule, prune_schedule=schedule),
                       resume=base)
         torch.testing.assert_close(big.W[2 * k:2 * k + 2], alone.W, rtol=1e-5, atol=1e-7)
+
+
+def test_a_fixed_masker_keeps_its_mask_from_start_on_in_the_weights_dtype():
+    """FixedMasker by hand: no mask before `start`, its keep-mask (as W's dtype) from `start` on and at the final
+    evaluation, rows sliced as a chunk, and no mask at all when it keeps every neuron."""
+    keep = torch.tensor([[1.0, 0.0, 1.0], [0.0, 1.0, 1.0]])
+    fm = prune.FixedMasker(keep, start=5)
+    W = torch.ones(2, 3, 4, dtype=torch.float64)
+    assert fm.prunes and fm.at(W, 4) is None
+    m = fm.at(W, 5)
+    assert m.dtype == torch.float64 and torch.equal(m, keep.double())
+    assert torch.equal(fm.final(W, 2), keep.double())             # evaluated as if at `start` at the latest
+    assert torch.equal(fm.rows(1, 2).at(W[1:2], 9), keep[1:2].double())
+    everyone = prune.FixedMasker(torch.ones(2, 3), start=0)
+    assert not everyone.prunes and everyone.at(W, 3) is None and everyone.final(W, 3) is None
+
+
+def test_a_fixed_masker_multiplies_the_inner_maskers_mask():
+    """With an inner Masker (Algorithm 1's rows), the fixed rows' mask times the inner mask; before `start` the inner
+    mask alone; a fixed mask that keeps everyone passes the inner mask through unchanged."""
+    W = torch.tensor([[[3.0], [1.0], [2.0], [4.0]], [[1.0], [2.0], [3.0], [4.0]]])    # (2, 4, 1): norms per neuron
+    inner = prune.Masker([0.25, 0.0], [False, False], [False, False], [0, 1], 0, start=0, every=1, unit="neuron")
+    want_inner = torch.tensor([[1.0, 0.0, 1.0, 1.0], [1.0, 1.0, 1.0, 1.0]])               # row 0 drops its smallest
+    keep = torch.tensor([[1.0, 1.0, 1.0, 0.0], [0.0, 1.0, 1.0, 1.0]])
+    fm = prune.FixedMasker(keep, start=2, inner=inner)
+    assert torch.equal(fm.at(W, 1), want_inner)
+    assert torch.equal(fm.at(W, 2), keep * want_inner)
+    inner2 = prune.Masker([0.25, 0.0], [False, False], [False, False], [0, 1], 0, start=0, every=1, unit="neuron")
+    passthrough = prune.FixedMasker(torch.ones(2, 4), start=0, inner=inner2)
+    assert torch.equal(passthrough.at(W, 3), want_inner)
+    assert torch.equal(fm.rows(0, 1).at(W[:1], 2), (keep * want_inner)[:1])

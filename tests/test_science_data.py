@@ -209,3 +209,28 @@ def test_dictionary_is_column_orthonormal_and_delocalised():
         torch.testing.assert_close(M[r].T @ M[r], torch.eye(10, dtype=torch.float64), atol=1e-5, rtol=0)
     assert float(M.abs().max()) < 5 * math.sqrt(math.log(100) / 100)   # ||M_j||_inf = O~(1/sqrt(d1))
     assert not torch.allclose(M[0], M[1])                              # replicates own their dictionaries
+
+
+def test_the_geometric_profile_spaces_eps_evenly_in_log_from_eps_max_to_eps_min():
+    """eps_profile='geometric': eps_j = eps_max (eps_min / eps_max)^(j / (d - 1)), in float64, d of them."""
+    cfg = SimConfig(d=5, eps_max=1.0, eps_min=0.01, eps_profile="geometric")
+    eps = data.eps_vector(cfg)
+    want = torch.tensor([1.0 * (0.01 / 1.0) ** (j / 4) for j in range(5)], dtype=torch.float64)
+    assert eps.dtype == torch.float64 and eps.shape == (5,)
+    assert torch.allclose(eps, want, rtol=1e-12)
+
+
+def test_a_batch_generator_is_seeded_from_the_seed_sequence_of_its_whole_key():
+    """The GPU's one-stream-per-batch generator: its seed is the first 64-bit word of numpy's SeedSequence over (seed,
+    the batch tag, purpose, extra, the batch's length and replicates), reduced below 2^63 - 1 (torch's seed range);
+    over eight seeds some words lie above 2^63, so the reduction is exercised."""
+    import numpy as np
+    seeds = []
+    for seed in range(8):
+        key = [seed, data._BATCH_TAG, 2, 1, 3, 0, 4, 5]
+        word = int(np.random.SeedSequence(key).generate_state(1, dtype=np.uint64)[0])
+        g = data.batch_generator(seed, [0, 4, 5], purpose=2, extra=1)
+        assert g.initial_seed() == word % (2 ** 63 - 1)
+        seeds.append(word)
+    assert any(w >= 2 ** 63 for w in seeds)
+    assert data.batch_generator(0, [0, 4], 2, 1).initial_seed() != data.batch_generator(0, [4, 0], 2, 1).initial_seed()

@@ -203,3 +203,18 @@ def test_sample_pairs_one_is_eq6_then_attention():
     for U, Z in ((UX, ZX), (UY, ZY)):
         torch.testing.assert_close(U, (Z @ M.T / 3).unsqueeze(1).expand(50, 3, 12), rtol=1e-5, atol=1e-6)
     assert torch.equal(ZX != 0, S) and torch.equal(ZY != 0, S)
+
+
+def test_replicate_bytes_and_the_gpu_chunk_by_hand(monkeypatch):
+    """One replicate's bytes: 4 n L (2 d1 + 4 m) on the CPU, plus 4 n L (4 d1 + 8 d + 2 L) on a GPU (raw draws, tokens
+    before attention, attention weights); a GPU chunk is half the free memory over that, at least 1."""
+    from imbalanced_cl.sim import train as TR
+    cfg = SimConfig(n_pairs=10, L=3, d1=20, m=7, d=5, progress=False)
+    cpu = 4 * 10 * 3 * (2 * 20 + 4 * 7)
+    assert TR.replicate_bytes(cfg) == cpu == 8160
+    assert TR.replicate_bytes(cfg, on_gpu=True) == cpu + 4 * 10 * 3 * (4 * 20 + 8 * 5 + 2 * 3) == 23280
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (2 * 23280 * 9 + 5, 10 ** 9))
+    assert TR.auto_chunk(cfg, "cuda") == 9                    # half of the free memory: 9 replicates and 2.5 bytes
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (100, 10 ** 9))
+    assert TR.auto_chunk(cfg, "cuda") == 1                    # never below one replicate
+    assert TR.auto_chunk(cfg) == TR.auto_chunk(cfg, "cpu") == 64 * 2 ** 20 // cpu
