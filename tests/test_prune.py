@@ -414,3 +414,46 @@ def test_a_fixed_masker_multiplies_the_inner_maskers_mask():
     passthrough = prune.FixedMasker(torch.ones(2, 4), start=0, inner=inner2)
     assert torch.equal(passthrough.at(W, 3), want_inner)
     assert torch.equal(fm.rows(0, 1).at(W[:1], 2), (keep * want_inner)[:1])
+
+
+@pytest.mark.parametrize("device, dtype", [("meta", torch.float32), ("cpu", torch.float64)])
+def test_masks_are_made_on_the_weights_device_in_their_dtype(device, dtype):
+    """Every mask is made where the weights live, in their dtype (on a GPU a mask made on the host would be copied at
+    every step; the `meta` device stands in for one here: it has no data, only devices, shapes and dtypes)."""
+    W = torch.randn(3, 6, 4, dtype=dtype).to(device)
+    for mask in (prune.neuron_mask(W, 0.5), prune.weight_mask(W, 0.5), prune.mask_for(W, 0.5, "neuron")):
+        assert mask.device == W.device and mask.dtype == dtype
+    assert prune.magnitude_rank(W, "neuron").device == W.device
+    for random, static in ((False, False), (True, False), (True, True), (False, True)):
+        m = prune.Masker([0.5, 0.25, 0.0], [random] * 3, [static] * 3, [0, 1, 2], 0, start=0, every=1, unit="neuron")
+        keep = m.draw(W, 3)
+        assert keep.device == W.device and keep.dtype == dtype and keep.shape == (3, 6)
+    mixed = prune.Masker([0.5, 0.5], [True, False], [False, False], [0, 1], 0, start=0, every=1, unit="weight")
+    keep = mixed.draw(W[:2], 3)
+    assert keep.device == W.device and keep.dtype == dtype and keep.shape == (2, 6, 4)
+
+
+def test_random_masks_draw_from_their_own_stream():
+    """A random mask's ranks are a permutation drawn from the stream (seed, replicate, STREAM_MASK, step): never the
+    data's streams, and reproducible from those four numbers alone."""
+    from imbalanced_cl.sim import data as D
+    got = prune.random_rank(7, 3, [0, 2], 11)
+    for row, r in zip(got, (0, 2)):
+        assert torch.equal(row, torch.randperm(7, generator=D.generator(3, r, D.STREAM_MASK, 11)))
+    assert sorted(got[0].tolist()) == list(range(7))
+
+
+def test_a_maskers_drop_counts_follow_the_unit_count():
+    """The cached drop counts are remade when the number of units changes (another W): n_pruned(alpha, count)."""
+    m = prune.Masker([0.5], [False], [False], [0], 0, start=0, every=1, unit="neuron")
+    assert int((m.draw(torch.randn(1, 4, 3), 0) == 0).sum()) == prune.n_pruned(0.5, 4) == 2
+    assert int((m.draw(torch.randn(1, 10, 3), 0) == 0).sum()) == prune.n_pruned(0.5, 10) == 5
+
+
+def test_one_chunks_history_concatenates_to_itself():
+    """History.concat of a single chunk is that chunk (a run with one chunk), of two the replicates side by side."""
+    a = History(steps=[0, 5], loss=[torch.ones(2), torch.zeros(2)])
+    one = History.concat([a])
+    assert one.steps == [0, 5] and all(torch.equal(x, y) for x, y in zip(one.loss, a.loss))
+    two = History.concat([a, History(steps=[0, 5], loss=[torch.full((3,), 2.0), torch.full((3,), 3.0)])])
+    assert two.steps == [0, 5] and torch.equal(two.loss[1], torch.tensor([0.0, 0, 3, 3, 3]))

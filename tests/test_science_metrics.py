@@ -218,3 +218,16 @@ def test_replicate_bytes_and_the_gpu_chunk_by_hand(monkeypatch):
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (100, 10 ** 9))
     assert TR.auto_chunk(cfg, "cuda") == 1                    # never below one replicate
     assert TR.auto_chunk(cfg) == TR.auto_chunk(cfg, "cpu") == 64 * 2 ** 20 // cpu
+
+
+def test_t1_linear_is_zero_when_the_weight_starts_in_the_feature_span():
+    """With d1 = d there is no complement: the feature share is 1 from t = 0, so T1 of the linear dynamics is 0."""
+    assert theory.t1_linear(SimConfig(d=5, d1=5, m=4), torch.full((5,), 0.3)) == pytest.approx(0.0, abs=1e-6)
+
+
+def test_token_probabilities_are_clamped_at_one():
+    """Def. 3.1: p_j = min(1, p_scale eps_j loglog d / d); a large p_scale reaches the clamp."""
+    cfg = SimConfig(d=5, p_scale=50.0, eps_max=1.0, eps_min=0.5, n_minority=1)
+    p = data.token_prob(cfg)
+    raw = 50.0 * data.eps_vector(cfg) * math.log(math.log(5)) / 5
+    assert bool((raw > 1).all()) and torch.equal(p, torch.ones(5, dtype=torch.float64))
