@@ -34,17 +34,19 @@ def _book(root: Path, body: str) -> None:
 
 @pytest.mark.slow
 def test_the_book_runner_passes_its_variables_to_the_kernel_not_to_this_process(tmp_path, monkeypatch):
-    for var in VARS[:2]:
+    from imbalanced_cl.sim.runtime import ESTIMATED_ENV
+    for var in (*VARS[:2], ESTIMATED_ENV):
         monkeypatch.delenv(var, raising=False)
     root, out = tmp_path / "repo", tmp_path / "out"
     _book(root, "import os\nprint('SEEN', os.environ.get('IMBALANCED_CL_PROFILE'), "
-                "os.environ.get('IMBALANCED_CL_EXECUTED', '').endswith('notebooks'))")
+                "os.environ.get('IMBALANCED_CL_EXECUTED', '').endswith('notebooks'), "
+                f"os.environ.get('{ESTIMATED_ENV}'))")
     before = dict(os.environ)
     assert runner.run_book("ci", out_root=out, build=False, root=root) == 0
     assert dict(os.environ) == before                      # nothing written into this process
     done = json.loads((out / "_build" / "executed" / "notebooks" / "a.ipynb").read_text())
     text = "".join("".join(o.get("text", "")) for c in done["cells"] for o in c.get("outputs", []))
-    assert "SEEN ci True" in text                          # and the kernel got them
+    assert "SEEN ci True 1" in text                        # and the kernel got them (estimates printed: quiet)
 
 
 def test_child_env_is_scoped_and_nests():

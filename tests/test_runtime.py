@@ -76,6 +76,10 @@ def test_the_parameter_check_says_how_long_a_long_run_will_take(monkeypatch, cap
     SimConfig.from_namespace(ns)
     out = capsys.readouterr().out
     assert out.startswith("Expect about") and "100 steps" in out
+    monkeypatch.setenv(runtime.ESTIMATED_ENV, "1")                   # the book runner printed it already
+    SimConfig.from_namespace(ns)
+    assert capsys.readouterr().out == ""
+    monkeypatch.delenv(runtime.ESTIMATED_ENV)
     monkeypatch.setattr(runtime, "load_rates", lambda path=None: {"cpu": _rate(1e6, 0.0)})
     SimConfig.from_namespace(ns)
     assert capsys.readouterr().out == ""                             # a short run says nothing

@@ -486,7 +486,9 @@ def run_book(profile: str = "default", out_root: Path | None = None, only: list[
         print(f"[cleanup] removed {p.relative_to(out_root)} (left by an interrupted run)", flush=True)
     # The scoreboard notebook reads its siblings' glued verdicts from here, and says which profile built them: passed
     # to the kernels, not written into this process (a second run_book in it must not inherit the first one's).
-    env = {"IMBALANCED_CL_EXECUTED": str(executed / "notebooks"), "IMBALANCED_CL_PROFILE": profile}
+    from ..sim.runtime import ESTIMATED_ENV
+    env = {"IMBALANCED_CL_EXECUTED": str(executed / "notebooks"), "IMBALANCED_CL_PROFILE": profile,
+           ESTIMATED_ENV: "1"}     # the estimates were printed above: the kernels' parameter checks stay quiet
     if force:       # sizes the estimate refuses run anyway: the kernels' own check (from_namespace) stands aside
         from ..sim.config import FORCE_ENV
         env[FORCE_ENV] = "1"

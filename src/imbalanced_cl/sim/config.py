@@ -178,8 +178,8 @@ class SimConfig:
             why = size_problem(cfg)
             if why:
                 raise ParameterError(why.replace("--force", f"{FORCE_ENV}=1 (papermill) or --force (the runner)"))
-        if check_size:      # a long run says so before it starts (its time is estimated, never refused)
-            from .runtime import LONG_RUN_S, estimate
+        from .runtime import ESTIMATED_ENV, LONG_RUN_S, estimate
+        if check_size and not os.environ.get(ESTIMATED_ENV):   # a long run says so before it starts (never refused)
             est = estimate(cfg)
             if est is not None and est.seconds > LONG_RUN_S:
                 print(f"Expect {est.line()}.", flush=True)
