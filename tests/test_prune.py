@@ -457,3 +457,21 @@ def test_one_chunks_history_concatenates_to_itself():
     assert one.steps == [0, 5] and all(torch.equal(x, y) for x, y in zip(one.loss, a.loss))
     two = History.concat([a, History(steps=[0, 5], loss=[torch.full((3,), 2.0), torch.full((3,), 3.0)])])
     assert two.steps == [0, 5] and torch.equal(two.loss[1], torch.tensor([0.0, 0, 3, 3, 3]))
+
+
+def test_a_fixed_maskers_final_mask_and_row_slices_include_the_inner_mask():
+    """The evaluation after the last step uses the fixed mask times the inner Masker's final mask; a slice of rows
+    slices the inner Masker too (rows 1:3 are not rows 0:3); and the device copy follows W's dtype if W changes."""
+    W = torch.tensor([[[3.0], [1.0], [2.0], [4.0]], [[1.0], [2.0], [3.0], [4.0]], [[4.0], [3.0], [2.0], [1.0]]])
+    inner = lambda: prune.Masker([0.0, 0.25, 0.5], [False] * 3, [False] * 3, [0, 1, 2], 0, start=0, every=1,  # noqa: E731
+                                 unit="neuron")
+    want_inner = torch.tensor([[1.0, 1.0, 1.0, 1.0], [0.0, 1.0, 1.0, 1.0], [1.0, 1.0, 0.0, 0.0]])
+    keep = torch.tensor([[1.0, 1.0, 1.0, 0.0], [1.0, 1.0, 0.0, 1.0], [0.0, 1.0, 1.0, 1.0]])
+    fm = prune.FixedMasker(keep, start=0, inner=inner())
+    fm.at(W, 6)                                                    # a mask in force during training
+    assert torch.equal(fm.final(W.flip(1), 7), keep * want_inner.flip(1))   # the inner rows recomputed at the end
+    sliced = prune.FixedMasker(keep, start=0, inner=inner()).rows(1, 3)
+    assert torch.equal(sliced.at(W[1:3], 2), (keep * want_inner)[1:3])
+    solo = prune.FixedMasker(keep, start=0)
+    assert solo.at(W, 1).dtype == torch.float32
+    assert solo.at(W.double(), 2).dtype == torch.float64 and solo.at(W, 3).dtype == torch.float32
