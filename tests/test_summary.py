@@ -68,6 +68,24 @@ def test_sentence_names_the_premise_that_failed_and_the_outcome_measured_there()
     assert "not met" in text and "“holds”" in text     # measured there anyway: the rows' own outcome, shown beside it
 
 
+def test_a_headline_row_that_reads_otherwise_than_its_claim_says_so():
+    """The claim's verdict combines its judged rows; when the headline row shown beside it is gated (or reads
+    otherwise), the sentence says what that row reads and what was measured there, so the number and the verdict
+    beside it can be checked against each other."""
+    from dataclasses import asdict
+    head = V.Verdict(HEAD, "eq. (7)", "10", 2.0, 1.8, 2.2, V.FAILS, id=CLAIM1.headline[0], depends=("k_poly",))
+    other = V.Verdict("another row", "eq. (7)", "1", 1.0, 0.2, 1.9, V.INCONCLUSIVE, id="other")
+    prem = V.Verdict("K-pair gradient tracks the population gradient", "Lemma B.1", "≤ 1/d1", 0.1, 0.05, 0.15,
+                     V.FAILS, kind="regime", id="k_poly")
+    rows = [{**asdict(r), "notebook": "01_stage1_growth"} for r in V.gate([head, other, prem], "01_stage1_growth")]
+    a = A.answer(rows, CLAIM1)
+    text = S.sentence(a, "default")
+    assert a.headline["id"] == CLAIM1.headline[0] and a.verdict != V.NOT_COMPARABLE
+    assert "This row reads “not comparable” (measured there: “does not hold”)" in text
+    same = A.answer([_row(HEAD, V.HOLDS, 10.0, 9.9, 10.1, predicted="10")], CLAIM1)
+    assert "This row reads" not in S.sentence(same, "default")
+
+
 def test_paper_scale_record_appears_beside_the_build():
     rows = [_row(HEAD, V.PARTLY, 12.0, 11.0, 13.0, predicted="10")]
     paper = {"01_stage1_growth": {"rows": [_row(HEAD, V.HOLDS, 10.1, 9.9, 10.3, predicted="10")],

@@ -65,6 +65,16 @@ def paper_scale(a: A.Answer, paper: dict) -> dict:
     return record.column([a.headline], paper or {})[0]
 
 
+def _row_note(h: dict, claim_verdict: str) -> str:
+    """'' when the headline row reads as the claim does; else what that row itself reads (and, where it is gated,
+    what was measured there), so a reader who checks the number against the verdict beside it sees why they differ."""
+    row = h.get("verdict")
+    if not row or row == claim_verdict:
+        return ""
+    there = f" (measured there: “{h['would_be']}”)" if row == V.NOT_COMPARABLE and h.get("would_be") else ""
+    return f"This row reads “{row}”{there}; the claim's verdict combines all its judged rows."
+
+
 def sentence(a: A.Answer, profile: str, paper: dict | None = None) -> str:
     """One plain-language sentence (a few clauses) for a claim: what was measured, at which scale, what it says."""
     h, prof = a.headline, profile or "this build's"
@@ -73,6 +83,7 @@ def sentence(a: A.Answer, profile: str, paper: dict | None = None) -> str:
         u, what = unit(a), h["claim"].rstrip(".")
         parts.append(f"Measured at the {prof} profile: {what[:1].lower() + what[1:]}, {_value(h)}"
                      f"{f' ({u})' if u else ''}, against {h['predicted']}.")
+        parts.append(_row_note(h, a.verdict))
     else:
         parts.append(f"Measured at the {prof} profile: no finite measurement.")
     says = SAYS.get(a.verdict, "")
@@ -88,7 +99,7 @@ def sentence(a: A.Answer, profile: str, paper: dict | None = None) -> str:
     if p.get("status") == "ok":
         parts.append(f"At the paper's scale (recorded on {p.get('device', '?')}): {p['verdict']}, "
                      f"{T.fmt(p['measured'])} [{T.fmt(p['lo'])}, {T.fmt(p['hi'])}].")
-    return " ".join(parts)
+    return " ".join(p for p in parts if p)
 
 
 def build_note(profile: str, commit: str = "", date: str = "") -> str:
