@@ -12,10 +12,10 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
-import platform
 
 import torch
 
+from imbalanced_cl.book.provenance import cpu_model
 from imbalanced_cl.paths import repo_root
 from imbalanced_cl.sim.config import SimConfig
 from imbalanced_cl.sim.runtime import RATES_FILE
@@ -87,7 +87,7 @@ def main() -> None:
         source = f"benchmarks/paper_projection.py on {machine} ({args.from_projection})"
     else:
         dev = args.device
-        machine = torch.cuda.get_device_name(0) if dev == "cuda" else (_cpu_model() or platform.processor())
+        machine = torch.cuda.get_device_name(0) if dev == "cuda" else cpu_model()
         threads = torch.get_num_threads()
         points = []
         for R, K, d1, m, d in SIZES:
@@ -113,16 +113,6 @@ def main() -> None:
         json.dump(stored, fh, indent=1)
         fh.write("\n")
 
-
-def _cpu_model() -> str:
-    """The CPU's model name from /proc/cpuinfo ('' where unknown)."""
-    try:
-        for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return ""
 
 
 if __name__ == "__main__":

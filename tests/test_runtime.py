@@ -93,3 +93,16 @@ def test_the_runner_prints_an_estimate_per_notebook_and_a_total():
     assert [ln.split(":")[0] for ln in lines[:2]] == ["[estimate] 03_Ni_scaling", "[estimate] 04_pruning_gains"]
     assert lines[2].startswith("[estimate] in all, about")
     assert runner.time_estimates(runs, {}) == []
+
+
+def test_the_rate_fit_recovers_a_known_overhead_and_rate():
+    """benchmarks/loop_rates.fit on exact points seconds = 0.01 + flops / 2e9 gives back (0.01, 2e9); on points that
+    would need a negative fixed cost, it fits the rate alone with no overhead."""
+    import sys
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from loop_rates import fit
+    pts = [(f, 0.01 + f / 2e9) for f in (1e6, 1e8, 1e9, 1e10)]
+    a, r = fit(pts)
+    assert a == pytest.approx(0.01, rel=1e-9) and r == pytest.approx(2e9, rel=1e-9)
+    a, r = fit([(1e9, 0.4), (2e9, 1.0)])            # a straight line through them would cross below zero
+    assert a == 0.0 and 1e9 / 0.4 > r > 2e9 / 1.0

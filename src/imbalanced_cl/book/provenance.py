@@ -51,7 +51,7 @@ def environment() -> dict:
     made (provenance), never part of a record's code version."""
     from .runner import dependency_versions
     gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none"
-    return {"versions": dependency_versions(), "cpu_kernels": cpu_kernels(), "cpu": _cpu_model(), "gpu": gpu,
+    return {"versions": dependency_versions(), "cpu_kernels": cpu_kernels(), "cpu": cpu_model(), "gpu": gpu,
             "mkl_cbwr": os.environ.get("MKL_CBWR", "unset (MKL picks by CPU)")}
 
 
@@ -71,7 +71,7 @@ def record(params: dict, started: float | None = None) -> dict:
     }
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
     """The CPU's model name from /proc/cpuinfo ("unknown" where there is none)."""
     try:
         for line in open("/proc/cpuinfo"):
