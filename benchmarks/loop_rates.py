@@ -5,7 +5,8 @@ results/bench/loop_rates.json under this device's name (other devices' entries a
 
 With --from-projection FILE (a benchmarks/paper_projection.py --json output, e.g. a lent GPU's), the same fit is made
 from that file's per-notebook loop rates instead of timing here.
-Run: .venv/bin/python benchmarks/loop_rates.py [--device cpu|cuda] [--steps N] [--from-projection FILE]
+Run: .venv/bin/python benchmarks/loop_rates.py [--device cpu|cuda] [--steps N] [--quick] [--from-projection FILE]
+(`make bench --quick`, through `python -m benchmarks --quick`, prints the fit and leaves the rates file as it is.)
 """
 from __future__ import annotations
 
@@ -32,21 +33,12 @@ def _size_cfg(R: int, K: int, d1: int, m: int, d: int, device: str) -> SimConfig
 def step_seconds(cfg: SimConfig, steps: int) -> float:
     """Seconds per step of train() at `cfg` past T1 (token-level BReLU): a (2 + n)-step run minus a 2-step run, each
     the fastest of two, with n grown from `steps` until the difference is at least half a second (start-up noise)."""
-    from time import perf_counter
+    from paper_projection import _timed
 
     from imbalanced_cl.sim.train import train
 
     def timed(n: int) -> float:
-        best = float("inf")
-        for _ in range(2):
-            if cfg.device == "cuda":
-                torch.cuda.synchronize()
-            t = perf_counter()
-            train(cfg.replace(steps=n))
-            if cfg.device == "cuda":
-                torch.cuda.synchronize()
-            best = min(best, perf_counter() - t)
-        return best
+        return min(_timed(lambda: train(cfg.replace(steps=n)), cfg.device) for _ in range(2))
     base = timed(2)                           # start-up (dictionaries, allocator, kernels) and two steps
     n = steps
     while True:
@@ -74,6 +66,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu", choices=("cpu", "cuda"))
     ap.add_argument("--steps", type=int, default=6, help="timed steps per size")
+    ap.add_argument("--quick", action="store_true",
+                    help="two timed steps per size, printed only (the rates file keeps its measurement)")
     ap.add_argument("--from-projection", help="fit the rate from a paper_projection.py --json file instead")
     ap.add_argument("--out", default=str(repo_root() / RATES_FILE))
     args = ap.parse_args()
@@ -92,13 +86,15 @@ def main() -> None:
         points = []
         for R, K, d1, m, d in SIZES:
             cfg = _size_cfg(R, K, d1, m, d, dev)
-            s = step_seconds(cfg, args.steps)
+            s = step_seconds(cfg, 2 if args.quick else args.steps)
             points.append((step_flops(cfg, R, linear=False), s))
             print(f"R={R} K={K} d1={d1} m={m}: {1e3 * s:.2f} ms a step, {points[-1][0] / s / 1e9:.2f} GFLOP/s",
                   flush=True)
         source = "benchmarks/loop_rates.py"
     overhead, rate = fit(points)
     print(f"{dev} ({machine}): {rate / 1e9:.3g} GFLOP/s + {1e3 * overhead:.3g} ms a step")
+    if args.quick:
+        return
     try:
         stored = json.load(open(args.out))
     except (OSError, ValueError):

@@ -87,19 +87,14 @@ def load_rates(path: Path | None = None) -> dict[str, Rate]:
         return {}
 
 
-def device_of(cfg) -> str:
-    """The device a config's training runs on ('auto' is CUDA where there is one)."""
-    import torch
-    dev = getattr(cfg, "device", "cpu")
-    return ("cuda" if torch.cuda.is_available() else "cpu") if dev == "auto" else dev
-
-
 def estimate(cfg, rates: dict[str, Rate] | None = None) -> Estimate | None:
     """The training work of `cfg` (its workload()) and its time at the measured rate of its device; None when the
     config declares no workload or no rate was measured for that device."""
     work = cfg.workload() if hasattr(cfg, "workload") else None
-    rate = (load_rates() if rates is None else rates).get(device_of(cfg))
-    if not work or rate is None:
+    if not work:
+        return None
+    rate = (load_rates() if rates is None else rates).get(cfg.torch_device.type)
+    if rate is None:
         return None
     flops = sum(steps * step_flops(c, c.R, linear=False) for c, steps in work)
     steps = sum(steps for _, steps in work)

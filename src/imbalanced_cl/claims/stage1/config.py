@@ -45,16 +45,26 @@ class Stage1Config(SimConfig):
         for name in ("tol_slope", "tol_ratio", "tol_exponent"):
             check_float(name, getattr(self, name), 0.0, lo_open=True)
 
+    def sweep_base(self, axis: str, v: int) -> SimConfig:
+        """One T1 sweep point's training: d = v at sweep_d1 (axis 'd') or d1 = v at sweep_d (axis 'd1'), no bias, no
+        minority feature, two eps levels; its length is set by sweep_steps."""
+        d, d1 = (v, self.sweep_d1) if axis == "d" else (self.sweep_d, v)
+        return self.sim(d=d, d1=d1, R=self.sweep_R, bias="none", n_minority=0, eps_profile="two_level",
+                        progress=False, record_every=10**6, steps=1, prune_alpha=0.0)
+
+    def sweep_steps(self, t_lin: float) -> int:
+        """Steps of a sweep point: horizon x its linear-theory T1, at least 10 and at most 10^5."""
+        return int(min(max(self.horizon * t_lin, 10), 10**5))
+
     def workload(self) -> list[tuple[SimConfig, int]]:
-        """(config, steps) of every training notebook 01 runs: the main run, then each T1 sweep point for horizon x
-        its linear-theory T1 (as stage1.t1_sweep does), for the time estimate (kappa_j from a small Monte Carlo: an
-        estimate needs T1 within a few percent, not the sweep's precision)."""
+        """(config, steps) of every training notebook 01 runs: the main run, then each T1 sweep point for sweep_steps
+        of its linear-theory T1, for the time estimate (kappa_j from a small Monte Carlo: an estimate needs T1
+        within a few percent, not the sweep's precision)."""
         from ...sim import theory
         out = [(self.sim(), self.steps)]
         for axis, grid in (("d", self.d_grid), ("d1", self.d1_grid)):
             for v in grid:
-                d, d1 = (v, self.sweep_d1) if axis == "d" else (self.sweep_d, v)
-                base = self.sim(d=d, d1=d1, R=self.sweep_R, bias="none", n_minority=0, eps_profile="two_level")
+                base = self.sweep_base(axis, v)
                 t_lin = theory.t1_linear(base, theory.kappa_mc(base, n=256, replicates=1))
-                out.append((base, int(min(max(self.horizon * t_lin, 10), 10 ** 5))))
+                out.append((base, self.sweep_steps(t_lin)))
         return out

@@ -16,12 +16,10 @@ def t1_sweep(cfg: Stage1Config, axis: str) -> dict:
     grid = cfg.d_grid if axis == "d" else cfg.d1_grid
     rows = {"x": [], "T1": [], "linear": [], "main": [], "workshop": []}
     for v in grid:
-        d, d1 = (v, cfg.sweep_d1) if axis == "d" else (cfg.sweep_d, v)
-        base = cfg.sim(d=d, d1=d1, R=cfg.sweep_R, bias="none", n_minority=0, eps_profile="two_level",
-                       progress=False, record_every=10**6, steps=1, prune_alpha=0.0)
+        base = cfg.sweep_base(axis, v)
         kappa = theory.kappa_mc(base, n=cfg.kappa_samples // 4)
         t_lin = theory.t1_linear(base, kappa)
-        steps = int(min(max(cfg.horizon * t_lin, 10), 10**5))
+        steps = cfg.sweep_steps(t_lin)
         run = train(base.replace(steps=steps, progress=cfg.progress))
         T1 = run.T1.double()
         T1[T1 < 0] = float("nan")  # not reached within the horizon
