@@ -1,7 +1,8 @@
 """A time estimate before compute: a config's training work (its `workload()`: every training its notebook runs, with
 its steps) counted in FLOPs by step_flops, at the loop rate that benchmarks/loop_rates.py measured on a device
-(results/bench/loop_rates.json). One step costs overhead + FLOPs / rate; the estimate is what a reader should expect
-within a factor of about 2, not a limit: nothing is refused for its time."""
+(results/bench/loop_rates.json). One step costs overhead + FLOPs / rate. It estimates the training alone: a notebook's
+measurements, census and kernel start come on top (at default on the 2-core host each notebook took 2.4-6.8 times
+its estimate). It is a forecast, not a limit: nothing is refused for its time."""
 from __future__ import annotations
 
 import json
