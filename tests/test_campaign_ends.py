@@ -189,9 +189,24 @@ def test_a_unit_whose_worker_always_dies_fails_after_a_bounded_number_of_deaths(
 
 
 STOP = """
-import signal, sys
+import os, signal, sys, time
 sys.path.insert(0, {tests!r})
-signal.signal(signal.SIGINT, signal.default_int_handler)    # a background job starts with Ctrl-C ignored
+# A background job starts with Ctrl-C ignored: re-armed here at import, as a user's script would. Every worker
+# re-imports this module as __mp_main__ while it starts, so this line re-arms Ctrl-C in the workers too.
+signal.signal(signal.SIGINT, signal.default_int_handler)
+if __name__ == "__mp_main__" and os.environ.get("CK_START_LOG"):
+    # a worker starting: hold it at the start of its run, after this import, before Dask's start-up (where a
+    # re-armed Ctrl-C printed a worker's traceback), and say so, so that the stop lands inside start-up for certain
+    from multiprocessing import process
+    _run = process.BaseProcess.run
+
+    def held_run(self):
+        with open(os.environ["CK_START_LOG"], "a") as fh:
+            fh.write(f"starting {{os.getpid()}}\\n")
+        time.sleep(10)           # longer than the test takes to see both lines and stop the campaign
+        _run(self)
+
+    process.BaseProcess.run = held_run
 import campaign_kinds  # noqa: F401  (registers the sleepy kind)
 from imbalanced_cl.__main__ import main
 if __name__ == "__main__":
@@ -200,26 +215,54 @@ if __name__ == "__main__":
 """
 
 
+def _wait_for(proc, marker: str, deadline: float, seen: list) -> None:
+    """Read the campaign's stdout into `seen` until a line starts with `marker` (the phase the test stops it in)."""
+    while time.time() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        seen.append(line)
+        if line.startswith(marker):
+            return
+    raise AssertionError(f"no {marker!r} line on stdout: {seen}")
+
+
+def _wait_lines(path: Path, n: int, deadline: float) -> None:
+    """Wait until the file has n lines (each worker, or each unit, has said it got there)."""
+    while not (path.exists() and len(path.read_text().splitlines()) >= n) and time.time() < deadline:
+        time.sleep(0.1)
+    assert path.exists() and len(path.read_text().splitlines()) >= n, f"{path.name}: fewer than {n} lines"
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("when", ["starting", "running"])
 def test_ctrl_c_prints_one_line(tmp_path, when):
     """Ctrl-C in a terminal reaches the whole process group (the campaign, its workers, their kernels): the only
-    thing printed on stderr is the one `[stopped]` line, whether it comes while the workers start or while units run."""
-    log, script = tmp_path / "runs.log", tmp_path / "stop.py"
+    thing printed on stderr is the one `[stopped]` line, whether it comes while the workers start or while units run.
+
+    Both phases are forced by markers, not timed: while starting, both workers are held inside their import of the
+    main script, which has re-armed Ctrl-C (the race that failed CI now and then, made certain), and have said so;
+    while running, the campaign has printed `[workers] ready` and both units have logged their start."""
+    log, started, script = tmp_path / "runs.log", tmp_path / "start.log", tmp_path / "stop.py"
     script.write_text(STOP.format(tests=str(Path(__file__).parent), res=str(tmp_path / "r")))
     env = {**os.environ, "OMP_NUM_THREADS": "1", "CK_LOG": str(log), "CK_SLEEP": "120"}
+    if when == "starting":
+        env["CK_START_LOG"] = str(started)
     proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env, start_new_session=True)
-    deadline = time.time() + 120
+    deadline, seen = time.time() + 120, []
     if when == "starting":
-        while not proc.stdout.readline().startswith("campaign ci:") and time.time() < deadline:
-            pass
-        time.sleep(0.5)
+        _wait_for(proc, "[workers] starting", deadline, seen)
+        _wait_lines(started, 2, deadline)          # both workers are inside their start-up, Ctrl-C re-armed there
     else:
-        while not (log.exists() and len(log.read_text().splitlines()) == 2) and time.time() < deadline:
-            time.sleep(0.2)
+        _wait_for(proc, "[workers] ready", deadline, seen)
+        _wait_lines(log, 2, deadline)              # both units are running
     os.killpg(proc.pid, signal.SIGINT)
-    _, err = proc.communicate(timeout=120)
+    rest, err = proc.communicate(timeout=120)
+    out = "".join(seen) + rest
     lines = err.strip().splitlines()
     assert proc.returncode == 130 and len(lines) == 1 and lines[0].startswith("[stopped]"), err
+    # the stop came in the phase the test names: before the workers were ready, or after both units started
+    assert ("[workers] ready" in out) == (when == "running"), out
+    assert ("before the workers started" in lines[0]) == (when == "starting"), lines
     assert not record.scan(tmp_path / "r" / "ci").records

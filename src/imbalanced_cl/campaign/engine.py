@@ -124,7 +124,8 @@ def deaf_forkserver() -> None:
     import signal
     import threading
     from multiprocessing import forkserver
-    multiprocessing.get_context("forkserver").set_forkserver_preload(["distributed"])
+    # deaf: the workers' own start-up ignores Ctrl-C even when the main module re-arms it at import (campaign/deaf.py)
+    multiprocessing.get_context("forkserver").set_forkserver_preload(["distributed", "imbalanced_cl.campaign.deaf"])
     if threading.current_thread() is not threading.main_thread():
         forkserver.ensure_running()
         return
@@ -252,6 +253,14 @@ def _start(opts: Options):
     return cluster
 
 
+def _workers(opts: Options) -> str:
+    """'2 local workers' or '3 Slurm jobs on long', for the start-up line."""
+    if opts.slurm:
+        n = opts.slurm.get("jobs", 1)
+        return f"{n} Slurm job{'s' if n != 1 else ''} on {opts.slurm.get('partition', '?')}"
+    return f"{opts.workers} local worker{'s' if opts.workers != 1 else ''}"
+
+
 def _ours(res: dict, unit: Unit, results: Path, campaign: str) -> dict:
     """A unit found 'done' is this campaign's when its record names this campaign run (its worker recorded it, then
     died before Dask heard back, and the unit's retry found the record): then it counts as recorded. One recorded by
@@ -335,7 +344,10 @@ def run(kinds: dict[str, Kind], units: list[Unit], opts: Options, root: Path, cl
     deadline = time.time() + opts.budget_s
     campaign = uuid.uuid4().hex[:12]      # names this run in the records it writes
     own = cluster is None
-    cluster = cluster or _start(opts)
+    if own:     # explicit phases on stdout: a stop is reported for the phase it came in (and a test can wait for one)
+        print(f"[workers] starting {_workers(opts)}", flush=True)
+        cluster = _start(opts)
+        print("[workers] ready", flush=True)
     client = Client(cluster)
     bar = tqdm(total=len(todo), unit="unit", file=sys.stderr, disable=not opts.progress, dynamic_ncols=True)
     futures = {client.submit(run_unit, kinds[u.kind], u, str(results), str(root), deadline, opts.threads, campaign,
