@@ -11,7 +11,7 @@ from ..book.profiles import params as profile_params
 from ..book.runner import check_params, execute, toc_notebooks
 from ..validate import ParameterError
 from . import checkpoint
-from .units import KINDS, Kind, Unit, child_env_now, plain, refusal, register
+from .units import KINDS, Kind, Unit, child_env_now, plain, register
 
 
 def _seed(nb: Path, params: dict) -> int | None:
@@ -61,8 +61,12 @@ def run_notebook(unit: Unit, root: Path) -> dict:
     """
     import nbformat
     nb = root / "notebooks" / f"{unit.name}.ipynb"
-    out = root / "_build" / "campaign" / unit.profile / f"{unit.name}.ipynb"
     where = checkpoint.folder()
+    # the executed copy lives under the campaign's own results folder, named by the unit's key: two campaigns on one
+    # clone (two seeds, two --results folders) never read each other's rows, and a scratch folder writes nothing
+    # into the repository (results/campaign/*/executed/ is ignored by git)
+    out = (where.parent.parent if where is not None else root / "_build" / "campaign" / unit.profile) \
+        / "executed" / f"{unit.name}-{unit.key}.ipynb"
     resumed = checkpoint.summary(where)
     partial = None
     if where is not None:
@@ -154,35 +158,37 @@ SCALE_POINT = register(Kind("scale_point", plan_scale, run_scale_point))
 def recorded_points(cfg, root: Path | None = None) -> tuple[list[dict], list[str]]:
     """Notebook 08's recorded points for this config, beyond its own grid: (points sorted by d, notes).
 
-    A record counts when its parameters are this config's (units.RUN_ONLY settings such as threads aside) and its
-    code version is today's. Any other record of a d beyond the grid is named in the notes and not used: one under
-    other parameters (which ones), or under other code (stale). Records of any profile folder count (the
-    parameters say what was run).
+    A record counts when it answers for the unit this config plans at its d (validity.find: the same parameters,
+    run-only settings such as threads aside, and today's code or other code that computes the same numbers). Every
+    other record of such a d is named in the notes with why it is not used. Records of any profile folder count
+    (the parameters say what was run).
     """
-    import json
-
     from ..book.record import source_code
     from ..paths import repo_root
+    from .validity import find, fresh, note
     root = Path(root or repo_root())
+    if fresh():
+        return [], ["a fresh build (--fresh): recorded points not read"]
     code = source_code(root, SCALE_ENTRY)
-    want = plain(cfg.to_dict())
-    points, notes, seen = [], [], set()
-    for p in sorted((root / "results" / "campaign").glob("*/scale_point/*.json")):
-        try:
-            rec = json.loads(p.read_text())
-            params = dict(rec["params"])
-            d = params.pop("d_point")
-        except (ValueError, KeyError, OSError, TypeError):
-            notes.append(f"{p.name}: unreadable, skipped")
+    points, notes = [], []
+    for d in EXTRA_DS:
+        if d in cfg.ds:
             continue
-        if d in cfg.ds or d in seen:
-            continue
-        why = refusal(rec, params, want, code)
-        if why:
-            notes.append(f"{p.name}: d = {d} {why}")
-            continue
-        seen.add(d)
-        points.append({**_numpy(rec["payload"]["point"]), "recorded": rec["provenance"]})
+        unit = Unit("scale_point", f"d{d}", "", scale_params(cfg, d), code, cfg.seed)
+        for folder in sorted((root / "results" / "campaign").glob("*/")):
+            j = find(folder, unit, root)
+            if j is None:
+                continue
+            if not j.valid:
+                notes.append(f"{j.path.name}: d = {d} {note(j)}")
+                continue
+            try:
+                point = _numpy(j.rec["payload"]["point"])
+            except (KeyError, TypeError):
+                notes.append(f"{j.path.name}: d = {d} needs re-measuring (field point)")
+                continue
+            points.append({**point, "recorded": j.rec["provenance"]})
+            break
     return sorted(points, key=lambda q: q["d"]), notes
 
 

@@ -7,11 +7,10 @@ its commit and the parameters that differ.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from ..book.profiles import params as profile_params
-from .units import Kind, Unit, plain, refusal, register
+from .units import Kind, Unit, plain, register
 
 ENTRY = "from imbalanced_cl.claims.premise_map import PremiseMapConfig, run_cell"   # what a premise_cell runs
 KIND = "premise_cell"
@@ -63,40 +62,48 @@ PREMISE_CELL = register(Kind(KIND, plan, run))
 def recorded_cells(cfg, root: Path | None = None) -> tuple[list, list[str]]:
     """The recorded plane cells of this config's record_ds: (CellResults marked "recorded", notes).
 
-    A note names every record of one of these cells that is not used: unreadable, under other code (stale, with its
-    commit), or under parameters that differ (which ones; units.RUN_ONLY settings such as threads do not count).
+    A record counts when it answers for the cell's unit (validity.find: the same parameters, run-only settings such
+    as threads aside, and today's code or other code that computes the same numbers). A note names every other
+    record of one of these cells, with why it is not used; a record that lacks a field is "needs re-measuring".
     Records of any profile folder count: the parameters say what was run."""
+    from ..book.record import source_code
+    from ..paths import repo_root
+    from .validity import find, fresh, note
+    root = Path(root or repo_root())
+    if fresh():
+        return [], ["a fresh build (--fresh): recorded cells not read"]
+    code = source_code(root, ENTRY)
+    found, notes = {}, []
+    for c in cfg.record_cells():
+        name = cell_name(c)
+        unit = Unit(KIND, name, "", cell_params(cfg, c), code, cfg.seed)
+        for folder in sorted((root / "results" / "campaign").glob("*/")):
+            j = find(folder, unit, root)
+            if j is None:
+                continue
+            if not j.valid:
+                notes.append(f"{name}: {note(j)}")
+                continue
+            try:
+                found[name] = _cell_result(c, j.rec)
+            except (KeyError, TypeError, ValueError) as e:
+                notes.append(f"{name}: {j.path.name} needs re-measuring (field {e})")
+                continue
+            break
+    return [found[cell_name(c)] for c in cfg.record_cells() if cell_name(c) in found], notes
+
+
+def _cell_result(cell, rec: dict):
+    """A recorded cell's CellResult, marked "recorded", with the record's provenance (KeyError names a missing
+    field)."""
     import torch
 
-    from ..book.record import source_code
     from ..claims.premise_map import Arm, CellResult
     from ..claims.premise_map.metrics import Premise
-    from ..paths import repo_root
-    root = Path(root or repo_root())
-    code = source_code(root, ENTRY)
-    want = plain(cfg.to_dict())
-    cells = {cell_name(c): c for c in cfg.record_cells()}
-    found, notes = {}, []
-    for p in sorted((root / "results" / "campaign").glob(f"*/{KIND}/*.json")):
-        try:
-            rec = json.loads(p.read_text())
-            params, name = dict(rec["params"]), rec["name"]
-            params.pop("cell")
-        except (ValueError, KeyError, OSError, TypeError):
-            notes.append(f"{p.name}: unreadable, skipped")
-            continue
-        if name not in cells or name in found:
-            continue
-        why = refusal(rec, params, want, code)
-        if why:
-            notes.append(f"{name}: {why}")
-            continue
-        pay = rec["payload"]
-        prem = lambda ps: {k: Premise(k, v["text"], v["value"], v["threshold"], v["holds"], v["required"])
-                           for k, v in ps.items()}
-        arms = {n: Arm(n, torch.tensor(a["size"]), float(a["T"]), prem(a["premises"]), torch.tensor(a["gain"]),
-                       a["loss"], a["pos_prob"]) for n, a in pay.get("arms", {}).items()}
-        found[name] = CellResult(cells[name], prem(pay["premises"]), torch.tensor(pay["gain"]), pay["seconds"],
-                                 source="recorded", arms=arms,
-                                 extra={**pay.get("extra", {}), "provenance": rec.get("provenance", {})})
-    return [found[n] for n in cells if n in found], notes
+    pay = rec["payload"]
+    prem = lambda ps: {k: Premise(k, v["text"], v["value"], v["threshold"], v["holds"], v["required"])
+                       for k, v in ps.items()}
+    arms = {n: Arm(n, torch.tensor(a["size"]), float(a["T"]), prem(a["premises"]), torch.tensor(a["gain"]),
+                   a["loss"], a["pos_prob"]) for n, a in pay.get("arms", {}).items()}
+    return CellResult(cell, prem(pay["premises"]), torch.tensor(pay["gain"]), pay["seconds"], source="recorded",
+                      arms=arms, extra={**pay.get("extra", {}), "provenance": rec.get("provenance", {})})
