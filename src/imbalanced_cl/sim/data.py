@@ -31,7 +31,7 @@ def generator(seed: int, replicate: int, purpose: int, extra: int = 0, device="c
 # Device types on which a batch of replicates is drawn in one call (tests add "cpu" and "meta"). On a GPU a draw per
 # replicate is a kernel launch per replicate and per tensor, and the host's launches, not the GPU, then set the pace.
 BATCHED_DRAWS = ("cuda",)
-SLAB_BLOCKS = 2 ** 24    # Philox blocks (4 numbers each) per pass: bounds the int64 words in memory at once (~1 GiB)
+SLAB_BLOCKS = 2 ** 24    # Philox blocks (4 numbers each) per pass: bounds its int64 words in memory (~1.4 GiB at most)
 # What each field of a batched draw's Philox counter and key can hold (batched_draws): larger values are refused.
 _LIMITS = {"seed": 2 ** 64 - 1, "replicate": P.MASK32, "purpose": 2 ** 16 - 1, "extra": P.MASK32}
 
