@@ -71,12 +71,26 @@ def end_to_end(path: Path, params: dict, profile: str) -> float:
         return time.perf_counter() - t
 
 
+FIGURES = "figures rendered to PNG"     # book_profile.flush_figures: what the inline backend does after each cell
+
+
+def label(where: str) -> str:
+    """A sampled place as a reader names it: the package function, cell or figure rendering, without the library
+    below it ('sim.data:_fill', 'cell 6', FIGURES)."""
+    where = where.split(" > ")[0]
+    if where == "benchmarks.book_profile:flush_figures":
+        return FIGURES
+    return where.removeprefix("__main__:<").removesuffix(">") if where.startswith("__main__:<cell") else where
+
+
 def top_costs(e2e: float, res: dict, top: int = 3) -> list[tuple[str, float]]:
     """The `top` largest costs outside training: the kernel's (end to end minus the in-process run) and each sampled
-    function's share of the in-process wall time outside train()'s loop."""
+    place's share of the in-process wall time outside train()'s loop (places merged by their label)."""
     n = sum(res["counts"].values()) or 1
-    costs = [(KERNEL, max(0.0, e2e - res["wall"]))]
-    costs += [(where, c / n * res["wall"]) for where, c in res["outside"].items()]
+    merged: dict = {}
+    for where, c in res["outside"].items():
+        merged[label(where)] = merged.get(label(where), 0.0) + c / n * res["wall"]
+    costs = [(KERNEL, max(0.0, e2e - res["wall"])), *merged.items()]
     return sorted(costs, key=lambda wc: -wc[1])[:top]
 
 
