@@ -349,11 +349,11 @@ def train(cfg: SimConfig, replicates=None, resume: Run | None = None, sampler=No
     trained in one batch).
 
     Replicates are trained in chunks of cfg.chunk (0: auto_chunk) to bound memory; a chunk that does not fit a GPU is
-    halved, with one line. What holds on each device: a replicate's random numbers (dictionary, initial weights,
-    pairs, masks) depend on (seed, replicate, purpose, step) alone, never on its chunk: on the CPU each replicate
-    draws from its own torch.Generator, on a GPU a chunk is drawn in one batched Philox call keyed to each replicate
-    (data.raw_draws). The CPU and a GPU draw the same law with other numbers (data_device = "cpu" gives a GPU the
-    CPU's numbers). The same seed gives the same numbers, bit for bit, on one machine at one chunking; another
+    halved, with one line. What holds on each device: a replicate's random numbers depend on (seed, replicate,
+    purpose, step) alone, never on its chunk. Its dictionary, initial weights and masks come from its own CPU
+    torch.Generator on every device; its pairs are drawn on the run's device (data.raw_draws), from its own
+    torch.Generator on the CPU and, on a GPU, in one batched Philox call for the chunk, keyed to each replicate: the
+    same law with other numbers (data_device = "cpu" gives a GPU the CPU's numbers). The same seed gives the same numbers, bit for bit, on one machine at one chunking; another
     chunking gives the same pairs and the same weights within float32 rounding (the batched products then have
     another width, and a BLAS may round them otherwise), so the chunks a process used go into its provenance
     (chunks_used).
