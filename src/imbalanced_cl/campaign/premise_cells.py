@@ -1,5 +1,6 @@
-"""The premise_cell kind: one cell of notebook 10's premise map at a d too large for the notebook's own build
-(cfg.record_ds), computed ahead by the campaign and read back by the notebook, marked "recorded".
+"""The premise_cell kind: one cell of notebook 10's premise map too costly for the notebook's own build (the plane at
+cfg.record_ds, the star cells of cfg.record_star), computed ahead by the campaign and read back by the notebook,
+marked "recorded".
 
 A record is used only when its map parameters are the notebook's and its code is today's. Others are not read
 silently: a record of the same cell under other code, or under parameters that differ, is named in the notes with
@@ -17,13 +18,27 @@ KIND = "premise_cell"
 
 
 def cell_name(cell) -> str:
-    """A unit name for a plane cell: d<d>_<lambda>_r<ratio>."""
-    return f"d{cell.d}_{cell.lam_name}_r{cell.ratio:g}"
+    """A unit name for a cell: d<d>_<lambda>_r<ratio> on the plane, with _<keyword><value> for a star cell."""
+    base = f"d{cell.d}_{cell.lam_name}_r{cell.ratio:g}"
+    if not cell.star:
+        return base
+    kw, v = cell.star
+    return f"{base}_{kw}{v:g}" if isinstance(v, (int, float)) else f"{base}_{kw}_{v}"
 
 
 def cell_params(cfg, cell) -> dict:
-    """A premise_cell's parameters: the map's whole config and the cell's place on the plane."""
-    return plain({**cfg.to_dict(), "cell": {"d": cell.d, "lam_name": cell.lam_name, "ratio": cell.ratio}})
+    """A premise_cell's parameters: the map's whole config and the cell's place (on the plane, or its star variation
+    as [keyword, value])."""
+    where = {"d": cell.d, "lam_name": cell.lam_name, "ratio": cell.ratio}
+    if cell.star:
+        where.update(axis=cell.axis, star=list(cell.star))
+    return plain({**cfg.to_dict(), "cell": where})
+
+
+def cell_of(cfg, where: dict):
+    """The Cell a unit's parameters name (a plane cell, or a star cell with its variation)."""
+    star = {where["star"][0]: where["star"][1]} if where.get("star") else {}
+    return cfg.cell(where.get("axis", "plane"), where["d"], where["lam_name"], where["ratio"], **star)
 
 
 def _config(params: dict):
@@ -33,7 +48,8 @@ def _config(params: dict):
 
 
 def plan(profile: str, root: Path, only: list[str] | None = None) -> list[Unit]:
-    """One unit per plane cell at the d's of record_ds (every lambda and ratio of the profile's map)."""
+    """One unit per cell the profile's map computes ahead: the plane at the d's of record_ds (every lambda and
+    ratio) and the star cells of the axes in record_star."""
     from ..book.record import source_code
     from ..claims.premise_map import PremiseMapConfig
     cfg = PremiseMapConfig(**profile_params(profile, "10_premise_map"))
@@ -46,8 +62,7 @@ def run(unit: Unit, root: Path) -> dict:
     """Train and measure one cell (claims.premise_map.run_cell): its premises, gain and wall time."""
     from ..claims.premise_map import run_cell
     cfg = _config(unit.params)
-    c = unit.params["cell"]
-    res = run_cell(cfg.cell("plane", c["d"], c["lam_name"], c["ratio"]))
+    res = run_cell(cell_of(cfg, unit.params["cell"]))
     prem = lambda ps: {k: {"text": p.text, "value": p.value, "threshold": p.threshold, "holds": p.holds,
                            "required": p.required} for k, p in ps.items()}
     arms = {n: {"size": a.size.tolist(), "T": a.T if a.T != float("inf") else "inf", "premises": prem(a.premises),
