@@ -7,6 +7,7 @@ package the ways a maintainer does: a renamed variable, a moved verdict threshol
 a changed formula in sim/ makes it stale, and `campaign status` says which probe moved."""
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -203,3 +204,40 @@ def test_the_probe_cache_is_kept_and_reused(tmp_path):
     assert digest == again and calls == [1]
     (tmp_path / "probes.json").write_text("{not json")                 # a damaged cache counts as empty
     assert probe.Cache(tmp_path / "probes.json").data == {}
+
+
+@pytest.mark.slow
+def test_a_notebook_unit_keeps_its_measurements_and_is_judged_again_from_them_alone(tmp_path):
+    """Notebook 03 at ci as a campaign unit: its record keeps the measured grid beside it (stages), judging the
+    record executes the notebook with the grid read back, training nothing, and gives the recorded rows again; a
+    record whose stage is gone needs re-measuring, named, never a crash."""
+    import time
+
+    import torch
+
+    from imbalanced_cl.campaign import engine, judge, kinds, typed
+    (unit,) = kinds.plan_notebooks("ci", ROOT, only=["03_Ni_scaling"])
+    threads = torch.get_num_threads()
+    try:
+        out = engine.run_unit(kinds.NOTEBOOK, unit, str(tmp_path), str(ROOT), time.time() + 900)
+    finally:
+        torch.set_num_threads(threads)
+    assert out["status"] == "ran"
+    path = Path(out["path"])
+    rec = record.read(path)
+    where = judge.kept_stages(path, rec)
+    assert rec["payload"]["stages"] == ["grid"] and (where / "grid.json").exists() and (where / "grid.npz").exists()
+    grid = typed.load(where / "grid")
+    assert sorted(grid) == sorted((d, r) for d in unit.params["ds"] for r in unit.params["ratios"])
+
+    t0 = time.time()
+    rows, why = judge.judge(ROOT, path, rec, tmp_path / "judged.ipynb")
+    assert why == "" and time.time() - t0 < out["wall_s"] + 60
+    text = json.dumps(json.loads((tmp_path / "judged.ipynb").read_text())["cells"])
+    assert "d= 10 rho=" not in text        # train_grid's per-point log line: nothing was trained
+    recorded = {r["id"]: (r["verdict"], r["measured"], r["lo"], r["hi"]) for r in rec["payload"]["rows"]}
+    assert {r["id"]: (r["verdict"], r["measured"], r["lo"], r["hi"]) for r in rows} == recorded
+
+    (where / "grid.json").unlink()
+    rows, why = judge.judge(ROOT, path, rec, tmp_path / "again.ipynb")
+    assert rows is None and why == "needs re-measuring (stage grid: not in the record)"

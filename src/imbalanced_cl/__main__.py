@@ -113,6 +113,9 @@ def book_cmd(args) -> int:
     """`book`: run the pipeline; a mistake exits 2 with one line per error (the traceback with --verbose)."""
     try:
         overrides = {k: yaml.safe_load(v) for k, _, v in (item.partition("=") for item in args.set)}
+        if args.profile != "paper":    # the paper column: recorded paper units judged by today's verdict code
+            from .campaign.judge import judge_all
+            judge_all(repo_root(), "paper")
         return run_book(args.profile, out_root=args.out, only=args.only, build=not args.no_build,
                         strict=args.strict, force=args.force, overrides=overrides, profiles=args.profiles,
                         jobs=args.jobs, fresh=args.fresh)

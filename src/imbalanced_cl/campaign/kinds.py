@@ -45,13 +45,15 @@ def plan_notebooks(profile: str, root: Path, only: list[str] | None = None) -> l
                 raise
             print(f"warning: {nb.stem} left out of the plan: {str(e).splitlines()[0]}", file=sys.stderr)
             continue
-        units.append(Unit("notebook", nb.stem, profile, params, book_record.notebook_code(root, nb),
+        units.append(Unit("notebook", nb.stem, profile, params, book_record.unit_code(root, nb),
                           _seed(nb, params)))
     return units
 
 
 def run_notebook(unit: Unit, root: Path) -> dict:
-    """Execute the notebook (book.runner.execute: atomic, partial output removed) and return its verdict rows.
+    """Execute the notebook (book.runner.execute: atomic, partial output removed) and return its verdict rows and the
+    names of its measurement stages, whose files it moves beside the record (stages_of: what a later build judges
+    again with today's verdict code, campaign/stages.py).
 
     The kernel gets the unit's checkpoint folder (checkpoint.ENV, named by the engine) and thread count in its
     environment: a notebook that computes its grid through checkpoint.grid resumes, after an interrupted run of the
@@ -59,7 +61,12 @@ def run_notebook(unit: Unit, root: Path) -> dict:
     partial notebook papermill writes as it goes lives in that folder (the unit's own, under its results folder),
     never in a place that every campaign of the clone shares.
     """
+    import os
+    import shutil
+
     import nbformat
+
+    from . import stages
     nb = root / "notebooks" / f"{unit.name}.ipynb"
     where = checkpoint.folder()
     # the executed copy lives under the campaign's own results folder, named by the unit's key: two campaigns on one
@@ -73,6 +80,10 @@ def run_notebook(unit: Unit, root: Path) -> dict:
         where.mkdir(parents=True, exist_ok=True)
         partial = where / checkpoint.partial_name(unit.name)
     env = {**child_env_now(), "IMBALANCED_CL_PROFILE": unit.profile}   # the provenance table names the profile
+    made = where / "stages" if where is not None else None    # what the notebook measures (stages.measured)
+    if made is not None:
+        shutil.rmtree(made, ignore_errors=True)               # stages of an interrupted run are measured again
+        env.update({stages.STAGES_ENV: str(made), stages.STAGES_MODE_ENV: "record"})
     ok, msg = execute(nb, out, unit.params, root, {"profile": unit.profile, "campaign_key": unit.key}, root, env=env,
                       partial=partial)
     if not ok:
@@ -80,8 +91,19 @@ def run_notebook(unit: Unit, root: Path) -> dict:
     rows = rows_of(out)
     if not rows:
         raise RuntimeError(f"{unit.name}: the executed notebook glued no verdict rows")
-    return {"rows": rows, "notebook": book_record._provenance(nbformat.read(out, as_version=4)),
+    kept = stages.names(made) if made is not None else []
+    if kept:    # beside the record: <results>/notebook/<name>-<key>.stages/, replaced whole
+        home = stages_of(where.parent.parent, unit)
+        shutil.rmtree(home, ignore_errors=True)
+        home.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(made, home)
+    return {"rows": rows, "stages": kept, "notebook": book_record._provenance(nbformat.read(out, as_version=4)),
             "checkpoints": {"resumed_points": resumed["points"], "resumed_s": round(resumed["seconds"], 2)}}
+
+
+def stages_of(results: Path, unit: Unit) -> Path:
+    """Where a notebook unit's measurement stages live: beside its record, <results>/notebook/<name>-<key>.stages/."""
+    return Path(results) / unit.kind / f"{unit.name}-{unit.key}.stages"
 
 
 NOTEBOOK = register(Kind("notebook", plan_notebooks, run_notebook))

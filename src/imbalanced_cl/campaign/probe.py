@@ -64,8 +64,9 @@ def canon(x, h):
 
 params = json.loads(sys.argv[1])
 def shrunk(p, **small):
-    """The parameters with the probe's sizes put in (only where the config knows the field)."""
-    return {{k: (small[k] if k in small else tuple(v) if isinstance(v, list) else v) for k, v in p.items()}}
+    """The parameters with the probe's sizes put in (only where the config knows the field), lists as tuples."""
+    tup = lambda v: tuple(v) if isinstance(v, list) else v
+    return {{k: tup(small[k] if k in small else v) for k, v in p.items()}}
 '''
 
 
@@ -107,6 +108,33 @@ cfg = ScaleConfig(**shrunk(p, R=2, chunk=1, n_pairs=64, t1_cap=0.3, t2_cap=0.3, 
                            branch_tau=0.1, records_per_tau=5, progress=False, threads=1, workers=0))
 out = measure_point(cfg, 6)
 '''))
+
+def _ci_sizes(notebook: str) -> dict:
+    """The ci profile's values for a notebook (under a minute each): the sizes its probe runs at."""
+    import yaml
+    try:
+        return dict(yaml.safe_load((repo_root() / "profiles.yaml").read_text())["ci"][notebook])
+    except (OSError, KeyError, TypeError):
+        return {}
+
+
+# Notebooks whose units keep measurement stages (book/record.py MEASURES): their stage functions at the ci sizes.
+register(Probe("notebook/02_lucky_neurons", f'''
+from imbalanced_cl.claims.lucky import LuckyConfig, measure_t2, run_census, workshop_figure
+cfg = LuckyConfig(**shrunk(params, **{_ci_sizes("02_lucky_neurons")!r}, R=2, chunk=1, progress=False))
+out = {{"census": run_census(cfg.census()), "t2": measure_t2(cfg), "workshop": workshop_figure(cfg)}}
+'''))
+register(Probe("notebook/03_Ni_scaling", f'''
+from imbalanced_cl.claims.scaling import ScalingConfig, train_grid
+cfg = ScalingConfig(**shrunk(params, **{_ci_sizes("03_Ni_scaling")!r}, R=2, chunk=1, progress=False))
+out = train_grid(cfg, log=None)
+'''))
+
+
+def probe_for(kind: str, name: str) -> str | None:
+    """The probe that decides a unit's records: its own (kind/name), else its kind's, else None."""
+    return f"{kind}/{name}" if f"{kind}/{name}" in PROBES else kind if kind in PROBES else None
+
 
 PORTABLE = {"MKL_CBWR": "COMPATIBLE", "ATEN_CPU_CAPABILITY": "default", "OMP_NUM_THREADS": "1",
             "MKL_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
@@ -187,7 +215,8 @@ class Cache:
 
 def same_numbers(kind: str, rec: dict, params: dict, code: str, root: Path | None = None,
                  cache: Cache | None = None) -> tuple[bool, str]:
-    """Whether a record made under other code computes what today's code computes at `params`: (valid, why).
+    """Whether a record made under other code computes what today's code computes at `params`: (valid, why), by
+    the probe `kind` (probe_for: a unit's own, or its kind's).
 
     `rec` is the record (its commit, code digest and parameters); `code` today's digest. Without a probe for the
     kind, or without the record's commit in this history, the record cannot be checked: stale, and why."""

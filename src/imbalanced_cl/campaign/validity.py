@@ -42,7 +42,8 @@ def judge(rec: dict, unit: Unit, root: Path | None = None, cache: probe.Cache | 
     moved = sorted(set(mine) ^ set(theirs))
     if rec.get("code") == unit.code and not moved:
         return True, ""
-    ok, why = probe.same_numbers(unit.kind, rec, unit.params, unit.code, root, cache)
+    ok, why = probe.same_numbers(probe.probe_for(unit.kind, unit.name) or unit.kind, rec, unit.params, unit.code,
+                                 root, cache)
     if moved:
         why += f" (parameters added or removed since: {', '.join(moved)})"
     return ok, why
