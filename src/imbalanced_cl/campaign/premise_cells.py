@@ -108,6 +108,16 @@ def recorded_cells(cfg, root: Path | None = None) -> tuple[list, list[str]]:
     return [found[cell_name(c)] for c in cfg.record_cells() if cell_name(c) in found], notes
 
 
+def made_by(recorded: list) -> list[str]:
+    """One line per commit, device and date that made recorded cells, with how many: where a page's results came
+    from."""
+    from collections import Counter
+
+    from .kinds import made_by as line
+    counts = Counter(line(r.extra.get("provenance", {})) for r in recorded)
+    return [f"{n} cell{'s' if n != 1 else ''} recorded by {what}" for what, n in sorted(counts.items())]
+
+
 def _cell_result(cell, rec: dict):
     """A recorded cell's CellResult, marked "recorded", with the record's provenance (KeyError names a missing
     field)."""
