@@ -8,8 +8,9 @@ a child process on the portable CPU kernel path (MKL_CBWR=COMPATIBLE, ATEN_CPU_C
 that Intel and AMD hosts give the same bits. Equal outputs: the record stays valid (a rename, a refactor, a moved
 threshold, a reworded page). Different outputs: the record is stale, and the reason names the probe that moved.
 
-Timings, texts and judgements (`seconds`, `text`, `threshold`, `holds`, ...) are left out of a probe's output: a
-record keeps measurements, and the verdicts are computed again from them wherever they are shown.
+A probe's output is what the kind measures: timings, texts and judgements (`seconds`, `text`, `threshold`, `holds`,
+...) are left out, and so are echoes of the configuration (a cell's own description), so that a new config field
+keeps records whose numbers it does not move. A record keeps measurements; the verdicts are computed again.
 
 Probe results are cached in results/campaign/probes.json, keyed by kind, code digest, parameters and the probe's
 own text, and committed with the records, so a clean clone does not run them again.
@@ -97,7 +98,8 @@ from imbalanced_cl.claims.premise_map import PremiseMapConfig, run_cell
 p = dict(params); c = p.pop("cell")
 cfg = PremiseMapConfig(**shrunk(p, R=2, chunk=1, n_pairs=64, vanilla_max=30, vanilla_block=10, prune_max=10,
                                  kappa_pairs=200, progress=False, threads=1, workers=0))
-out = run_cell(cfg.cell("plane", 6, c["lam_name"], c["ratio"]))
+res = run_cell(cfg.cell("plane", 6, c["lam_name"], c["ratio"]))
+out = {"premises": res.premises, "gain": res.gain, "arms": res.arms, "extra": res.extra}   # measured, not the cell
 '''))
 
 # notebook 08's point: d = 6, two replicates in two chunks, short stages
