@@ -300,6 +300,7 @@ def _settle(left, futures: dict, results: Path, out: Outcome, campaign: str = ""
             res = _ours({"unit": u.label, "status": "done"}, u, results, campaign)
             (out.ran if res["status"] == "ran" else out.skipped).append(res)
         else:
+            checkpoint.drop_partials(results, u)    # its worker was stopped mid-unit, before its own clean-up
             out.not_started.append({"unit": u.label, "status": "stopped"})
 
 
