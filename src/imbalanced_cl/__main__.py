@@ -123,7 +123,7 @@ def book_cmd(args) -> int:
     except KeyboardInterrupt:
         if args.verbose:
             raise
-        print("interrupted", file=sys.stderr)
+        print("[stopped] interrupted before any notebook ran; nothing was executed", file=sys.stderr)
         return 130
     except Exception as e:  # an unexpected failure: one line, the traceback on request
         if args.verbose:

@@ -170,4 +170,8 @@ def execute(args, kinds, units, opts, root: Path, results: Path) -> int:
     if out.no_workers:
         print(f"error: {out.no_workers}; {left} unit(s) not run", file=sys.stderr)
         return 1
+    stopped = sum(r["status"] == "stopped" for r in out.not_started)
+    if stopped:     # the budget ran out with units under way: said in one line, like any other stop
+        print(f"[stopped] budget {args.budget} spent: {stopped} unit(s) unfinished (those under way were stopped and "
+              "left no record); the next run redoes them", file=sys.stderr)
     return 1 if out.failed else 0

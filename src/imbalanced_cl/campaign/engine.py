@@ -13,10 +13,11 @@ import re
 import sys
 import time
 import uuid
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..book import kernels
 from ..validate import check, check_int
 from . import checkpoint, record
 from .lock import acquire
@@ -371,11 +372,15 @@ def run(kinds: dict[str, Kind], units: list[Unit], opts: Options, root: Path, cl
         out.interrupted = True
     finally:
         bar.close()
+        quiet = bool(left or out.interrupted or out.no_workers)
         with deferred_signals() as again:       # a second Ctrl-C must not break the close half-way
             for f in left:
                 f.cancel()
-            # units stopped mid-run make the workers and nannies complain as they close: expected, so silenced
-            _close(client, cluster if own else None, quiet=bool(left or out.interrupted or out.no_workers))
+            # units stopped mid-run make the workers and nannies complain as they close: expected, so silenced; their
+            # notebook kernels are frozen meanwhile and killed after (a kernel that lost its worker says so); a cluster
+            # not ours is left running, and so are its kernels
+            with kernels.frozen() if quiet and own else nullcontext():
+                _close(client, cluster if own else None, quiet=quiet)
         out.interrupted = out.interrupted or bool(again)
         _settle(left, futures, results, out, campaign)
     return out
