@@ -1,8 +1,9 @@
-"""Every mistake of issue 51 gets one line on stderr and a non-zero exit, before anything is computed; every --help
-shows every default."""
+"""Every mistake of issue 51 gets one line on stderr and a non-zero exit, before anything is computed; a unit redone
+after its worker died says so; every --help shows every default."""
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,11 @@ import torch
 
 from imbalanced_cl.__main__ import main, parser
 from imbalanced_cl.book.params import check_notebook
+from imbalanced_cl.campaign import engine
+from imbalanced_cl.campaign.units import Unit
+
+sys.path.insert(0, str(Path(__file__).parent))
+import campaign_kinds as CK  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -96,3 +102,21 @@ def test_every_help_shows_every_default():
     assert not missing, missing
     run = next(p for p in _parsers(top) if p.prog.endswith("campaign run"))
     assert "(default: paper)" in " ".join(run.format_help().split())
+
+
+@pytest.mark.slow
+def test_a_unit_redone_after_its_worker_died_says_so(tmp_path, capsys):
+    """The worker dies in the unit's first run; Dask redoes it on a fresh worker, and the run says so on stderr (it
+    reported '1 recorded' and nothing else)."""
+    log = tmp_path / "runs.log"
+    (u,) = CK.plan_tiny("ci", ROOT, n=1, log=str(log))
+    flaky = Unit("flaky", u.name, "ci", {**u.params, "how": "exit"}, "v1")
+    cluster = engine.local_cluster(1)
+    try:
+        out = engine.run({"flaky": CK.FLAKY}, [flaky], engine.Options(tmp_path / "r", budget_s=300, progress=False),
+                         ROOT, cluster=cluster)
+    finally:
+        cluster.close()
+    assert [r["unit"] for r in out.ran] == ["flaky/u0"] and not out.failed
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [f"[redone]  flaky/u0: worker died; unit redone (1 of {engine.WORKER_DEATHS})"], err
