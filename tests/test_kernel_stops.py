@@ -136,9 +136,11 @@ def test_book_stopped_by_ctrl_c_prints_one_line(tmp_path, phase, how, _leave_not
     """Ctrl-C (SIGINT to the process group) while the kernel starts or inside a cell, or `kill PID` (SIGTERM to the
     book alone) inside a cell: rc 130, one `[stopped]` line, the kernel gone."""
     env = _env(tmp_path, phase)
+    # Ctrl-C re-armed in the child: a suite started in the background inherits it ignored (and so would the book)
     proc = subprocess.Popen([sys.executable, "-m", "imbalanced_cl", "book", "--profile", "ci", "--only", NOTEBOOK,
                              "--no-build", "--out", str(tmp_path / "out")], cwd=ROOT, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     _leave_nothing_running.append(proc)
     log = tmp_path / "kernel.log"
     _wait_for(log, phase, time.time() + 180, proc)

@@ -50,8 +50,10 @@ def version_line() -> str:
 
 
 class Defaults(argparse.RawDescriptionHelpFormatter):
-    """Help whose every option says its default: argparse's own '(default: X)' where the text does not already say
-    it ('default: ...' or 'default 540s') (a default of None always does: 'default: all', 'default: the terminal's'); a flag's is off."""
+    """Help whose every option says its default: argparse's '(default: X)' unless the text already says it.
+
+    An option whose default is None says it in words ('default: all', 'default: the terminal's'); a flag is off.
+    """
 
     def _get_help_string(self, action) -> str:
         text = action.help or ""
@@ -146,7 +148,8 @@ def book_cmd(args) -> int:
     except KeyboardInterrupt:
         if args.verbose:
             raise
-        print("[stopped] interrupted before any notebook ran; nothing was executed", file=sys.stderr)
+        print("[stopped] interrupted; what was executed is kept, and the previous HTML (if any) is untouched",
+              file=sys.stderr)
         return 130
     except Exception as e:  # an unexpected failure: one line, the traceback on request
         if args.verbose:

@@ -71,7 +71,8 @@ def frozen():
 def stops_kill_kernels():
     """Within the block, Ctrl-C and SIGTERM kill the kernels under this process first, then raise KeyboardInterrupt:
     papermill's clean-up then finds them gone, instead of asking a kernel to shut down in the middle of a cell (which
-    logs a ZMQError traceback). Outside the main thread (signals cannot be caught there) it does nothing."""
+    logs a ZMQError traceback). A signal this process ignores (Ctrl-C in a job started in the background) stays
+    ignored; outside the main thread (signals cannot be caught there) it does nothing."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -80,7 +81,7 @@ def stops_kill_kernels():
         kill()
         raise KeyboardInterrupt
 
-    old = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    old = {s: signal.signal(s, stop) for s in (signal.SIGINT, signal.SIGTERM) if signal.getsignal(s) != signal.SIG_IGN}
     try:
         yield
     finally:
