@@ -17,7 +17,7 @@ $(STAMP): requirements.txt pyproject.toml
 venv: $(STAMP)
 
 book: venv
-	$(PY) -m imbalanced_cl book --profile $(PROFILE)
+	$(PY) -m imbalanced_cl book --profile $(PROFILE) $(if $(FRESH),--fresh)
 
 # The numerics-sensitive tests (sim/, claims/, records) a second time on another CPU kernel path (MKL's portable
 # kernels, ATen without vector units): a test that asserts the bits of one formulation against another fails here on

@@ -72,6 +72,7 @@ OUTER_WINS = (REGIME, MEASURE)          # the outermost of these decides
 QUICK = ("01_stage1_growth", "04_pruning_gains")   # --quick (python -m benchmarks --quick): two small notebooks
 
 DATA, TRAIN_MODULE = "imbalanced_cl.sim.data", "imbalanced_cl.sim.train"
+TRAINING_LOOP = (TRAIN_MODULE, "_train_chunks")   # train()'s loop over its chunks: a sample under it is training
 STREAM_TRAIN = 2                        # sim.data.STREAM_TRAIN (kept here so the categoriser imports nothing)
 HELDOUT_DRAW = "make_pairs[not the train stream]"   # frame_key's name for such a make_pairs frame
 MEASURE_HELPERS = {                     # functions outside the metrics modules that measure or draw held-out data
@@ -162,6 +163,7 @@ class Sampler:
         self.counts: collections.Counter = collections.Counter()
         self.other: collections.Counter = collections.Counter()   # 'other' samples by own_frame
         self.cpu: collections.Counter = collections.Counter()     # process CPU seconds since the previous sample
+        self.outside: collections.Counter = collections.Counter() # samples outside train()'s loop, by own_frame
         self._stop = threading.Event()
         self._target = threading.main_thread().ident
         self._thread = threading.Thread(target=self._loop, name="book_profile-sampler", daemon=True)
@@ -181,6 +183,8 @@ class Sampler:
             last = now
             if cat == OTHER:
                 self.other[own_frame(stack)] += 1
+            if TRAINING_LOOP not in stack:
+                self.outside[own_frame(stack)] += 1
 
     def __enter__(self) -> "Sampler":
         self._thread.start()
@@ -239,7 +243,7 @@ def run_notebook(path: Path, params: dict, interval: float) -> dict:
         torch.set_num_threads(threads)
         workers.plan = plan
     return {"name": path.stem, "wall": wall, "counts": sampler.counts, "other": sampler.other, "cpu": sampler.cpu,
-            "error": error, "output_tail": buf.getvalue()[-3000:]}
+            "outside": sampler.outside, "error": error, "output_tail": buf.getvalue()[-3000:]}
 
 
 def shares(counts: collections.Counter) -> dict[str, float]:
@@ -297,17 +301,17 @@ def markdown_table(results: list[dict], ceiling: tuple[float, float] | None = No
     return "\n".join(rows)
 
 
-COUNTERS = ("counts", "other", "cpu")      # the Counter fields of a run_notebook result
+COUNTERS = ("counts", "other", "cpu", "outside")      # the Counter fields of a run_notebook result
 
 
 def save(path: Path, results: list[dict]) -> None:
     """Write the results (wall time, counts, error, output tail) as JSON, for --from."""
-    path.write_text(json.dumps([{**r, **{k: dict(r[k]) for k in COUNTERS}} for r in results], indent=1))
+    path.write_text(json.dumps([{**r, **{k: dict(r[k]) for k in COUNTERS if k in r}} for r in results], indent=1))
 
 
 def load(path: Path) -> list[dict]:
     """The results a --json file holds, their counts as Counters again."""
-    return [{**r, **{k: collections.Counter(r[k]) for k in COUNTERS}} for r in json.loads(path.read_text())]
+    return [{**r, **{k: collections.Counter(r[k]) for k in COUNTERS if k in r}} for r in json.loads(path.read_text())]
 
 
 PREIMPORT = ("matplotlib.pyplot", "torch", "scipy.stats", "imbalanced_cl.stats", "imbalanced_cl.sim.train",

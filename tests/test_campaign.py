@@ -296,9 +296,10 @@ def test_the_scoreboard_reads_current_campaign_units_and_leaves_stale_ones_out(t
     (unit,) = plan_notebooks("ci", ROOT, ["01_stage1_growth"])
     row = {"notebook": unit.name, "claim": "c", "verdict": "holds", "measured": 1.0, "lo": 0.5, "hi": 1.5}
     folder = tmp_path / "results" / "campaign" / "ci"
-    record.write(folder, unit, {"rows": [row]}, {"device": "cpu", "commit": "abcdef0123", "wall_s": 3.0})
     old = Unit(unit.kind, unit.name, unit.profile, unit.params, "other code")
-    stale_path = record.write(folder, old, {"rows": [{**row, "verdict": "does not hold"}]}, {"wall_s": 3.0})
+    made = record.write(folder, old, {"rows": [{**row, "verdict": "does not hold"}]}, {"wall_s": 3.0})
+    stale_path = made.rename(made.with_name(f"{unit.name}-0000000000000000.json"))   # named by an older key scheme
+    record.write(folder, unit, {"rows": [row]}, {"device": "cpu", "commit": "abcdef0123", "wall_s": 3.0})
     got = book_record.load_campaign(tmp_path, "ci")
     assert list(got) == [unit.name] and got[unit.name]["rows"] == [row] and got[unit.name]["units"] == "1 of 1"
     (cell,) = book_record.column([{**row, "verdict": "partly"}], got)

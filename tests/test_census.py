@@ -114,3 +114,67 @@ def test_minority_ratio_over_time():
     minority = torch.tensor([False, False, True, True])
     out = minority_ratio_over_time(coef, minority)
     assert torch.allclose(out[:, 0], torch.tensor([1.0 / 3.0, 2.0 / 1.0]))
+
+
+# ---------------------------------------------------------------- the census's array work on the run's device
+
+def test_the_census_device_is_checked_in_one_line_and_carried_from_notebook_02s_config():
+    """CensusConfig.device: one of auto, cpu, cuda; 'cuda' without CUDA is refused before any compute; notebook 02's
+    config hands its own device to the census it builds."""
+    import torch
+    with pytest.raises(ParameterError, match="parameter device='gpu' is invalid"):
+        lucky.CensusConfig(device="gpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(ParameterError, match="device='cuda' is invalid here: no CUDA device"):
+            lucky.CensusConfig(device="cuda")
+    assert LuckyConfig(device="cpu").census().torch_device == torch.device("cpu")
+    assert lucky.CensusConfig().torch_device.type == ("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def test_def_b1_runs_on_the_meta_device_without_reading_a_value():
+    """census_of is array work: on `meta` (shapes, no values) it gives every membership array its shape, so no step
+    reads a number back to the host (a meta tensor cannot be read), as a GPU's census needs."""
+    import torch
+    g = torch.empty(3, 50, 20, device="meta")
+    c = C.census_of(g, 20, 0.8, 0.1)
+    assert {k: (v.device.type, tuple(v.shape), v.dtype) for k, v in c.items()} == {
+        "ordinary": ("meta", (3, 50, 20), torch.bool), "lucky": ("meta", (3, 50, 20), torch.bool),
+        "Ni": ("meta", (3, 50), torch.int64)}
+
+
+def test_kappa_runs_on_the_meta_device_with_the_gpus_batched_draw(monkeypatch):
+    """kappa_j's Monte Carlo (sim.theory.kappa_mc) on `meta` with the batched draw a GPU uses: the dictionary goes
+    there, the pairs are drawn and reduced there, and d numbers' shape comes out: no value is read on the way."""
+    from imbalanced_cl.sim import data, theory
+    from imbalanced_cl.sim.config import SimConfig
+    monkeypatch.setattr(data, "BATCHED_DRAWS", ("cuda", "meta"))
+    kappa = theory.kappa_mc(SimConfig(d=6, d1=30, L=3), n=64, device="meta")
+    assert kappa.device.type == "meta" and kappa.shape == (6,)
+
+
+def test_kappa_under_the_gpus_batched_draw_follows_its_closed_form_at_one_token(monkeypatch):
+    """kappa_j under the batched (Philox) draw a GPU uses, run on the CPU, against its closed form at L = 1, where
+    attention returns the token itself: <M_j, U_X> = z_Xj + <M_j, xi_X>, the two views share support and sign and
+    draw their magnitudes and noise independently (Assumptions 3.3-3.4), so kappa_j = q_j E[mag]^2 = p_j ((lo + hi)
+    / 2)^2 with p_j = min(1, p_scale eps_j loglog d / d) (Def. 3.1); within 5% at 80,000 pairs."""
+    import torch
+    from imbalanced_cl.sim import data, theory
+    from imbalanced_cl.sim.config import SimConfig
+    monkeypatch.setattr(data, "BATCHED_DRAWS", ("cpu", "cuda"))
+    cfg = SimConfig(d=4, d1=16, L=1, p_scale=3.0, sigma_xi=0.1, eps_max=1.0, eps_min=0.3, n_minority=1,
+                    mag_lo=0.5, mag_hi=1.5)
+    kappa = theory.kappa_mc(cfg, n=40000, replicates=2, device="cpu")
+    p = [min(1.0, 3.0 * eps * math.log(math.log(4)) / 4) for eps in (1.0, 1.0, 1.0, 0.3)]
+    assert torch.allclose(kappa, torch.tensor(p) * 1.0 ** 2, rtol=0.05), (kappa, p)
+
+
+def test_the_exact_census_draws_once_per_d_whatever_the_event():
+    """_log_p_one_above's draws depend on (d, n, seed) alone: the three events notebook 02 asks at one d (lucky,
+    single, B) read one set of draws, and a second d draws anew."""
+    CE._other_squares.cache_clear()
+    a, b = C.thresholds(40, 0.8, 0.1)
+    for ev in ((a, b), (b, b), (0.0, b)):
+        CE._log_p_one_above(40, *ev, n=500)
+    assert CE._other_squares.cache_info().misses == 1
+    CE._log_p_one_above(41, a, b, n=500)
+    assert CE._other_squares.cache_info().misses == 2

@@ -135,7 +135,8 @@ def test_a_notebook_unit_resumes_from_its_checkpoints_and_removes_them(tmp_path,
     (unit,) = kinds.plan_notebooks("ci", ROOT, only=["03_Ni_scaling"])
     results = tmp_path / "results"
     where = checkpoint.unit_folder(results, unit)
-    assert where == results / "checkpoints" / f"notebook-03_Ni_scaling-{unit.key}"   # beside the records, committed
+    # beside the records, committed; named by key and code version: a point of other code is never resumed from
+    assert where == results / "checkpoints" / f"notebook-03_Ni_scaling-{unit.key}-{unit.code[:8]}"
     cfg = scaling.ScalingConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in unit.params.items()})
     monkeypatch.setenv(checkpoint.ENV, str(where))
     first = cfg.replace(ds=cfg.ds[:1], ratios=cfg.ratios[:1])
@@ -153,7 +154,9 @@ def test_a_notebook_unit_resumes_from_its_checkpoints_and_removes_them(tmp_path,
     payload = json.loads(Path(out["path"]).read_text())["payload"]
     assert payload["checkpoints"]["resumed_points"] == 1 and payload["rows"]
     assert not where.exists() and not (results / "checkpoints").exists() and checkpoint.ENV not in os.environ
-    executed = json.loads((ROOT / "_build" / "campaign" / "ci" / "03_Ni_scaling.ipynb").read_text())
+    # the executed copy lives under this campaign's results folder, named by the unit's key (never in the clone's
+    # shared _build/, where two campaigns would read each other's rows)
+    executed = json.loads((results / "executed" / f"03_Ni_scaling-{unit.key}.ipynb").read_text())
     text = "".join("".join(o.get("text", "")) for c in executed["cells"] for o in c.get("outputs", []))
     assert f"checkpoint: ds={cfg.ds[0]}_ratios={cfg.ratios[0]} read back" in text
 

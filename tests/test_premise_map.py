@@ -338,3 +338,25 @@ def test_a_recorded_cell_is_read_back_marked_and_foreign_records_are_named(tmp_p
     assert any("1a2b3c4" in n and "parameters differ in R" in n for n in notes)
     again, _ = PC.recorded_cells(cfg.replace(threads=cfg.threads + 1, progress=not cfg.progress), tmp_path)
     assert [r.cell.label for r in again] == [mid.label]      # how a cell runs (threads, progress) is not what it is
+
+
+def test_a_star_cell_in_record_star_is_planned_for_the_campaign_and_not_trained_by_the_notebook():
+    """record_star moves whole star axes from the notebook's own cells to the campaign's: the m/d = 500 cell at the
+    default (about 20 of notebook 10's 26 minutes on 2 cores); the unit's parameters name the cell back exactly."""
+    from imbalanced_cl.campaign import premise_cells as PC
+    cfg = PM.PremiseMapConfig(**{**BASE, "ds": (6,), "record_ds": (), "star_m_over_d": (3.0, 4.0), "star_K": (96,),
+                                 "record_star": ("m/d",)})
+    star = [c for c in cfg.record_cells() if c.axis == "m/d"]
+    assert [c.m for c in star] == [18, 24] and not [c for c in cfg.cells() if c.axis == "m/d"]
+    assert [c.K for c in cfg.cells() if c.axis == "K"] == [96]                  # other axes still trained here
+    for c in star:
+        back = PC.cell_of(cfg, PC.cell_params(cfg, c)["cell"])
+        assert (back.label, back.m, back.cfg) == (c.label, c.m, c.cfg)
+    r = max(cfg.ratios)                                                         # the star sits at the largest ratio
+    assert [PC.cell_name(c) for c in star] == [f"d6_mid_r{r:g}_m_over_d3", f"d6_mid_r{r:g}_m_over_d4"]
+    plane = cfg.cell("plane", 6, "mid", 0.8)
+    assert PC.cell_params(cfg, plane)["cell"] == {"d": 6, "lam_name": "mid", "ratio": 0.8}   # plane records keep their key
+    trained_here = cfg.replace(record_star=())
+    assert [c.m for c in trained_here.cells() if c.axis == "m/d"] == [18, 24] and not trained_here.record_cells()
+    with pytest.raises(ParameterError, match="record_star"):
+        cfg.replace(record_star=("m/d", "depth"))

@@ -220,17 +220,106 @@ def test_the_geometric_profile_spaces_eps_evenly_in_log_from_eps_max_to_eps_min(
     assert torch.allclose(eps, want, rtol=1e-12)
 
 
-def test_a_batch_generator_is_seeded_from_the_seed_sequence_of_its_whole_key():
-    """The GPU's one-stream-per-batch generator: its seed is the first 64-bit word of numpy's SeedSequence over (seed,
-    the batch tag, purpose, extra, the batch's length and replicates), reduced below 2^63 - 1 (torch's seed range);
-    over eight seeds some words lie above 2^63, so the reduction is exercised."""
-    import numpy as np
-    seeds = []
-    for seed in range(8):
-        key = [seed, data._BATCH_TAG, 2, 1, 3, 0, 4, 5]
-        word = int(np.random.SeedSequence(key).generate_state(1, dtype=np.uint64)[0])
-        g = data.batch_generator(seed, [0, 4, 5], purpose=2, extra=1)
-        assert g.initial_seed() == word % (2 ** 63 - 1)
-        seeds.append(word)
-    assert any(w >= 2 ** 63 for w in seeds)
-    assert data.batch_generator(0, [0, 4], 2, 1).initial_seed() != data.batch_generator(0, [4, 0], 2, 1).initial_seed()
+# ---------------------------------------------------------------- the GPU's batched draw: Philox4x32-10 (issue 48)
+
+# Random123's known answers for Philox4x32-10 (its kat_vectors file): (counter, key) -> the four output words.
+PHILOX_KAT = [((0, 0, 0, 0), (0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
+              ((0xFFFFFFFF,) * 4, (0xFFFFFFFF, 0xFFFFFFFF), (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
+              ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), (0xA4093822, 0x299F31D0),
+               (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1))]
+
+
+def test_philox_gives_random123s_known_answers_on_ints_and_on_a_batch_of_tensors():
+    """philox4x32 against Random123's published known-answer vectors: on Python ints, and on the three counters
+    stacked as int64 tensors (one vectorised call gives each counter its own answer); on `meta` only the shape."""
+    from imbalanced_cl.sim import philox
+    for ctr, key, want in PHILOX_KAT:
+        assert tuple(philox.philox4x32(*ctr, *key)) == want
+    for k in range(2):           # the key is a pair of ints: one call per key, a batch of counters each
+        ctrs = [torch.tensor([c[w] for c, key, _ in PHILOX_KAT if key == PHILOX_KAT[k][1]]) for w in range(4)]
+        got = philox.philox4x32(*ctrs, *PHILOX_KAT[k][1])
+        assert [int(g[0]) for g in got] == list(PHILOX_KAT[k][2])
+    wide = philox.philox4x32(torch.zeros(5, 1, dtype=torch.int64), 0, torch.zeros(1, 3, dtype=torch.int64), 0, 0, 0)
+    assert all(w.shape == (5, 3) and bool((w == want).all()) for w, want in zip(wide, PHILOX_KAT[0][2]))
+    meta = philox.philox4x32(torch.arange(7, device="meta"), 1, 2, 3, 4, 5)
+    assert all(w.device.type == "meta" and w.shape == (7,) for w in meta)
+
+
+def _batched(kind, n, replicates=(0, 7), extra=5, purpose=data.STREAM_TRAIN, seed=3):
+    return data.batched_draws(seed, [(kind, (n,))], list(replicates), purpose, extra, "cpu")[0]
+
+
+def test_batched_uniforms_follow_u01_by_mean_variance_and_ks():
+    """400,000 uniforms from two replicates: on the 2^-24 grid in [0, 1), mean 1/2 and variance 1/12 within four
+    standard errors (closed forms of U(0, 1)), a Kolmogorov-Smirnov test against U(0, 1) (scipy.stats) not rejected at
+    0.1%, and no lag-1 correlation beyond four standard errors."""
+    from scipy import stats
+    u = _batched("u", 200_000).double()
+    n = u.numel()
+    assert float(u.min()) >= 0.0 and float(u.max()) < 1.0
+    assert torch.equal(u * 2 ** 24, (u * 2 ** 24).round())
+    assert abs(float(u.mean()) - 0.5) < 4 * math.sqrt(1 / 12 / n)
+    assert abs(float(u.var()) - 1 / 12) < 4 * math.sqrt(1 / 180 / n)      # Var((U - 1/2)^2) = 1/80 - 1/144 = 1/180
+    assert stats.kstest(u.flatten().numpy(), "uniform").pvalue > 1e-3
+    flat = u.flatten() - 0.5
+    assert abs(float((flat[1:] * flat[:-1]).mean()) / (1 / 12)) < 4 / math.sqrt(n)
+
+
+def test_batched_normals_follow_n01_and_box_mullers_pairs_are_independent():
+    """400,002 normals (an odd count per replicate: the last Philox block is cut): mean 0 and variance 1 within four
+    standard errors, fourth moment 3 within four, a KS test against N(0, 1) not rejected at 0.1%, and the two
+    normals of each Box-Muller pair uncorrelated, their squares too (independent N(0, 1) pairs)."""
+    from scipy import stats
+    z = _batched("n", 200_001).double()
+    n = z.numel()
+    assert z.shape == (2, 200_001) and bool(torch.isfinite(z).all())
+    assert abs(float(z.mean())) < 4 / math.sqrt(n)
+    assert abs(float(z.var()) - 1.0) < 4 * math.sqrt(2 / n)
+    assert abs(float(z.pow(4).mean()) - 3.0) < 4 * math.sqrt(96 / n)      # Var(Z^4) = 105 - 9
+    assert stats.kstest(z.flatten().numpy(), "norm").pvalue > 1e-3
+    a, b = z[:, :-1:2].flatten(), z[:, 1::2].flatten()
+    assert abs(float((a * b).mean())) < 4 / math.sqrt(a.numel())
+    assert abs(float(((a * a - 1) * (b * b - 1)).mean()) / 2.0) < 4 / math.sqrt(a.numel())
+
+
+def test_batched_streams_of_other_replicates_steps_purposes_and_seeds_are_uncorrelated():
+    """Replicate 0 against replicate 7, step 5 against step 6, the train against the test purpose, seed 3 against 4:
+    each pair of streams is uncorrelated within four standard errors, so no two of them repeat one another."""
+    base = _batched("n", 50_000, replicates=(0,))[0].double()
+    others = [_batched("n", 50_000, replicates=(7,)), _batched("n", 50_000, replicates=(0,), extra=6),
+              _batched("n", 50_000, replicates=(0,), purpose=data.STREAM_TEST),
+              _batched("n", 50_000, replicates=(0,), seed=4)]
+    for other in others:
+        assert abs(float((base * other[0].double()).mean())) < 4 / math.sqrt(50_000)
+
+
+def test_a_batched_draw_refuses_a_field_its_counter_cannot_hold_in_one_line():
+    """Each field of the counter has its width (replicate and step 32 bits, purpose 16, seed 64): beyond, one line
+    naming the field."""
+    from imbalanced_cl.validate import ParameterError
+    plan = [("u", (4,))]
+    for kwargs, name in ((dict(seed=-1), "seed"), (dict(seed=2 ** 64), "seed"), (dict(extra=2 ** 32), "extra"),
+                         (dict(purpose=2 ** 16), "purpose"), (dict(replicates=[0, 2 ** 32]), "replicate")):
+        args = {"seed": 0, "plan": plan, "replicates": [0], "purpose": 2, "extra": 1, "where": "cpu", **kwargs}
+        with pytest.raises(ParameterError, match=f"parameter {name}="):
+            data.batched_draws(**args)
+
+
+def test_a_batched_draw_runs_on_the_meta_device_without_reading_a_value(monkeypatch):
+    """On `meta` (shapes, no values) the batched draw gives every plan entry its shape: no step of it reads a number
+    back to the host (a meta tensor cannot be read), which is what lets a GPU's host run ahead of its draws."""
+    monkeypatch.setattr(data, "BATCHED_DRAWS", ("cuda", "meta"))
+    cfg = SimConfig(d=5, d1=12, L=3)
+    plan = data._draw_plan(cfg, 7)
+    out = data.raw_draws(0, plan, [2, 0, 9], data.STREAM_TRAIN, 4, "meta")
+    assert [(t.device.type, tuple(t.shape)) for t in out] == [("meta", (3, *shape)) for _, shape in plan]
+
+
+def test_a_batched_draw_in_small_slabs_gives_the_same_numbers(monkeypatch):
+    """The slab bound (SLAB_BLOCKS, the memory of one pass) changes how many passes a draw takes, not its numbers:
+    each number is a function of its counter alone."""
+    plan = [("u", (5, 7)), ("n", (3, 11))]
+    whole = data.batched_draws(1, plan, [0, 3, 4], data.STREAM_TEST, 2, "cpu")
+    monkeypatch.setattr(data, "SLAB_BLOCKS", 4)          # over three replicates: one block a pass
+    sliced = data.batched_draws(1, plan, [0, 3, 4], data.STREAM_TEST, 2, "cpu")
+    assert all(torch.equal(a, b) for a, b in zip(whole, sliced))

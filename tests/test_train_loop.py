@@ -151,10 +151,29 @@ def test_on_a_gpu_the_default_draws_there_and_repeats_exactly():
     assert torch.equal(a.W, b.W) and torch.equal(a.T1, b.T1)
 
 
-# ---------------------------------------------------------------- a GPU draws a batch from one stream
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_on_a_gpu_chunks_draw_the_same_pairs_and_the_cpus_batched_uniforms(monkeypatch):
+    """Issue 48 on CUDA: chunk 1 and chunk R draw the same pairs and reach the same weights within rounding; the
+    batched draw's uniforms are integer work and one exact conversion, so the CPU's batched draw (forced) gives the
+    very same uniforms, and its normals within float32 rounding (log, cos and sin may round otherwise there)."""
+    from imbalanced_cl.sim import data
+    cfg = SimConfig(**{**SMALL, "R": 4}, device="cuda")
+    whole, single = TR.train(cfg.replace(chunk=4)), TR.train(cfg.replace(chunk=1))
+    assert torch.equal(whole.pairs.UX, single.pairs.UX) and torch.equal(whole.T1, single.T1)
+    torch.testing.assert_close(single.W, whole.W, rtol=1e-5, atol=1e-7)
+    plan = [("u", (3, 1001)), ("n", (1001,))]
+    gpu = [t.cpu() for t in data.raw_draws(0, plan, [0, 5], data.STREAM_TRAIN, 9, "cuda")]
+    monkeypatch.setattr(data, "BATCHED_DRAWS", ("cpu", "cuda"))
+    cpu = data.raw_draws(0, plan, [0, 5], data.STREAM_TRAIN, 9, "cpu")
+    assert torch.equal(gpu[0], cpu[0])
+    torch.testing.assert_close(gpu[1], cpu[1], rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------- a GPU draws a batch in one call
 
 def test_a_batch_stream_repeats_itself_and_follows_the_papers_law(monkeypatch):
-    """The GPU's way of drawing (one stream per batch), run on the CPU: the same batch and step give the same pairs,
+    """The GPU's way of drawing (one batched Philox call), run on the CPU: the same batch and step give the same pairs,
     another step other pairs, and each feature sits in a sample's support with probability q_j = 1 - (1 - p_j)^L
     (Def. 3.1), within four binomial standard errors."""
     from imbalanced_cl.sim import data
@@ -171,6 +190,63 @@ def test_a_batch_stream_repeats_itself_and_follows_the_papers_law(monkeypatch):
     assert bool(((freq - q).abs() < 4 * se).all()), (freq, q)
     monkeypatch.setattr(data, "BATCHED_DRAWS", ("cuda",))           # the CPU's own streams: other numbers
     assert not torch.equal(data.make_pairs(cfg, M, [0, 1, 2], extra=5).UX, a.UX)
+
+
+def test_a_batched_draw_gives_each_replicate_its_own_numbers_whatever_its_batch(monkeypatch):
+    """Issue 48: the GPU's batched draw, forced on the CPU, keys a replicate's numbers to (seed, replicate, purpose,
+    extra) alone: replicate r drawn alone, inside [0, 1, 2, 3] or inside [3, 1] reads the very same numbers."""
+    from imbalanced_cl.sim import data
+    monkeypatch.setattr(data, "BATCHED_DRAWS", ("cpu", "cuda"))
+    cfg = SimConfig(**SMALL)
+    plan = data._draw_plan(cfg, 20)
+    whole = data.raw_draws(cfg.seed, plan, [0, 1, 2, 3], data.STREAM_TRAIN, 5, "cpu")
+    alone = [data.raw_draws(cfg.seed, plan, [r], data.STREAM_TRAIN, 5, "cpu") for r in range(4)]
+    mixed = data.raw_draws(cfg.seed, plan, [3, 1], data.STREAM_TRAIN, 5, "cpu")
+    for k in range(len(plan)):
+        for r in range(4):
+            assert torch.equal(whole[k][r], alone[r][k][0]), (k, r)
+        assert torch.equal(mixed[k][0], whole[k][3]) and torch.equal(mixed[k][1], whole[k][1]), k
+    assert not torch.equal(whole[0][0], whole[0][1])                # replicates of a batch are not copies
+
+
+@pytest.mark.parametrize("chunk", [1, 2])
+def test_batched_draws_train_the_same_numbers_at_chunk_1_2_and_r(monkeypatch, chunk):
+    """Issue 48: under the GPU's batched draw (forced on the CPU) a run in chunks of 1 or 2 replicates sees the very
+    same pairs as one chunk of all R = 4, and reaches the same weights and T1 (within float32 rounding: only the
+    batch width of the products differs). On the code before issue 48 W differed by up to 2e-3."""
+    from imbalanced_cl.sim import data
+    monkeypatch.setattr(data, "BATCHED_DRAWS", ("cpu", "cuda"))
+    cfg = SimConfig(**{**SMALL, "R": 4})
+    whole, part = TR.train(cfg.replace(chunk=4)), TR.train(cfg.replace(chunk=chunk))
+    assert torch.equal(part.pairs.UX, whole.pairs.UX) and torch.equal(part.pairs.S, whole.pairs.S)
+    assert torch.equal(part.heldout(20).UY, whole.heldout(20).UY)
+    assert torch.equal(part.T1, whole.T1) and bool((whole.T1 > 0).all())
+    torch.testing.assert_close(part.W, whole.W, rtol=1e-5, atol=1e-7)
+
+
+def test_a_halved_chunk_keeps_the_numbers_under_batched_draws(monkeypatch, capsys):
+    """A chunk that does not fit (an out-of-memory error, simulated) is halved with one line, and under the GPU's
+    batched draw the run gives the numbers the unhalved chunk gives: the same pairs, T1 and weights within rounding;
+    the provenance names the chunk that ran."""
+    from imbalanced_cl.sim import data
+    monkeypatch.setattr(data, "BATCHED_DRAWS", ("cpu", "cuda"))
+    cfg = SimConfig(**{**SMALL, "R": 4, "steps": 12})
+    fits = TR.train(cfg.replace(chunk=4))
+    real = TR._train_chunks
+
+    def tight(cfg_, reps, resume, masker, sampler, start, size):
+        if size > 2:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory (test)")
+        return real(cfg_, reps, resume, masker, sampler, start, size)
+
+    monkeypatch.setattr(TR, "_train_chunks", tight)
+    monkeypatch.setattr(TR, "_CHUNKS_USED", set())
+    run = TR.train(cfg.replace(chunk=4))
+    assert capsys.readouterr().err.count("did not fit") == 1
+    assert torch.equal(run.pairs.UX, fits.pairs.UX) and torch.equal(run.T1, fits.T1)
+    torch.testing.assert_close(run.W, fits.W, rtol=1e-5, atol=1e-7)
+    from imbalanced_cl.book import provenance
+    assert TR.chunks_used() == [2] and provenance.record({})["chunks"] == [2]     # the chunk that ran, not the asked
 
 
 def test_branches_and_controls_still_share_their_pairs_under_batch_streams(monkeypatch):

@@ -85,6 +85,8 @@ def parser() -> argparse.ArgumentParser:
                    help="turn Sphinx warnings into errors (-W --keep-going), rebuilding every page")
     b.add_argument("--force", action="store_true", help="re-execute even when the cache is valid, and run sizes that "
                    "look too large for this machine's memory")
+    b.add_argument("--fresh", action="store_true", help="recompute everything: read no campaign record (notebook 08's "
+                   "recorded points, notebook 10's recorded cells) and re-execute every notebook")
     b.add_argument("--out", default=None, help="folder that receives _build/ (default: the repo root)")
     b.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE",
                    help="override a parameter in every notebook that has it (YAML value), e.g. --set sampling=fixed")
@@ -136,9 +138,12 @@ def book_cmd(args) -> int:
     """`book`: run the pipeline; a mistake exits 2 with one line per error (the traceback with --verbose)."""
     try:
         overrides = {k: yaml.safe_load(v) for k, _, v in (item.partition("=") for item in args.set)}
+        if args.profile != "paper":    # the paper column: recorded paper units judged by today's verdict code
+            from .campaign.judge import judge_all
+            judge_all(repo_root(), "paper")
         return run_book(args.profile, out_root=args.out, only=args.only, build=not args.no_build,
                         strict=args.strict, force=args.force, overrides=overrides, profiles=args.profiles,
-                        jobs=args.jobs)
+                        jobs=args.jobs, fresh=args.fresh)
     except ParameterError as e:
         if args.verbose:
             raise

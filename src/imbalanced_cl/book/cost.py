@@ -49,7 +49,8 @@ COSTS = {
                              "contrast_steps"),
     "PremiseMapConfig": Cost("10_premise_map", ("ds", "star_m_over_d", "star_K", "lambdas", "ratios", "R", "n_pairs"),
                              "one trained cell per (d, λ, ρ) of the plane and per star value; the m/d = 500 star "
-                             "cell is most of it; record_ds are read from the campaign, not trained"),
+                             "cell would be most of it, so like record_ds it is read from the campaign "
+                             "(record_star), not trained"),
     "RegimeConfig": Cost("regime", ("steps", "R", "n_pairs", "d1"), "three trainings of notebook 04's model"),
 }
 

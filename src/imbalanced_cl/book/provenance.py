@@ -1,4 +1,5 @@
-"""Provenance: the commit, package version, parameters, seeds, wall time, torch version and device of a run."""
+"""Provenance: the commit, package version, parameters, seeds, wall time, torch version, device and training chunks
+of a run."""
 from __future__ import annotations
 
 import json
@@ -11,6 +12,7 @@ from datetime import datetime, timezone
 import torch
 
 from .. import __version__
+from ..sim.train import chunks_used
 
 _T0 = time.time()
 COMMIT_ENV = "IMBALANCED_CL_COMMIT"   # the commit of a copy that has no .git folder
@@ -67,6 +69,8 @@ def record(params: dict, started: float | None = None) -> dict:
         "params": params, "seed": params.get("seed"),
         "wall_time_s": round(time.time() - (started or _T0), 1),
         "torch": torch.__version__, "device": "cuda" if torch.cuda.is_available() else "cpu",
+        # replicates per training chunk: another chunking draws the same pairs, but its weights agree only to rounding
+        "chunks": chunks_used(),
         "threads": torch.get_num_threads(), "python": platform.python_version(), **environment(),
     }
 

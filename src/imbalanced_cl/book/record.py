@@ -244,10 +244,46 @@ def _names_in(tree, package: str) -> set[str]:
     return out
 
 
-def science_files(root: Path, notebook: Path | None = None, source: str = "") -> list[Path]:
+# The verdict layer: how measurements are judged, never what they are. A unit whose measurements are kept apart from
+# its rows (campaign/stages.py) leaves it out of its code version (measure_code), so a moved threshold or a new rule
+# never makes such a record stale.
+VERDICT_LAYER = ("imbalanced_cl.verdict", "imbalanced_cl.premises", "imbalanced_cl.claims.premise_rows")
+
+
+def _judging(module: str) -> bool:
+    """Whether a module belongs to the verdict layer (VERDICT_LAYER, or a claim package's verdicts module)."""
+    return module in VERDICT_LAYER or module.endswith(".verdicts")
+
+
+def measure_code(root: Path, entry: str, notebook: Path | None = None) -> str:
+    """The code version of what a unit measures: the syntax of the modules `entry` imports, transitively, the verdict
+    layer left out, and the notebook's own calls of its measurement stages (its `measured(...)` lines)."""
+    calls = []
+    if notebook is not None:
+        calls = [ln.strip() for ln in notebook_source(notebook).splitlines() if "measured(" in ln]
+    files = science_files(root, source=entry, exclude=_judging)
+    return code_digest(Path(root), files, {"entry": entry, "calls": calls})
+
+
+# What each notebook with measurement stages measures (campaign/stages.py): its unit's code version covers these
+# modules (and the notebook's own `measured(...)` calls), not the verdict layer, and its probe (campaign/probe.py)
+# runs them at the ci profile's sizes. A notebook not named here is versioned by all its code, and its records keep
+# their rows only.
+MEASURES = {"02_lucky_neurons": "from imbalanced_cl.claims.lucky import measure_t2, run_census, workshop_figure",
+            "03_Ni_scaling": "from imbalanced_cl.claims.scaling import train_grid"}
+
+
+def unit_code(root: Path, nb: Path) -> str:
+    """A notebook unit's code version: what it measures (MEASURES) where it keeps stages, else all its code."""
+    if Path(nb).stem in MEASURES:
+        return measure_code(root, MEASURES[Path(nb).stem], nb)
+    return notebook_code(root, nb)
+
+
+def science_files(root: Path, notebook: Path | None = None, source: str = "", exclude=None) -> list[Path]:
     """The package modules a notebook's results (or a piece of code, `source`) depend on: what its code cells and
     config import, followed transitively (parent packages' __init__ included), leaving out the rendering layers
-    (book/, campaign/)."""
+    (book/, campaign/) and the modules `exclude(name)` names."""
     import ast
     pkg = Path(root) / "src"
     known = {".".join(p.relative_to(pkg).with_suffix("").parts[:-1] if p.name == "__init__.py"
@@ -261,7 +297,7 @@ def science_files(root: Path, notebook: Path | None = None, source: str = "") ->
         while parts and ".".join(parts) not in known:
             parts.pop()
         mod = ".".join(parts)
-        if not mod or mod in seen or mod.startswith(RENDERING):
+        if not mod or mod in seen or mod.startswith(RENDERING) or (exclude is not None and exclude(mod)):
             continue
         seen.add(mod)
         path = known[mod]
@@ -286,6 +322,31 @@ def notebook_code(root: Path, notebook: Path) -> str:
     return code_digest(Path(root), files)
 
 
+def _judged(root: Path, profile: str, name: str) -> dict:
+    """What campaign/judge.py kept for a notebook's record at a profile ({} when nothing)."""
+    try:
+        done = json.loads((Path(root) / "_build" / "judged" / profile / f"{name}.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return done if isinstance(done, dict) else {}
+
+
+def vouched(root: Path, profile: str, rec: dict) -> bool:
+    """Whether this build's judge found this record valid under other code (its probe gives the same numbers)."""
+    return _judged(root, profile, rec["name"]).get("record") == rec.get("key")
+
+
+def judged_rows(root: Path, profile: str, rec: dict) -> tuple[list, str]:
+    """A notebook record's rows as today's verdict code reads its measurements (campaign/judge.py, kept under
+    _build/judged/), and how they were judged; the rows stored at record time where it kept no measurements or
+    has not been judged by this build."""
+    done = _judged(root, profile, rec["name"])
+    if done.get("record") == rec.get("key") and isinstance(done.get("rows"), list):
+        return done["rows"], "judged by today's verdict code from the recorded measurements"
+    why = done.get("why") if done.get("record") == rec.get("key") else ""
+    return rec["payload"].get("rows", []), "rows as judged when recorded" + (f" ({why})" if why else "")
+
+
 def load_campaign(root: Path, profile: str) -> dict[str, dict]:
     """{notebook: record} of the campaign's `notebook` units at a profile that match today's code and parameters.
 
@@ -307,14 +368,15 @@ def load_campaign(root: Path, profile: str) -> dict[str, dict]:
             if missing:
                 raise ValueError(f"missing {', '.join(missing)}")
             nb = Path(root) / "notebooks" / f"{rec['name']}.ipynb"
-            current = (nb.exists() and rec["code"] == notebook_code(root, nb)
-                       and rec["params"] == profile_params(profile, rec["name"]))
+            same = rec["params"] == profile_params(profile, rec["name"])
+            current = nb.exists() and same and (rec["code"] == unit_code(root, nb) or vouched(root, profile, rec))
         except (ValueError, KeyError, TypeError) as e:
             bad.setdefault(name, _unreadable(p, str(e), name))
             continue
         if current:
             prov = rec["provenance"] if isinstance(rec["provenance"], dict) else {}
+            rows, judged = judged_rows(root, profile, rec)
             out[rec["name"]] = {"notebook": rec["name"], "profile": profile, **prov,
                                 "date": prov.get("recorded"), "parameters": rec["params"],
-                                "rows": rec["payload"].get("rows", []), "units": "1 of 1"}
+                                "rows": rows, "judged": judged, "units": "1 of 1"}
     return {**bad, **out}

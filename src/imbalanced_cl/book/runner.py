@@ -83,6 +83,26 @@ def dependency_versions(names: tuple[str, ...] = RESULT_PACKAGES) -> dict[str, s
     return out
 
 
+# The campaign records each notebook reads besides its code and parameters (issue 47): a new, mended or damaged record
+# re-executes exactly the notebooks that read it. The probe cache decides which records are valid, so it counts too.
+RECORDS_READ = {"08_scale": ("results/campaign/*/scale_point/*.json",),
+                "10_premise_map": ("results/campaign/*/premise_cell/*.json",)}
+PAPER_RECORDS = ("results/campaign/*/notebook/*.json", "results/paper/*.json")    # the paper column (collectors)
+PROBES_FILE = "results/campaign/probes.json"
+FRESH_ENV = "IMBALANCED_CL_FRESH"     # `book --fresh`: the kernels compute everything and read no campaign record
+
+
+def records_digest(root: Path, nb: Path) -> str:
+    """sha256 over the names and bytes of the campaign records notebook `nb` reads ("" for one that reads none)."""
+    globs = PAPER_RECORDS if collects(nb) else RECORDS_READ.get(nb.stem, ())
+    if not globs:
+        return ""
+    h = hashlib.sha256()
+    for p in sorted({p for g in (*globs, PROBES_FILE) for p in Path(root).glob(g)}):
+        h.update(p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()
+
+
 def cache_key(nb: Path, params: dict, profile: str, code: str, extra: str = "", versions: dict | None = None) -> str:
     """Key of one execution: notebook source, parameters, profile name, package code, dependency versions, extra."""
     blob = json.dumps({"nb": hashlib.sha256(nb.read_bytes()).hexdigest(), "params": params, "profile": profile,
@@ -435,6 +455,7 @@ def execute_all(root: Path, out_root: Path, notebooks: list[Path], runs: list[tu
             keyfile = out.with_suffix(".key")
             extra = json.dumps({q.stem: _read(executed / q.relative_to(root).with_suffix(".key"))
                                 for q in notebooks if not collects(q)}, sort_keys=True) if collects(nb) else ""
+            extra += records_digest(root, nb) if not (env or {}).get(FRESH_ENV) else "fresh"
             key = cache_key(nb, params, profile, code, extra, versions)
             if not force and out.exists() and keyfile.exists() and keyfile.read_text() == key:
                 print(f"[cached]  {rel} ({profile})", flush=True)
@@ -466,7 +487,7 @@ def publish(root: Path, out_root: Path, strict: bool) -> int:
 
 def run_book(profile: str = "default", out_root: Path | None = None, only: list[str] | None = None,
              build: bool = True, strict: bool = False, force: bool = False, overrides: dict | None = None,
-             root: Path | None = None, profiles: Path | None = None, jobs: int = 1) -> int:
+             root: Path | None = None, profiles: Path | None = None, jobs: int = 1, fresh: bool = False) -> int:
     """Execute (or reuse) every notebook at a profile, then build the HTML. Returns a process exit code.
 
     Before anything runs, every selected notebook's parameters are checked (names and values); any error
@@ -496,9 +517,11 @@ def run_book(profile: str = "default", out_root: Path | None = None, only: list[
     if force:       # sizes the estimate refuses run anyway: the kernels' own check (from_namespace) stands aside
         from ..sim.config import FORCE_ENV
         env[FORCE_ENV] = "1"
+    if fresh:       # every notebook recomputes what the campaign recorded (notebook 08's points, notebook 10's cells)
+        env[FRESH_ENV] = "1"
     # a stop kills the kernels before papermill's clean-up reaches them: `[stopped]` is then all it prints
     with kernels.stops_kill_kernels():
-        failures = execute_all(root, out_root, notebooks, runs, profile, force, jobs, env)
+        failures = execute_all(root, out_root, notebooks, runs, profile, force or fresh, jobs, env)
     if failures is None:
         return 130
     if failures:

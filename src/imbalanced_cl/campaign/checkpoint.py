@@ -30,8 +30,9 @@ ENV = "IMBALANCED_CL_CHECKPOINTS"
 
 
 def unit_folder(results: Path, unit, device: str | None = None) -> Path:
-    """Where a campaign unit keeps its checkpoints: <results>/checkpoints/<kind>-<name>-<key>[-cuda]/, where `results`
-    is the campaign folder of its profile (results/campaign/<profile>).
+    """Where a campaign unit keeps its checkpoints: <results>/checkpoints/<kind>-<name>-<version>[-cuda]/, where
+    `results` is the campaign folder of its profile (results/campaign/<profile>) and the version is the unit's key and
+    code digest (a point computed by other code is never resumed from).
 
     Points computed on a GPU live apart from points computed on the CPU (a GPU draws other numbers: one record must
     never mix the two), so a unit resumes only from points of the kind of device it runs on now; the CPU's folder
@@ -39,7 +40,7 @@ def unit_folder(results: Path, unit, device: str | None = None) -> Path:
     """
     device = device or run_device()
     suffix = "" if device == "cpu" else f"-{device}"
-    return Path(results) / "checkpoints" / f"{unit.kind}-{unit.name}-{unit.key}{suffix}"
+    return Path(results) / "checkpoints" / f"{unit.kind}-{unit.name}-{unit.version}{suffix}"
 
 
 def run_device() -> str:

@@ -126,7 +126,10 @@ def main(args) -> int:
             from .seeds import NOTHING, report
             if len(set(args.seeds)) < 2:
                 raise ParameterError(f"parameter seeds={args.seeds} is invalid: allowed at least two distinct seeds")
-            out = root / "results" / "stability" / f"campaign-{args.profile}.json"
+            # a scratch --results keeps its comparison beside its records; only the repository's own campaign
+            # writes the committed one
+            out = (Path(args.results) / f"stability-{args.profile}.json" if args.results
+                   else root / "results" / "stability" / f"campaign-{args.profile}.json")
             lines = report(units, args.seeds, results, out)
             if lines and lines[-1].startswith(NOTHING):     # nothing compared is no answer: said, and not 0
                 for line in lines:
@@ -139,7 +142,7 @@ def main(args) -> int:
             from .seeds import with_seed
             units = [v for v in (with_seed(u, args.seed) for u in units) if v is not None]
         if args.campaign_cmd == "status":
-            for line in status.report(status.coverage(units, results), args.profile, results, args.workers):
+            for line in status.report(status.coverage(units, results, root), args.profile, results, args.workers):
                 print(line)
             return 0
         if not args.force:
@@ -182,7 +185,7 @@ def run_options(args, results: Path):
 def execute(args, kinds, units, opts, root: Path, results: Path) -> int:
     """Run the pending units and print what was recorded; Ctrl-C or SIGTERM 130, a failed unit 1."""
     from . import engine, status
-    cov = status.coverage(units, results)
+    cov = status.coverage(units, results, root)
     where = f"{args.jobs} Slurm job(s) on {args.partition}" if args.slurm else f"{args.workers} worker(s)"
     print(f"campaign {args.profile}: {len(cov.pending)} of {len(units)} units to run, budget {args.budget}, "
           f"{where}; records in {results}", flush=True)

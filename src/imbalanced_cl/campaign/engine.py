@@ -189,10 +189,11 @@ class Outcome:
     no_workers: str = ""                            # why the campaign ended early without workers ("" if it did not)
 
 
-def pending(units: list[Unit], results: Path) -> list[Unit]:
-    """The units without a record of their exact key."""
-    have = set(record.scan(results).records)
-    return [u for u in units if u.key not in have]
+def pending(units: list[Unit], results: Path, root: Path | None = None) -> list[Unit]:
+    """The units without a valid record (validity.find: today's code, or other code that computes the same numbers)."""
+    from .validity import find
+    sc = record.scan(results)
+    return [u for u in units if not ((j := find(results, u, root, sc)) and j.valid)]
 
 
 @contextmanager
@@ -360,7 +361,7 @@ def run(kinds: dict[str, Kind], units: list[Unit], opts: Options, root: Path, cl
     results = Path(opts.results)
     for p in record.remove_orphans(results):
         print(f"[cleanup] removed {p.name} (a unit interrupted mid-write)", file=sys.stderr)
-    todo = pending(units, results)
+    todo = pending(units, results, root)
     if not todo:
         return out
     deadline = time.time() + opts.budget_s

@@ -1,6 +1,10 @@
 """`make gpu-check`: on a CUDA machine, in one call under 9 minutes: the CUDA tests, the paper-size benchmark, then
 `paper` campaign units one at a time, each with the whole GPU. Without CUDA: one line, exit 0.
 
+The tests and the benchmark run only where this code has no passing result of them on this kind of GPU
+(results/gpu/checks/, records of their own, committed): a second call in the same lease, or a later lease on the
+same code, spends its minutes on units.
+
 Each step prints its exit code and the next still runs, so one call on a lent GPU records as much as it can. A unit
 cut by the budget keeps its finished points (checkpoints of GPU points live apart from the CPU's) and resumes from
 them in the next call or the next lease. The units go cheapest first, by the benchmark's projection, so that a short
@@ -9,6 +13,7 @@ lease records whole units before it starts a long one.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import subprocess
@@ -27,6 +32,62 @@ CUDA_TEST_FILES = ["tests/test_core.py", "tests/test_train_loop.py", "tests/test
 # the longest, last.
 PROJECTED = ["02_lucky_neurons", "03_Ni_scaling", "01_stage1_growth", "05_appendix_figures"]
 THREADS = 8              # torch threads of the one unit at a time (its CPU-side work: measurements, census)
+
+
+# The checks a lease runs before its units, each with the files whose code it checks: a passing result for this code
+# on this kind of GPU is a record of its own (results/gpu/checks/), so a second call, or a second lease on the same
+# code, goes straight to the units.
+CHECKS = {"CUDA tests": ("src", *CUDA_TEST_FILES), "paper-size benchmark": ("src", "benchmarks")}
+
+
+def gpu_kind(name: str) -> str:
+    """The kind of GPU a device name says: its model ('NVIDIA H100 80GB HBM3' -> 'h100'), else the name as a slug."""
+    import re
+    model = re.search(r"\b([A-Z]{1,2}\d{2,4}[A-Za-z]?)\b", name)
+    return model.group(1).lower() if model else re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
+def check_code(root, paths) -> str:
+    """sha256 (16 hex digits) over the bytes of the .py files under `paths` (files or folders), with their names."""
+    from pathlib import Path
+    h = hashlib.sha256()
+    files = []
+    for p in (Path(root) / q for q in paths):
+        files += sorted(p.rglob("*.py")) if p.is_dir() else [p] if p.exists() else []
+    for f in sorted(set(files)):
+        h.update(str(f.relative_to(root)).encode() + b"\0" + f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def check_record(root, name: str, device: str):
+    """Where the result of check `name` on GPU kind `device` under today's code is recorded."""
+    slug = name.lower().replace(" ", "-")
+    return root / "results" / "gpu" / "checks" / device / f"{slug}-{check_code(root, CHECKS[name])}.json"
+
+
+def passed_before(root, name: str, device: str) -> dict | None:
+    """The passing record of check `name` for today's code on `device`, or None (absent, failed or unreadable)."""
+    try:
+        rec = json.loads(check_record(root, name, device).read_text())
+    except (OSError, ValueError):
+        return None
+    return rec if isinstance(rec, dict) and rec.get("rc") == 0 else None
+
+
+def checked(root, name: str, device: str, cmd: list[str], timeout: float) -> int:
+    """Run check `name` unless it passed before for today's code on this GPU kind; record its result either way."""
+    done = passed_before(root, name, device)
+    if done is not None:
+        print(f"== gpu-check: {name}: passed on {done['recorded']} for this code on this kind of GPU "
+              f"({done['gpu']}); not run again", flush=True)
+        return 0
+    t0 = time.time()
+    rc = _step(name, cmd, timeout)
+    target = check_record(root, name, device)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps({"check": name, "rc": rc, "gpu": device, "wall_s": round(time.time() - t0, 1),
+                                  "recorded": datetime.now(timezone.utc).isoformat(timespec="seconds")}) + "\n")
+    return rc
 
 
 def _step(name: str, cmd: list[str], timeout: float) -> int:
@@ -77,15 +138,14 @@ def main(argv=None) -> int:
     left = lambda: args.budget - (time.time() - t0)  # noqa: E731
     name = torch.cuda.get_device_name(0)
     print(f"gpu-check on {name} (torch {torch.__version__}, {os.cpu_count()} cores)", flush=True)
-    rc = 0
+    rc, root, device = 0, repo_root(), gpu_kind(name)
     if not args.skip_tests:
-        rc |= _step("CUDA tests", [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "cuda",
-                                   *CUDA_TEST_FILES], min(TESTS_S, left()))
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d")
-    out = repo_root() / "results" / "gpu" / f"{stamp}-{name.split()[-1].lower()}-projection.json"
+        rc |= checked(root, "CUDA tests", device, [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                                                   "-m", "cuda", *CUDA_TEST_FILES], min(TESTS_S, left()))
+    out = root / "results" / "gpu" / f"{check_code(root, CHECKS['paper-size benchmark'])}-{device}-projection.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    rc |= _step("paper-size benchmark", [sys.executable, "benchmarks/paper_projection.py", "--json", str(out)],
-                min(BENCH_S, left()))
+    rc |= checked(root, "paper-size benchmark", device,
+                  [sys.executable, "benchmarks/paper_projection.py", "--json", str(out)], min(BENCH_S, left()))
     projection = json.loads(out.read_text()) if out.exists() else None
     for profile, kind, unit, seed in plan(projection):
         if args.only and unit not in args.only:

@@ -11,7 +11,7 @@ from ..book.profiles import params as profile_params
 from ..book.runner import check_params, execute, toc_notebooks
 from ..validate import ParameterError
 from . import checkpoint
-from .units import KINDS, Kind, Unit, child_env_now, plain, refusal, register
+from .units import KINDS, Kind, Unit, child_env_now, plain, register
 
 
 def _seed(nb: Path, params: dict) -> int | None:
@@ -45,13 +45,15 @@ def plan_notebooks(profile: str, root: Path, only: list[str] | None = None) -> l
                 raise
             print(f"warning: {nb.stem} left out of the plan: {str(e).splitlines()[0]}", file=sys.stderr)
             continue
-        units.append(Unit("notebook", nb.stem, profile, params, book_record.notebook_code(root, nb),
+        units.append(Unit("notebook", nb.stem, profile, params, book_record.unit_code(root, nb),
                           _seed(nb, params)))
     return units
 
 
 def run_notebook(unit: Unit, root: Path) -> dict:
-    """Execute the notebook (book.runner.execute: atomic, partial output removed) and return its verdict rows.
+    """Execute the notebook (book.runner.execute: atomic, partial output removed) and return its verdict rows and the
+    names of its measurement stages, whose files it moves beside the record (stages_of: what a later build judges
+    again with today's verdict code, campaign/stages.py).
 
     The kernel gets the unit's checkpoint folder (checkpoint.ENV, named by the engine) and thread count in its
     environment: a notebook that computes its grid through checkpoint.grid resumes, after an interrupted run of the
@@ -59,16 +61,29 @@ def run_notebook(unit: Unit, root: Path) -> dict:
     partial notebook papermill writes as it goes lives in that folder (the unit's own, under its results folder),
     never in a place that every campaign of the clone shares.
     """
+    import os
+    import shutil
+
     import nbformat
+
+    from . import stages
     nb = root / "notebooks" / f"{unit.name}.ipynb"
-    out = root / "_build" / "campaign" / unit.profile / f"{unit.name}.ipynb"
     where = checkpoint.folder()
+    # the executed copy lives under the campaign's own results folder, named by the unit's key: two campaigns on one
+    # clone (two seeds, two --results folders) never read each other's rows, and a scratch folder writes nothing
+    # into the repository (results/campaign/*/executed/ is ignored by git)
+    out = (where.parent.parent if where is not None else root / "_build" / "campaign" / unit.profile) \
+        / "executed" / f"{unit.name}-{unit.key}.ipynb"
     resumed = checkpoint.summary(where)
     partial = None
     if where is not None:
         where.mkdir(parents=True, exist_ok=True)
         partial = where / checkpoint.partial_name(unit.name)
     env = {**child_env_now(), "IMBALANCED_CL_PROFILE": unit.profile}   # the provenance table names the profile
+    made = where / "stages" if where is not None else None    # what the notebook measures (stages.measured)
+    if made is not None:
+        shutil.rmtree(made, ignore_errors=True)               # stages of an interrupted run are measured again
+        env.update({stages.STAGES_ENV: str(made), stages.STAGES_MODE_ENV: "record"})
     ok, msg = execute(nb, out, unit.params, root, {"profile": unit.profile, "campaign_key": unit.key}, root, env=env,
                       partial=partial)
     if not ok:
@@ -76,8 +91,19 @@ def run_notebook(unit: Unit, root: Path) -> dict:
     rows = rows_of(out)
     if not rows:
         raise RuntimeError(f"{unit.name}: the executed notebook glued no verdict rows")
-    return {"rows": rows, "notebook": book_record._provenance(nbformat.read(out, as_version=4)),
+    kept = stages.names(made) if made is not None else []
+    if kept:    # beside the record: <results>/notebook/<name>-<key>.stages/, replaced whole
+        home = stages_of(where.parent.parent, unit)
+        shutil.rmtree(home, ignore_errors=True)
+        home.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(made, home)
+    return {"rows": rows, "stages": kept, "notebook": book_record._provenance(nbformat.read(out, as_version=4)),
             "checkpoints": {"resumed_points": resumed["points"], "resumed_s": round(resumed["seconds"], 2)}}
+
+
+def stages_of(results: Path, unit: Unit) -> Path:
+    """Where a notebook unit's measurement stages live: beside its record, <results>/notebook/<name>-<key>.stages/."""
+    return Path(results) / unit.kind / f"{unit.name}-{unit.key}.stages"
 
 
 NOTEBOOK = register(Kind("notebook", plan_notebooks, run_notebook))
@@ -154,36 +180,44 @@ SCALE_POINT = register(Kind("scale_point", plan_scale, run_scale_point))
 def recorded_points(cfg, root: Path | None = None) -> tuple[list[dict], list[str]]:
     """Notebook 08's recorded points for this config, beyond its own grid: (points sorted by d, notes).
 
-    A record counts when its parameters are this config's (units.RUN_ONLY settings such as threads aside) and its
-    code version is today's. Any other record of a d beyond the grid is named in the notes and not used: one under
-    other parameters (which ones), or under other code (stale). Records of any profile folder count (the
-    parameters say what was run).
+    A record counts when it answers for the unit this config plans at its d (validity.find: the same parameters,
+    run-only settings such as threads aside, and today's code or other code that computes the same numbers). Every
+    other record of such a d is named in the notes with why it is not used. Records of any profile folder count
+    (the parameters say what was run).
     """
-    import json
-
     from ..book.record import source_code
     from ..paths import repo_root
+    from .validity import find, fresh, note
     root = Path(root or repo_root())
+    if fresh():
+        return [], ["a fresh build (--fresh): recorded points not read"]
     code = source_code(root, SCALE_ENTRY)
-    want = plain(cfg.to_dict())
-    points, notes, seen = [], [], set()
-    for p in sorted((root / "results" / "campaign").glob("*/scale_point/*.json")):
-        try:
-            rec = json.loads(p.read_text())
-            params = dict(rec["params"])
-            d = params.pop("d_point")
-        except (ValueError, KeyError, OSError, TypeError):
-            notes.append(f"{p.name}: unreadable, skipped")
+    points, notes = [], []
+    for d in EXTRA_DS:
+        if d in cfg.ds:
             continue
-        if d in cfg.ds or d in seen:
-            continue
-        why = refusal(rec, params, want, code)
-        if why:
-            notes.append(f"{p.name}: d = {d} {why}")
-            continue
-        seen.add(d)
-        points.append({**_numpy(rec["payload"]["point"]), "recorded": rec["provenance"]})
+        unit = Unit("scale_point", f"d{d}", "", scale_params(cfg, d), code, cfg.seed)
+        for folder in sorted((root / "results" / "campaign").glob("*/")):
+            j = find(folder, unit, root)
+            if j is None:
+                continue
+            if not j.valid:
+                notes.append(f"{j.path.name}: d = {d} {note(j)}")
+                continue
+            try:
+                point = _numpy(j.rec["payload"]["point"])
+            except (KeyError, TypeError):
+                notes.append(f"{j.path.name}: d = {d} needs re-measuring (field point)")
+                continue
+            points.append({**point, "recorded": j.rec["provenance"]})
+            break
     return sorted(points, key=lambda q: q["d"]), notes
+
+
+def made_by(prov: dict) -> str:
+    """Which commit, device and date made a record: 'commit 0ef50ea on cpu, 2026-11-26'."""
+    return (f"commit {str(prov.get('commit', '?'))[:7]} on {prov.get('device', '?')}, "
+            f"{str(prov.get('recorded', '?'))[:10]}")
 
 
 def recorded_note(ds: list) -> str:
@@ -207,8 +241,8 @@ def with_recorded(res, root: Path | None = None):
     cfg = res.cfg.replace(ds=tuple(q["d"] for q in allp))
     out = ScaleResult(cfg, allp, res.seconds)
     ds = [q["d"] for q in points]
-    line = (f"added the recorded point(s) d = {', '.join(map(str, ds))} (campaign units, "
-            f"{', '.join(q['recorded'].get('device', '?') + ' ' + str(q['recorded'].get('commit', '?'))[:7] for q in points)})")
+    line = (f"added the recorded point(s) d = {', '.join(map(str, ds))} (campaign units: "
+            f"{'; '.join(made_by(q['recorded']) for q in points)})")
     return out, ds, line + ("; " + "; ".join(notes) if notes else "")
 
 

@@ -1,5 +1,6 @@
-"""The premise_cell kind: one cell of notebook 10's premise map at a d too large for the notebook's own build
-(cfg.record_ds), computed ahead by the campaign and read back by the notebook, marked "recorded".
+"""The premise_cell kind: one cell of notebook 10's premise map too costly for the notebook's own build (the plane at
+cfg.record_ds, the star cells of cfg.record_star), computed ahead by the campaign and read back by the notebook,
+marked "recorded".
 
 A record is used only when its map parameters are the notebook's and its code is today's. Others are not read
 silently: a record of the same cell under other code, or under parameters that differ, is named in the notes with
@@ -7,24 +8,37 @@ its commit and the parameters that differ.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from ..book.profiles import params as profile_params
-from .units import Kind, Unit, plain, refusal, register
+from .units import Kind, Unit, plain, register
 
 ENTRY = "from imbalanced_cl.claims.premise_map import PremiseMapConfig, run_cell"   # what a premise_cell runs
 KIND = "premise_cell"
 
 
 def cell_name(cell) -> str:
-    """A unit name for a plane cell: d<d>_<lambda>_r<ratio>."""
-    return f"d{cell.d}_{cell.lam_name}_r{cell.ratio:g}"
+    """A unit name for a cell: d<d>_<lambda>_r<ratio> on the plane, with _<keyword><value> for a star cell."""
+    base = f"d{cell.d}_{cell.lam_name}_r{cell.ratio:g}"
+    if not cell.star:
+        return base
+    kw, v = cell.star
+    return f"{base}_{kw}{v:g}" if isinstance(v, (int, float)) else f"{base}_{kw}_{v}"
 
 
 def cell_params(cfg, cell) -> dict:
-    """A premise_cell's parameters: the map's whole config and the cell's place on the plane."""
-    return plain({**cfg.to_dict(), "cell": {"d": cell.d, "lam_name": cell.lam_name, "ratio": cell.ratio}})
+    """A premise_cell's parameters: the map's whole config and the cell's place (on the plane, or its star variation
+    as [keyword, value])."""
+    where = {"d": cell.d, "lam_name": cell.lam_name, "ratio": cell.ratio}
+    if cell.star:
+        where.update(axis=cell.axis, star=list(cell.star))
+    return plain({**cfg.to_dict(), "cell": where})
+
+
+def cell_of(cfg, where: dict):
+    """The Cell a unit's parameters name (a plane cell, or a star cell with its variation)."""
+    star = {where["star"][0]: where["star"][1]} if where.get("star") else {}
+    return cfg.cell(where.get("axis", "plane"), where["d"], where["lam_name"], where["ratio"], **star)
 
 
 def _config(params: dict):
@@ -34,7 +48,8 @@ def _config(params: dict):
 
 
 def plan(profile: str, root: Path, only: list[str] | None = None) -> list[Unit]:
-    """One unit per plane cell at the d's of record_ds (every lambda and ratio of the profile's map)."""
+    """One unit per cell the profile's map computes ahead: the plane at the d's of record_ds (every lambda and
+    ratio) and the star cells of the axes in record_star."""
     from ..book.record import source_code
     from ..claims.premise_map import PremiseMapConfig
     cfg = PremiseMapConfig(**profile_params(profile, "10_premise_map"))
@@ -47,8 +62,7 @@ def run(unit: Unit, root: Path) -> dict:
     """Train and measure one cell (claims.premise_map.run_cell): its premises, gain and wall time."""
     from ..claims.premise_map import run_cell
     cfg = _config(unit.params)
-    c = unit.params["cell"]
-    res = run_cell(cfg.cell("plane", c["d"], c["lam_name"], c["ratio"]))
+    res = run_cell(cell_of(cfg, unit.params["cell"]))
     prem = lambda ps: {k: {"text": p.text, "value": p.value, "threshold": p.threshold, "holds": p.holds,
                            "required": p.required} for k, p in ps.items()}
     arms = {n: {"size": a.size.tolist(), "T": a.T if a.T != float("inf") else "inf", "premises": prem(a.premises),
@@ -63,40 +77,58 @@ PREMISE_CELL = register(Kind(KIND, plan, run))
 def recorded_cells(cfg, root: Path | None = None) -> tuple[list, list[str]]:
     """The recorded plane cells of this config's record_ds: (CellResults marked "recorded", notes).
 
-    A note names every record of one of these cells that is not used: unreadable, under other code (stale, with its
-    commit), or under parameters that differ (which ones; units.RUN_ONLY settings such as threads do not count).
+    A record counts when it answers for the cell's unit (validity.find: the same parameters, run-only settings such
+    as threads aside, and today's code or other code that computes the same numbers). A note names every other
+    record of one of these cells, with why it is not used; a record that lacks a field is "needs re-measuring".
     Records of any profile folder count: the parameters say what was run."""
+    from ..book.record import source_code
+    from ..paths import repo_root
+    from .validity import find, fresh, note
+    root = Path(root or repo_root())
+    if fresh():
+        return [], ["a fresh build (--fresh): recorded cells not read"]
+    code = source_code(root, ENTRY)
+    found, notes = {}, []
+    for c in cfg.record_cells():
+        name = cell_name(c)
+        unit = Unit(KIND, name, "", cell_params(cfg, c), code, cfg.seed)
+        for folder in sorted((root / "results" / "campaign").glob("*/")):
+            j = find(folder, unit, root)
+            if j is None:
+                continue
+            if not j.valid:
+                notes.append(f"{name}: {note(j)}")
+                continue
+            try:
+                found[name] = _cell_result(c, j.rec)
+            except (KeyError, TypeError, ValueError) as e:
+                notes.append(f"{name}: {j.path.name} needs re-measuring (field {e})")
+                continue
+            break
+    return [found[cell_name(c)] for c in cfg.record_cells() if cell_name(c) in found], notes
+
+
+def made_by(recorded: list) -> list[str]:
+    """One line per commit, device and date that made recorded cells, with how many: where a page's results came
+    from."""
+    from collections import Counter
+
+    from .kinds import made_by as line
+    counts = Counter(line(r.extra.get("provenance", {})) for r in recorded)
+    return [f"{n} cell{'s' if n != 1 else ''} recorded by {what}" for what, n in sorted(counts.items())]
+
+
+def _cell_result(cell, rec: dict):
+    """A recorded cell's CellResult, marked "recorded", with the record's provenance (KeyError names a missing
+    field)."""
     import torch
 
-    from ..book.record import source_code
     from ..claims.premise_map import Arm, CellResult
     from ..claims.premise_map.metrics import Premise
-    from ..paths import repo_root
-    root = Path(root or repo_root())
-    code = source_code(root, ENTRY)
-    want = plain(cfg.to_dict())
-    cells = {cell_name(c): c for c in cfg.record_cells()}
-    found, notes = {}, []
-    for p in sorted((root / "results" / "campaign").glob(f"*/{KIND}/*.json")):
-        try:
-            rec = json.loads(p.read_text())
-            params, name = dict(rec["params"]), rec["name"]
-            params.pop("cell")
-        except (ValueError, KeyError, OSError, TypeError):
-            notes.append(f"{p.name}: unreadable, skipped")
-            continue
-        if name not in cells or name in found:
-            continue
-        why = refusal(rec, params, want, code)
-        if why:
-            notes.append(f"{name}: {why}")
-            continue
-        pay = rec["payload"]
-        prem = lambda ps: {k: Premise(k, v["text"], v["value"], v["threshold"], v["holds"], v["required"])
-                           for k, v in ps.items()}
-        arms = {n: Arm(n, torch.tensor(a["size"]), float(a["T"]), prem(a["premises"]), torch.tensor(a["gain"]),
-                       a["loss"], a["pos_prob"]) for n, a in pay.get("arms", {}).items()}
-        found[name] = CellResult(cells[name], prem(pay["premises"]), torch.tensor(pay["gain"]), pay["seconds"],
-                                 source="recorded", arms=arms,
-                                 extra={**pay.get("extra", {}), "provenance": rec.get("provenance", {})})
-    return [found[n] for n in cells if n in found], notes
+    pay = rec["payload"]
+    prem = lambda ps: {k: Premise(k, v["text"], v["value"], v["threshold"], v["holds"], v["required"])
+                       for k, v in ps.items()}
+    arms = {n: Arm(n, torch.tensor(a["size"]), float(a["T"]), prem(a["premises"]), torch.tensor(a["gain"]),
+                   a["loss"], a["pos_prob"]) for n, a in pay.get("arms", {}).items()}
+    return CellResult(cell, prem(pay["premises"]), torch.tensor(pay["gain"]), pay["seconds"], source="recorded",
+                      arms=arms, extra={**pay.get("extra", {}), "provenance": rec.get("provenance", {})})

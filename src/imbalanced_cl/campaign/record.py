@@ -111,11 +111,14 @@ def scan(folder: Path) -> Scan:
 
 
 def has(folder: Path, unit: Unit) -> bool:
-    """Whether a complete record of exactly this unit (same key) exists."""
+    """Whether a complete record of exactly this unit made under today's code exists (same key and code digest): a
+    worker's quick check that another campaign has just recorded it. Records under other code are judged by
+    campaign/validity.py, before any unit is handed out."""
     try:
-        return read(path_of(folder, unit))["key"] == unit.key
+        rec = read(path_of(folder, unit))
     except (ValueError, OSError):
         return False
+    return rec["key"] == unit.key and rec["code"] == unit.code
 
 
 def remove_orphans(folder: Path) -> list[Path]:

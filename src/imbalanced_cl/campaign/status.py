@@ -15,7 +15,7 @@ class Coverage:
 
     done: list = field(default_factory=list)        # [Unit]
     pending: list = field(default_factory=list)     # [Unit]
-    stale: list = field(default_factory=list)       # [(path, record)]: a planned unit under other code or parameters
+    stale: list = field(default_factory=list)       # [(path, record, why)]: a planned unit's record that no longer answers
     outside: list = field(default_factory=list)     # [(path, record)]: units this plan does not name (--kind, --only)
     corrupt: list = field(default_factory=list)     # [(path, why)]
     running: dict = field(default_factory=dict)     # {unit label: lock holder}
@@ -42,14 +42,14 @@ def _resumed_s(rec: dict) -> float:
     return float(ck.get("resumed_s", 0.0)) if isinstance(ck, dict) else 0.0
 
 
-def coverage(units: list[Unit], results: Path) -> Coverage:
-    """Sort the planned units against the records under `results` (one profile's campaign folder), and note the
+def coverage(units: list[Unit], results: Path, root: Path | None = None) -> Coverage:
+    """Sort the planned units against the records under `results` (one profile's campaign folder): done (a valid
+    record: today's code, or other code whose probe gives the same numbers), pending, stale (with why); and note the
     pending units that have checkpointed points there."""
+    from .probe import Cache, cache_path
+    from .validity import find, seed_of
     sc = record.scan(results)
-    planned = {u.key for u in units}
-    seeds: dict = {}                       # {(kind, name): the seeds planned}; another seed is another unit, not stale
-    for u in units:
-        seeds.setdefault((u.kind, u.name), set()).add(u.seed)
+    cache = Cache(cache_path(root))
     cov = Coverage(corrupt=sc.corrupt)
     for key, rec in sc.records.items():
         prov = rec.get("provenance", {})
@@ -57,21 +57,28 @@ def coverage(units: list[Unit], results: Path) -> Coverage:
             wall = prov["wall_s"] + _resumed_s(rec)    # a resumed unit's time includes its checkpointed points
             old = cov.walls.get((rec["kind"], rec["name"]))
             cov.walls[(rec["kind"], rec["name"])] = wall if old is None else max(old, wall)
-        if key not in planned:   # a unit that the plan names, recorded under another key, is stale; the rest is outside it
-            seed = prov.get("seed") if isinstance(prov, dict) else None
-            planned_seeds = seeds.get((rec.get("kind"), rec.get("name")))
-            named = planned_seeds is not None and (seed is None or seed in planned_seeds)
-            (cov.stale if named else cov.outside).append((sc.paths[key], rec))
+    named = set()
     for u in units:
-        (cov.done if u.key in sc.records else cov.pending).append(u)
-        if u.key in sc.records:
-            cov.made[u.label] = made_on(sc.records[u.key].get("provenance"))
+        j = find(results, u, root, sc, cache)
+        if j is not None and j.valid:
+            cov.done.append(u)
+            cov.made[u.label] = made_on(j.rec.get("provenance")) + (f"; {j.why}" if j.why else "")
+        else:
+            cov.pending.append(u)
+            if j is not None:
+                cov.stale.append((j.path, j.rec, j.why))
+        named.add((u.kind, u.name, u.seed))
         info = holder(Path(results) / ".locks" / f"{u.kind}-{u.name}-{u.key}.lock")
         if info is not None and not is_stale(info):
             cov.running[u.label] = info
         part = checkpoint.summary(checkpoint.unit_folder(results, u)) if u in cov.pending else None
         if part and part["points"]:
             cov.partial[u.label] = part
+    def planned(r: dict) -> bool:
+        """Whether a record is of a planned unit (its kind and name, and its seed or none)."""
+        return any((r.get("kind"), r.get("name")) == (k, n) and seed_of(r) in (None, s) for k, n, s in named)
+
+    cov.outside = [(sc.paths[k], r) for k, r in sc.records.items() if not planned(r)]
     mine = {checkpoint.unit_folder(results, u, dev).name for u in cov.pending for dev in ("cpu", "cuda")}
     kept = Path(results) / "checkpoints"
     cov.unclaimed = sorted(p for p in kept.iterdir() if p.name not in mine) if kept.is_dir() else []
@@ -127,8 +134,8 @@ def report(cov: Coverage, profile: str, results: Path, workers: int = 1) -> list
                  + (f" [{_points(cov.partial[u.label])} on disk: the next run resumes there]"
                     if u.label in cov.partial else "") for u in cov.pending),
              f"  stale    {len(cov.stale):3d}" + "".join(
-                 f"\n             {p.name} (recorded at commit {str(r['provenance'].get('commit', '?'))[:7]} "
-                 "under other code or parameters; not used)" for p, r in cov.stale),
+                 f"\n             {p.name} (recorded at commit {str(r['provenance'].get('commit', '?'))[:7]}; "
+                 f"{why}; not used)" for p, r, why in cov.stale),
              f"  corrupt  {len(cov.corrupt):3d}" + "".join(
                  f"\n             {p}: {why} (skipped: {unit_of(Path(p))} counts as not recorded, and is run again)"
                  for p, why in cov.corrupt)]

@@ -23,10 +23,20 @@ class Unit:
 
     @property
     def key(self) -> str:
-        """Stable key: sha256 of kind, name, profile, parameters and code version (16 hex digits)."""
-        blob = json.dumps({"kind": self.kind, "name": self.name, "profile": self.profile, "params": self.params,
-                           "code": self.code}, sort_keys=True, default=str)
+        """Stable key: sha256 of kind, name, profile and the parameters that change what it measures (16 hex digits).
+
+        The code is not in the key: a record made under other code is judged by the numbers that code computes
+        (campaign/validity.py), and a unit run again under new code replaces its record in place."""
+        params = {k: v for k, v in self.params.items() if measures(k)}
+        blob = json.dumps({"kind": self.kind, "name": self.name, "profile": self.profile, "params": params},
+                          sort_keys=True, default=str)
         return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    @property
+    def version(self) -> str:
+        """The key and the code digest together: what a unit's checkpointed points belong to (a point computed by
+        other code is never resumed from)."""
+        return f"{self.key}-{self.code[:8]}" if self.code else self.key
 
     @property
     def label(self) -> str:
@@ -63,25 +73,25 @@ def plain(x):
     return json.loads(json.dumps(x, default=str))
 
 
-# Settings that decide how a unit runs, not what it computes (a campaign worker pins one thread whatever the
-# parameters say): a record made under other values of these still answers for today's parameters.
-RUN_ONLY = ("threads", "progress", "workers")
+# Settings that decide how or where a unit runs, not what it measures (a campaign worker pins one thread whatever the
+# parameters say): a record made under other values of these still answers for today's parameters. The device, the
+# data device, the chunk and tf32 can move the last digits: they are the record's provenance, shown beside it.
+RUN_ONLY = ("threads", "progress", "workers", "device", "data_device", "chunk", "tf32")
+
+# Judging tolerances (the band a verdict row is held to, the smallest effect of interest): verdicts are computed again
+# from a record's measurements at every build, so a record made under other tolerances answers for today's. Until the
+# configs keep their judging part apart (issue 50), these are known by name.
+JUDGING_PREFIXES = ("tol_", "sesoi", "trend_sesoi", "effect_tol")
+
+
+def measures(name: str) -> bool:
+    """Whether a parameter can change what a unit measures (not a run-only setting, not a judging tolerance)."""
+    return name not in RUN_ONLY and not name.startswith(JUDGING_PREFIXES)
 
 
 def differing(a: dict, b: dict) -> list[str]:
     """Names of the parameters whose values differ between two parameter dicts, run-only settings left out."""
-    return sorted(k for k in set(a) | set(b) if k not in RUN_ONLY and a.get(k) != b.get(k))
-
-
-def refusal(rec: dict, params: dict, want: dict, code: str) -> str:
-    """Why a record does not answer for parameters `want` under code version `code` ("" when it does), with its commit."""
-    commit = str(rec.get("provenance", {}).get("commit", "?"))[:7]
-    diff = differing(params, want)
-    if diff:
-        return f"record from commit {commit}, parameters differ in {', '.join(diff)}: not used"
-    if rec.get("code") != code:
-        return f"record from commit {commit} under other code: stale, not used"
-    return ""
+    return sorted(k for k in set(a) | set(b) if measures(k) and a.get(k) != b.get(k))
 
 
 # What a unit's child processes (a notebook's kernel) get in their environment on top of this process's: set by the

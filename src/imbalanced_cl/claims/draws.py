@@ -22,5 +22,6 @@ def common_plan(cfgs: list, n: int) -> list:
 
 def raw(cfg, plan: list, replicates: list, extra: int, where="cpu", purpose: int = D.STREAM_TRAIN) -> list:
     """The raw numbers of `plan` for every replicate, stacked (len(replicates), ...), drawn on `where` exactly as
-    data.make_pairs draws them (data.raw_draws: each replicate's own stream on the CPU, one per batch on a GPU)."""
+    data.make_pairs draws them (data.raw_draws: each replicate's own stream on the CPU, a batched Philox draw keyed
+    to each replicate on a GPU)."""
     return D.raw_draws(cfg.seed, plan, list(replicates), purpose, extra, where)

@@ -1,7 +1,8 @@
 """Sparse-coding data (Assumptions 3.1-3.4): dictionary, feature frequencies, positive pairs, R replicates.
 
-Every replicate r owns its random streams, seeded from (seed, r, purpose), so replicate r draws the
-same dictionary, initialisation and data whether it runs alone or inside a batch of 32.
+Every replicate r owns its random numbers, keyed to (seed, r, purpose, extra), so replicate r draws the same
+dictionary, initialisation and data whether it runs alone or inside a batch of 32: on the CPU from its own
+torch.Generator, on a GPU from a counter-based generator (sim/philox.py) that draws a whole batch in one call.
 """
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from . import philox as P
 from . import views as V
+from ..validate import check_int
 from .config import SimConfig
 
 # Purposes of the per-replicate random streams (never reorder: seeds would change).
@@ -25,38 +28,81 @@ def generator(seed: int, replicate: int, purpose: int, extra: int = 0, device="c
     return torch.Generator(device=device).manual_seed(int(state[0] % (2**63 - 1)))
 
 
-# Device types on which a batch of replicates draws from one stream (tests add "cpu"). On a GPU a draw per replicate
-# is a kernel launch per replicate and per tensor, and the host's launches, not the GPU, then set the pace.
-BATCHED_DRAWS = ("cuda",)
-_BATCH_TAG = 2 ** 31   # keeps a batch's stream apart from every replicate's own (replicate indices stay below it)
-
-
-def batch_generator(seed: int, replicates: list, purpose: int, extra: int = 0, device="cpu") -> torch.Generator:
-    """One torch Generator for a whole batch of replicates (seed, the batch's replicate list, purpose, extra)."""
-    key = [seed, _BATCH_TAG, purpose, extra, len(replicates), *replicates]
-    state = np.random.SeedSequence(key).generate_state(2, dtype=np.uint64)
-    return torch.Generator(device=device).manual_seed(int(state[0] % (2**63 - 1)))
+# Device types on which a batch of replicates is drawn in one Philox call (tests add "cpu", "cuda" and "meta"). None for
+# now: written as torch operations, the batched call moves about 230 times the bytes it writes (2071 kernels and 89 GB a
+# step at notebook 04's paper size, at least 27 ms on an H100 against 7.3 ms for today's whole step), so until it is
+# fused (issue 48, item 2) a GPU draws replicate by replicate from its own torch.Generator streams: as independent of
+# the chunking, at one launch per replicate and tensor (about 160-320 a step at the paper sizes).
+BATCHED_DRAWS: tuple[str, ...] = ()
+SLAB_BLOCKS = 2 ** 24    # Philox blocks (4 numbers each) per pass: bounds its int64 words in memory (~1.4 GiB at most)
+# What each field of a batched draw's Philox counter and key can hold (batched_draws): larger values are refused.
+_LIMITS = {"seed": 2 ** 64 - 1, "replicate": P.MASK32, "purpose": 2 ** 16 - 1, "extra": P.MASK32}
 
 
 def raw_draws(seed: int, plan: list, replicates: list, purpose: int, extra: int, where) -> list[torch.Tensor]:
     """The raw numbers of `plan` for every replicate, stacked (len(replicates), ...), drawn on `where`.
 
-    On the CPU each replicate draws from its own stream (seed, r, purpose, extra), so its numbers do not depend on
-    the batch or chunk it sits in. On a GPU (BATCHED_DRAWS) the batch draws from one stream keyed by its replicate
-    list: the same law, one launch per tensor; the same batch at the same step draws the same numbers (so branches
-    and their controls, trained on one replicate list, still see the same pairs), but a replicate's numbers then
-    depend on its batch.
+    Replicate r's numbers depend on (seed, r, purpose, extra) and the plan alone, never on the batch or chunk it sits
+    in, on every device. On the CPU each replicate draws from its own torch.Generator stream (generator(); the
+    numbers every CPU record was made with); a GPU does the same on its own generators. On a device in BATCHED_DRAWS
+    (none by default, until the call is fused) the whole batch is drawn in one call by Philox4x32-10 (batched_draws):
+    the same law, other numbers than the per-replicate streams', the same on every chunking.
     """
     where = torch.device(where)
-    out = [torch.empty((len(replicates), *shape), device=where) for _, shape in plan]   # filled in place: no copy
     if where.type in BATCHED_DRAWS:
-        gen = batch_generator(seed, list(replicates), purpose, extra, where)
-        return [_fill(buf, kind, gen) for buf, (kind, _) in zip(out, plan)]
+        return batched_draws(seed, plan, replicates, purpose, extra, where)
+    out = [torch.empty((len(replicates), *shape), device=where) for _, shape in plan]   # filled in place: no copy
     for k, r in enumerate(replicates):
         gen = generator(seed, r, purpose, extra, where)
         for buf, (kind, _) in zip(out, plan):
             _fill(buf[k], kind, gen)
     return out
+
+
+def batched_draws(seed: int, plan: list, replicates: list, purpose: int, extra: int, where) -> list[torch.Tensor]:
+    """The raw numbers of `plan` for a batch of replicates in one vectorised call: Philox4x32-10 under the key `seed`.
+
+    Number i of plan entry j for replicate r sits at lane i mod 4 of the block at counter (i // 4, purpose * 2^16 + j,
+    extra, r): a function of (seed, r, purpose, extra, j, i) alone, so chunk 1, 2 and R draw the same numbers, and a
+    plan that extends another (RandomMask's uniforms come last) leaves the shared entries unchanged. "u" entries are
+    24-bit uniforms on [0, 1), "n" entries Box-Muller normals (philox.uniform, philox.normal).
+    """
+    for name, value in (("seed", seed), ("purpose", purpose), ("extra", extra),
+                        *(("replicate", r) for r in replicates)):
+        check_int(name, value, 0, _LIMITS[name])
+    check_int("len(plan)", len(plan), 0, 2 ** 16 - 1)
+    where = torch.device(where)
+    reps = _replicate_column(tuple(replicates), where)
+    k0, k1 = seed & P.MASK32, seed >> 32
+    out = []
+    for j, (kind, shape) in enumerate(plan):
+        n = math.prod(shape)
+        blocks = -(-n // 4)
+        check_int(f"blocks of plan entry {j}", blocks, 0, P.MASK32)
+        buf = torch.empty((len(replicates), blocks, 4), device=where)
+        per_pass = max(1, SLAB_BLOCKS // max(1, len(replicates)))
+        for lo in range(0, blocks, per_pass):
+            hi = min(blocks, lo + per_pass)
+            words = P.philox4x32(torch.arange(lo, hi, device=where), (purpose << 16) | j, extra, reps, k0, k1)
+            words = torch.stack(torch.broadcast_tensors(*words), dim=-1)       # (R, hi - lo, 4)
+            buf[:, lo:hi] = P.uniform(words) if kind == "u" else P.normal(words)
+        flat = buf.view(len(replicates), 4 * blocks)
+        out.append((flat if 4 * blocks == n else flat[:, :n].contiguous()).view(len(replicates), *shape))
+    return out
+
+
+_REPLICATES: dict = {}
+
+
+def _replicate_column(replicates: tuple, device) -> torch.Tensor:
+    """The replicate indices as an int64 column (R, 1) on `device`, kept once per (list, device): a fresh copy to a GPU
+    at every step would make the host wait for the device (a copy from pageable memory)."""
+    key = (replicates, str(device))
+    if key not in _REPLICATES:
+        if len(_REPLICATES) > 256:      # a long process that trains many replicate lists: start the cache afresh
+            _REPLICATES.clear()
+        _REPLICATES[key] = torch.tensor(replicates, dtype=torch.int64).view(-1, 1).to(device)
+    return _REPLICATES[key]
 
 
 def eps_vector(cfg: SimConfig) -> torch.Tensor:
@@ -119,7 +165,7 @@ def _draw_plan(cfg: SimConfig, n: int) -> list[tuple[str, tuple]]:
 
     The order is fixed (support, signs, then per view: first token, later tokens, magnitudes; then per view:
     noise; last, RandomMask's uniforms when cfg.views asks for them), so a replicate's data do not depend on
-    batching, on the device, or on this code's layout, and every pair builder sees the same latents and noise.
+    batching or on this code's layout, and every pair builder sees the same latents and noise.
     """
     d, L, d1 = cfg.d, cfg.L, cfg.d1
     plan = [("u", (n, d)), ("u", (n, d))]
@@ -230,8 +276,8 @@ def make_pairs(cfg: SimConfig, M: torch.Tensor, replicates, n: int | None = None
 
     `extra` selects a sub-stream: the fixed training set is extra = 0, and with sampling = "fresh" step t draws
     extra = t + 1, so a branch resumed at step t sees the same pairs as its control. Random numbers are drawn on
-    M's device (draw_device; data_device = "cpu" draws on the CPU whatever the device; raw_draws says how a GPU draws a
-    batch), then the pairs are built for all replicates at once on M's device.
+    M's device (draw_device; data_device = "cpu" draws on the CPU whatever the device; raw_draws says how each device
+    draws), then the pairs are built for all replicates at once on M's device.
     """
     n = cfg.n_pairs if n is None else n
     out = raw_draws(cfg.seed, _draw_plan(cfg, n), list(replicates), purpose, extra, draw_device(cfg, M.device))

@@ -16,18 +16,21 @@ def loglog_over_d(d: int) -> float:
     return math.log(math.log(d)) / d
 
 
-def kappa_mc(cfg: SimConfig, n: int = 20000, replicates: int = 2) -> torch.Tensor:
+def kappa_mc(cfg: SimConfig, n: int = 20000, replicates: int = 2, device=None) -> torch.Tensor:
     """kappa_j = E[<M_j, U_X><M_j, U_Y>], U = sum_r u^(r), by Monte Carlo over positive pairs (d,).
 
     With b = 0 the expected Stage-1 update is w <- (1 - eta lambda) w + eta (1 - 1/n) C w with
     C = E[U_X U_Y^T] ≈ M diag(kappa) M^T (negatives are independent and centred, so they cancel).
+    The pairs are drawn and reduced on `device` (default: the run's, cfg.torch_device) as make_pairs draws them
+    there; the d numbers come back on the CPU (on `meta`, which holds no numbers, they stay there).
     """
     reps = list(range(replicates))
-    M = D.make_dictionaries(cfg, reps)
+    M = D.make_dictionaries(cfg, reps, cfg.torch_device if device is None else device)
     P = D.make_pairs(cfg, M, reps, n=n, purpose=STREAM_THEORY)
     ax = torch.einsum("rnd,rdj->rnj", P.UX.sum(2), M)
     ay = torch.einsum("rnd,rdj->rnj", P.UY.sum(2), M)
-    return (ax * ay).mean(dim=(0, 1))
+    kappa = (ax * ay).mean(dim=(0, 1))
+    return kappa if kappa.device.type == "meta" else kappa.cpu()
 
 
 def gain(cfg: SimConfig) -> float:

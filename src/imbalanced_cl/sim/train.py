@@ -344,10 +344,19 @@ def train(cfg: SimConfig, replicates=None, resume: Run | None = None, sampler=No
     With `resume`, continue from that run's weights, data and T1 (same data stream) up to cfg.steps:
     this is how a pruned branch starts from a vanilla checkpoint (with "fresh" sampling the branch and its control
     draw the same pairs at every step: step t's pairs depend on (seed, replicate, t) only). `sampler(t, reps)`,
-    if given, supplies step t's pairs for the replicate indices `reps` instead. Replicates are trained in chunks of
-    cfg.chunk to bound memory; each replicate's numbers do not depend on the chunking. The pruning mask is the one
-    cfg describes (prune.Masker.from_config), unless `masker` gives one per replicate row (several mask cells or
-    ratios trained in one batch).
+    if given, supplies step t's pairs for the replicate indices `reps` instead. The pruning mask is the one cfg
+    describes (prune.Masker.from_config), unless `masker` gives one per replicate row (several mask cells or ratios
+    trained in one batch).
+
+    Replicates are trained in chunks of cfg.chunk (0: auto_chunk) to bound memory; a chunk that does not fit a GPU is
+    halved, with one line. What holds on each device: a replicate's random numbers depend on (seed, replicate,
+    purpose, step) alone, never on its chunk. Its dictionary, initial weights and masks come from its own CPU
+    torch.Generator on every device; its pairs are drawn on the run's device (data.raw_draws), from its own
+    torch.Generator on the CPU and, on a GPU, in one batched Philox call for the chunk, keyed to each replicate: the
+    same law with other numbers (data_device = "cpu" gives a GPU the CPU's numbers). The same seed gives the same numbers, bit for bit, on one machine at one chunking; another
+    chunking gives the same pairs and the same weights within float32 rounding (the batched products then have
+    another width, and a BLAS may round them otherwise), so the chunks a process used go into its provenance
+    (chunks_used).
     """
     reps = list(range(cfg.R)) if replicates is None else list(replicates)
     if resume is not None:
@@ -362,10 +371,11 @@ def train(cfg: SimConfig, replicates=None, resume: Run | None = None, sampler=No
         except torch.cuda.OutOfMemoryError:
             if size == 1:
                 raise
-            size = max(1, size // 2)      # each replicate's numbers do not depend on the chunking: start again
+            size = max(1, size // 2)      # a replicate's draws do not depend on its chunk: start again, same numbers
             torch.cuda.empty_cache()
             print(f"train: a chunk did not fit the GPU's memory; trying again with {size} replicates per chunk",
                   file=sys.stderr, flush=True)
+    _CHUNKS_USED.add(min(size, len(reps)))
     if len(runs) == 1:
         out = runs[0]
     else:
@@ -376,6 +386,14 @@ def train(cfg: SimConfig, replicates=None, resume: Run | None = None, sampler=No
     if resume is not None:  # prepend the earlier history so plots show the whole trajectory
         out.history = _join_time(resume.history, out.history)
     return out
+
+
+_CHUNKS_USED: set = set()
+
+
+def chunks_used() -> list[int]:
+    """The replicates per chunk that train() has used in this process, ascending (provenance: see train())."""
+    return sorted(_CHUNKS_USED)
 
 
 def _train_chunks(cfg: SimConfig, reps: list, resume: Run | None, masker: Masker, sampler, start: int,

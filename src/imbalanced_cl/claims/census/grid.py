@@ -9,9 +9,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import torch
 
 from ... import stats
-from ...validate import check_float, check_grid, check_int
+from ...validate import ParameterError, check_choice, check_float, check_grid, check_int
 from .exact import _log_p_one_above, _p_one_above, p_ordinary, paper_p1, paper_p2, paper_pr_B
 from .sets import census_of, check_d, check_ratio, gaussian_coef, ni_exponent, omega1, omega2, thresholds
 
@@ -37,6 +38,7 @@ class CensusConfig:
     census_R: int = 4             # Monte-Carlo replicates (intervals are over these)
     exact_samples: int = 4000     # draws of the conditional (Rao-Blackwellised) lucky-set expectation
     seed: int = 0
+    device: str = "auto"          # where the Monte Carlo runs: "auto" (CUDA when present), "cpu" or "cuda"
 
     def __post_init__(self):
         self.validate()
@@ -52,6 +54,17 @@ class CensusConfig:
         check_int("census_R", self.census_R, 2)
         check_int("exact_samples", self.exact_samples, 100)
         check_int("seed", self.seed, 0, 2**31 - 1)
+        check_choice("device", self.device, ("auto", "cpu", "cuda"))
+        if self.device == "cuda" and not torch.cuda.is_available():    # refuse before any compute, in one line
+            raise ParameterError("parameter device='cuda' is invalid here: no CUDA device is available; "
+                                 "allowed 'auto' or 'cpu'")
+
+    @property
+    def torch_device(self) -> torch.device:
+        """Where the census's array work runs ("auto": CUDA when present, else the CPU)."""
+        if self.device == "auto":
+            return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        return torch.device(self.device)
 
     @classmethod
     def from_namespace(cls, ns, **overrides):
@@ -67,26 +80,29 @@ class CensusConfig:
         return dataclasses.asdict(self)
 
 
-# 7 arguments: the grid point (d, rhos, gamma), the Monte-Carlo size and seed (n_neurons, R, seed), a memory cap
+# 8 arguments: the grid point (d, rhos, gamma), the Monte-Carlo size and seed (n_neurons, R, seed), a memory cap and
+# the device
 def mc_census_multi(d: int, rhos, gamma: float, n_neurons: int, R: int, seed: int = 0,
-                    max_elems: int = 2 ** 22) -> list[dict]:
-    """mc_census for several ratios on the same Gaussian draws (the ratio only moves the thresholds)."""
+                    max_elems: int = 2 ** 22, device="cpu") -> list[dict]:
+    """mc_census for several ratios on the same Gaussian draws (the ratio only moves the thresholds), on `device`."""
     block = max(1, min(n_neurons, max_elems // d))
     keys = ("n_ord", "n_lucky", "n_single", "n_B")
-    acc = [{k: np.zeros(R) for k in keys} for _ in rhos]
+    # integer counts summed in float64 on the device: exact, so the host's numbers (mc_census), read once at the end
+    acc = [{k: torch.zeros(R, dtype=torch.float64, device=device) for k in keys} for _ in rhos]
     done, blk = 0, 0
     while done < n_neurons:
         nb = min(block, n_neurons - done)
-        g = gaussian_coef(R, nb, d, seed, extra=blk)
+        g = gaussian_coef(R, nb, d, seed, extra=blk, device=device)
         for q, rho in enumerate(rhos):
             c = census_of(g, d, rho, gamma)
             n_ord = c["Ni"]
-            acc[q]["n_ord"] += n_ord.sum(-1).double().numpy()
-            acc[q]["n_lucky"] += c["lucky"].sum((-1, -2)).double().numpy()
-            acc[q]["n_single"] += (n_ord == 1).sum(-1).double().numpy()
-            acc[q]["n_B"] += (n_ord.unsqueeze(-1) - c["ordinary"].long() == 0).sum((-1, -2)).double().numpy()
+            acc[q]["n_ord"] += n_ord.sum(-1).double()
+            acc[q]["n_lucky"] += c["lucky"].sum((-1, -2)).double()
+            acc[q]["n_single"] += (n_ord == 1).sum(-1).double()
+            acc[q]["n_B"] += (n_ord.unsqueeze(-1) - c["ordinary"].long() == 0).sum((-1, -2)).double()
         done += nb
         blk += 1
+    acc = [{k: v.cpu().numpy() for k, v in a.items()} for a in acc]
     pairs = n_neurons * d
     return [{"p_ord": a["n_ord"] / pairs, "p_lucky": a["n_lucky"] / pairs, "Ni": a["n_ord"] / n_neurons,
              "single": a["n_single"] / n_neurons, "B": a["n_B"] / pairs, "hits_lucky": a["n_lucky"],
@@ -94,8 +110,13 @@ def mc_census_multi(d: int, rhos, gamma: float, n_neurons: int, R: int, seed: in
 
 
 def run_census(cfg: CensusConfig, progress: bool = False) -> dict:
-    """Monte Carlo and exact census on the whole grid: arrays of shape (len(ds), len(ratios)[, R])."""
+    """Monte Carlo and exact census on the whole grid: arrays of shape (len(ds), len(ratios)[, R]).
+
+    The Monte Carlo and the exact expectations' draws run on cfg's device (cfg.torch_device): on the CPU the numbers
+    every CPU record was made with, on a GPU its generator's (the same law, other numbers).
+    """
     ds, rhos = list(cfg.census_ds), list(cfg.census_ratios)
+    dev = cfg.torch_device
     shape = (len(ds), len(rhos))
     mc = {k: np.zeros(shape + (cfg.census_R,)) for k in ("p_ord", "p_lucky", "Ni", "single", "B")}
     hits = np.zeros(shape)
@@ -105,7 +126,8 @@ def run_census(cfg: CensusConfig, progress: bool = False) -> dict:
     for i, d in enumerate(ds):
         # Monte-Carlo neurons: census_neurons, capped so that one replicate holds <= census_max_elems numbers
         neurons[i] = max(50, min(cfg.census_neurons, cfg.census_max_elems // d))
-        rs = mc_census_multi(d, rhos, cfg.gamma, int(neurons[i]), cfg.census_R, seed=cfg.seed + 1000 * i)
+        rs = mc_census_multi(d, rhos, cfg.gamma, int(neurons[i]), cfg.census_R, seed=cfg.seed + 1000 * i,
+                             device=dev)
         for k, rho in enumerate(rhos):
             r = rs[k]
             for key in mc:
@@ -114,10 +136,10 @@ def run_census(cfg: CensusConfig, progress: bool = False) -> dict:
             a, b = thresholds(d, rho, cfg.gamma)
             ex["p_ord"][i, k] = p_ordinary(d, rho, cfg.gamma)
             ex["Ni"][i, k] = d * ex["p_ord"][i, k]
-            lp, rse = _log_p_one_above(d, a, b, n=cfg.exact_samples)
+            lp, rse = _log_p_one_above(d, a, b, n=cfg.exact_samples, device=dev)
             ex["p_lucky"][i, k], ex["rse_lucky"][i, k] = math.exp(lp), rse
-            ex["single"][i, k] = d * _p_one_above(d, b, b, n=cfg.exact_samples)
-            ex["B"][i, k] = _p_one_above(d, 0.0, b, n=cfg.exact_samples)
+            ex["single"][i, k] = d * _p_one_above(d, b, b, n=cfg.exact_samples, device=dev)
+            ex["B"][i, k] = _p_one_above(d, 0.0, b, n=cfg.exact_samples, device=dev)
             ex["paper_B"][i, k] = paper_pr_B(d, rho, cfg.gamma)
             ex["paper_p1"][i, k] = paper_p1(d, rho, cfg.gamma)
             ex["paper_p2"][i, k] = paper_p2(d, rho, cfg.gamma)

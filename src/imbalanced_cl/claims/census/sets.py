@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import torch
 
 from ...validate import check_float, check_int
@@ -85,20 +84,24 @@ def census_of(g: torch.Tensor, d: int, rho: float, gamma: float) -> dict:
     return {"ordinary": ordinary, "lucky": lucky, "Ni": n_ord.squeeze(-1)}
 
 
-def gaussian_coef(R: int, m: int, d: int, seed: int, extra: int = 0, dtype=torch.float32) -> torch.Tensor:
-    """(R, m, d) i.i.d. N(0,1) coefficients, replicate r drawn from its own stream (see module docstring)."""
+# 7 arguments: the array's sizes (R, m, d), its stream (seed, extra), its dtype and its device
+def gaussian_coef(R: int, m: int, d: int, seed: int, extra: int = 0, dtype=torch.float32,
+                  device="cpu") -> torch.Tensor:
+    """(R, m, d) i.i.d. N(0,1) coefficients on `device`, replicate r drawn from its own stream there (module docstring;
+    on the CPU the numbers every CPU record was made with, on a GPU its generator's: the same law)."""
     from ...sim.data import generator
-    return torch.stack([torch.randn(m, d, generator=generator(seed, r, STREAM_CENSUS, extra), dtype=dtype)
-                        for r in range(R)])
+    return torch.stack([torch.randn(m, d, generator=generator(seed, r, STREAM_CENSUS, extra, device), dtype=dtype,
+                                    device=device) for r in range(R)])
 
 
-# 7 arguments: the grid point (d, rho, gamma), the Monte-Carlo size and seed (n_neurons, R, seed), a memory cap
+# 8 arguments: the grid point (d, rho, gamma), the Monte-Carlo size and seed (n_neurons, R, seed), a memory cap and
+# the device
 def mc_census(d: int, rho: float, gamma: float, n_neurons: int, R: int, seed: int = 0,
-              max_elems: int = 2 ** 24) -> dict:
+              max_elems: int = 2 ** 24, device="cpu") -> dict:
     """Monte Carlo census at initialisation: per replicate, rates over n_neurons Gaussian neurons.
 
-    Neurons are drawn in blocks of at most max_elems numbers (memory stays bounded at d = 1e4). Returns
-    numpy arrays of shape (R,):
+    Neurons are drawn in blocks of at most max_elems numbers (memory stays bounded at d = 1e4), on `device`, where
+    the counts also accumulate (the host reads them once, at the end). Returns numpy arrays of shape (R,):
       p_ord   fraction of (i, j) with i in M_j          -> E|M_j| / m
       p_lucky fraction of (i, j) with i in M_j*         -> E|M_j*| / m
       Ni      mean |N_i|
@@ -108,23 +111,25 @@ def mc_census(d: int, rho: float, gamma: float, n_neurons: int, R: int, seed: in
     """
     block = max(1, min(n_neurons, max_elems // d))
     a, b = thresholds(d, rho, gamma)
-    out = {k: np.zeros(R) for k in ("n_ord", "n_lucky", "sum_Ni", "n_single", "n_B")}
+    # counts are integers below 2^53: float64 sums are exact, so summing on the device gives the host's numbers
+    acc = {k: torch.zeros(R, dtype=torch.float64, device=device) for k in ("n_ord", "n_lucky", "sum_Ni", "n_single",
+                                                                          "n_B")}
     done = 0
     k = 0
     while done < n_neurons:
         nb = min(block, n_neurons - done)
-        g = gaussian_coef(R, nb, d, seed, extra=k)
+        g = gaussian_coef(R, nb, d, seed, extra=k, device=device)
         c = census_of(g, d, rho, gamma)
         n_ord = c["Ni"]                                   # (R, nb)
-        out["n_ord"] += n_ord.sum(-1).double().numpy()
-        out["n_lucky"] += c["lucky"].sum((-1, -2)).double().numpy()
-        out["sum_Ni"] += n_ord.sum(-1).double().numpy()
-        out["n_single"] += (n_ord == 1).sum(-1).double().numpy()
+        acc["n_ord"] += n_ord.sum(-1).double()
+        acc["n_lucky"] += c["lucky"].sum((-1, -2)).double()
+        acc["sum_Ni"] += n_ord.sum(-1).double()
+        acc["n_single"] += (n_ord == 1).sum(-1).double()
         # B for (i, j): no j' != j above b  <=>  n_ord - [j ordinary] == 0
-        nB = (n_ord.unsqueeze(-1) - c["ordinary"].long() == 0).sum((-1, -2))
-        out["n_B"] += nB.double().numpy()
+        acc["n_B"] += (n_ord.unsqueeze(-1) - c["ordinary"].long() == 0).sum((-1, -2)).double()
         done += nb
         k += 1
+    out = {key: v.cpu().numpy() for key, v in acc.items()}
     pairs = n_neurons * d
     return {"p_ord": out["n_ord"] / pairs, "p_lucky": out["n_lucky"] / pairs, "Ni": out["sum_Ni"] / n_neurons,
             "single": out["n_single"] / n_neurons, "B": out["n_B"] / pairs,

@@ -7,7 +7,7 @@ from functools import partial
 import numpy as np
 
 from ... import stats
-from ...sim import metrics
+from ...sim import metrics, regime
 from ...sim.train import train
 from ..census.sets import census_of
 from .config import LuckyConfig
@@ -44,6 +44,14 @@ def lemma32_run(cfg: LuckyConfig, runs: dict) -> dict:
     cen = census_of(base.W0 @ base.M, cfg.d, cfg.ratio, cfg.gamma)
     return {**lemma32(base, T2, cfg.gamma), "run": base, "T2": T2, "m": lm, "steps": ls,
             "pairs": (cen["lucky"].sum((-1, -2)).tolist(), cen["ordinary"].sum((-1, -2)).tolist())}
+
+
+def measure_t2(cfg: LuckyConfig) -> dict:
+    """Notebook 02's trainings and what it reads of them, the runs themselves not kept (a record keeps measurements):
+    {"t2": t2_grid less its runs, "lemma32": Lemma 3.2 at T2, "regime": the premises on the largest-eps_max run}."""
+    t2 = t2_grid(cfg)
+    runs = t2.pop("runs")
+    return {"t2": t2, "lemma32": lemma32_run(cfg, runs), "regime": regime.measure(runs[max(runs)])}
 
 
 def lemma32_report(L: dict, cfg: LuckyConfig) -> list[str]:

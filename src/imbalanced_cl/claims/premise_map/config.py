@@ -18,6 +18,12 @@ STAR_AXES = ("m/d", "K", "alpha", "n_minority", "bias_onset", "bias_coef")
 # eq. (34) crossing measured per run, at eq. (33)'s T1 = d1 ln d / (eta lnln d) or at the workshop's d ln d /
 # (eta lnln d) with unit constants, or never ("none": bias = "none").
 BIAS_ONSETS = ("crossing", "eq33", "workshop", "none")
+# The star's axes, in the map's order: each with the PremiseMapConfig.cell keyword it varies and the field of values.
+STAR_AXES = ("m/d", "K", "alpha", "n_minority", "bias_onset", "bias_coef")
+STAR_KEYWORDS = {"m/d": "m_over_d", "K": "K", "alpha": "alpha", "n_minority": "n_minority",
+                 "bias_onset": "bias_onset", "bias_coef": "bias_coef"}
+STAR_FIELDS = {"m/d": "star_m_over_d", "K": "star_K", "alpha": "star_alpha", "n_minority": "star_n_minority",
+               "bias_onset": "star_bias_onset", "bias_coef": "star_bias_coef"}
 
 
 def eq33_t1(d: int, d1: int, lr: float) -> int:
@@ -63,6 +69,7 @@ class Cell:
     vanilla_block: int = 100       # the vanilla run trains in blocks of this many steps until its loss plateaus
     C_z: float = 1.0               # App. F.4's constant in the paper's T
     converge: tuple = (0.5, 0.5, 0.02)  # the convergence tolerances: (loss fraction of ln K, l'_p constant c in 1 - c/tau, change)
+    star: tuple = ()               # a star cell's variation as (PremiseMapConfig.cell's keyword, value); () on the plane
 
     @property
     def label(self) -> str:
@@ -108,6 +115,7 @@ class PremiseMapConfig(SimConfig):
     converge_lp_c: float = 0.5        # convergence premise: the final mean l'_p is at least 1 - converge_lp_c / tau
     converge_change: float = 0.02     # convergence premise and stopping rule: relative change of the loss over the last block
     record_ds: tuple = (20, 40)       # d's of the plane computed ahead by the campaign (kind premise_cell) and read back, marked "recorded"; () for none
+    record_star: tuple = ("m/d",)     # star axes computed ahead by the campaign and read back, marked "recorded" (the m/d = 500 cell is most of the notebook's time); () for none
     estimate_ds: tuple = (10, 20, 40, 80, 160, 320, 640)  # d of the closed-form estimates (no training)
     kappa_pairs: int = 4000           # Monte-Carlo pairs per replicate for kappa_j (sim/theory.kappa_mc)
     require_sigma: bool = False       # count Assumption 3.3's noise scale as a required premise (the book follows App. A.2's sigma)
@@ -157,6 +165,8 @@ class PremiseMapConfig(SimConfig):
         check("record_ds", self.record_ds, _numbers(self.record_ds, 4, 4096, integer=True)
               and not set(self.record_ds) & set(self.ds), "a list (may be empty) of integers in [4, 4096], none in ds",
               given=f"ds={list(self.ds)}")
+        check("record_star", self.record_star, isinstance(self.record_star, (tuple, list))
+              and set(self.record_star) <= set(STAR_AXES), f"a list (may be empty) of {STAR_AXES}")
         check_grid("estimate_ds", self.estimate_ds, lambda n, v: check_int(n, v, 4, 10 ** 6))
         check_int("kappa_pairs", self.kappa_pairs, 100)
         check("require_sigma", self.require_sigma, isinstance(self.require_sigma, bool), "True or False")
@@ -185,26 +195,30 @@ class PremiseMapConfig(SimConfig):
                             alpha_main=alpha, eps_min_grid=(ratio * self.eps_max,), threshold_alphas=(),
                             rate_window=min(2 * record, self.prune_max), top_k=1, lucky_gamma=self.lucky_gamma,
                             mask_share_min=self.mask_share_min, effect_tol=self.effect_tol, mask_control=False)
+        star = {"m/d": m_over_d, "K": K, "alpha": alpha, "n_minority": n_minority, "bias_onset": bias_onset,
+                "bias_coef": bias_coef}.get(axis)
         return Cell(axis, d, lam_name, ratio, m, K, alpha, n_min, run, self.kappa_pairs, self.require_sigma,
                     bias_onset, coef, self.vanilla_block, self.C_z,
-                    (self.converge_loss_frac, self.converge_lp_c, self.converge_change))
+                    (self.converge_loss_frac, self.converge_lp_c, self.converge_change),
+                    (STAR_KEYWORDS[axis], star) if axis in STAR_KEYWORDS else ())
+
+    def star_cells(self) -> list[Cell]:
+        """The star around (ds[0], 'mid', max ratio): one cell per value of every star axis, in STAR_AXES order."""
+        d0, r0 = self.ds[0], max(self.ratios)
+        return [self.cell(axis, d0, "mid", r0, **{STAR_KEYWORDS[axis]: v})
+                for axis in STAR_AXES for v in getattr(self, STAR_FIELDS[axis])]
 
     def record_cells(self) -> list[Cell]:
-        """The plane's cells at the d's of record_ds (computed by the campaign, not by the notebook)."""
-        return [self.cell("plane", d, lam, r) for d in self.record_ds for lam in self.lambdas for r in self.ratios]
+        """The cells the campaign computes ahead (kind premise_cell) and the notebook reads back: the plane at the d's
+        of record_ds, and the star cells of the axes in record_star."""
+        return ([self.cell("plane", d, lam, r) for d in self.record_ds for lam in self.lambdas for r in self.ratios]
+                + [c for c in self.star_cells() if c.axis in self.record_star])
 
     def cells(self) -> list[Cell]:
-        """The plane (every d x lambda x ratio at the centre) and the star around (ds[0], 'mid', max ratio),
-        the bias onset and constant included."""
+        """The cells the notebook trains: the plane (every d x lambda x ratio at the centre) and the star around
+        (ds[0], 'mid', max ratio), the bias onset and constant included, but for the axes in record_star."""
         out = [self.cell("plane", d, lam, r) for d in self.ds for lam in self.lambdas for r in self.ratios]
-        d0, r0 = self.ds[0], max(self.ratios)
-        out += [self.cell("m/d", d0, "mid", r0, m_over_d=v) for v in self.star_m_over_d]
-        out += [self.cell("K", d0, "mid", r0, K=v) for v in self.star_K]
-        out += [self.cell("alpha", d0, "mid", r0, alpha=v) for v in self.star_alpha]
-        out += [self.cell("n_minority", d0, "mid", r0, n_minority=v) for v in self.star_n_minority]
-        out += [self.cell("bias_onset", d0, "mid", r0, bias_onset=v) for v in self.star_bias_onset]
-        out += [self.cell("bias_coef", d0, "mid", r0, bias_coef=v) for v in self.star_bias_coef]
-        return out
+        return out + [c for c in self.star_cells() if c.axis not in self.record_star]
 
     def workload(self) -> list[tuple[SimConfig, int]]:
         """An upper bound on notebook 10's trainings, for the time estimate: every trained cell's vanilla run to

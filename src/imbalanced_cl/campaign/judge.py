@@ -1,0 +1,82 @@
+"""Verdicts computed again from recorded measurements (issue 47, item 1).
+
+A notebook unit's record keeps its measurement stages beside it (kinds.stages_of). Judging the record executes the
+notebook at the record's parameters with every stage read back (stages.py, "replay"): nothing is trained, and the
+rows come from today's verdict code, so a changed threshold, a new rule or a reworded row reaches recorded results
+without measuring them again. The judged rows are kept in _build/judged/<profile>/<notebook>.json under a key of
+the record's bytes, its stages and today's package and notebook, and book/record.py shows them in the paper
+column. A record made before records kept measurements shows its stored rows, and says so.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from pathlib import Path
+
+from ..book.glued import rows_of
+from ..book.runner import execute, package_digest
+from . import record, stages
+from .kinds import plan_notebooks
+
+
+def kept_stages(path: Path, rec: dict) -> Path:
+    """The stages folder beside a record file: <name>-<key>.stages/ (kinds.stages_of at record time)."""
+    return Path(path).with_name(f"{rec['name']}-{rec['key']}.stages")
+
+
+def _key(root: Path, path: Path, rec: dict, where: Path) -> str:
+    """What judged rows depend on: the record file, its stages' files, today's package and the notebook."""
+    h = hashlib.sha256(Path(path).read_bytes())
+    for p in sorted(Path(where).glob("*")):
+        h.update(p.name.encode() + p.read_bytes())
+    h.update(package_digest(root).encode())
+    h.update((Path(root) / "notebooks" / f"{rec['name']}.ipynb").read_bytes())
+    return h.hexdigest()
+
+
+def judge(root: Path, path: Path, rec: dict, out: Path) -> tuple[list[dict] | None, str]:
+    """(rows, "") of one notebook record, judged by today's code from its stages, the executed copy at `out`; or
+    (None, why) where it cannot be: no stages kept (an older record), or a stage or field today's notebook needs."""
+    where = kept_stages(path, rec)
+    if not (rec.get("payload") or {}).get("stages") or not where.is_dir():
+        return None, "kept no measurements (recorded before records did): its rows as judged then are shown"
+    env = {stages.STAGES_ENV: str(where), stages.STAGES_MODE_ENV: "replay", "IMBALANCED_CL_PROFILE": rec["profile"]}
+    ok, msg = execute(Path(root) / "notebooks" / f"{rec['name']}.ipynb", out, rec["params"], root,
+                      {"profile": rec["profile"], "judged_from": rec["key"]}, root, env=env)
+    if not ok:
+        return None, msg.split(": ", 2)[-1] if "needs re-measuring" in msg else f"could not be judged: {msg}"
+    return rows_of(out), ""
+
+
+def judge_all(root: Path, profile: str, results: Path | None = None, quiet: bool = False) -> dict[str, dict]:
+    """Judge every current notebook record of a profile with today's code (cached): {notebook: {"rows", "why",
+    "record"}}, also written to _build/judged/<profile>/<notebook>.json for the book to read."""
+    from .validity import find
+    root = Path(root)
+    results = Path(results or root / "results" / "campaign" / profile)
+    folder = root / "_build" / "judged" / profile
+    out, sc = {}, record.scan(results)
+    for unit in plan_notebooks(profile, root):
+        j = find(results, unit, root, sc)
+        if j is None or not j.valid:
+            continue
+        key = _key(root, j.path, j.rec, kept_stages(j.path, j.rec))
+        target = folder / f"{unit.name}.json"
+        try:
+            done = json.loads(target.read_text())
+            if done.get("key") == key:
+                out[unit.name] = done
+                continue
+        except (OSError, ValueError):
+            pass
+        rows, why = judge(root, j.path, j.rec, folder / f"{unit.name}.ipynb")
+        done = {"key": key, "record": j.rec["key"], "rows": rows, "why": why}
+        folder.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps(done, default=str) + "\n")
+        out[unit.name] = done
+        if not quiet:
+            said = f"{len(rows)} rows by today's verdict code" if rows is not None else why
+            print(f"[judged]  {unit.name} ({profile} record of {str(j.rec['provenance'].get('commit', '?'))[:7]}): "
+                  f"{said}", file=sys.stderr if rows is None else sys.stdout, flush=True)
+    return out

@@ -1,0 +1,241 @@
+"""Whether a record still answers for today's code, decided by behaviour, not by spelling (issue 47).
+
+A record keeps the digest of the code that computed it (`measure_code`: the syntax of every module its entry imports)
+and the commit it was made at. Where today's digest is the same, nothing changed. Where it differs, the kind's probe
+decides: its measurement entry runs at a tiny size (the record's own parameters, shrunk; a fixed seed; two chunks; on
+the CPU) once under the record's code, extracted from its commit with `git archive`, and once under today's, each in
+a child process on the portable CPU kernel path (MKL_CBWR=COMPATIBLE, ATEN_CPU_CAPABILITY=default, one thread), so
+that Intel and AMD hosts give the same bits. Equal outputs: the record stays valid (a rename, a refactor, a moved
+threshold, a reworded page). Different outputs: the record is stale, and the reason names the probe that moved.
+
+Timings, texts and judgements (`seconds`, `text`, `threshold`, `holds`, ...) are left out of a probe's output: a
+record keeps measurements, and the verdicts are computed again from them wherever they are shown.
+
+Probe results are cached in results/campaign/probes.json, keyed by kind, code digest, parameters and the probe's
+own text, and committed with the records, so a clean clone does not run them again.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..paths import repo_root
+
+# What a probe's output leaves out: wall times, and the judgement of a measurement (re-done at every build).
+SKIP = ("seconds", "wall_s", "recorded", "provenance", "text", "threshold", "holds", "required")
+
+# The child's preamble: a canonical digest of any result (dicts by key, dataclasses by field, arrays by dtype, shape
+# and bytes, floats by their exact hex), written here once so that the old tree and today's are hashed alike.
+DIGEST = f'''
+import dataclasses, hashlib, json, math, sys
+import numpy as np
+SKIP = {SKIP!r}
+
+def canon(x, h):
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):
+        x = {{f.name: getattr(x, f.name) for f in dataclasses.fields(x)}}
+    if isinstance(x, dict):
+        for k in sorted(x, key=str):
+            if str(k) not in SKIP:
+                h.update(b"k" + str(k).encode()); canon(x[k], h)
+        return
+    if isinstance(x, (list, tuple)):
+        h.update(b"[%d" % len(x))
+        for v in x:
+            canon(v, h)
+        return
+    if hasattr(x, "detach"):
+        x = x.detach().cpu().numpy()
+    if isinstance(x, (np.ndarray, np.generic)):
+        a = np.ascontiguousarray(x)
+        h.update(str(a.dtype).encode() + str(a.shape).encode() + a.tobytes())
+        return
+    if isinstance(x, float):
+        h.update(b"nan" if math.isnan(x) else float(x).hex().encode())
+        return
+    h.update(repr(x).encode())
+
+params = json.loads(sys.argv[1])
+def shrunk(p, **small):
+    """The parameters with the probe's sizes put in (only where the config knows the field), lists as tuples."""
+    tup = lambda v: tuple(v) if isinstance(v, list) else v
+    return {{k: tup(small[k] if k in small else v) for k, v in p.items()}}
+'''
+
+
+@dataclass(frozen=True)
+class Probe:
+    """A kind's probe: Python that reads `params` (the unit's) and sets `out` to the measurements at a tiny size."""
+
+    kind: str
+    code: str
+
+    def script(self) -> str:
+        """The child's whole program: the digest preamble, the probe, and the digest printed on the last line."""
+        return DIGEST + self.code + "\nh = hashlib.sha256(); canon(out, h); print(h.hexdigest()[:16])\n"
+
+
+PROBES: dict[str, Probe] = {}
+
+
+def register(probe: Probe) -> Probe:
+    """Add a kind's probe (tests register their own)."""
+    PROBES[probe.kind] = probe
+    return probe
+
+
+# notebook 10's plane cell: d = 6, two replicates in two chunks, short caps on both stages
+register(Probe("premise_cell", '''
+from imbalanced_cl.claims.premise_map import PremiseMapConfig, run_cell
+p = dict(params); c = p.pop("cell")
+cfg = PremiseMapConfig(**shrunk(p, R=2, chunk=1, n_pairs=64, vanilla_max=30, vanilla_block=10, prune_max=10,
+                                 kappa_pairs=200, progress=False, threads=1, workers=0))
+out = run_cell(cfg.cell("plane", 6, c["lam_name"], c["ratio"]))
+'''))
+
+# notebook 08's point: d = 6, two replicates in two chunks, short stages
+register(Probe("scale_point", '''
+from imbalanced_cl.claims.scale import ScaleConfig, measure_point
+p = dict(params); p.pop("d_point")
+cfg = ScaleConfig(**shrunk(p, R=2, chunk=1, n_pairs=64, t1_cap=0.3, t2_cap=0.3, t3_min=0.2, t3_cap=0.3,
+                           branch_tau=0.1, records_per_tau=5, progress=False, threads=1, workers=0))
+out = measure_point(cfg, 6)
+'''))
+
+def _ci_sizes(notebook: str) -> dict:
+    """The ci profile's values for a notebook (under a minute each): the sizes its probe runs at."""
+    import yaml
+    try:
+        return dict(yaml.safe_load((repo_root() / "profiles.yaml").read_text())["ci"][notebook])
+    except (OSError, KeyError, TypeError):
+        return {}
+
+
+# Notebooks whose units keep measurement stages (book/record.py MEASURES): their stage functions at the ci sizes.
+register(Probe("notebook/02_lucky_neurons", f'''
+from imbalanced_cl.claims.lucky import LuckyConfig, measure_t2, run_census, workshop_figure
+cfg = LuckyConfig(**shrunk(params, **{_ci_sizes("02_lucky_neurons")!r}, R=2, chunk=1, progress=False))
+out = {{"census": run_census(cfg.census()), "t2": measure_t2(cfg), "workshop": workshop_figure(cfg)}}
+'''))
+register(Probe("notebook/03_Ni_scaling", f'''
+from imbalanced_cl.claims.scaling import ScalingConfig, train_grid
+cfg = ScalingConfig(**shrunk(params, **{_ci_sizes("03_Ni_scaling")!r}, R=2, chunk=1, progress=False))
+out = train_grid(cfg, log=None)
+'''))
+
+
+def probe_for(kind: str, name: str) -> str | None:
+    """The probe that decides a unit's records: its own (kind/name), else its kind's, else None."""
+    return f"{kind}/{name}" if f"{kind}/{name}" in PROBES else kind if kind in PROBES else None
+
+
+PORTABLE = {"MKL_CBWR": "COMPATIBLE", "ATEN_CPU_CAPABILITY": "default", "OMP_NUM_THREADS": "1",
+            "MKL_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
+
+
+class ProbeFailed(RuntimeError):
+    """A probe could not run under some code (an old tree whose entry has another shape): one line, why."""
+
+
+def run(probe: Probe, tree: Path, params: dict, timeout: float = 300) -> str:
+    """The probe's digest under the package sources of `tree` (a checkout or an extracted commit), in a child."""
+    env = {**os.environ, **PORTABLE, "PYTHONPATH": str(Path(tree) / "src")}
+    res = subprocess.run([sys.executable, "-c", probe.script(), json.dumps(params, default=str)], cwd=tree, env=env,
+                         capture_output=True, text=True, timeout=timeout)
+    if res.returncode != 0:
+        last = (res.stderr.strip().splitlines() or ["no output"])[-1]
+        raise ProbeFailed(f"probe {probe.kind} did not run under {tree}: {last}")
+    return res.stdout.strip().splitlines()[-1]
+
+
+def extract(commit: str, root: Path, where: Path) -> Path:
+    """The package sources and profiles of `commit` (git archive), unpacked under `where`; the folder."""
+    out = Path(where) / commit[:12]
+    if (out / "src").is_dir():
+        return out
+    out.mkdir(parents=True, exist_ok=True)
+    blob = subprocess.run(["git", "archive", "--format=tar", commit, "src", "profiles.yaml"], cwd=root,
+                          capture_output=True, timeout=60)
+    if blob.returncode != 0:
+        raise ProbeFailed(f"commit {commit[:7]} is not in this repository's history: its code cannot be re-run")
+    tar = out / "src.tar"
+    tar.write_bytes(blob.stdout)
+    with tarfile.open(tar) as t:
+        t.extractall(out, filter="data")
+    tar.unlink()
+    return out
+
+
+def cache_path(root: Path | None = None) -> Path:
+    """Where probe results are kept: results/campaign/probes.json (committed with the records)."""
+    return Path(root or repo_root()) / "results" / "campaign" / "probes.json"
+
+
+def _key(kind: str, code: str, params: dict) -> str:
+    """The cache key of one probe result: kind, code digest, parameters and the probe's own text."""
+    blob = json.dumps({"kind": kind, "code": code, "params": params, "probe": PROBES[kind].code}, sort_keys=True,
+                      default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+class Cache:
+    """Probe digests by key, read from and written back to probes.json (a damaged file counts as empty)."""
+
+    def __init__(self, path: Path):
+        """Read the cache at `path` (absent or unreadable: empty)."""
+        self.path = Path(path)
+        try:
+            self.data = json.loads(self.path.read_text())
+            assert isinstance(self.data, dict)
+        except (OSError, ValueError, AssertionError):
+            self.data = {}
+
+    def digest(self, kind: str, code: str, params: dict, tree) -> str:
+        """The probe's digest for code `code` at `params`, from the cache or run on `tree()` (then kept)."""
+        import torch
+        key = _key(kind, code, params)
+        hit = self.data.get(key)
+        if isinstance(hit, dict) and hit.get("torch") == torch.__version__ and isinstance(hit.get("probe"), str):
+            return hit["probe"]
+        value = run(PROBES[kind], tree(), params)
+        self.data[key] = {"kind": kind, "code": code, "probe": value, "torch": torch.__version__}
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(f".{self.path.name}.tmp-{os.getpid()}")
+        tmp.write_text(json.dumps(self.data, indent=1, sort_keys=True) + "\n")
+        os.replace(tmp, self.path)
+        return value
+
+
+def same_numbers(kind: str, rec: dict, params: dict, code: str, root: Path | None = None,
+                 cache: Cache | None = None) -> tuple[bool, str]:
+    """Whether a record made under other code computes what today's code computes at `params`: (valid, why), by
+    the probe `kind` (probe_for: a unit's own, or its kind's).
+
+    `rec` is the record (its commit, code digest and parameters); `code` today's digest. Without a probe for the
+    kind, or without the record's commit in this history, the record cannot be checked: stale, and why."""
+    root = Path(root or repo_root())
+    prov = rec.get("provenance") if isinstance(rec.get("provenance"), dict) else {}
+    commit = str(prov.get("commit", ""))
+    if kind not in PROBES:
+        return False, f"made under other code, and kind {kind} has no probe to compare numbers"
+    if prov.get("dirty"):
+        return False, f"made under other code, from a tree with uncommitted changes at {commit[:7]}: not re-runnable"
+    cache = cache or Cache(cache_path(root))
+    old_code = rec.get("measure_code") or rec.get("code") or ""
+    with tempfile.TemporaryDirectory(prefix="probe-") as tmp:
+        try:
+            then = cache.digest(kind, f"{commit}:{old_code}", rec.get("params", {}),
+                                lambda: extract(commit, root, Path(tmp)))
+            now = cache.digest(kind, code, params, lambda: root)
+        except (ProbeFailed, subprocess.TimeoutExpired) as e:
+            return False, f"made under other code; {str(e).splitlines()[0]}"
+    if then == now:
+        return True, f"made under other code at {commit[:7]}; probe {kind} gives the same numbers ({now})"
+    return False, f"probe {kind} moved: the code of {commit[:7]} gives {then}, today's gives {now}"

@@ -1,0 +1,56 @@
+"""A notebook's measurement stages: what it computes at cost, kept apart from what it judges (issue 47, item 1).
+
+A notebook wraps each costly computation: `cen = measured("census", lambda: lucky.run_census(ccfg))`. Outside a
+campaign that is a plain call. In a campaign unit (STAGES_ENV names the unit's folder) the value is also written
+there (campaign/typed.py: JSON and .npz), and the unit's record keeps those files beside it: the measurements, not
+only the verdict rows. Replayed (STAGES_MODE_ENV = "replay"), the stage is read back and never computed, so the
+notebook judges a recorded unit with today's verdict code; a stage the record lacks, or a field its files lack,
+stops the run with "needs re-measuring (...)", never a crash and never a silent default.
+"""
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Callable, TypeVar
+
+from . import typed
+
+STAGES_ENV = "IMBALANCED_CL_STAGES"            # the folder of this run's stages (set by a campaign unit)
+STAGES_MODE_ENV = "IMBALANCED_CL_STAGES_MODE"  # "record" (compute and keep, the default) or "replay" (read back)
+T = TypeVar("T")
+
+
+class NeedsRemeasuring(RuntimeError):
+    """A replayed record lacks a stage or a field that today's notebook reads."""
+
+
+def folder() -> Path | None:
+    """The folder of this run's stages, or None outside a campaign unit."""
+    where = os.environ.get(STAGES_ENV, "")
+    return Path(where) if where else None
+
+
+def measured(name: str, compute: Callable[[], T]) -> T:
+    """compute(), kept as a stage of this run's record in a campaign unit, or read back from it when replayed."""
+    if not re.fullmatch(r"[A-Za-z0-9_]+", name):
+        raise ValueError(f"stage name {name!r}: letters, digits and _ only")
+    where = folder()
+    if where is None:
+        return compute()
+    path = where / name
+    if os.environ.get(STAGES_MODE_ENV, "record") == "replay":
+        if not path.with_suffix(".json").exists():
+            raise NeedsRemeasuring(f"needs re-measuring (stage {name}: not in the record)")
+        try:
+            return typed.load(path)
+        except KeyError as e:
+            raise NeedsRemeasuring(f"needs re-measuring (field {e.args[0]})") from None
+    value = compute()
+    typed.save(value, path)
+    return value
+
+
+def names(where: Path) -> list[str]:
+    """The stages kept in a folder, sorted."""
+    return sorted(p.stem for p in Path(where).glob("*.json")) if Path(where).is_dir() else []

@@ -1,0 +1,134 @@
+"""Measurements as files a reader can open: JSON for the structure, one .npz for the arrays (issue 47).
+
+`save(value, path)` writes path.json and, when the value holds arrays, path.npz; `load(path)` gives the value back.
+What can be stored: None, booleans, integers, floats (NaN and infinities included), strings, lists, tuples, dicts
+with keys of those kinds (a grid's (d, rho) keys stay tuples), numpy arrays and scalars, torch tensors (read back as
+tensors, on the CPU), and the package's own dataclasses (by their import path, rebuilt field by field without
+running their checks again). Anything else is refused by name before a file is written: a measurement stage that
+returns a live object (a Run with its pairs, a model) must return what it measured instead.
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+
+PACKAGE = "imbalanced_cl."
+
+
+class NotStorable(TypeError):
+    """A value that typed.save cannot write, named by where it sits in the measurement."""
+
+
+def _encode(x, arrays: dict, where: str):
+    """The JSON form of x; arrays go to `arrays` under a running name."""
+    if x is None or isinstance(x, (bool, str)):
+        return x
+    if isinstance(x, int):
+        return x
+    if isinstance(x, float):
+        return x if math.isfinite(x) else {"__float__": repr(x)}
+    if isinstance(x, np.generic):
+        return {"__scalar__": str(x.dtype), "value": _encode(x.item(), arrays, where)}
+    if isinstance(x, np.ndarray):
+        if x.dtype == object:
+            raise NotStorable(f"{where}: an array of Python objects")
+        name = f"a{len(arrays)}"
+        arrays[name] = x
+        return {"__array__": name}
+    if type(x).__module__ == "torch" and type(x).__name__ in ("Tensor", "Parameter"):
+        name = f"a{len(arrays)}"
+        arrays[name] = x.detach().cpu().numpy()
+        return {"__tensor__": name}
+    if isinstance(x, tuple) and not hasattr(x, "_fields"):
+        return {"__tuple__": [_encode(v, arrays, f"{where}[{i}]") for i, v in enumerate(x)]}
+    if isinstance(x, list):
+        return [_encode(v, arrays, f"{where}[{i}]") for i, v in enumerate(x)]
+    if isinstance(x, dict):
+        return {"__dict__": [[_encode(k, arrays, f"{where} key"), _encode(v, arrays, f"{where}[{k!r}]")]
+                             for k, v in x.items()]}
+    if dataclasses.is_dataclass(x) and not isinstance(x, type) and type(x).__module__.startswith(PACKAGE):
+        cls = type(x)
+        return {"__dataclass__": f"{cls.__module__}:{cls.__qualname__}",
+                "fields": {f.name: _encode(getattr(x, f.name), arrays, f"{where}.{f.name}")
+                           for f in dataclasses.fields(x)}}
+    raise NotStorable(f"{where}: a {type(x).__module__}.{type(x).__qualname__} cannot be stored as a measurement")
+
+
+def _decode(x, arrays):
+    """The value of a JSON form written by _encode."""
+    if isinstance(x, list):
+        return [_decode(v, arrays) for v in x]
+    if not isinstance(x, dict):
+        return x
+    if "__float__" in x:
+        return float(x["__float__"])
+    if "__scalar__" in x:
+        return np.dtype(x["__scalar__"]).type(_decode(x["value"], arrays))
+    if "__array__" in x:
+        return arrays[x["__array__"]]
+    if "__tensor__" in x:
+        import torch
+        return torch.from_numpy(np.array(arrays[x["__tensor__"]]))
+    if "__tuple__" in x:
+        return tuple(_decode(v, arrays) for v in x["__tuple__"])
+    if "__dict__" in x:
+        return {_decode(k, arrays): _decode(v, arrays) for k, v in x["__dict__"]}
+    if "__dataclass__" in x:
+        return _rebuild(x, arrays)
+    raise ValueError(f"unknown stored form with keys {sorted(x)}")
+
+
+def _rebuild(x: dict, arrays):
+    """A package dataclass from its stored form, field by field (a stored measurement is not validated again); a
+    field the class has and the file lacks is a KeyError naming it."""
+    module, _, name = x["__dataclass__"].partition(":")
+    if not module.startswith(PACKAGE):
+        raise ValueError(f"refusing to build {x['__dataclass__']}: not a class of this package")
+    cls = importlib.import_module(module)
+    for part in name.split("."):
+        cls = getattr(cls, part)
+    known = {f.name for f in dataclasses.fields(cls)}
+    missing = sorted(known - set(x["fields"]))
+    if missing:
+        raise KeyError(f"{x['__dataclass__']}.{missing[0]}")
+    obj = cls.__new__(cls)
+    for k, v in x["fields"].items():
+        if k in known:
+            object.__setattr__(obj, k, _decode(v, arrays))
+    return obj
+
+
+def save(value, path: Path) -> list[Path]:
+    """Write value to path.json (and path.npz for its arrays), each atomically; the files written."""
+    arrays: dict = {}
+    doc = _encode(value, arrays, Path(path).name)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    out = []
+    if arrays:
+        tmp = path.with_name(f".{path.name}.npz.tmp-{os.getpid()}.npz")
+        np.savez_compressed(tmp, **arrays)
+        os.replace(tmp, path.with_suffix(".npz"))
+        out.append(path.with_suffix(".npz"))
+    tmp = path.with_name(f".{path.name}.json.tmp-{os.getpid()}")
+    tmp.write_text(json.dumps({"arrays": bool(arrays), "value": doc}, allow_nan=False) + "\n")
+    os.replace(tmp, path.with_suffix(".json"))
+    return [path.with_suffix(".json"), *out]
+
+
+def load(path: Path):
+    """The value save(value, path) wrote; ValueError names a damaged file, KeyError a field the file lacks."""
+    path = Path(path)
+    try:
+        doc = json.loads(path.with_suffix(".json").read_text())
+        arrays = dict(np.load(path.with_suffix(".npz"), allow_pickle=False)) if doc.get("arrays") else {}
+    except (OSError, ValueError, EOFError) as e:
+        raise ValueError(f"{path.name}: unreadable ({str(e).splitlines()[0] if str(e) else type(e).__name__})") \
+            from None
+    return _decode(doc["value"], arrays)

@@ -1,0 +1,255 @@
+"""Records that outlive code changes (issue 47): a record is judged by the numbers its code computes (a probe at a tiny
+size, under the record's commit and under today's tree), never by the spelling of that code; the reasons a record is
+stale are named; the book re-executes exactly the notebooks that read a changed record.
+
+The probe test builds a small git repository holding a copy of the package, records a unit there, then edits the
+package the ways a maintainer does: a renamed variable, a moved verdict threshold and an edited page keep the record;
+a changed formula in sim/ makes it stale, and `campaign status` says which probe moved."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from imbalanced_cl.book.record import code_digest
+from imbalanced_cl.book.runner import records_digest
+from imbalanced_cl.campaign import probe, record, status, validity
+from imbalanced_cl.campaign.units import Unit
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# A probe of the training loop itself: 6 steps of a tiny model, two replicates; its output is the final weights. The
+# unit's parameters carry a judging tolerance (tol_ratio), as a claim's config does; the training config has none.
+TINY = probe.register(probe.Probe("tiny_train", '''
+from imbalanced_cl.sim.config import SimConfig
+from imbalanced_cl.sim.train import train
+sim = {k: v for k, v in params.items() if not k.startswith("tol_")}
+out = train(SimConfig(**shrunk(sim, R=2, chunk=1, steps=6, progress=False))).W
+'''))
+PARAMS = {"d": 4, "d1": 8, "m": 6, "n_pairs": 16, "steps": 6, "R": 2, "seed": 0, "tol_ratio": 0.1}
+
+
+def _git(repo: Path, *args: str) -> str:
+    out = subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=repo, capture_output=True,
+                         text=True, check=True)
+    return out.stdout.strip()
+
+
+def _commit(repo: Path, msg: str) -> str:
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", msg)
+    return _git(repo, "rev-parse", "HEAD")
+
+
+def _code(repo: Path) -> str:
+    """The package's code digest (syntax of every module under sim/ and the verdict layer)."""
+    pkg = repo / "src" / "imbalanced_cl"
+    return code_digest(repo, [pkg / "sim", pkg / "verdict.py"])
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, f"{old!r} not in {path.name}: the test's edit no longer applies"
+    path.write_text(text.replace(old, new))
+
+
+@pytest.fixture
+def repo(tmp_path):
+    """A git repository with a copy of today's package and profiles, one commit."""
+    r = tmp_path / "repo"
+    shutil.copytree(ROOT / "src", r / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    shutil.copy(ROOT / "profiles.yaml", r / "profiles.yaml")
+    (r / "book").mkdir()
+    (r / "book" / "methods.md").write_text("# Methods\nThe band is the prediction minus its tolerance.\n")
+    _git(r, "init", "-q")
+    return r
+
+
+def _record(repo: Path, commit: str, params: dict) -> tuple[Path, Unit]:
+    """A record of unit tiny_train/u made at `commit`, written under repo/results/campaign/ci."""
+    unit = Unit("tiny_train", "u", "ci", params, _code(repo), 0)
+    folder = repo / "results" / "campaign" / "ci"
+    record.write(folder, unit, {"W": "measured"}, {"commit": commit, "dirty": False, "seed": 0, "wall_s": 1.0,
+                                                    "recorded": "2026-11-27T12:00:00+00:00", "device": "cpu"})
+    return folder, unit
+
+
+@pytest.mark.slow
+def test_a_record_is_kept_through_a_rename_a_threshold_and_a_page_and_dropped_by_a_changed_formula(repo):
+    made_at = _commit(repo, "v1")
+    folder, unit = _record(repo, made_at, PARAMS)
+    cache = probe.Cache(repo / "probes.json")
+
+    def judged(params=PARAMS):
+        now = Unit("tiny_train", "u", "ci", params, _code(repo), 0)
+        return validity.find(folder, now, repo, cache=cache), now
+
+    j, _ = judged()
+    assert j.valid and j.why == ""                                   # same code: no probe needed
+
+    # a renamed local variable in sim/, a moved verdict threshold, an edited page, a moved tolerance parameter
+    loss = repo / "src" / "imbalanced_cl" / "sim" / "loss.py"
+    _edit(loss, "    pos_prob = (torch.diagonal(E, dim1=-2, dim2=-1) / Z).mean(dim=-1)",
+          "    positive_prob = (torch.diagonal(E, dim1=-2, dim2=-1) / Z).mean(dim=-1)")
+    _edit(loss, "    return loss, (G if tau_scaled else G / tau), pos_prob",
+          "    return loss, (G if tau_scaled else G / tau), positive_prob")
+    verdict = repo / "src" / "imbalanced_cl" / "verdict.py"
+    verdict.write_text(verdict.read_text() + "\nBAND_SLACK = 0.25   # a threshold of the verdict layer, moved\n")
+    _edit(repo / "book" / "methods.md", "prediction minus its tolerance", "prediction less its tolerance")
+    _commit(repo, "refactor")
+    j, now = judged({**PARAMS, "tol_ratio": 0.3})
+    assert j.valid, j.why
+    assert j.why.startswith(f"made under other code at {made_at[:7]}; probe tiny_train gives the same numbers")
+    assert not validity.find(folder, now, repo, cache=cache).why.endswith("moved")
+
+    # a changed formula in sim/ (eq. 21's 1/n becomes 1/(n+1)): the probe moves, and status names it
+    _edit(loss, "    G = ((E @ V) / Z.unsqueeze(-1) - V) / n ", "    G = ((E @ V) / Z.unsqueeze(-1) - V) / (n + 1) ")
+    _commit(repo, "formula")
+    j, now = judged()
+    assert not j.valid and j.why.startswith(f"probe tiny_train moved: the code of {made_at[:7]} gives ")
+    lines = status.report(status.coverage([now], folder, repo), "ci", folder)
+    assert any("probe tiny_train moved" in ln and "not used" in ln for ln in lines), lines
+    assert any(ln.split()[:2] == ["pending", "1"] for ln in lines) and any(
+        ln.split()[:2] == ["done", "0"] for ln in lines), lines
+
+
+def test_a_parameter_that_changes_what_is_measured_makes_a_record_stale_and_is_named(repo):
+    made_at = _commit(repo, "v1")
+    folder, _ = _record(repo, made_at, PARAMS)
+    for params, valid, why in (({**PARAMS, "threads": 2, "progress": True}, True, ""),   # run-only settings
+                               ({**PARAMS, "tol_ratio": 0.5}, True, ""),                  # a judging tolerance
+                               ({**PARAMS, "d1": 12}, False, "parameters differ in d1"),
+                               ({**PARAMS, "R": 4, "steps": 9}, False, "parameters differ in R, steps")):
+        j = validity.find(folder, Unit("tiny_train", "u", "ci", params, _code(repo), 0), repo)
+        assert (j.valid, j.why) == (valid, why)
+    # another seed is another unit: no record answers for it, and none is called stale
+    assert validity.find(folder, Unit("tiny_train", "u", "ci", PARAMS, _code(repo), 1), repo) is None
+
+
+def test_a_record_from_a_dirty_tree_or_an_unknown_commit_under_other_code_is_stale_with_why(repo):
+    _commit(repo, "v1")
+    folder = repo / "results" / "campaign" / "ci"
+    unit = Unit("tiny_train", "u", "ci", PARAMS, "other-code", 0)
+    for prov, why in (({"commit": "abc", "dirty": True}, "uncommitted changes"),
+                      ({"commit": "f" * 40, "dirty": False}, "is not in this repository's history")):
+        record.write(folder, Unit("tiny_train", "u", "ci", PARAMS, "old-code", 0), {}, {**prov, "seed": 0})
+        j = validity.find(folder, unit, repo, cache=probe.Cache(repo / "probes.json"))
+        assert not j.valid and why in j.why, j.why
+
+
+def test_a_corrupt_record_is_named_and_the_rest_load(tmp_path):
+    folder = tmp_path / "ci"
+    good = Unit("tiny_train", "u", "ci", PARAMS, "c", 0)
+    record.write(folder, good, {"W": 1}, {"commit": "x", "seed": 0})
+    bad = folder / "tiny_train" / "v-0000000000000000.json"
+    bad.write_text('{"kind": "tiny_train", "name": "v", ')            # cut short mid-write by a crash
+    sc = record.scan(folder)
+    assert [p.name for p, _ in sc.corrupt] == [bad.name] and "not valid JSON" in sc.corrupt[0][1]
+    assert validity.find(folder, good, tmp_path, sc).valid
+
+
+def test_a_scale_point_record_without_its_measurements_needs_re_measuring(tmp_path):
+    from imbalanced_cl.book.profiles import params as profile_params
+    from imbalanced_cl.book.record import source_code
+    from imbalanced_cl.campaign import kinds
+    from imbalanced_cl.claims.scale import ScaleConfig
+    root = tmp_path / "repo"
+    shutil.copytree(ROOT / "src", root / "src", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    cfg = ScaleConfig(**profile_params("ci", "08_scale"))
+    d = next(d for d in kinds.EXTRA_DS if d not in cfg.ds)
+    unit = Unit("scale_point", f"d{d}", "ci", kinds.scale_params(cfg, d), source_code(root, kinds.SCALE_ENTRY),
+                cfg.seed)
+    record.write(root / "results" / "campaign" / "ci", unit, {"points": []}, {"commit": "x", "seed": cfg.seed})
+    points, notes = kinds.recorded_points(cfg, root)
+    assert points == [] and any(f"d = {d} needs re-measuring (field point)" in n for n in notes), notes
+
+
+def test_the_book_key_of_a_notebook_follows_exactly_the_records_it_reads(tmp_path):
+    nb08, nb10, nb01 = (Path(f"notebooks/{n}.ipynb") for n in ("08_scale", "10_premise_map", "01_stage1_growth"))
+    before = {nb: records_digest(tmp_path, nb) for nb in (nb08, nb10, nb01)}
+    point = tmp_path / "results" / "campaign" / "default" / "scale_point" / "d160-0.json"
+    point.parent.mkdir(parents=True)
+    point.write_text("{}")
+    after = {nb: records_digest(tmp_path, nb) for nb in (nb08, nb10, nb01)}
+    assert after[nb08] != before[nb08] and after[nb10] == before[nb10] and after[nb01] == before[nb01] == ""
+    point.write_text('{"mended": 1}')                                  # a mended record re-executes its reader
+    assert records_digest(tmp_path, nb08) != after[nb08]
+    mended = records_digest(tmp_path, nb08)
+    probes = tmp_path / "results" / "campaign" / "probes.json"        # so does a new judgement of its validity
+    probes.write_text("{}")
+    assert records_digest(tmp_path, nb08) != mended and records_digest(tmp_path, nb10) != after[nb10]
+    assert records_digest(tmp_path, nb01) == ""
+
+
+def test_the_probe_digest_is_the_same_run_after_run_and_follows_the_parameters():
+    a = probe.run(TINY, ROOT, PARAMS)
+    assert a == probe.run(TINY, ROOT, {**PARAMS, "tol_ratio": 0.9}) and len(a) == 16     # a judging field: unused
+    assert probe.run(TINY, ROOT, {**PARAMS, "seed": 1}) != a           # another seed draws other numbers
+
+
+def test_a_probe_output_leaves_out_timings_and_judgements():
+    script = probe.Probe("skip", 'out = {"value": params["v"], "seconds": params["s"], "holds": params["h"]}')
+    one, two = (probe.run(script, ROOT, {"v": 1.5, "s": s, "h": h}) for s, h in ((0.1, True), (9.0, False)))
+    assert one == two != probe.run(script, ROOT, {"v": 1.25, "s": 0.1, "h": True})
+
+
+def test_the_probe_cache_is_kept_and_reused(tmp_path):
+    cache = probe.Cache(tmp_path / "probes.json")
+    calls = []
+    digest = cache.digest("tiny_train", "code-1", PARAMS, lambda: calls.append(1) or ROOT)
+    again = probe.Cache(tmp_path / "probes.json").digest("tiny_train", "code-1", PARAMS, lambda: calls.append(1))
+    assert digest == again and calls == [1]
+    (tmp_path / "probes.json").write_text("{not json")                 # a damaged cache counts as empty
+    assert probe.Cache(tmp_path / "probes.json").data == {}
+
+
+@pytest.mark.slow
+def test_a_notebook_unit_keeps_its_measurements_and_is_judged_again_from_them_alone(tmp_path):
+    """Notebook 03 at ci as a campaign unit: its record keeps the measured grid beside it (stages), judging the
+    record executes the notebook with the grid read back, training nothing, and gives the recorded rows again; a
+    record whose stage is gone needs re-measuring, named, never a crash."""
+    import time
+
+    import torch
+
+    from imbalanced_cl.campaign import engine, judge, kinds, typed
+    (unit,) = kinds.plan_notebooks("ci", ROOT, only=["03_Ni_scaling"])
+    threads = torch.get_num_threads()
+    try:
+        out = engine.run_unit(kinds.NOTEBOOK, unit, str(tmp_path), str(ROOT), time.time() + 900)
+    finally:
+        torch.set_num_threads(threads)
+    assert out["status"] == "ran"
+    path = Path(out["path"])
+    rec = record.read(path)
+    where = judge.kept_stages(path, rec)
+    assert rec["payload"]["stages"] == ["grid"] and (where / "grid.json").exists() and (where / "grid.npz").exists()
+    grid = typed.load(where / "grid")
+    assert sorted(grid) == sorted((d, r) for d in unit.params["ds"] for r in unit.params["ratios"])
+
+    t0 = time.time()
+    rows, why = judge.judge(ROOT, path, rec, tmp_path / "judged.ipynb")
+    assert why == "" and time.time() - t0 < out["wall_s"] + 60
+    text = json.dumps(json.loads((tmp_path / "judged.ipynb").read_text())["cells"])
+    assert "d= 10 rho=" not in text        # train_grid's per-point log line: nothing was trained
+    recorded = {r["id"]: (r["verdict"], r["measured"], r["lo"], r["hi"]) for r in rec["payload"]["rows"]}
+    assert {r["id"]: (r["verdict"], r["measured"], r["lo"], r["hi"]) for r in rows} == recorded
+
+    (where / "grid.json").unlink()
+    rows, why = judge.judge(ROOT, path, rec, tmp_path / "again.ipynb")
+    assert rows is None and why == "needs re-measuring (stage grid: not in the record)"
+
+
+def test_a_page_says_which_commit_device_and_date_made_its_recorded_results():
+    from types import SimpleNamespace
+
+    from imbalanced_cl.campaign import kinds, premise_cells
+    a = {"commit": "c8dd1bf0123", "device": "cpu", "recorded": "2026-11-27T12:01:02+00:00"}
+    b = {"commit": "abcdef0999", "device": "cuda", "recorded": "2026-11-28T01:00:00+00:00"}
+    assert kinds.made_by(a) == "commit c8dd1bf on cpu, 2026-11-27"
+    cells = [SimpleNamespace(extra={"provenance": p}) for p in (a, a, b)]
+    assert premise_cells.made_by(cells) == ["1 cell recorded by commit abcdef0 on cuda, 2026-11-28",
+                                            "2 cells recorded by commit c8dd1bf on cpu, 2026-11-27"]
