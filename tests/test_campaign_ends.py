@@ -173,7 +173,7 @@ def test_a_campaign_without_workers_ends_and_says_why(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_unit_whose_worker_always_dies_fails_after_a_bounded_number_of_deaths(tmp_path):
+def test_a_unit_whose_worker_always_dies_fails_after_a_bounded_number_of_deaths(tmp_path, capsys):
     log = tmp_path / "runs.log"
     units = CK.plan_tiny("ci", ROOT, n=1, log=str(log))
     doomed = [Unit("doomed", u.name, u.profile, u.params, u.code) for u in units]
@@ -186,6 +186,11 @@ def test_a_unit_whose_worker_always_dies_fails_after_a_bounded_number_of_deaths(
     assert [label for label, _ in out.failed] == [doomed[0].label]
     assert f"its worker died {engine.WORKER_DEATHS} times" in out.failed[0][1]
     assert Counter(ln.split()[0] for ln in log.read_text().splitlines()) == {"u0": engine.WORKER_DEATHS}
+    # each death but the last is told as it happens, the last one by the failure (issue 51)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[:-1] == [f"[redone]  doomed/u0: worker died; unit redone ({i} of {engine.WORKER_DEATHS})"
+                        for i in range(1, engine.WORKER_DEATHS)], err
+    assert err[-1].startswith("[failed]  doomed/u0: its worker died"), err
 
 
 STOP = """

@@ -71,6 +71,25 @@ def test_show_command_exit_codes(tmp_path):
     assert show.main([str(tmp_path / "missing.ipynb")]) == 2
 
 
+def test_show_refuses_a_file_that_is_not_a_notebook_in_one_line_on_stderr(tmp_path):
+    """A truncated notebook (a copy cut short), a binary file, JSON without cells and a missing file: one line each
+    on stderr, nothing on stdout, exit 2, and no table printed for a good notebook given beside them."""
+    good = _executed(tmp_path, ROWS)
+    cut = tmp_path / "cut.ipynb"
+    cut.write_text(good.read_text()[: len(good.read_text()) // 2])
+    binary = tmp_path / "binary.ipynb"
+    binary.write_bytes(bytes(range(256)))
+    nocells = tmp_path / "nocells.ipynb"
+    nocells.write_text('{"metadata": {}}')
+    for bad, words in ((cut, "not a notebook"), (binary, "not a notebook"), (nocells, "not a notebook"),
+                       (tmp_path / "missing.ipynb", "no such file")):
+        proc = subprocess.run([sys.executable, "-m", "imbalanced_cl", "show", str(good), str(bad)],
+                              capture_output=True, text=True, cwd=ROOT)
+        err = proc.stderr.strip().splitlines()
+        assert proc.returncode == 2 and proc.stdout == "", (bad.name, proc.stdout)
+        assert len(err) == 1 and err[0].startswith(f"error: {bad}: {words}"), (bad.name, proc.stderr)
+
+
 def test_show_from_the_command_line(tmp_path):
     path = _executed(tmp_path, ROWS)
     proc = subprocess.run([sys.executable, "-m", "imbalanced_cl", "show", str(path), "--width", "100"],

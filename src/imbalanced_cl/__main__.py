@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -48,6 +49,28 @@ def version_line() -> str:
     return f"imbalanced-cl {__version__} (" + ", ".join(f"{k} {v}" for k, v in dependency_versions().items()) + ")"
 
 
+class Defaults(argparse.RawDescriptionHelpFormatter):
+    """Help whose every option says its default: argparse's '(default: X)' unless the text already says it.
+
+    An option whose default is None says it in words ('default: all', 'default: the terminal's'); a flag is off.
+    """
+
+    def _get_help_string(self, action) -> str:
+        text = action.help or ""
+        if re.search(r"default[: ]", text) or not action.option_strings or action.nargs == 0 or action.default is None:
+            return text
+        return text + " (default: %(default)s)"
+
+
+def _every_parser(ap: argparse.ArgumentParser):
+    """The parser and its subcommands' parsers, recursively."""
+    yield ap
+    for action in ap._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for p in action.choices.values():
+                yield from _every_parser(p)
+
+
 def parser() -> argparse.ArgumentParser:
     """The command line: book, params, record, stability and show, with a description, examples and --version."""
     ap = argparse.ArgumentParser(prog="python -m imbalanced_cl", description=DESCRIPTION, epilog=EXAMPLES,
@@ -56,7 +79,7 @@ def parser() -> argparse.ArgumentParser:
     sub = ap.add_subparsers(dest="cmd", required=True, metavar="COMMAND")
     b = sub.add_parser("book", help="execute every notebook at a profile and build the HTML book")
     b.add_argument("--profile", default="default", help=f"one of {PROFILES}")
-    b.add_argument("--only", nargs="*", help="notebook names (e.g. 01_stage1_growth) to execute")
+    b.add_argument("--only", nargs="*", help="notebook names (e.g. 01_stage1_growth) to execute (default: all)")
     b.add_argument("--no-build", action="store_true", help="execute notebooks but do not build HTML")
     b.add_argument("--strict", action="store_true",
                    help="turn Sphinx warnings into errors (-W --keep-going), rebuilding every page")
@@ -79,12 +102,14 @@ def parser() -> argparse.ArgumentParser:
     s = sub.add_parser("stability", help="re-run the claim notebooks under other base seeds; table of changed verdicts")
     s.add_argument("--profile", default="default", help=f"one of {PROFILES}")
     s.add_argument("--seeds", nargs="+", type=int, default=[0, 1], help="base seeds (at least two)")
-    s.add_argument("--only", nargs="*", help="notebook names to include")
+    s.add_argument("--only", nargs="*", help="notebook names to include (default: all)")
     w = sub.add_parser("show", help="print the verdict table of executed notebooks (e.g. papermill's output) in the terminal")
     w.add_argument("notebooks", nargs="+", metavar="OUT.ipynb", help="executed notebooks")
     w.add_argument("--width", type=int, default=None, help="columns of the table (default: the terminal's)")
     from .campaign.cli import add_parser as add_campaign   # campaign run|status (issue 29)
     add_campaign(sub)
+    for p in _every_parser(ap):     # every --help shows every default (the campaign's profile is paper's)
+        p.formatter_class = Defaults
     return ap
 
 
@@ -128,7 +153,8 @@ def book_cmd(args) -> int:
     except KeyboardInterrupt:
         if args.verbose:
             raise
-        print("interrupted", file=sys.stderr)
+        print("[stopped] interrupted; what was executed is kept, and the previous HTML (if any) is untouched",
+              file=sys.stderr)
         return 130
     except Exception as e:  # an unexpected failure: one line, the traceback on request
         if args.verbose:
@@ -139,7 +165,8 @@ def book_cmd(args) -> int:
 
 def main(argv=None) -> int:
     """Parse the command line and run the chosen command; its exit code."""
-    args = parser().parse_args(argv)
+    from .campaign.cli import joined
+    args = parser().parse_args(joined(sys.argv[1:] if argv is None else list(argv)))
     if args.cmd == "params":
         return write_params(check_only=args.check)
     if args.cmd == "show":

@@ -23,6 +23,7 @@ from pathlib import Path
 import yaml
 
 from ..validate import ParameterError, check_int, nearest
+from . import kernels
 from .params import check_notebook
 from .profiles import params as profile_params
 from .profiles import repo_root
@@ -158,14 +159,16 @@ KERNEL_START_RETRIES = 1
 
 def kernel_manager(env: dict[str, str]):
     """A kernel manager class whose kernels get `env` on top of this process's environment: what a run passes to
-    its notebook's kernel (profile, executed folder, threads) without writing it into this process's os.environ."""
+    its notebook's kernel (profile, executed folder, threads) without writing it into this process's os.environ.
+    Its kernels log errors only (kernels.QUIET)."""
     from jupyter_client.manager import AsyncKernelManager
 
     class EnvKernelManager(AsyncKernelManager):
-        """AsyncKernelManager that adds the run's variables to each kernel's environment."""
+        """AsyncKernelManager that adds the run's variables to each kernel's environment, and quiets its log."""
 
         async def _async_pre_start_kernel(self, **kw):
             kw["env"] = {**(kw.get("env") or os.environ), **{k: str(v) for k, v in env.items()}}
+            kw["extra_arguments"] = [*(kw.get("extra_arguments") or []), *kernels.QUIET]
             return await super()._async_pre_start_kernel(**kw)
 
     return EnvKernelManager
@@ -175,7 +178,7 @@ def run_papermill(nb: Path, tmp: Path, params: dict, cwd: Path, env: dict | None
     """papermill.execute_notebook, its kernel given `env` on top of this process's environment, started again
     (KERNEL_START_RETRIES times) when the kernel died before any cell."""
     import papermill as pm
-    extra = {"kernel_manager_class": kernel_manager(env)} if env else {}
+    extra = {"kernel_manager_class": kernel_manager(env or {})}     # every kernel quiet, with or without env
     for attempt in range(KERNEL_START_RETRIES + 1):
         try:
             pm.execute_notebook(str(nb), str(tmp), parameters=params, kernel_name="python3",
@@ -516,7 +519,9 @@ def run_book(profile: str = "default", out_root: Path | None = None, only: list[
         env[FORCE_ENV] = "1"
     if fresh:       # every notebook recomputes what the campaign recorded (notebook 08's points, notebook 10's cells)
         env[FRESH_ENV] = "1"
-    failures = execute_all(root, out_root, notebooks, runs, profile, force or fresh, jobs, env)
+    # a stop kills the kernels before papermill's clean-up reaches them: `[stopped]` is then all it prints
+    with kernels.stops_kill_kernels():
+        failures = execute_all(root, out_root, notebooks, runs, profile, force or fresh, jobs, env)
     if failures is None:
         return 130
     if failures:

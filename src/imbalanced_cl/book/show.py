@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import textwrap
 from collections import Counter
 from pathlib import Path
@@ -58,15 +59,33 @@ def render(path: Path, width: int | None = None) -> str:
     return "\n".join(out)
 
 
+def problem(path: Path) -> str:
+    """Why `path` cannot be shown, in one line ('' when it can): missing, or not a notebook."""
+    if not path.is_file():
+        return "no such file (give the output notebook of a papermill run, e.g. out.ipynb)"
+    try:
+        nb = json.loads(path.read_text())
+    except (UnicodeDecodeError, ValueError) as e:      # truncated, or not text: never a 58-line traceback
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        return f"not a notebook: it does not read as JSON ({why}); was it copied or written only in part?"
+    if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
+        return "not a notebook: its JSON has no list of cells"
+    return ""
+
+
 def main(paths: list[str], width: int | None = None) -> int:
-    """Print the verdict table of each executed notebook; 0 if every one had rows, 1 if one had none, 2 if missing."""
+    """Print the verdict table of each executed notebook; 0 if every one had rows, 1 if one had none, 2 if one is
+    missing or not a notebook (errors on stderr, one line each)."""
+    for p in paths:         # every file checked before any table is printed
+        why = problem(Path(p))
+        if why:
+            print(f"error: {p}: {why}", file=sys.stderr)
+            return 2
     code = 0
     for i, p in enumerate(paths):
         path = Path(p)
-        if not path.is_file():
-            print(f"error: {p}: no such file (give the output notebook of a papermill run, e.g. out.ipynb)")
-            return 2
         text = render(path, width)
-        print(("\n" if i else "") + text)
-        code = code or (0 if glued.rows_of(path) else 1)
+        has_rows = bool(glued.rows_of(path))
+        print(("\n" if i and has_rows else "") + text, file=sys.stdout if has_rows else sys.stderr)
+        code = code or (0 if has_rows else 1)
     return code

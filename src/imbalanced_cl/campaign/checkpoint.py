@@ -69,6 +69,18 @@ def partial_name(name: str) -> str:
     return f".{name}.partial.ipynb"
 
 
+def drop_partials(results: Path, unit) -> list[Path]:
+    """Remove the partial notebook of a unit stopped with its worker (the worker's own clean-up, `kept`, never ran),
+    and its checkpoint folder when nothing else is there; return what was removed. The partial names this machine's
+    directories and answers for nothing: `git add results/campaign` must never find it."""
+    gone = sorted(Path(results).glob(f"checkpoints/{unit.kind}-{unit.name}-{unit.key}*/.*.partial.ipynb"))
+    for p in gone:
+        p.unlink(missing_ok=True)
+        if not any(p.parent.iterdir()):
+            remove(p.parent)
+    return gone
+
+
 def remove(where: Path) -> None:
     """Remove a unit's checkpoint folder once its record answers for it (and the profile's checkpoints/ if empty)."""
     shutil.rmtree(where, ignore_errors=True)

@@ -3,7 +3,10 @@ coverage, or compare the verdicts recorded under two base seeds."""
 from __future__ import annotations
 
 import argparse
+import io
+import re
 import sys
+from contextlib import redirect_stderr
 from pathlib import Path
 
 from ..book.profiles import PROFILES, repo_root
@@ -22,7 +25,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
                        ("stability", "compare the verdicts of the notebook units recorded under --seeds")):
         p = csub.add_parser(name, help=what)
         p.add_argument("--profile", default="paper", help=f"one of {PROFILES}")
-        p.add_argument("--only", nargs="*", help="unit names (e.g. 02_lucky_neurons) to include")
+        p.add_argument("--only", nargs="*", help="unit names (e.g. 02_lucky_neurons) to include (default: all)")
         p.add_argument("--kind", nargs="*", help="unit kinds to include (default: all)")
         p.add_argument("--results", default=None, help="campaign folder root (default: results/campaign)")
         p.add_argument("--workers", type=int, default=1, help="worker processes, one torch thread each")
@@ -42,7 +45,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    "logs go to <results>/<profile>/slurm-logs/")
     r.add_argument("--jobs", type=int, default=1, help="with --slurm: how many single-worker jobs to keep (a job "
                    "that ends, at its wall time say, is replaced)")
-    r.add_argument("--partition", default=None, help="with --slurm: the partition (queue)")
+    r.add_argument("--partition", default=None, help="with --slurm: the partition (queue); no default, required "
+                   "with --slurm")
     r.add_argument("--time", default="2:00:00", help="with --slurm: each job's wall time limit")
     r.add_argument("--memory", default="8GB", help="with --slurm: each job's memory")
     r.add_argument("--force", action="store_true", help="run units whose sizes look too large for the memory there "
@@ -70,12 +74,44 @@ def plan(profile: str, only: list[str] | None, kinds: list[str] | None, root: Pa
     if only:
         known = sorted({u.name for u in planned})
         bad = [n for n in only if n not in known]
-        if bad:
-            hints = "; ".join(f"{n!r}" + (f" (did you mean {nearest(n, known)}?)" if nearest(n, known) else "")
+        if bad:     # the hint and the list come from every unit, not from the ones --only already kept
+            valid = every_name(chosen.values(), profile, root)
+            hints = "; ".join(f"{n!r}" + (f" (did you mean {nearest(n, valid)}?)" if nearest(n, valid) else "")
                               for n in bad)
-            raise ParameterError(f"unknown unit name(s) for --only: {hints}")
+            raise ParameterError(f"unknown unit name(s) for --only: {hints}. The units are: {', '.join(valid)}")
         planned = sorted((u for u in planned if u.name in only), key=lambda u: only.index(u.name))  # --only's order
     return chosen, planned
+
+
+def every_name(kinds, profile: str, root: Path) -> list[str]:
+    """The names of every unit these kinds plan at a profile (a kind whose plan fails adds none; its warnings were
+    printed once already, so they are not printed again here)."""
+    names: set[str] = set()
+    for k in kinds:
+        try:
+            with redirect_stderr(io.StringIO()):
+                names |= {u.name for u in k.plan(profile, root, None)}
+        except ParameterError:
+            continue
+    return sorted(names)
+
+
+# Options whose value is a duration: argparse reads a value that starts with '-' ('--budget -1m') as another option
+# and answers with its 14-line usage; written '--budget=-1m', the value gets its own one-line check.
+DURATIONS = ("--budget", "--join-timeout")
+
+
+def joined(argv: list[str]) -> list[str]:
+    """The command line with '--budget -1m' (any duration option followed by a negative value) as '--budget=-1m'."""
+    out, i = [], 0
+    while i < len(argv):
+        if argv[i] in DURATIONS and i + 1 < len(argv) and re.match(r"-[0-9.]", argv[i + 1]):
+            out.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+        else:
+            out.append(argv[i])
+            i += 1
+    return out
 
 
 def main(args) -> int:
@@ -87,14 +123,19 @@ def main(args) -> int:
         opts = run_options(args, results) if args.campaign_cmd == "run" else None
         kinds, units = plan(args.profile, args.only, args.kind, root)
         if args.campaign_cmd == "stability":
-            from .seeds import report
+            from .seeds import NOTHING, report
             if len(set(args.seeds)) < 2:
                 raise ParameterError(f"parameter seeds={args.seeds} is invalid: allowed at least two distinct seeds")
             # a scratch --results keeps its comparison beside its records; only the repository's own campaign
             # writes the committed one
             out = (Path(args.results) / f"stability-{args.profile}.json" if args.results
                    else root / "results" / "stability" / f"campaign-{args.profile}.json")
-            for line in report(units, args.seeds, results, out):
+            lines = report(units, args.seeds, results, out)
+            if lines and lines[-1].startswith(NOTHING):     # nothing compared is no answer: said, and not 0
+                for line in lines:
+                    print(f"error: {line}", file=sys.stderr)
+                return 1
+            for line in lines:
                 print(line)
             return 0
         if args.seed is not None:
@@ -173,4 +214,8 @@ def execute(args, kinds, units, opts, root: Path, results: Path) -> int:
     if out.no_workers:
         print(f"error: {out.no_workers}; {left} unit(s) not run", file=sys.stderr)
         return 1
+    stopped = sum(r["status"] == "stopped" for r in out.not_started)
+    if stopped:     # the budget ran out with units under way: said in one line, like any other stop
+        print(f"[stopped] budget {args.budget} spent: {stopped} unit(s) unfinished (those under way were stopped and "
+              "left no record); the next run redoes them", file=sys.stderr)
     return 1 if out.failed else 0

@@ -13,10 +13,11 @@ import re
 import sys
 import time
 import uuid
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..book import kernels
 from ..validate import check, check_int
 from . import checkpoint, record
 from .lock import acquire
@@ -291,16 +292,37 @@ def _collect(done, futures: dict, out: Outcome, results: Path, campaign: str) ->
              else out.skipped).append(res)
 
 
-def _settle(left, futures: dict, results: Path, out: Outcome, campaign: str = "") -> None:
+def _deaths(client, futures: dict) -> dict:
+    """{unit: how many of its workers died so far}, as the scheduler counts them (a unit is redone after each death,
+    and fails after WORKER_DEATHS)."""
+    def read(dask_scheduler, keys=tuple(f.key for f in futures)):
+        return {k: dask_scheduler.tasks[k].suspicious for k in keys if k in dask_scheduler.tasks}
+    by_key = client.run_on_scheduler(read)
+    return {u: by_key.get(f.key, 0) for f, u in futures.items()}
+
+
+def _say_redone(deaths: dict, said: dict) -> None:
+    """One stderr line for each worker death not yet told of, while the unit is redone (the last death fails it:
+    _collect says that)."""
+    for u, n in deaths.items():
+        for i in range(said.get(u, 0) + 1, min(n, WORKER_DEATHS - 1) + 1):
+            print(f"[redone]  {u.label}: worker died; unit redone ({i} of {WORKER_DEATHS})", file=sys.stderr,
+                  flush=True)
+        said[u] = max(said.get(u, 0), n)
+
+
+def _settle(left, futures: dict, results: Path, out: Outcome, campaign: str = "", drop: bool = True) -> None:
     """After the stop: a unit this campaign's worker recorded meanwhile (at the deadline, or between Ctrl-C and the
     close) counts as recorded, not as "not run"; the record, not Dask's future, says so. One that another campaign
-    recorded meanwhile counts as skipped."""
+    recorded meanwhile counts as skipped. With `drop`, the partial notebook of a unit stopped unrecorded is removed."""
     for f in left:
         u = futures[f]
         if record.has(results, u):
             res = _ours({"unit": u.label, "status": "done"}, u, results, campaign)
             (out.ran if res["status"] == "ran" else out.skipped).append(res)
         else:
+            if drop:    # its worker was stopped mid-unit (the cluster closed), before its own clean-up
+                checkpoint.drop_partials(results, u)
             out.not_started.append({"unit": u.label, "status": "stopped"})
 
 
@@ -353,15 +375,17 @@ def run(kinds: dict[str, Kind], units: list[Unit], opts: Options, root: Path, cl
     bar = tqdm(total=len(todo), unit="unit", file=sys.stderr, disable=not opts.progress, dynamic_ncols=True)
     futures = {client.submit(run_unit, kinds[u.kind], u, str(results), str(root), deadline, opts.threads, campaign,
                              key=f"unit-{u.key}", pure=False, retries=0): u for u in todo}
-    left, watch = set(futures), Watch(client, opts.join_s)
+    left, watch, said = set(futures), Watch(client, opts.join_s), {}
     try:
         while left and time.time() < deadline and not out.no_workers:
             try:
                 done, left = wait(list(left), timeout=min(deadline - time.time(), 2.0), return_when="FIRST_COMPLETED")
             except TimeoutError:    # distributed.wait raises when nothing finished in time; check the clock again
                 out.no_workers = watch.lost()
+                _say_redone(_deaths(client, futures), said)
                 continue
             left = set(left)
+            _say_redone(_deaths(client, futures), said)     # a unit redone after a worker died is never silent
             _collect(done, futures, out, results, campaign)
             bar.update(len(done))
             if estimate is not None:
@@ -371,11 +395,15 @@ def run(kinds: dict[str, Kind], units: list[Unit], opts: Options, root: Path, cl
         out.interrupted = True
     finally:
         bar.close()
+        quiet = bool(left or out.interrupted or out.no_workers)
         with deferred_signals() as again:       # a second Ctrl-C must not break the close half-way
             for f in left:
                 f.cancel()
-            # units stopped mid-run make the workers and nannies complain as they close: expected, so silenced
-            _close(client, cluster if own else None, quiet=bool(left or out.interrupted or out.no_workers))
+            # units stopped mid-run make the workers and nannies complain as they close: expected, so silenced; their
+            # notebook kernels are frozen meanwhile and killed after (a kernel that lost its worker says so); a cluster
+            # not ours is left running, and so are its kernels
+            with kernels.frozen() if quiet and own else nullcontext():
+                _close(client, cluster if own else None, quiet=quiet)
         out.interrupted = out.interrupted or bool(again)
-        _settle(left, futures, results, out, campaign)
+        _settle(left, futures, results, out, campaign, drop=own)     # a cluster not ours may still run them
     return out

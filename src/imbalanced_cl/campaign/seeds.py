@@ -44,6 +44,9 @@ def rows_by_seed(units: list[Unit], seeds: list[int], results: Path,
     return {s: [r for n in names for r in by_seed[s][n]] for s in seeds}, names
 
 
+NOTHING = "no notebook is recorded under every seed"    # how report's answer begins when there is nothing to compare
+
+
 def report(units: list[Unit], seeds: list[int], results: Path, out: Path | None = None) -> list[str]:
     """Lines comparing the recorded verdicts across seeds (and the result written to `out`, when given)."""
     corrupt: list = []
@@ -52,8 +55,7 @@ def report(units: list[Unit], seeds: list[int], results: Path, out: Path | None 
     bad = [f"corrupt record {p}: {why}; left out of the comparison (its notebook counts as not recorded under "
            "that seed)" for p, why in corrupt]
     if not names:
-        return bad + [f"no notebook is recorded under every seed {seeds} in {results}: run "
-                      f"`campaign run --seed S` for each seed first"]
+        return bad + [f"{NOTHING} {seeds} in {results}: run `campaign run --seed S` for each seed first"]
     res = compare(by_seed)
     flips = [c for c in res["changed"] if set(c["verdicts"].values()) in FLIPS]
     lines = [f"{res['unchanged']} of {res['rows']} rows kept their verdict across seeds {res['seeds']} "

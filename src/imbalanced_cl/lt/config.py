@@ -107,6 +107,11 @@ class LTConfig:
         check("download", self.download, isinstance(self.download, bool), "True or False")
         check_choice("cifar10_source", self.cifar10_source, ("auto", "jpeg", "original"))
         check_choice("device", self.device, ("auto", "cpu", "cuda"))
+        if self.device == "cuda":       # refused before any compute, in one line, as the simulation's config does
+            import torch
+            if not torch.cuda.is_available():
+                raise ParameterError("parameter device='cuda' is invalid here: no CUDA device is available; "
+                                     "allowed 'auto' or 'cpu'")
         check_int("threads", self.threads, 0, 1024)
         check_int("workers", self.workers, 0, 1024)
         check("compile", self.compile, isinstance(self.compile, bool), "True or False")
