@@ -246,10 +246,10 @@ def test_a_notebook_unit_keeps_its_measurements_and_is_judged_again_from_them_al
 def test_a_page_says_which_commit_device_and_date_made_its_recorded_results():
     from types import SimpleNamespace
 
-    from imbalanced_cl.campaign import kinds, premise_cells
+    from imbalanced_cl.campaign import premise_cells
     a = {"commit": "c8dd1bf0123", "device": "cpu", "recorded": "2026-11-27T12:01:02+00:00"}
     b = {"commit": "abcdef0999", "device": "cuda", "recorded": "2026-11-28T01:00:00+00:00"}
-    assert kinds.made_by(a) == "commit c8dd1bf on cpu, 2026-11-27"
+    assert validity.made_by(a) == "commit c8dd1bf on cpu, 2026-11-27"
     cells = [SimpleNamespace(extra={"provenance": p}) for p in (a, a, b)]
     assert premise_cells.made_by(cells) == ["1 cell recorded by commit abcdef0 on cuda, 2026-11-28",
                                             "2 cells recorded by commit c8dd1bf on cpu, 2026-11-27"]

@@ -214,12 +214,6 @@ def recorded_points(cfg, root: Path | None = None) -> tuple[list[dict], list[str
     return sorted(points, key=lambda q: q["d"]), notes
 
 
-def made_by(prov: dict) -> str:
-    """Which commit, device and date made a record: 'commit 0ef50ea on cpu, 2026-11-26'."""
-    return (f"commit {str(prov.get('commit', '?'))[:7]} on {prov.get('device', '?')}, "
-            f"{str(prov.get('recorded', '?'))[:10]}")
-
-
 def recorded_note(ds: list) -> str:
     """What notebook 08's verdicts took from the campaign, for its verdict table and the scoreboard ("" if nothing)."""
     if not ds:
@@ -241,6 +235,7 @@ def with_recorded(res, root: Path | None = None):
     cfg = res.cfg.replace(ds=tuple(q["d"] for q in allp))
     out = ScaleResult(cfg, allp, res.seconds)
     ds = [q["d"] for q in points]
+    from .validity import made_by
     line = (f"added the recorded point(s) d = {', '.join(map(str, ds))} (campaign units: "
             f"{'; '.join(made_by(q['recorded']) for q in points)})")
     return out, ds, line + ("; " + "; ".join(notes) if notes else "")

@@ -113,7 +113,7 @@ def made_by(recorded: list) -> list[str]:
     from."""
     from collections import Counter
 
-    from .kinds import made_by as line
+    from .validity import made_by as line
     counts = Counter(line(r.extra.get("provenance", {})) for r in recorded)
     return [f"{n} cell{'s' if n != 1 else ''} recorded by {what}" for what, n in sorted(counts.items())]
 

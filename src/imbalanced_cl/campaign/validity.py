@@ -75,6 +75,12 @@ def note(j: Judged) -> str:
     return f"record from commit {commit}: {j.why}; stale, not used"
 
 
+def made_by(prov: dict) -> str:
+    """Which commit, device and date made a record: 'commit 0ef50ea on cpu, 2026-11-26'."""
+    return (f"commit {str(prov.get('commit', '?'))[:7]} on {prov.get('device', '?')}, "
+            f"{str(prov.get('recorded', '?'))[:10]}")
+
+
 def fresh() -> bool:
     """Whether this run must compute everything itself (`book --fresh`), reading no campaign record."""
     import os
