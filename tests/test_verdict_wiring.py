@@ -1,0 +1,554 @@
+"""The verdict layer's wiring, one premise at a time (issue 49, item 3).
+
+The rules themselves are tested in tests/test_verdict.py. Here: which premises each row rests on, written from the
+paper's statements (not read back from the code), and for each premise a table in which that premise ALONE fails,
+so that a row which lost it from its `depends`, or a premise row that carries another premise's id, changes the
+outcome. Also: the premise rows' ids, intervals and bands; the oracle arms' sets on tiny hand-made weights; the
+smallest effect of interest on each side; and every branch of the claim-level combine, against an oracle written
+from verdict.MEANINGS.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import torch
+
+from imbalanced_cl import premises as P
+from imbalanced_cl import stats
+from imbalanced_cl import verdict as V
+from imbalanced_cl.book import answers as A
+from imbalanced_cl.claims import lucky, premise_rows, scaling, stage1
+from imbalanced_cl.claims import pruning as pa
+from imbalanced_cl.sim import regime
+from imbalanced_cl.verdict import FAILS, HOLDS, INCONCLUSIVE, NOT_COMPARABLE, PARTLY, UNTESTED
+
+# ----------------------------------------------------------------------------------------------------------------
+# which premises each row rests on, from the paper
+# ----------------------------------------------------------------------------------------------------------------
+# Lemma 3.1 (Stage 1) is proved for the population gradient, which Lemma B.1 supplies when K = poly(d1) pairs are
+# drawn and none is memorised, and with λ in the proof's range (App. C-E).
+LEMMA_B1 = {"k_poly", "no_memorisation"}
+STAGE1 = LEMMA_B1 | {"lambda_range"}
+# Theorem 3.1 adds its step window T ∈ [d^1.01/η, d^1.99/η] (its statement).
+THM31 = STAGE1 | {"step_window"}
+# Theorem 3.2 / Theorem F.1 start from the converged network of Theorem 3.1 (eq. 11), prune from T4 for App. F.4's T,
+# and assume Remark 1's bound α m ≤ |M*_j*|.
+THM32 = THM31 | {"convergence", "prune_from_t4", "alpha_bound"}
+
+EXPECTED = {
+    "01_stage1_growth": {
+        # Lemma 3.1, eqs. (7)-(8), and T1 (eq. 33; the workshop's eq. 40 is read on the same Stage-1 run)
+        **{i: STAGE1 for i in ("rate_slope", "rate_vs_linear", "rate_ratio", "perp_decay", "t1_d1_exponent",
+                               "t1_d1_workshop")},
+    },
+    "02_lucky_neurons": {
+        # Lemma B.2(c, d): counts at initialisation, no training; they need m = d^C_m neurons and nothing else
+        **{f"{k}_{r}": {"m_poly"} for k in ("lucky_exponent", "ordinary_exponent", "ni_init_exponent")
+           for r in ("1", "0p5")},
+        "pr_b_0p5": set(),                     # a closed form of the proof of Lemma B.2(c): no run at all
+        # Thm D.1 eq. (60) and Lemma 3.2 / Remark 2 are statements about the Stage-1/2 training of Lemma 3.1
+        **{i: STAGE1 for i in ("t2_minus_t1", "lemma32_lucky_level", "lemma32_ordinary_bound", "top_hit_majority")},
+        "workshop_fig1_gap": set(),            # the workshop's figure: an observation, no theorem's premise
+    },
+    "03_Ni_scaling": {
+        # Theorem 3.1, eqs. (12)-(14); the 'for all' bounds also need the margin over the untrained null
+        **{i: THM31 for i in ("ni_exponent_1", "ni_exponent_0p5", "ni_exponent_0p3", "dominant_set_precision",
+                              "ni_tracking_final", "ni_tracking_init", "a_j_slope", "f_j_slope",
+                              "singleton_neurons")},
+        **{i: THM31 | {"null_below_band"} for i in ("offset_alpha_bound", "offset_beta_bound")},
+    },
+    "04_pruning_gains": {
+        **{i: THM32 for i in ("excess_rate_positive", "excess_rate_alpha_slope", "excess_rate_eps_slope",
+                              "excess_ratio_d", "ratio_slope_pruned", "gain_main", "gain_top_alpha",
+                              "aligned_neurons_gain", "singleton_after_pruning", "lp_gap_mechanism", "mask_share",
+                              "majority_intact", "degrade_threshold", "slope_difference")},
+        "ratio_slope_vanilla": THM31 | {"convergence"},   # Thm 3.1 eq. (13) read on the converged vanilla run
+        "alg1_from_t0": STAGE1,                # Algorithm 1 as Sec. 2 runs it, from t = 0: no T4, no T, no Remark 1
+        # the oracle sets meet Remark 1's bound by construction (P ⊆ M*_j*)
+        "gain_oracle_lucky": THM32 - {"alpha_bound"}, "gain_oracle_dominant": THM32 - {"alpha_bound"},
+    },
+}
+
+
+# --- hand-made inputs of each notebook --------------------------------------------------------------------------
+
+def _fit(s, lo, hi, n=3):
+    return stats.SlopeFit(s, lo, hi, 0.0, n)
+
+
+def _regime(cfg, *, grad=None, gap=0.0, steps=None, lam=None, sigma=1.0, share=0.99) -> regime.Regime:
+    """A Regime whose every premise is met at `cfg` unless told otherwise: grad (||g_K - g_pop||/||w||), the
+    relative train/held-out gap, the step count against a window around it, λ's range around cfg.weight_decay."""
+    g = 0.1 * cfg.d1 ** -cfg.regime_grad_poly if grad is None else grad
+    steps = 100 if steps is None else steps
+    held = torch.tensor([2.0, 2.1, 1.9, 2.05])
+    lam = (cfg.weight_decay / 2, cfg.weight_decay * 2) if lam is None else lam
+    return regime.Regime(share=torch.tensor([share, share - 0.005, share + 0.005, share]),
+                         grad_dev=torch.tensor([g, 1.1 * g, 0.9 * g, g]), grad_rel=torch.full((4,), 0.1),
+                         loss_train=held * (1 - gap), loss_heldout=held, steps=steps, window=(50, 200),
+                         lam_range=lam, sigma_ratio=sigma, sampling="fixed")
+
+
+def _stage1():
+    cfg = stage1.Stage1Config(eps_max=1.0, eps_min=0.1, progress=False)
+    res = {"slope": (1.02, 0.95, 1.1), "ratio": (1.0, 0.95, 1.05), "maj_min": (9.5, 9.0, 10.2),
+           "perp": (1.0, 0.99, 1.01), "d1": (0.1, 0.0, 0.2)}
+    return cfg, stage1.verdict_rows(res, cfg), ("gradient", "loss", "lambda", "sigma")
+
+
+def _lucky():
+    from tests.test_claims_lucky import _cfg, _results
+    cfg = _cfg()
+    res = _results(lemma32={"a_ratio": np.array([2.0, 3.0, 4.0]), "b_ratio": np.array([0.5, 0.6]),
+                            "top_hit_major": np.array([0.5, 0.6, 0.55]), "top_hit_minor": np.array([1.0]),
+                            "chance": 0.01})
+    return cfg, lucky.verdict_rows(res, cfg), regime.ROWS
+
+
+def _scaling():
+    from tests.test_claims_scaling import _results
+    cfg = scaling.ScalingConfig(ratios=(1.0, 0.5, 0.3), progress=False)
+    # every offset entry of the null at or above 1: the untrained weights do not meet the band
+    res = _results(offset_null=(np.array([1.5, 2.0, 2.0]), np.array([1.5, 2.0])))
+    return cfg, scaling.verdict_rows(res, cfg), regime.ROWS
+
+
+def _pruning_cfg():
+    return pa.PruningConfig(d=10, d1=20, m=20, R=3, alpha_grid=(0.1, 0.2, 0.4), alpha_main=0.2, eps_min=0.5,
+                            eps_min_grid=(0.5,), vanilla_steps=20, prune_steps=2000, rate_window=10, record_every=5,
+                            threshold_alphas=(), top_k=1, progress=False)
+
+
+def _pruning_premises(cfg, **fail):
+    """theorem_premises met (a converged run, a branch longer than T, α m = 4 within both bounds), or with the
+    premises named in `fail` broken."""
+    conv = pa.Convergence(0.5, 6.2, 3.1, 0.99, 0.5, 0.0, 0.02, 20)
+    if fail.get("convergence"):
+        conv = replace(conv, loss=5.0)                          # 0.8 ln K: not well below it
+    p = {"convergence": conv, "T": pa.paper_T(cfg, cfg.alpha_main), "strict": torch.tensor([4.0, 5.0, 6.0]),
+         "extended": torch.tensor([6.0, 6.0, 6.0])}
+    if fail.get("prune_from_t4"):
+        p["T"] = cfg.prune_steps * 2.0
+    if fail.get("alpha_bound"):
+        p["strict"] = torch.tensor([4.0, 3.0, 6.0])            # α m = 4 > 3 in the second replicate
+    if fail.get("alpha_bound_extended"):
+        p["extended"] = torch.tensor([6.0, 2.0, 6.0])
+    return p
+
+
+def _pruning(**fail):
+    from tests.test_pruning import _results
+    cfg = _pruning_cfg()
+    res = _results(cfg)
+    res.premises = _pruning_premises(cfg, **fail)
+    res.oracles = {pa.ORACLES[0]: {"size": torch.tensor([2.0, 3.0, 2.0]), "gain": torch.tensor([0.3, 0.32, 0.31])},
+                   pa.ORACLES[1]: {"size": torch.tensor([3.0, 4.0, 3.0]), "gain": torch.tensor([0.3, 0.32, 0.31])}}
+    return cfg, pa.verdict_rows(res, cfg), regime.ROWS
+
+
+BUILDERS = {"01_stage1_growth": _stage1, "02_lucky_neurons": _lucky, "03_Ni_scaling": _scaling,
+            "04_pruning_gains": _pruning}
+
+
+def _table(nb: str, reg_kw: dict | None = None, **fail) -> dict[str, V.Verdict]:
+    """The notebook's gated table (claim rows + premise rows, as the notebook builds it), by id."""
+    cfg, rows, which = BUILDERS[nb](**fail) if fail else BUILDERS[nb]()
+    reg = _regime(cfg, **(reg_kw or {}))
+    table = V.gate(rows + premise_rows.rows(reg, cfg, which), nb)
+    return {r.id: r for r in table}
+
+
+@pytest.mark.parametrize("nb", sorted(EXPECTED))
+def test_each_rows_depends_is_what_the_paper_states(nb):
+    """Every claim row's `depends` equals the premises of the statement it tests (EXPECTED, from the paper)."""
+    rows = {r.id: r for r in BUILDERS[nb]()[1] if r.kind != "regime"}
+    assert {i: set(r.depends) for i, r in rows.items() if i in EXPECTED[nb]} == EXPECTED[nb]
+    missing = set(EXPECTED[nb]) - set(rows)
+    assert not missing, f"rows the table names but the notebook does not build: {missing}"
+
+
+# Each premise broken alone: the regime's keyword (or the pruning premise) that breaks it, at its notebook(s).
+BREAK = {
+    "k_poly": {"reg": {"grad": 1.0}},                          # ||g_K - g_pop||/||w|| = 1 ≫ d1^-1
+    "no_memorisation": {"reg": {"gap": 0.5}},                   # training InfoNCE half the held-out one
+    "step_window": {"reg": {"steps": 10}},                     # before the window (50, 200)
+    "lambda_range": {"reg": {"lam": (1.0, 2.0)}},              # λ far below the range
+    "noise_scale": {"reg": {"sigma": 50.0}},                   # reported only: required=False, gates nothing
+    "convergence": {"fail": {"convergence": True}},
+    "prune_from_t4": {"fail": {"prune_from_t4": True}},
+    "alpha_bound": {"fail": {"alpha_bound": True}},
+    "alpha_bound_extended": {"fail": {"alpha_bound_extended": True}},
+}
+# the premise rows each notebook shows (its cell `premise_rows.rows(reg, cfg, which)`), by premise id
+SHOWN = {nb: {P.REGIME_IDS[k] for k in (("gradient", "loss", "lambda", "sigma") if nb.startswith("01") else regime.ROWS)}
+         for nb in EXPECTED}
+SHOWN["04_pruning_gains"] |= {"convergence", "prune_from_t4", "alpha_bound", "alpha_bound_extended"}
+CASES = [(nb, p) for nb in sorted(EXPECTED) for p in BREAK if p in SHOWN[nb]]
+
+
+@pytest.mark.parametrize("nb,premise", CASES)
+def test_a_premise_failing_alone_gates_exactly_the_rows_that_depend_on_it(nb, premise):
+    """Exactly the judged rows whose statement rests on `premise` (EXPECTED) become "not comparable", keep their own
+    verdict in would_be and name it; every other row keeps the verdict it has when every premise is met."""
+    base = _table(nb)
+    assert all(r.verdict == HOLDS for r in base.values() if r.kind == "regime" and r.id in P.PREMISES
+               and r.verdict != UNTESTED), "the baseline must meet every premise"
+    how = BREAK[premise]
+    broken = _table(nb, how.get("reg"), **how.get("fail", {}))
+    unmet = [i for i, r in broken.items() if r.kind == "regime" and V.premise_met(r) is False]
+    assert unmet == [premise], f"the {premise} row must be the only premise not met"
+    judged = {i for i, r in base.items() if r.kind != "regime" and r.verdict not in (UNTESTED, NOT_COMPARABLE)}
+    want = {i for i in judged if premise in EXPECTED[nb].get(i, set())}
+    got = {i for i in judged if broken[i].verdict == NOT_COMPARABLE}
+    assert got == want
+    for i in want:
+        assert broken[i].would_be == base[i].verdict and broken[i].unmet == (premise,)
+        assert P.name(premise) in broken[i].premise
+    for i in judged - want:
+        assert broken[i].verdict == base[i].verdict
+
+
+def test_every_gating_premise_of_the_table_is_broken_alone_somewhere():
+    """No premise a row depends on escapes the test above (m_poly and null_below_band are tested below)."""
+    used = set().union(*(s for t in EXPECTED.values() for s in t.values()))
+    assert used - set(BREAK) == {"m_poly", "null_below_band"}
+
+
+def test_the_census_premise_alone_gates_the_census_rows_only():
+    """m = d^C_m is true by construction; were it not met, only the census rows of notebook 02 would be gated."""
+    cfg, rows, which = _lucky()
+    reg = _regime(cfg)
+    rows = [replace(r, verdict=FAILS) if r.id == "m_poly" else r for r in rows]
+    base = {r.id: r for r in V.gate(BUILDERS["02_lucky_neurons"]()[1] + premise_rows.rows(reg, cfg, which), "02")}
+    got = {r.id: r for r in V.gate(rows + premise_rows.rows(reg, cfg, which), "02")}
+    judged = {i for i, r in base.items() if r.kind != "regime" and r.verdict not in (UNTESTED, NOT_COMPARABLE)}
+    want = {i for i in judged if "m_poly" in EXPECTED["02_lucky_neurons"].get(i, set())}
+    assert want and {i for i in judged if got[i].verdict == NOT_COMPARABLE} == want
+
+
+def test_the_null_premise_alone_gates_the_two_offset_rows():
+    """null_below_band is checked inside each 'for all' row: an untrained null that meets the band gates that row."""
+    from tests.test_claims_scaling import _results
+    cfg = scaling.ScalingConfig(ratios=(1.0, 0.5, 0.3), progress=False)
+    ok = {r.id: r for r in scaling.verdict_rows(_results(offset_null=(np.array([1.5, 2.0, 2.0]),
+                                                                      np.array([1.5, 2.0]))), cfg)}
+    bad = {r.id: r for r in scaling.verdict_rows(_results(offset_null=(np.array([1.5, 2.0, 2.0]),
+                                                                       np.array([0.5, 0.5]))), cfg)}
+    changed = {i for i in ok if ok[i].verdict != bad[i].verdict}
+    assert changed == {"offset_beta_bound"} and bad["offset_beta_bound"].unmet == ("null_below_band",)
+    assert bad["offset_beta_bound"].would_be == ok["offset_beta_bound"].verdict
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# the premise rows: id, interval in range, band
+# ----------------------------------------------------------------------------------------------------------------
+
+def test_each_premise_row_carries_its_own_premise_id():
+    cfg = stage1.Stage1Config(progress=False)
+    rows = premise_rows.rows(_regime(cfg), cfg)
+    assert [r.id for r in rows] == ["feature_span", "k_poly", "no_memorisation", "step_window", "lambda_range",
+                                    "noise_scale", "tau_polylog", "eta_poly"]
+    assert [r.kind for r in rows] == ["diagnostic"] + ["regime"] * 7     # the share is a prediction, never a gate
+    assert all(P.is_premise(r.id) for r in rows[1:]) and P.BY_ID["feature_span"].kind == P.PREDICTION
+    # the row that fails is the premise that was broken, and its source is that premise's in the paper
+    for key, kw in (("k_poly", {"grad": 1.0}), ("no_memorisation", {"gap": 0.5}), ("step_window", {"steps": 10}),
+                    ("lambda_range", {"lam": (1.0, 2.0)})):
+        bad = [r.id for r in premise_rows.rows(_regime(cfg, **kw), cfg) if r.verdict == FAILS]
+        assert bad == [key]
+
+
+def test_premise_row_intervals_stay_in_the_range_of_what_they_measure():
+    """The feature-span share lies in [0, 1] even with a spread near 1 (logit scale, not a t-interval), and the
+    gradient deviation stays positive even with a spread near 0 (log scale)."""
+    cfg = stage1.Stage1Config(progress=False)
+    reg = _regime(cfg, share=0.99)
+    reg.share = torch.tensor([0.999, 0.95, 0.9999, 0.97])
+    reg.grad_dev = torch.tensor([1e-4, 5e-2, 1e-5, 2e-3])
+    by = {r.id: r for r in premise_rows.rows(reg, cfg)}
+    s, g = by["feature_span"], by["k_poly"]
+    assert 0.0 <= s.lo < s.measured < s.hi <= 1.0 and s.quantity == "fraction"
+    assert 0.0 < g.lo < g.hi and g.quantity == "positive"
+    t = stats.ci(reg.share.double())                             # the t-interval would leave [0, 1]
+    assert t[2] > 1.0 and s.hi < t[2]
+    assert all(r.interval_in_range() for r in by.values())
+
+
+@pytest.mark.parametrize("factor,want", [(0.98, HOLDS), (1.02, FAILS)])
+def test_lemma_b1_row_band_edge_on_both_sides(factor, want):
+    """The k_poly band is (0, d1^-p]: a tight deviation just inside holds, just outside does not."""
+    cfg = stage1.Stage1Config(progress=False)
+    bound = cfg.d1 ** -cfg.regime_grad_poly
+    reg = _regime(cfg)
+    reg.grad_dev = torch.full((4,), factor * bound) * torch.tensor([1.0, 1.0001, 0.9999, 1.0])
+    row = {r.id: r for r in premise_rows.rows(reg, cfg)}["k_poly"]
+    assert row.verdict == want and f"{bound:.3g}" in row.predicted
+
+
+@pytest.mark.parametrize("gap,want", [(0.04, HOLDS), (0.06, FAILS)])
+def test_memorisation_row_band_edge(gap, want):
+    cfg = stage1.Stage1Config(progress=False)
+    reg = _regime(cfg)
+    reg.loss_train = reg.loss_heldout * (1 - gap)                # the same relative gap in every replicate
+    assert {r.id: r for r in premise_rows.rows(reg, cfg)}["no_memorisation"].verdict == want
+
+
+@pytest.mark.parametrize("steps,want", [(50, HOLDS), (200, HOLDS), (49, FAILS), (201, FAILS)])
+def test_window_row_band_edges(steps, want):
+    cfg = stage1.Stage1Config(progress=False)
+    assert {r.id: r for r in premise_rows.rows(_regime(cfg, steps=steps), cfg)}["step_window"].verdict == want
+
+
+@pytest.mark.parametrize("lam,want", [((1.0, 1.0), HOLDS), ((1.001, 9.0), FAILS), ((0.0, 0.999), FAILS)])
+def test_lambda_row_band_edges(lam, want):
+    """λ on the edge of the range holds; just outside, on either side, does not (lam: the range over λ)."""
+    cfg = stage1.Stage1Config(progress=False)
+    w = cfg.weight_decay
+    reg = _regime(cfg, lam=(lam[0] * w, lam[1] * w))
+    assert {r.id: r for r in premise_rows.rows(reg, cfg)}["lambda_range"].verdict == want
+
+
+@pytest.mark.parametrize("name,premises,want", [
+    ("convergence", {"convergence": True}, FAILS), ("prune_from_t4", {"prune_from_t4": True}, FAILS),
+    ("alpha_bound", {"alpha_bound": True}, FAILS), ("alpha_bound_extended", {"alpha_bound_extended": True}, FAILS)])
+def test_pruning_premise_rows_fail_alone_with_their_id(name, premises, want):
+    cfg = _pruning_cfg()
+    from tests.test_pruning import _results
+    res = _results(cfg)
+    res.premises = _pruning_premises(cfg)
+    assert [r.verdict for r in pa.premise_rows(res, cfg)] == [HOLDS] * 4
+    res.premises = _pruning_premises(cfg, **premises)
+    rows = pa.premise_rows(res, cfg)
+    assert [r.id for r in rows if r.verdict == want] == [name] and all(r.kind == "regime" for r in rows)
+
+
+def test_pruning_premise_band_edges():
+    """App. F.4's T: a branch of exactly T steps holds, one step short does not; Remark 1: α m equal to the bound
+    holds, one neuron over does not."""
+    cfg = _pruning_cfg()
+    from tests.test_pruning import _results
+    res = _results(cfg)
+    res.premises = _pruning_premises(cfg)
+    by = lambda: {r.id: r for r in pa.premise_rows(res, cfg)}
+    res.premises["T"] = float(cfg.prune_steps)
+    assert by()["prune_from_t4"].verdict == HOLDS
+    res.premises["T"] = cfg.prune_steps + 1.0
+    assert by()["prune_from_t4"].verdict == FAILS
+    k = round(cfg.alpha_main * cfg.m)
+    res.premises["strict"] = torch.tensor([float(k)] * 3)
+    assert by()["alpha_bound"].verdict == HOLDS
+    res.premises["strict"] = torch.tensor([float(k), k - 1.0, float(k)])
+    assert by()["alpha_bound"].verdict == FAILS
+
+
+def test_convergence_premise_band_edges_on_a_hand_made_history():
+    """Thm 3.1 eq. (11), App. F: the loss at most loss_frac ln K, l'_p at least 1 - lp_c/τ, the loss's relative
+    change over the last window at most change_max; each just inside holds, each just outside alone does not."""
+    K, tau, frac, lp_c, ch, window = 100, 10.0, 0.5, 2.0, 0.01, 10
+    ln_k = math.log(K)
+    steps = torch.tensor([0.0, 10.0, 20.0])
+
+    def conv(loss_end, lp_end, rel_change):
+        loss = torch.tensor([[4.0, 4.0], [loss_end / (1 + rel_change)] * 2, [loss_end, loss_end * 0.99]])
+        pp = torch.tensor([[0.1, 0.1], [0.5, 0.5], [lp_end, lp_end + 0.01]])
+        return pa.metrics.convergence(steps, loss, pp, K, tau, frac, lp_c, ch, window)
+
+    edge_loss, edge_lp = frac * ln_k, 1 - lp_c / tau
+    c = conv(edge_loss * 0.999, edge_lp * 1.001, ch * 0.9)
+    assert c.holds and (c.ln_k, c.loss_max, c.lp_min, c.change_max) == pytest.approx((ln_k, edge_loss, edge_lp, ch))
+    assert not conv(edge_loss * 1.001, edge_lp * 1.001, ch * 0.9).holds       # the loss just above frac ln K
+    assert not conv(edge_loss * 0.999, edge_lp * 0.999, ch * 0.9).holds       # l'_p just below 1 - lp_c / τ
+    assert not conv(edge_loss * 0.999, edge_lp * 1.001, ch * 1.1).holds       # still moving
+    short = pa.metrics.convergence(steps[:1], torch.ones(1, 2), torch.ones(1, 2), K, tau, frac, lp_c, ch, window)
+    assert short.change == math.inf and not short.holds                     # no window yet: not a plateau
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# oracle arms on tiny hand-made weights
+# ----------------------------------------------------------------------------------------------------------------
+
+def test_train_arms_prunes_exactly_the_named_set_and_the_magnitude_arm_the_smallest(monkeypatch):
+    """The masker train_arms hands to training: an oracle row drops exactly its chosen neurons (here the largest
+    ones), whatever their magnitude; Algorithm 1's row drops the neurons of smallest norm; the control drops none."""
+    from imbalanced_cl.claims.pruning import batch
+    seen = {}
+
+    def fake_train(cfg, resume=None, masker=None, sampler=None):
+        seen["masker"], seen["cfg"] = masker, cfg
+        return resume
+
+    monkeypatch.setattr(batch, "train", fake_train)
+    monkeypatch.setattr(batch, "_join_time", lambda a, b: b)
+    monkeypatch.setattr(batch, "shared_sampler", lambda cfg, base: None)
+    m = 5
+    W = torch.arange(1.0, m + 1).view(1, m, 1).repeat(2, 1, 3)          # neuron i has norm (i + 1)·√3
+    from imbalanced_cl.sim.train import Run
+    base = Run.__new__(Run)
+    cfg = pa.PruningConfig(d=3, d1=3, m=m, R=2, alpha_grid=(0.4,), alpha_main=0.4, eps_min_grid=(1.0,),
+                           vanilla_steps=10, prune_steps=10, rate_window=10, record_every=5, threshold_alphas=(),
+                           top_k=1, progress=False, n_pairs=8)
+    base.cfg, base.replicates, base.W, base.step, base.history = cfg, [0, 1], W, 10, None
+    monkeypatch.setattr(batch, "select", lambda run, idx, cfg=None, history=True: run)
+    chosen = torch.tensor([[False, False, False, True, True], [False, False, False, False, True]])
+    batch.train_arms(base, cfg.branch(0.0), [0.0, 0.4, 0.0], [None, None, chosen])
+    masker = seen["masker"]
+    n = 3                                                                # rows: replicate j // n, arm j % n
+    Wrows = W[[j // n for j in range(n * 2)]]
+    keep = masker.at(Wrows, cfg.branch(0.0).prune_start).bool()
+    dropped = lambda j: (~keep[j]).nonzero().flatten().tolist()
+    assert dropped(0) == [] and dropped(3) == []                         # the control
+    assert dropped(1) == [0, 1] and dropped(4) == [0, 1]                 # Algorithm 1 at 0.4: the two smallest
+    assert dropped(2) == [3, 4] and dropped(5) == [4]                    # the oracle: its set, the largest here
+
+
+def test_run_oracles_trains_each_oracle_on_the_set_it_names(monkeypatch):
+    """run_oracles passes oracle_sets' sets, in ORACLES' order, as the chosen sets (not a magnitude ratio)."""
+    from imbalanced_cl.claims.pruning import protocol
+    sets = {pa.ORACLES[0]: torch.tensor([[True, False, False]]), pa.ORACLES[1]: torch.tensor([[False, False, True]])}
+    monkeypatch.setattr(protocol, "oracle_sets", lambda base, cfg: sets)
+    seen = {}
+
+    def fake_arms(base, cfg, alphas, chosen):
+        seen["alphas"], seen["chosen"] = alphas, chosen
+        return [base for _ in chosen]
+
+    monkeypatch.setattr(protocol, "train_arms", fake_arms)
+    monkeypatch.setattr(protocol, "amplitude_ratio", lambda W, M, cfg: torch.zeros(1))
+
+    class R:
+        W = M = None
+        replicates = [0]
+
+    cfg = _pruning_cfg()
+    out = protocol.run_oracles(cfg, R(), {0.0: R(), float(cfg.alpha_main): R()})
+    assert seen["alphas"] == [0.0, 0.0]
+    assert [c.tolist() for c in seen["chosen"]] == [sets[k].tolist() for k in pa.ORACLES]
+    assert [out[k]["size"].tolist() for k in pa.ORACLES] == [[1.0], [1.0]]
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# smallest effects of interest: just inside and just outside, on both sides
+# ----------------------------------------------------------------------------------------------------------------
+
+def _gain_rows(cfg, gains: torch.Tensor) -> dict:
+    from tests.test_pruning import _results
+    res = _results(cfg)
+    R = gains.numel()
+    res.ratios = {**res.ratios, 0.0: torch.full((R,), 0.5), "faithful (branch)": 0.5 + gains,
+                  "Alg. 1 from t=0": 0.5 + gains, **{a: 0.5 + gains for a in res.alphas}}
+    res.oracles = {k: {"size": torch.full((R,), 2.0), "gain": gains.clone()} for k in pa.ORACLES}
+    return {r.id: r for r in pa.verdict_rows(res, cfg)}
+
+
+GAIN_IDS = ("gain_main", "gain_top_alpha", "alg1_from_t0", "gain_oracle_lucky", "gain_oracle_dominant")
+SPREAD = torch.tensor([-1e-4, 0.0, 1e-4])                       # a tight interval around the shift
+
+
+@pytest.mark.parametrize("shift,want", [
+    (+0.002, HOLDS),       # just above effect_tol: holds
+    (-0.002, PARTLY),      # just below it, still > 0: a real effect of the predicted sign, too small
+])
+def test_claim4_gains_against_the_smallest_effect_on_the_upper_side(shift, want):
+    cfg = _pruning_cfg()
+    rows = _gain_rows(cfg, cfg.effect_tol + shift + SPREAD)
+    assert {i: rows[i].verdict for i in GAIN_IDS} == {i: want for i in GAIN_IDS}
+
+
+@pytest.mark.parametrize("gain,want", [
+    (-0.002, FAILS),       # just below 0: the wrong sign
+    (+0.002, PARTLY),      # just above 0 (below effect_tol): the predicted sign, too small
+])
+def test_claim4_gains_on_the_zero_side(gain, want):
+    cfg = _pruning_cfg()
+    assert cfg.effect_tol > 0.004
+    rows = _gain_rows(cfg, gain + SPREAD)
+    assert {i: rows[i].verdict for i in GAIN_IDS} == {i: want for i in GAIN_IDS}
+
+
+@pytest.mark.parametrize("direction", [1, -1])
+@pytest.mark.parametrize("offset,want", [(0.01, HOLDS), (-0.01, PARTLY)])
+def test_judge_positive_sesoi_just_inside_and_outside_either_direction(direction, offset, want):
+    s = 0.1
+    lo, hi = sorted((direction * (s + offset - 0.001), direction * (s + offset + 0.001)))
+    assert V.judge_positive(lo, hi, sesoi=s, direction=direction)[0] == want
+    assert V.judge_positive(-hi, -lo, sesoi=s, direction=direction)[0] == FAILS    # the mirror: the wrong sign
+
+
+@pytest.mark.parametrize("shift,want", [(+0.002, HOLDS), (-0.002, PARTLY)])
+def test_premise_map_arm_gain_against_the_smallest_effect(shift, want):
+    """Notebook 10's arm rows (Algorithm 1 and the oracles) judge the gain against effect_tol, upward."""
+    from imbalanced_cl.claims import premise_map as PM
+    from tests.test_premise_map import ALL, _arm, _cell, _result
+    cell = _cell()
+    t = cell.cfg.effect_tol
+    gain = [t + shift - 1e-4, t + shift, t + shift + 1e-4]
+    res = _result(cell, ALL, arms={a: _arm(a, gain) for a in ("alg1", "oracle_lucky", "oracle_dominant")})
+    assert [PM.arm_row(res, a, cell.cfg).verdict for a in ("alg1", "oracle_lucky", "oracle_dominant")] == [want] * 3
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# combine: every branch, against an oracle written from MEANINGS
+# ----------------------------------------------------------------------------------------------------------------
+
+def _meaning(vs: list[str]) -> str:
+    """The claim-level halves of verdict.MEANINGS, written out case by case."""
+    if not vs:
+        return UNTESTED
+    if all(v == HOLDS for v in vs):
+        return HOLDS                                                    # every judged row holds
+    if all(v == INCONCLUSIVE for v in vs):
+        return INCONCLUSIVE                                             # all are inconclusive
+    support = any(v in (HOLDS, PARTLY) for v in vs)
+    if not support and FAILS in vs:
+        return FAILS                                                    # none holds or partly, one does not
+    if support:
+        return PARTLY                                                   # some hold or partly, others do not/undecided
+    return INCONCLUSIVE
+
+
+JUDGED = (HOLDS, PARTLY, FAILS, INCONCLUSIVE)
+
+
+@pytest.mark.parametrize("vs", [list(c) for n in range(0, 4) for c in itertools.combinations_with_replacement(JUDGED, n)])
+def test_combine_every_multiset_of_judged_verdicts(vs):
+    for perm in set(itertools.permutations(vs)):
+        assert V.combine(list(perm)) == _meaning(vs)
+
+
+def test_combine_named_branches():
+    assert V.combine([HOLDS, INCONCLUSIVE]) == PARTLY        # one undecided row keeps a claim from "holds"
+    assert V.combine([INCONCLUSIVE, FAILS]) == FAILS
+    assert V.combine([PARTLY]) == PARTLY and V.combine([FAILS]) == FAILS
+
+
+def _row(id, verdict, would_be="", unmet=()):
+    return {"notebook": "01_stage1_growth", "id": id, "kind": "paper", "verdict": verdict, "would_be": would_be,
+            "claim": id, "measured": 1.0, "lo": 0.9, "hi": 1.1, "rule": "", "depends": ("k_poly",),
+            "checked": ("k_poly",), "unmet": unmet}
+
+
+@pytest.mark.parametrize("verdicts,want", [
+    ([HOLDS, NOT_COMPARABLE], HOLDS),                    # a gated row counts neither way
+    ([FAILS, NOT_COMPARABLE], FAILS),
+    ([INCONCLUSIVE, NOT_COMPARABLE, HOLDS], PARTLY),
+    ([INCONCLUSIVE, NOT_COMPARABLE], INCONCLUSIVE),
+    ([HOLDS, UNTESTED], HOLDS),                          # nor does a row with no measurement
+    ([NOT_COMPARABLE, NOT_COMPARABLE], NOT_COMPARABLE),
+    ([NOT_COMPARABLE, UNTESTED], NOT_COMPARABLE),
+    ([UNTESTED], UNTESTED),
+])
+def test_claim_verdict_with_gated_and_untested_rows(verdicts, want):
+    rows = [_row(f"r{k}", v, HOLDS if v == NOT_COMPARABLE else "", ("k_poly",) if v == NOT_COMPARABLE else ())
+            for k, v in enumerate(verdicts)]
+    claim = A.CLAIMS[0]
+    a = A.answer(rows, claim)
+    assert a.verdict == want
+    if want == NOT_COMPARABLE:
+        assert a.measured == HOLDS                               # what the gated rows measured, shown beside it
+
+
+def test_combine_never_reads_holds_from_inconclusive_rows_alone():
+    assert all(V.combine([HOLDS] * k + [INCONCLUSIVE]) != HOLDS for k in range(4))
