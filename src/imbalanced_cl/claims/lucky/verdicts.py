@@ -32,7 +32,8 @@ def census_premise(cfg: LuckyConfig) -> "V.Verdict":
     """The census's premise row: m = d^C_m at every d of the census, true by construction (Lemma B.2)."""
     return V.Verdict(f"regime: m = d^C_m neurons in the census (C_m = {cfg.C_m:g} at every d)", "Lemma B.2",
                      "m = d^C_m", cfg.C_m, cfg.C_m, cfg.C_m, V.HOLDS, "holds by construction: the census draws "
-                     "m = d^C_m neurons at each d", kind="regime", id="m_poly", quantity="positive")
+                     "m = d^C_m neurons at each d", kind="regime", id="m_poly", quantity="positive",
+                     band_words="holds by construction")
 
 
 def census_rows(cen: dict, fits: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
@@ -45,7 +46,8 @@ def census_rows(cen: dict, fits: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
             rows.append(_census(V.Verdict(f"|M_j*| ≥ Ω(d^ω1), ρ={rho}", "Lemma B.2(c), eqs. 31-32",
                                           f"exponent ≥ {w1:.2f}", nan, nan, nan, V.FAILS if w1 > 0 else V.UNTESTED,
                                           "the exact expectation is 0 (a = c1 log d / d ≥ 1) or unresolved on the "
-                                          "whole grid"), f"lucky_exponent_{V.id_part(rho)}", cfg))
+                                          "whole grid", band_lo=w1 - cfg.tol_omega, band_hi=math.inf),
+                                f"lucky_exponent_{V.id_part(rho)}", cfg))
         else:
             lo = fl.lo if not math.isnan(fl.lo) else fl.slope
             hi = fl.hi if not math.isnan(fl.hi) else fl.slope
@@ -102,6 +104,7 @@ def verdict_rows(results: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
         if arr.size >= 2:
             mu, lo, hi = stats.mean_ci_in(torch.tensor(arr, dtype=torch.float64), "fraction")
             verd, rule = V.judge_positive(lo - L["chance"], hi - L["chance"], "excess over chance 1/m")
+            rule = V.Rule(rule, (L["chance"], math.inf))     # the band on the share shown: above chance
             rows.append(V.Verdict(f"the luckiest-at-init neuron is the {name} feature's top neuron at T2",
                                   "Remark 2; Thm D.1(c)", "well above chance", mu, lo, hi, verd,
                                   rule + " (share of features; 95% interval on the logit scale)",

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from ...premises import condition
 from ...stats import binom_ci
-from ...verdict import FAILS, HOLDS, NOT_COMPARABLE, PARTLY, UNTESTED, Verdict, combine, judge_positive, row
+from ...verdict import FAILS, HOLDS, NOT_COMPARABLE, PARTLY, UNTESTED, Rule, Verdict, combine, judge_positive, row
 from .config import PremiseMapConfig
 from .metrics import SHORT
 from .protocol import ARM_TEXT, ARMS, ORACLES, CellResult
@@ -130,7 +130,7 @@ def prediction_rows(results: list[CellResult], cfg: PremiseMapConfig) -> list[Ve
         lo, hi = binom_ci(k, n) if n else (math.nan, math.nan)
         why = f"holds at {k} of {n} {where}; per cell: {p.threshold}" if n else "no cell measured it"
         out.append(row(f"prediction: {p.text} (over the map)", condition(p.cid).source, "holds at every cell",
-                       k / n if n else math.nan, lo, hi, (v, why),
+                       k / n if n else math.nan, lo, hi, (v, Rule(why, (1.0, 1.0))),   # the share of cells: all
                        blocking_check(results), n=n, id=f"{p.cid}_map", quantity="fraction"))
     return out
 
@@ -314,5 +314,6 @@ def verdict_rows(results: list[CellResult], rates: list[dict], cfg: PremiseMapCo
                         f"(a), (b) or (c); the claim itself: gain > {cfg.effect_tol:g}", m, lo, hi, c.verdict,
                         f"answer ({c.kind}) — {c.text} In plain words: {c.answer}", premise=f"cells meeting every premise: {c.cells_ok} of "
                         f"{c.cells_run}; shown: {where}", kind="paper", id="claim4_map",
-                        depends=deps + ("prune_from_t4", "alpha_bound")))
+                        depends=deps + ("prune_from_t4", "alpha_bound"),
+                        band_words=f"the gain > {cfg.effect_tol:g} at the cells meeting every premise (answer (a))"))
     return rows
