@@ -84,6 +84,11 @@ MEANINGS: dict[str, str] = {
 }
 
 
+# Each verdict word as the predicate of a sentence ("claim 1 partly holds"), for one-sentence summaries
+PREDICATE = {HOLDS: "holds", PARTLY: "partly holds", FAILS: "does not hold", INCONCLUSIVE: "is inconclusive",
+             NOT_COMPARABLE: "is not comparable", UNTESTED: "was not tested"}
+
+
 @dataclass
 class Verdict:
     """One row of a verdict table."""
