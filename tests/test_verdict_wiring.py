@@ -552,3 +552,86 @@ def test_claim_verdict_with_gated_and_untested_rows(verdicts, want):
 
 def test_combine_never_reads_holds_from_inconclusive_rows_alone():
     assert all(V.combine([HOLDS] * k + [INCONCLUSIVE]) != HOLDS for k in range(4))
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# asymptotic premises by their effect (issue 49, item 1)
+# ----------------------------------------------------------------------------------------------------------------
+
+def _target_row(id, m, hw=0.01, depends=("k_poly",)):
+    return V.Verdict(f"row {id}", "Lemma 3.1", "1", m, m - hw, m + hw, *V.judge_target(m - hw, m + hw, 1.0, 0.15),
+                     id=id, depends=depends)
+
+
+def test_a_row_that_does_not_move_under_the_push_is_judged_and_one_that_moves_is_gated():
+    """k_poly's fixed-exponent row fails; the row that moved by 0.02 ± 0.014 (within ±0.15) under 4 × K keeps its
+    verdict, the one that moved by 0.3 is "not comparable", and a row outside `ids` is gated as before."""
+    rows = [_target_row("still", 1.0), _target_row("moves", 1.0), _target_row("other", 1.0)]
+    pushed = [_target_row("still", 1.02), _target_row("moves", 1.3), _target_row("other", 1.0)]
+    out = premise_rows.by_effect(rows, pushed, "k_poly", ("still", "moves"))
+    by = {r.id: r for r in out}
+    assert by["still"].met_by_effect == ("k_poly",) and by["moves"].met_by_effect == ()
+    assert "moved by +0.02 [+0.00586, +0.0341], within its tolerance ±0.15: met for this row" in by["still"].premise
+    assert "moved by +0.3" in by["moves"].premise and "not shown within ±0.15" in by["moves"].premise
+    prem = V.Verdict("regime: K-pair gradient", "Lemma B.1", "≤ 0.005", 0.014, 0.012, 0.016, FAILS, kind="regime",
+                     id="k_poly", quantity="positive")
+    g = {r.id: r for r in V.gate(out + [prem], "01")}
+    assert g["still"].verdict == HOLDS and g["still"].unmet == () and "k_poly" in g["still"].checked
+    assert g["moves"].verdict == NOT_COMPARABLE and g["moves"].would_be == HOLDS
+    assert g["other"].verdict == NOT_COMPARABLE
+    assert g["k_poly"].verdict == FAILS                   # the fixed-exponent figure stays, as information
+
+
+@pytest.mark.parametrize("moved,want", [(0.13, ("k_poly",)), (0.15, ())])
+def test_the_push_is_an_equivalence_test_on_the_change(moved, want):
+    """Met when the whole interval of the change, half-width √(0.01² + 0.01²) = 0.0141, lies within ±0.15."""
+    out = premise_rows.by_effect([_target_row("r", 1.0)], [_target_row("r", 1.0 + moved)], "k_poly", ("r",))
+    assert out[0].met_by_effect == want
+
+
+def test_a_row_without_a_two_sided_band_is_never_met_by_effect():
+    r = V.Verdict("gain", "Thm", "> 0.1", 0.3, 0.25, 0.35, *V.judge_positive(0.25, 0.35, "gain", 0.1), id="g",
+                  depends=("k_poly",))
+    assert premise_rows.by_effect([r], [r], "k_poly", ("g",))[0].met_by_effect == ()
+
+
+def test_bad_effect_declarations_stop_with_one_line():
+    rows = [_target_row("r", 1.0)]
+    with pytest.raises(V.VerdictError, match=r"^effect test of k_poly: unknown row id 'nope'$"):
+        premise_rows.by_effect(rows, rows, "k_poly", ("nope",))
+    with pytest.raises(V.VerdictError, match="does not depend on it"):
+        premise_rows.by_effect([_target_row("r", 1.0, depends=())], rows, "k_poly", ("r",))
+    with pytest.raises(V.VerdictError, match=r"^premise 'tau_polylog' has no effect test"):
+        premise_rows.by_effect(rows, rows, "tau_polylog", ("r",))
+    with pytest.raises(ValueError, match=r"^asymptotic premise 'k_poly' has no effect test .* and no reason why not$"):
+        P.check_asymptotic((P.Effect("k_poly"),))
+    with pytest.raises(ValueError, match=r"^asymptotic premise 'no_such': no premise row has this id"):
+        P.check_asymptotic((P.Effect("no_such", "push", 4.0),))
+    with pytest.raises(ValueError, match="asymptotic premise 'feature_span'"):      # a prediction is no premise
+        P.check_asymptotic((P.Effect("feature_span", "push", 4.0),))
+    P.check_asymptotic()                                                         # the book's own declarations
+
+
+def test_every_premise_stated_asymptotically_is_declared():
+    """poly, Θ, Õ and polylog in a premise's statement: it has an Effect (a push, or why not)."""
+    stated = {c.id for c in P.CONDITIONS if c.kind == P.PREMISE
+              and any(w in c.statement for w in ("poly", "Θ", "Õ", "o(1)"))}
+    assert stated <= set(P.EFFECTS) and P.EFFECTS["k_poly"].factor == 4.0
+
+
+def test_push_k_re_measures_with_four_times_k_all_else_equal():
+    cfg = stage1.Stage1Config(progress=False)
+    seen = []
+
+    def measure(c):
+        seen.append(c)
+        return [_target_row("rate_slope", 1.01)]
+
+    rows = [_target_row("rate_slope", 1.0)]
+    out = premise_rows.push_k(measure, cfg, rows, ("rate_slope",))
+    assert seen[0].n_pairs == 4 * cfg.n_pairs and seen[0].replace(n_pairs=cfg.n_pairs) == cfg
+    assert out[0].met_by_effect == ("k_poly",)
+    assert stage1.MAIN_RUN_ROWS == ("rate_slope", "rate_vs_linear", "rate_ratio", "perp_decay")
+    assert set(stage1.MAIN_RUN_ROWS) <= set(EXPECTED["01_stage1_growth"])
+    w = cfg.workload()
+    assert w[1][0].n_pairs == 4 * cfg.n_pairs and w[1][1] == cfg.steps          # the push counts in the estimate

@@ -116,6 +116,7 @@ class Verdict:
     band_lo: float = NAN  # the band the interval is judged against (from the rule: Rule.band), ±inf on an open side
     band_hi: float = NAN
     band_words: str = ""  # the band in words where no interval decides (a trend with no gap at any d, a premise map)
+    met_by_effect: tuple[str, ...] = ()  # asymptotic premises shown met for this row by their effect (premises.Effect)
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
@@ -125,6 +126,7 @@ class Verdict:
                 self.band_lo, self.band_hi = self.rule.band
             self.rule = str(self.rule)
         self.depends, self.checked, self.unmet = tuple(self.depends), tuple(self.checked), tuple(self.unmet)
+        self.met_by_effect = tuple(self.met_by_effect)
         if not in_range(self.measured, self.quantity):     # a cosine of 1.2 is a bug upstream, not a finding
             lo, hi = RANGES[self.quantity]
             raise ValueError(f"row {self.id or self.claim[:60]!r}: measured {self.measured!r} lies outside the range "
@@ -413,8 +415,10 @@ def gate(rows: list[Verdict], notebook: str = "") -> list[Verdict]:
         r = replace(r)
         if r.kind != "regime" and r.depends:
             here = [prem[d] for d in r.depends if d in prem]
-            failed = [p for p in here if premise_met(p) is False]
-            met = [p for p in here if premise_met(p)]
+            # an asymptotic premise whose effect on this row was measured within the row's tolerance is met for it,
+            # whatever its fixed-constant premise row reads (that row stays, as information)
+            failed = [p for p in here if premise_met(p) is False and p.id not in r.met_by_effect]
+            met = [p for p in here if premise_met(p) or p.id in r.met_by_effect]
             parts = [r.premise] if r.premise else []
             if failed:
                 parts.insert(0, "not met: " + "; ".join(f"{P.name(p.id)} (measured {p.measured:.3g}: {p.verdict})"

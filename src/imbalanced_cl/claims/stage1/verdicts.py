@@ -7,6 +7,9 @@ from .config import Stage1Config
 # Lemma 3.1 is stated for the population gradient (Lemma B.1: K = poly(d1), nothing memorised) and for λ in the
 # proof's range; every row of notebook 01 depends on these premises, by id (premises.CONDITIONS).
 DEPENDS = ("k_poly", "no_memorisation", "lambda_range")
+# The rows measured on the main run, which the notebook re-measures with 4 × K pairs to test Lemma B.1 by its effect
+# (premise_rows.push_k); the T1 rows come from the sweep, which is not re-run, so their gate stays the k_poly row.
+MAIN_RUN_ROWS = ("rate_slope", "rate_vs_linear", "rate_ratio", "perp_decay")
 
 
 def verdict_rows(results: dict, cfg: Stage1Config) -> list[Verdict]:
