@@ -635,3 +635,13 @@ def test_push_k_re_measures_with_four_times_k_all_else_equal():
     assert set(stage1.MAIN_RUN_ROWS) <= set(EXPECTED["01_stage1_growth"])
     w = cfg.workload()
     assert w[1][0].n_pairs == 4 * cfg.n_pairs and w[1][1] == cfg.steps          # the push counts in the estimate
+
+
+def test_the_methods_table_says_how_each_asymptotic_premise_is_tested():
+    from imbalanced_cl.book import methods
+    table = methods.conditions()
+    line = next(x for x in table.splitlines() if x.startswith("| `k_poly`"))
+    assert line.endswith(P.EFFECTS["k_poly"].push + " |")
+    tau = next(x for x in table.splitlines() if x.startswith("| `tau_polylog`"))
+    assert "not pushed: " in tau and "second d" in tau
+    assert next(x for x in table.splitlines() if x.startswith("| `lambda_range`")).endswith("| — |")
