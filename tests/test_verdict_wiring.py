@@ -645,3 +645,77 @@ def test_the_methods_table_says_how_each_asymptotic_premise_is_tested():
     tau = next(x for x in table.splitlines() if x.startswith("| `tau_polylog`"))
     assert "not pushed: " in tau and "second d" in tau
     assert next(x for x in table.splitlines() if x.startswith("| `lambda_range`")).endswith("| — |")
+
+
+# ----------------------------------------------------------------------------------------------------------------
+# what each row of notebook 01 cites and the band it is judged against, from the paper (mutation testing found
+# these unchecked)
+# ----------------------------------------------------------------------------------------------------------------
+
+STAGE1_ROWS = {   # id: (source in the paper, predicted, band at eps_max/eps_min = 10 and the config's tolerances)
+    "rate_slope": ("Lemma 3.1, eq. (7)", "1", (0.85, 1.15)),
+    "rate_vs_linear": ("eq. (7) with κ_j by Monte Carlo", "ratio 1", (0.9, 1.1)),
+    "rate_ratio": ("Lemma 3.1, eq. (7)", "10", (9.0, 11.0)),
+    "perp_decay": ("eq. (8), Lemma C.1(c)", "ratio 1", (0.9, 1.1)),
+    "t1_d1_exponent": ("eq. (33)", "1", (0.75, 1.25)),
+    "t1_d1_workshop": ("workshop eq. (40)", "0", (-0.25, 0.25)),
+}
+
+
+def test_notebook_01_rows_cite_the_paper_and_carry_their_band():
+    cfg, rows, _ = _stage1()
+    assert (cfg.tol_slope, cfg.tol_ratio, cfg.tol_exponent) == (0.15, 0.1, 0.25)
+    got = {r.id: (r.source, r.predicted, (r.band_lo, r.band_hi)) for r in rows}
+    assert set(got) == set(STAGE1_ROWS)
+    for i, (src, pred, band) in STAGE1_ROWS.items():
+        assert got[i][:2] == (src, pred) and got[i][2] == pytest.approx(band), i
+    assert all(r.claim and r.claim[0].isupper() for r in rows)
+
+
+def test_a_condition_refuses_a_bad_id_or_kind_with_one_line():
+    with pytest.raises(ValueError, match=r"^condition id 'Bad-Id' is not snake_case$"):
+        P.Condition("Bad-Id", P.PREMISE, "s", "t")
+    with pytest.raises(ValueError, match=r"^condition ok_id: kind must be one of \('premise', 'prediction'\), "
+                                         r"got 'guess'$"):
+        P.Condition("ok_id", "guess", "s", "t")
+    assert P.Condition("ok_id", P.PREDICTION, "s", "t").kind == P.PREDICTION
+
+
+@pytest.mark.parametrize("effect", [P.Effect("k_poly", "push", 1.0), P.Effect("k_poly", "", 4.0),
+                                    P.Effect("k_poly", "push", 0.5)])
+def test_an_effect_test_needs_a_push_and_a_factor_above_one(effect):
+    with pytest.raises(ValueError, match="has no effect test"):
+        P.check_asymptotic((effect,))
+    P.check_asymptotic((P.Effect("k_poly", "push", 1.5),))
+
+
+def test_rows_as_dicts_without_optional_fields():
+    """Old records lack kind, id or band fields: a row without a kind is a paper row; a premise test on a row
+    without an id is False; a band read from numbers (None and "" for none, an open end as ±inf)."""
+    assert V.is_claim_row({}) and not V.is_premise_row({}) and not V.is_required_premise({"kind": "regime"})
+    assert V.is_required_premise({"kind": "regime", "id": "k_poly"})
+    assert not V.is_required_premise({"kind": "regime", "id": "noise_scale"})   # reported only
+    assert V.band_text({"band_lo": 0.8, "band_hi": None}) == "holds at ≥ 0.8"
+    assert V.band_text({"band_lo": "", "band_hi": 0.25}) == "holds at ≤ 0.25"
+    assert V.band_text({"band_lo": -math.inf, "band_hi": 0.25}) == "holds at ≤ 0.25"
+    assert V.band_text({"band_lo": 0.5, "band_hi": math.inf}) == "holds at ≥ 0.5"
+    assert V.band_text({"band_lo": 1.0, "band_hi": 1.0}) == "holds at 1"
+    assert V.band_text({"band_lo": 0.123456, "band_hi": 2.0}) == "holds within [0.123, 2]"
+    assert V.band_text({}) == "" and V.band_text({"band_words": "by construction"}) == "by construction"
+    r = V.Verdict("c", "s", "p", 0.5, 0.4, 0.6, HOLDS, id="c", band_lo=-math.inf, band_hi=math.inf)
+    assert V.band_text(r) == "holds at any value"
+    assert V.predicted_with_band({"predicted": "x"}) == "x"
+    assert V.predicted_with_band({"band_lo": 0.8}) == " (holds at ≥ 0.8)"
+
+
+def test_interval_in_range_checks_both_ends():
+    r = V.Verdict("f", "s", "p", 0.5, -0.1, 0.9, HOLDS, id="f", quantity="fraction")
+    assert not r.interval_in_range()
+    assert V.Verdict("f", "s", "p", 0.5, 0.1, 0.9, HOLDS, id="f", quantity="fraction").interval_in_range()
+
+
+def test_trend_rule_names_its_side_and_the_legend_has_one_line_per_word():
+    assert "lies below -0.3" in V.judge_trend(-0.9, -0.5, -1, 0.3)[1]
+    assert "lies above +0.3" in V.judge_trend(0.5, 0.9, 1, 0.3)[1]
+    lines = V.legend_markdown().splitlines()
+    assert len(lines) == 2 + len(V.VERDICTS) and all(ln.startswith("| **") for ln in lines[2:])

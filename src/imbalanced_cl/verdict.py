@@ -153,6 +153,8 @@ def band_text(r) -> str:
     if math.isnan(lo) and math.isnan(hi):
         return get("band_words", "") or ""
     lo, hi = (-INF if math.isnan(lo) else lo), (INF if math.isnan(hi) else hi)     # one end given: the other is open
+    if lo == -INF and hi == INF:
+        return "holds at any value"
     if lo == hi:
         return f"holds at {_b(lo)}"
     if hi == INF:
