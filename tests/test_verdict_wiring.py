@@ -719,3 +719,23 @@ def test_trend_rule_names_its_side_and_the_legend_has_one_line_per_word():
     assert "lies above +0.3" in V.judge_trend(0.5, 0.9, 1, 0.3)[1]
     lines = V.legend_markdown().splitlines()
     assert len(lines) == 2 + len(V.VERDICTS) and all(ln.startswith("| **") for ln in lines[2:])
+
+
+def test_replicates_needed_by_hand_and_its_edges():
+    """n (half-width / band)²: 4 replicates with half-width 0.5 against a band of 0.125 need 64 (not 4·4·2 = 32)."""
+    assert V.replicates_needed(0.5, 1.5, 0.125, 4) == 64
+    assert V.replicates_needed(0.75, 1.25, 0.25, 1) == 1       # one replicate is a count, not "none"
+    assert V.replicates_needed(0.875, 1.125, 0.0625, 2) == 8
+    for lo, hi, band, n in ((NAN_, 1.0, 0.1, 4), (0.0, NAN_, 0.1, 4), (0.0, 1.0, 0.0, 4), (0.0, 1.0, -0.1, 4),
+                            (0.0, 1.0, math.inf, 4), (0.0, 1.0, 0.1, 0)):
+        assert math.isnan(V.replicates_needed(lo, hi, band, n)), (lo, hi, band, n)
+
+
+NAN_ = math.nan
+
+
+def test_a_rule_keeps_its_text_and_band_when_text_is_added_on_either_side():
+    _, rule = V.judge_bound(0.1, 0.2, 0.5, False, 0.1)
+    left, right = "fit; " + rule, rule + "; more"
+    assert str(left) == "fit; " + str(rule) and str(right) == str(rule) + "; more"
+    assert left.band == right.band == pytest.approx((-math.inf, 0.6))
