@@ -739,3 +739,86 @@ def test_a_rule_keeps_its_text_and_band_when_text_is_added_on_either_side():
     left, right = "fit; " + rule, rule + "; more"
     assert str(left) == "fit; " + str(rule) and str(right) == str(rule) + "; more"
     assert left.band == right.band == pytest.approx((-math.inf, 0.6))
+
+
+# --- more that mutation testing found unchecked: edges of the rule, row() and gate() text, the premise rows ---
+
+def test_an_interval_touching_the_band_and_reaching_zero_is_inconclusive_on_either_side():
+    assert V.judge_positive(-0.1, 0.1, sesoi=0.1)[0] == INCONCLUSIVE
+    assert V.judge_positive(-0.1, 0.1, sesoi=0.1, direction=-1)[0] == INCONCLUSIVE
+    assert V.judge_positive(-0.2, 0.05, sesoi=0.1)[0] == FAILS                  # short of the band, reaching 0
+    assert V.judge_positive(-0.05, 0.2, sesoi=0.1, direction=-1)[0] == FAILS
+
+
+def test_premises_text_and_row_defaults():
+    assert V.premises([]) == (True, "")
+    assert V.premises([("lucky_exist", "a lucky neuron", True)]) == (True, "met: a lucky neuron")
+    assert V.premises([("a", "first", True), ("b", "second", False)]) == (False, "not met: second")
+    r = V.row("claim", "Thm 3.1", "> 0", 0.2, 0.1, 0.3, V.judge_positive(0.1, 0.3), id="c",
+              checks=[("stage_reached", "T1 reached", True), ("lucky_exist", "lucky", True)])
+    assert (r.source, r.predicted, r.n, r.kind, r.quantity) == ("Thm 3.1", "> 0", 0, "paper", "real")
+    assert r.checked == ("stage_reached", "lucky_exist") and r.unmet == () and r.premise == "met: T1 reached; lucky"
+
+
+def test_gate_orders_the_premise_text_and_leaves_premise_rows_alone():
+    claim = V.Verdict("c", "s", "p", 0.2, 0.15, 0.25, HOLDS, id="c", premise="own note",
+                      depends=("k_poly", "lambda_range"))
+    bad = V.Verdict("g", "Lemma B.1", "≤ 0.005", 0.0141, 0.012, 0.016, FAILS, kind="regime", id="k_poly",
+                    quantity="positive")
+    good = V.Verdict("l", "App. E.3", "[a, b]", 0.01, 0.01, 0.01, HOLDS, kind="regime", id="lambda_range",
+                     quantity="positive")
+    other = V.Verdict("w", "Thm 3.1", "[a, b]", 5.0, 5.0, 5.0, HOLDS, kind="regime", id="step_window",
+                      depends=("k_poly",))
+    g = {r.id: r for r in V.gate([claim, bad, good, other], "nb")}
+    assert g["c"].premise == ("not met: Lemma B.1's gradient bound (K = poly(d1)) (measured 0.0141: does not hold); "
+                              "own note; met: λ in the proof's range")
+    assert g["step_window"].verdict == HOLDS and g["step_window"].premise == ""   # a premise row is never gated
+
+
+def test_feature_span_row_judged_against_its_band_with_its_count():
+    cfg = stage1.Stage1Config(progress=False)
+    hi_share = {r.id: r for r in premise_rows.rows(_regime(cfg, share=0.97), cfg)}["feature_span"]
+    lo_share = {r.id: r for r in premise_rows.rows(_regime(cfg, share=0.5), cfg)}["feature_span"]
+    assert hi_share.verdict == HOLDS and lo_share.verdict == FAILS and hi_share.n == 4
+    assert (hi_share.band_lo, hi_share.source) == (cfg.regime_share_min, "Thm 3.1, β bound (eq. 13)")
+    assert hi_share.predicted == f"→ 1; holds at ≥ {cfg.regime_share_min:g}"
+
+
+def test_gradient_row_states_its_sensitivity_to_the_exponent_by_hand():
+    """d1 = 200: the bound at p = 1 is 0.005, at p = 1/2 it is 0.0707; a deviation of 0.02 fails the first and meets
+    the second, and meeting d1^-1 needs K (0.02/0.005)² = 16 times as many pairs."""
+    cfg = stage1.Stage1Config(progress=False)
+    assert (cfg.d1, cfg.regime_grad_poly) == (200, 1.0)
+    reg = _regime(cfg, grad=0.02)
+    reg.grad_dev = torch.full((4,), 0.02)
+    row = {r.id: r for r in premise_rows.rows(reg, cfg)}["k_poly"]
+    assert row.verdict == FAILS and row.n == 4 and row.quantity == "positive"
+    assert "at p = 0.5 the bound is 0.0707 and this row holds" in row.sensitivity
+    assert f"needs K ≈ {16 * cfg.n_pairs:,.0f} pairs per step (now {cfg.n_pairs};" in row.sensitivity
+    assert row.predicted.startswith("||g_K − g_pop|| / ||w|| ≤ d1^-1 = 0.005 (relative to ||g_pop||: 0.1)")
+
+
+def test_rate_rows_report_the_exponents_by_hand_and_gate_nothing():
+    cfg = stage1.Stage1Config(progress=False)
+    tau, eta = {r.id: r for r in premise_rows.rows(_regime(cfg), cfg)}["tau_polylog"], \
+        {r.id: r for r in premise_rows.rows(_regime(cfg), cfg)}["eta_poly"]
+    t_exp = math.log(cfg.tau) / math.log(math.log(cfg.d))
+    e_exp = math.log(1 / cfg.lr) / math.log(cfg.d)
+    assert tau.claim == f"regime: temperature τ = {cfg.tau:g} = (log d)^{t_exp:.2g}"
+    assert eta.claim == f"regime: learning rate η = {cfg.lr:g} = d^-{e_exp:.2g}"
+    assert tau.verdict == eta.verdict == UNTESTED and (tau.measured, eta.measured) == (cfg.tau, cfg.lr)
+    assert tau.source == "Thm 3.1" and "one run at one d cannot test it" in tau.rule
+
+
+def test_a_dead_network_gives_untested_rows_with_their_ids():
+    cfg = stage1.Stage1Config(progress=False)
+    reg = _regime(cfg)
+    reg.dead = torch.ones(4, dtype=torch.bool)
+    rows = premise_rows.rows(reg, cfg, rates=False)
+    assert [r.id for r in rows] == ["feature_span", "k_poly", "no_memorisation", "step_window", "lambda_range",
+                                    "noise_scale"]
+    assert all(r.verdict == UNTESTED for r in rows) and rows[0].kind == "diagnostic"
+    assert all(r.kind == "regime" for r in rows[1:])
+    live = {r.id: r.quantity for r in premise_rows.rows(_regime(cfg), cfg, rates=False)}
+    assert live == {"feature_span": "fraction", "k_poly": "positive", "no_memorisation": "real",
+                    "step_window": "positive", "lambda_range": "positive", "noise_scale": "positive"}
