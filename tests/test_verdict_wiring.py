@@ -822,3 +822,38 @@ def test_a_dead_network_gives_untested_rows_with_their_ids():
     live = {r.id: r.quantity for r in premise_rows.rows(_regime(cfg), cfg, rates=False)}
     assert live == {"feature_span": "fraction", "k_poly": "positive", "no_memorisation": "real",
                     "step_window": "positive", "lambda_range": "positive", "noise_scale": "positive"}
+
+
+def test_rule_texts_state_their_bands_and_ids_read_numbers():
+    """The rule printed beside a row names the band it used (what a reviewer checks the interval against)."""
+    assert V.judge_target(0.9, 1.1, 1.0, 0.15)[1].startswith("band 1 ± 0.15: holds if the interval lies inside it")
+    assert V.judge_target(9.5, 10.5, 10.0, 0.1, relative=True)[1].startswith("band 10 ± 1:")
+    assert V.judge_bound(0.1, 0.2, 0.5, False, 0.1)[1].startswith("holds if the whole interval is ≤ 0.6;")
+    assert V.judge_bound(0.8, 0.9, 0.9, True, 0.1)[1].startswith("holds if the whole interval is ≥ 0.8;")
+    assert V.judge_factor(8, 12, 10.0, 1.5)[1].startswith("band [10/1.5, 10×1.5]: holds inside")
+    assert V.judge_factor(8, 12, 10.0, 1.5)[1].band == pytest.approx((10 / 1.5, 15.0))
+    assert V.judge_positive(0.2, 0.3, "gain", 0.1)[1].startswith("holds if the interval of the gain lies wholly "
+                                                                 "above 0.1 (the smallest effect of interest)")
+    assert "lies wholly below -0.1" in V.judge_positive(-0.3, -0.2, "gain", 0.1, direction=-1)[1]
+    assert V.judge_count(3, 0, 0.9) == (UNTESTED, "no case to count")
+    v, rule = V.judge_count(100, 100, 0.9)                     # Wilson [0.963, 1]: 10 of 10 would straddle 0.9
+    assert v == HOLDS and "fraction (95% Wilson, n = 100)" in rule and rule.band == (0.9, math.inf)
+    r = V.count_row("all", "Thm", "1", 3, 4, 0.9, "; extra", id="all", depends=("k_poly",))
+    assert (r.measured, r.quantity, r.depends, r.band_lo) == (0.75, "fraction", ("k_poly",), 0.9)
+    assert (r.lo, r.hi) == pytest.approx(stats.binom_ci(3, 4)) and r.rule.endswith("; extra")
+    assert [V.id_part(x) for x in (0.8, 1.0, -0.5, 12.0)] == ["0p8", "1", "m0p5", "12"]
+    assert (V._g(math.inf), V._g(-math.inf), V._g(0.25)) == ("∞", "-∞", "0.25")
+    assert (V._b(math.inf), V._b(-math.inf), V._b(0.123456)) == ("∞", "-∞", "0.123")
+
+
+def test_a_row_takes_its_band_from_its_rule_unless_given():
+    v, rule = V.judge_bound(0.1, 0.2, 0.5, False, 0.1)
+    assert (V.Verdict("c", "s", "p", 0.15, 0.1, 0.2, v, rule, id="c").band_hi) == pytest.approx(0.6)
+    given = V.Verdict("c", "s", "p", 0.15, 0.1, 0.2, v, rule, id="c", band_lo=0.0, band_hi=0.3)
+    assert (given.band_lo, given.band_hi) == (0.0, 0.3)
+    plain = V.Verdict("c", "s", "p", 0.15, 0.1, 0.2, v, str(rule), id="c")
+    assert math.isnan(plain.band_lo) and math.isnan(plain.band_hi)
+    with pytest.raises(ValueError, match=r"^verdict must be one of .*got 'maybe'$"):
+        V.Verdict("c", "s", "p", 0.15, 0.1, 0.2, "maybe", id="c")
+    with pytest.raises(ValueError, match=r"^row 'c': measured 1\.5 lies outside the range \[0, 1\] of a fraction$"):
+        V.Verdict("x", "s", "p", 1.5, 0.1, 0.2, HOLDS, id="c", quantity="fraction")
