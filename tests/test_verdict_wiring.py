@@ -857,3 +857,42 @@ def test_a_row_takes_its_band_from_its_rule_unless_given():
         V.Verdict("c", "s", "p", 0.15, 0.1, 0.2, "maybe", id="c")
     with pytest.raises(ValueError, match=r"^row 'c': measured 1\.5 lies outside the range \[0, 1\] of a fraction$"):
         V.Verdict("x", "s", "p", 1.5, 0.1, 0.2, HOLDS, id="c", quantity="fraction")
+
+
+def test_tolerance_is_the_half_width_of_a_two_sided_band_only():
+    row = lambda lo, hi: V.Verdict("c", "s", "p", 1.0, 1.0, 1.0, HOLDS, id="c", band_lo=lo, band_hi=hi)
+    assert premise_rows.tolerance(row(0.85, 1.15)) == pytest.approx(0.15)
+    for lo, hi in ((0.85, math.inf), (-math.inf, 1.15), (1.0, 1.0), (math.nan, math.nan)):
+        assert math.isnan(premise_rows.tolerance(row(lo, hi))), (lo, hi)
+
+
+def test_the_push_needs_the_whole_interval_of_the_change_inside_and_every_named_row_on_both_sides():
+    """A change of -0.14 ± 0.014: its upper end lies inside ±0.15, its lower end does not: not met."""
+    out = premise_rows.by_effect([_target_row("r", 1.0)], [_target_row("r", 0.86)], "k_poly", ("r",))
+    assert out[0].met_by_effect == () and "not shown within ±0.15" in out[0].premise
+    with pytest.raises(V.VerdictError, match="unknown row id 'r'"):
+        premise_rows.by_effect([_target_row("r", 1.0)], [_target_row("s", 1.0)], "k_poly", ("r",))
+    ok = premise_rows.by_effect([_target_row("r", 1.0)], [_target_row("r", 1.0)], "k_poly", ("r",))[0]
+    assert ok.premise.startswith("Lemma B.1's gradient bound (K = poly(d1)) by its effect: with 4 × K pairs")
+
+
+def test_gradient_row_at_a_deviation_beyond_both_exponents():
+    cfg = stage1.Stage1Config(progress=False)
+    reg = _regime(cfg)
+    reg.grad_dev = torch.full((4,), 0.1)                      # above d1^-1/2 = 0.0707 too
+    row = {r.id: r for r in premise_rows.rows(reg, cfg)}["k_poly"]
+    assert "this row does not hold" in row.sensitivity and row.source == "Lemma B.1"
+    assert f"needs K ≈ {400 * cfg.n_pairs:,.0f} pairs" in row.sensitivity     # (0.1 / 0.005)² = 400
+    reg.grad_dev = torch.full((4,), 0.001)
+    low = {r.id: r for r in premise_rows.rows(reg, cfg)}["k_poly"]
+    assert low.verdict == HOLDS and f"needs K ≈ {cfg.n_pairs:,.0f} pairs" in low.sensitivity
+
+
+def test_rate_rows_show_the_value_as_a_point_and_say_why_they_gate_nothing():
+    cfg = stage1.Stage1Config(progress=False)
+    by = {r.id: r for r in premise_rows.rows(_regime(cfg), cfg)}
+    for pid, value, pred in (("tau_polylog", cfg.tau, "τ = polylog(d)"), ("eta_poly", cfg.lr, "η = 1/poly(d)")):
+        r = by[pid]
+        assert (r.predicted, r.measured, r.lo, r.hi, r.source) == (pred, value, value, value, P.BY_ID[pid].source)
+        assert r.rule.startswith("an asymptotic statement about how it scales with d") and r.rule.endswith(
+            "gates nothing")
