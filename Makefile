@@ -49,13 +49,14 @@ clean:
 .PHONY: mutation
 mutation: venv
 	mkdir -p mutants
-	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 nice -n 10 $(VENV)/bin/mutmut run --max-children 2 > mutants/run.log 2>&1 || (tail -c 3000 mutants/run.log; exit 1)
+	OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 nice -n 10 $(VENV)/bin/mutmut run --max-children 2 $(MUTANTS) > mutants/run.log 2>&1 || (tail -c 3000 mutants/run.log; exit 1)
 	$(VENV)/bin/mutmut export-cicd-stats
 	$(VENV)/bin/mutmut results
 	$(PY) -c "import json; s = json.load(open('mutants/mutmut-cicd-stats.json')); \
 	k, n = s['killed'] + s['timeout'], s['total'] - s['skipped']; \
 	print(f'mutation score: {k}/{n} killed = {100 * k / max(n, 1):.1f}% (survived {s[\"survived\"]}, ' \
 	      f'no test reaches {s[\"no_tests\"]}, timeouts {s[\"timeout\"]} count as killed, as in mutmut badge)')"
+	$(PY) tests/mutation_scores.py mutants
 
 # The Python packages a lent GPU machine lacks (its image has Python 3.12, torch, numpy, scipy, matplotlib, but no
 # Jupyter, papermill or Dask), as wheels for Python 3.12 at the versions requirements.txt pins, in .whl/ (ignored

@@ -163,7 +163,7 @@ def test_tiny_end_to_end_rows_and_premises():
     # a row is named by its quantity alone (the stability command matches rows by id across seeds); the trend
     # word is the start of its rule
     words = (S.CLOSES, S.NO_GAP, S.STAYS, S.GROWS, S.OVERSHOOTS, S.TREND_INCONCLUSIVE)
-    assert [r.claim for r in rows] == [q.claim for q in S.quantities(res)]
+    assert [r.claim for r in rows] == [f"{q.claim}: {S.GAP_LABEL}" for q in S.quantities(res)]
     assert all(any(r.rule.startswith(w + ": ") for w in words) for r in rows)
     # at d = 6, p = loglog 6 / 6 = 0.097 and q = 1 - (1 - p)^4 = 0.33 > sparsity_max = 0.3: every row is not comparable
     assert all(r.verdict == V.NOT_COMPARABLE and "sparse" in r.premise for r in rows)

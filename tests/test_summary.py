@@ -46,7 +46,7 @@ def test_prediction_band_reads_the_predicted_text():
 def test_sentence_says_what_was_measured_where_and_what_it_means(verdict):
     rows = [_row(HEAD, verdict, 13.6, 1.09, 26.2, predicted="10")]
     a = A.answer(rows, CLAIM1)
-    text = S.sentence(a, "ci")
+    text = S.paragraph(a, "ci")
     assert a.verdict == verdict
     assert f"({CLAIM1.source})" in text and CLAIM1.predicts in text
     assert "Measured at the ci profile: majority/minority rate ratio" in text       # what, and at which scale
@@ -64,7 +64,7 @@ def test_sentence_names_the_premise_that_failed_and_the_outcome_measured_there()
     rows = [{**asdict(r), "notebook": "01_stage1_growth"} for r in V.gate([head, prem], "01_stage1_growth")]
     a = A.answer(rows, CLAIM1)
     assert a.verdict == V.NOT_COMPARABLE
-    text = S.sentence(a, "default")
+    text = S.paragraph(a, "default")
     assert "not met" in text and "“holds”" in text     # measured there anyway: the rows' own outcome, shown beside it
 
 
@@ -79,11 +79,11 @@ def test_a_headline_row_that_reads_otherwise_than_its_claim_says_so():
                      V.FAILS, kind="regime", id="k_poly")
     rows = [{**asdict(r), "notebook": "01_stage1_growth"} for r in V.gate([head, other, prem], "01_stage1_growth")]
     a = A.answer(rows, CLAIM1)
-    text = S.sentence(a, "default")
+    text = S.paragraph(a, "default")
     assert a.headline["id"] == CLAIM1.headline[0] and a.verdict != V.NOT_COMPARABLE
     assert "This row reads “not comparable” (measured there: “does not hold”)" in text
     same = A.answer([_row(HEAD, V.HOLDS, 10.0, 9.9, 10.1, predicted="10")], CLAIM1)
-    assert "This row reads" not in S.sentence(same, "default")
+    assert "This row reads" not in S.paragraph(same, "default")
 
 
 def test_paper_scale_record_appears_beside_the_build():
@@ -93,7 +93,7 @@ def test_paper_scale_record_appears_beside_the_build():
     a = A.answer(rows, CLAIM1)
     p = S.paper_scale(a, paper)
     assert p["status"] == "ok" and p["verdict"] == V.HOLDS
-    assert "At the paper's scale (recorded on cuda): holds, 10.1 [9.9, 10.3]." in S.sentence(a, "default", paper)
+    assert "At the paper's scale (recorded on cuda): holds, 10.1 [9.9, 10.3]." in S.paragraph(a, "default", paper)
     html = S.findings([a], "default", paper)
     assert 'data-label="paper scale"' in html and "abc1234" in html
     assert 'href="../notebooks/01_stage1_growth.html#verdict"' in html
@@ -207,5 +207,60 @@ def test_claim_4_reads_the_premise_maps_plain_words_answer():
              "rule": rule}]
     a = A.answer(rows, claim4)
     assert a.plain == "the vanilla run never converged."
-    assert S.sentence(a, "default").endswith("In plain words: the vanilla run never converged.")
+    assert S.paragraph(a, "default").endswith("In plain words: the vanilla run never converged.")
     assert A.answer([], claim4).plain == ""
+
+
+# --- the first screen's one sentence per claim (issue 49, item 4) ---
+
+LONG = "a premise whose name runs on and on " * 6
+
+
+@pytest.mark.parametrize("verdict", V.VERDICTS)
+def test_the_first_screens_sentence_is_at_most_40_words_with_the_headline_number(verdict):
+    rows = [_row(HEAD, verdict, 13.6, 1.09, 26.2, predicted="10")]
+    a = A.answer(rows, CLAIM1)
+    text = S.sentence(a, "default")
+    assert len(text.split()) <= S.MAX_WORDS
+    assert text.startswith(f"At the default profile, claim 1 {V.PREDICATE[a.verdict]}")
+    if a.verdict not in (V.UNTESTED, V.NOT_COMPARABLE):
+        assert "13.6 [1.09, 26.2] against 10" in text and CLAIM1.unit in text
+
+
+def test_the_sentence_stays_under_40_words_with_long_names_and_says_what_failed():
+    from dataclasses import asdict
+    head = V.Verdict(HEAD, "eq. (7)", "10 " + LONG, 10.2, 9.8, 10.6, V.HOLDS, id=CLAIM1.headline[0],
+                     depends=("k_poly",))
+    prem = V.Verdict("gradient", "Lemma B.1", "≤ 1/d1", 0.1, 0.05, 0.15, V.FAILS, kind="regime", id="k_poly")
+    rows = [{**asdict(r), "notebook": "01_stage1_growth"} for r in V.gate([head, prem], "01_stage1_growth")]
+    a = A.answer(rows, CLAIM1)
+    text = S.sentence(a, "default")
+    assert len(text.split()) <= S.MAX_WORDS and "is not comparable" in text
+    assert "10.2 [9.8, 10.6]" in text                                  # the number stays, its long prediction goes
+
+
+def test_claim_4s_sentence_names_the_answer_and_the_fact_that_decides_it():
+    claim4 = next(c for c in A.CLAIMS if c.key == "4")
+    rule = ("answer (b) — (b) no cell of 16 meets every premise; failing in every cell: convergence. Decided by: no "
+            "cell of 16 meets every premise; convergence fails in every cell. In plain words: the vanilla run never "
+            "converged.")
+    rows = [{**_row("Claim 4 on the map", V.NOT_COMPARABLE, notebook="10_premise_map"), "id": "claim4_map",
+             "rule": rule}]
+    a = A.answer(rows, claim4)
+    assert (a.kind, a.decided) == ("b", "no cell of 16 meets every premise; convergence fails in every cell")
+    assert a.plain == "the vanilla run never converged."
+    text = S.sentence(a, "default")
+    assert text == ("At the default profile, claim 4 is not comparable: answer (b): no cell of 16 meets every "
+                    "premise; convergence fails in every cell.")
+    assert len(text.split()) <= S.MAX_WORDS
+
+
+def test_the_first_screen_links_each_sentence_to_its_full_paragraph():
+    rows = [_row(HEAD, V.HOLDS, 10.2, 9.8, 10.6, predicted="10")]
+    a = A.answer(rows, CLAIM1)
+    html = S.findings([a], "default")
+    assert S.sentence(a, "default").replace("'", "&#x27;") in html
+    assert 'href="../notebooks/01_stage1_growth.html">The full paragraph' in html
+    assert S.paragraph(a, "default") not in html                       # the paragraph is on the claim's page
+    box = S.found_box(rows, "01_stage1_growth", "default")
+    assert "Measured at the default profile" in box

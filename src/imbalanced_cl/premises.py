@@ -119,6 +119,48 @@ REGIME_IDS = {"share": "feature_span", "gradient": "k_poly", "loss": "no_memoris
               "lambda": "lambda_range", "sigma": "noise_scale"}
 
 
+@dataclass(frozen=True)
+class Effect:
+    """How a premise the paper states asymptotically (poly, Θ, Õ, polylog) is tested: by its effect on each row that
+    depends on it (push the premise's quantity, re-measure the row, and see whether it moves by more than its own
+    tolerance), or, where the book cannot push it, why not. A finite number meets some polynomial, so a constant the
+    book chose cannot decide whether a row is in the regime; the push can."""
+
+    premise: str          # the premise's id (CONDITIONS)
+    push: str = ""        # what is pushed and re-measured, in words ("" when it cannot be pushed)
+    factor: float = 0.0   # by how much (K × factor pairs per step)
+    why_not: str = ""     # where it is not pushed: why
+
+
+# The premises stated with poly, Θ, Õ or polylog, and how each is tested by its effect (check_asymptotic)
+ASYMPTOTIC: tuple[Effect, ...] = (
+    Effect("k_poly", "the row re-measured with 4 × K pairs per step, all else equal (Lemma B.1: the K-pair gradient "
+           "tracks the population gradient once K = poly(d1))", 4.0),
+    Effect("tau_polylog", why_not="τ = polylog(d) is a statement about how τ scales with d; testing it by its effect "
+           "needs every row again at a second d with τ moved along polylog(d), a second notebook run; notebook 08 "
+           "follows the claims along d instead. The row reports τ's exponent and gates nothing"),
+    Effect("eta_poly", why_not="η = 1/poly(d), like τ: only a second d can push it; the row reports η's exponent and "
+           "gates nothing"),
+    Effect("m_poly", why_not="true by construction: the census draws m = d^C_m neurons at every d it counts"),
+    Effect("noise_scale", why_not="reported, never a gate (required=False): the book follows App. A.2's σ"),
+    Effect("convergence", why_not="judged with stated constants (the loss at most converge_loss_frac · ln K, l'_p at "
+           "least 1 − converge_lp_c/τ) and a plateau: the loss must stop moving over a window, which is this "
+           "premise's own push (more steps)"),
+)
+EFFECTS: dict[str, Effect] = {e.premise: e for e in ASYMPTOTIC}
+
+
+def check_asymptotic(declared: tuple[Effect, ...] = ASYMPTOTIC) -> None:
+    """Refuse, with one line naming it, a declared asymptotic premise that is no premise (an unknown row id), or that
+    has neither an effect test nor a reason why not (the build stops at import)."""
+    for e in declared:
+        if not is_premise(e.premise):
+            raise ValueError(f"asymptotic premise {e.premise!r}: no premise row has this id (premises.CONDITIONS)")
+        if not (e.push and e.factor > 1) and not e.why_not:
+            raise ValueError(f"asymptotic premise {e.premise!r} has no effect test (push and factor > 1) and no "
+                             f"reason why not")
+
+
 def condition(cid: str) -> Condition:
     """The condition with id `cid`; an unknown id is a ValueError naming it."""
     try:
@@ -130,3 +172,6 @@ def condition(cid: str) -> Condition:
 def is_premise(cid: str) -> bool:
     """Whether `cid` names a premise (a known id of kind PREMISE)."""
     return cid in BY_ID and BY_ID[cid].kind == PREMISE
+
+
+check_asymptotic()

@@ -41,6 +41,26 @@ HOLDS, PARTLY, FAILS = "holds", "partly", "does not hold"
 INCONCLUSIVE, NOT_COMPARABLE, UNTESTED = "inconclusive", "not comparable", "not tested"
 VERDICTS = (HOLDS, PARTLY, FAILS, INCONCLUSIVE, NOT_COMPARABLE, UNTESTED)
 INF = math.inf
+NAN = math.nan
+
+
+class Rule(str):
+    """A verdict rule's text that also carries the band it judged the interval against, band = (lo, hi) (±inf on an
+    open side, NaN where no band decides): the judge_* functions return it, so that the band travels with the text
+    (`rule + "; more"` keeps it) into the row, which shows it (Verdict.band_lo, band_hi; band_text)."""
+
+    band: tuple = (NAN, NAN)
+
+    def __new__(cls, text: str, band: tuple = (NAN, NAN)):
+        out = super().__new__(cls, text)
+        out.band = (float(band[0]), float(band[1]))
+        return out
+
+    def __add__(self, other: str) -> "Rule":
+        return Rule(str(self) + other, self.band)
+
+    def __radd__(self, other: str) -> "Rule":
+        return Rule(other + str(self), self.band)
 
 # The one meaning of each verdict word, for a row and for a claim (the methods page, the intro's legend, the
 # scoreboard and the answer rule all show these words, and tests/test_verdict.py checks that they do).
@@ -62,6 +82,11 @@ MEANINGS: dict[str, str] = {
     UNTESTED: "there is no finite measurement: the stage was not reached, the arm was not run, or the statement "
               "(an asymptotic rate in d) cannot be tested by runs at one d",
 }
+
+
+# Each verdict word as the predicate of a sentence ("claim 1 partly holds"), for one-sentence summaries
+PREDICATE = {HOLDS: "holds", PARTLY: "partly holds", FAILS: "does not hold", INCONCLUSIVE: "is inconclusive",
+             NOT_COMPARABLE: "is not comparable", UNTESTED: "was not tested"}
 
 
 @dataclass
@@ -88,11 +113,20 @@ class Verdict:
     sensitivity: str = ""  # how the verdict moves under a choice the paper leaves open (e.g. Lemma B.1's exponent)
     checked: tuple[str, ...] = ()  # premises of `depends` checked at this run (inline, or by a premise row)
     unmet: tuple[str, ...] = ()    # of those, the ones not met (then the row is "not comparable")
+    band_lo: float = NAN  # the band the interval is judged against (from the rule: Rule.band), ±inf on an open side
+    band_hi: float = NAN
+    band_words: str = ""  # the band in words where no interval decides (a trend with no gap at any d, a premise map)
+    met_by_effect: tuple[str, ...] = ()  # asymptotic premises shown met for this row by their effect (premises.Effect)
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
             raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+        if isinstance(self.rule, Rule):    # the band the rule judged against, kept as numbers; the rule as plain text
+            if _nan(self.band_lo) and _nan(self.band_hi):
+                self.band_lo, self.band_hi = self.rule.band
+            self.rule = str(self.rule)
         self.depends, self.checked, self.unmet = tuple(self.depends), tuple(self.checked), tuple(self.unmet)
+        self.met_by_effect = tuple(self.met_by_effect)
         if not in_range(self.measured, self.quantity):     # a cosine of 1.2 is a bug upstream, not a finding
             lo, hi = RANGES[self.quantity]
             raise ValueError(f"row {self.id or self.claim[:60]!r}: measured {self.measured!r} lies outside the range "
@@ -101,6 +135,40 @@ class Verdict:
     def interval_in_range(self) -> bool:
         """Whether the interval [lo, hi] stays inside the range of the quantity (NaN ends count as inside)."""
         return in_range(self.lo, self.quantity) and in_range(self.hi, self.quantity)
+
+
+def _b(x: float) -> str:
+    return "∞" if x == INF else "-∞" if x == -INF else f"{x:.3g}"
+
+
+def band_text(r) -> str:
+    """The band a row (Verdict or dict) is judged against, in words: "holds within [a, b]", "holds at ≥ a",
+    "holds at ≤ b" (the methods page explains the band once), its band_words, or "" when it has none. A row as
+    glued JSON carries it already as "band" (its infinite ends are not JSON)."""
+    if isinstance(r, dict) and isinstance(r.get("band"), str):
+        return r["band"]
+    get = (lambda k, d=NAN: r.get(k, d)) if isinstance(r, dict) else (lambda k, d=NAN: getattr(r, k, d))
+    lo, hi = get("band_lo"), get("band_hi")
+    lo, hi = (NAN if x is None or x == "" else float(x) for x in (lo, hi))
+    if math.isnan(lo) and math.isnan(hi):
+        return get("band_words", "") or ""
+    lo, hi = (-INF if math.isnan(lo) else lo), (INF if math.isnan(hi) else hi)     # one end given: the other is open
+    if lo == -INF and hi == INF:
+        return "holds at any value"
+    if lo == hi:
+        return f"holds at {_b(lo)}"
+    if hi == INF:
+        return f"holds at ≥ {_b(lo)}"
+    if lo == -INF:
+        return f"holds at ≤ {_b(hi)}"
+    return f"holds within [{_b(lo)}, {_b(hi)}]"
+
+
+def predicted_with_band(r) -> str:
+    """The predicted value with the band it is judged against: "exponent ≥ 0.90 (holds at ≥ 0.8)"."""
+    pred = r.get("predicted", "") if isinstance(r, dict) else r.predicted
+    band = band_text(r)
+    return f"{pred} ({band})" if band else str(pred)
 
 
 # What a row is, defined once for every count of every page (book/answers.py, book/scoreboard.py, tables.py):
@@ -178,61 +246,62 @@ def _g(x: float) -> str:
     return "∞" if x == INF else "-∞" if x == -INF else f"{x:g}"
 
 
-def judge_target(lo: float, hi: float, target: float, tol: float, relative: bool = False) -> tuple[str, str]:
+def judge_target(lo: float, hi: float, target: float, tol: float, relative: bool = False) -> tuple[str, Rule]:
     """Target claim: the band is target ± tol (× |target| when relative)."""
     t = tol * (abs(target) if relative else 1.0)
     sign = 0 if target == 0 else (1 if target > 0 else -1)
     verdict = judge_band(lo, hi, target - t, target + t, sign)
     rule = (f"band {target:g} ± {_g(t)}: holds if the interval lies inside it; partly if wholly outside but on the "
             f"predicted side of 0; inconclusive if it straddles an edge")
-    return verdict, rule
+    return verdict, Rule(rule, (target - t, target + t))
 
 
 def judge_positive(lo: float, hi: float, name: str = "effect", sesoi: float = 0.0,
-                   direction: int = 1) -> tuple[str, str]:
+                   direction: int = 1) -> tuple[str, Rule]:
     """Directional claim: the effect is > sesoi (direction +1) or < -sesoi (direction -1)."""
     band = (sesoi, INF) if direction > 0 else (-INF, -sesoi)
     verdict = judge_band(lo, hi, band[0], band[1], direction)
     word = f"above {sesoi:g}" if direction > 0 else f"below {-sesoi:g}"
     rule = (f"holds if the interval of the {name} lies wholly {word} (the smallest effect of interest); partly if it "
             f"excludes 0 on that side but stays short of it; does not hold if it lies short of it and reaches 0")
-    return verdict, rule
+    return verdict, Rule(rule, band)
 
 
-def judge_bound(lo: float, hi: float, bound: float, at_least: bool, tol: float) -> tuple[str, str]:
+def judge_bound(lo: float, hi: float, bound: float, at_least: bool, tol: float) -> tuple[str, Rule]:
     """Bound claim 'x >= bound' (at_least) or 'x <= bound', relaxed by tol."""
     band = (bound - tol, INF) if at_least else (-INF, bound + tol)
     verdict = judge_band(lo, hi, band[0], band[1], 0)
     op = "≥" if at_least else "≤"
     rule = (f"holds if the whole interval is {op} {_g(band[0] if at_least else band[1])}; does not hold if it is "
             f"wholly beyond; inconclusive if it straddles")
-    return verdict, rule
+    return verdict, Rule(rule, band)
 
 
-def judge_at_least(lo: float, hi: float, bound: float, name: str) -> tuple[str, str]:
+def judge_at_least(lo: float, hi: float, bound: float, name: str) -> tuple[str, Rule]:
     """'x >= bound' with no tolerance (e.g. a count of neurons)."""
     verdict, _ = judge_bound(lo, hi, bound, True, 0.0)
-    return verdict, f"holds if the interval of the {name} lies at or above {bound:g}; does not hold if wholly below"
+    return verdict, Rule(f"holds if the interval of the {name} lies at or above {bound:g}; does not hold if wholly "
+                         f"below", (bound, INF))
 
 
-def judge_factor(lo: float, hi: float, target: float, f: float) -> tuple[str, str]:
+def judge_factor(lo: float, hi: float, target: float, f: float) -> tuple[str, Rule]:
     """Factor claim: the band is [target / f, target * f] (a positive target)."""
     verdict = judge_band(lo, hi, target / f, target * f, 1)
     rule = (f"band [{target:g}/{f:g}, {target:g}×{f:g}]: holds inside; partly if wholly outside but > 0; "
             f"does not hold if wholly outside and reaching 0")
-    return verdict, rule
+    return verdict, Rule(rule, (target / f, target * f))
 
 
-def judge_trend(rho_lo: float, rho_hi: float, direction: int, holds_at: float) -> tuple[str, str]:
+def judge_trend(rho_lo: float, rho_hi: float, direction: int, holds_at: float) -> tuple[str, Rule]:
     """A rank correlation predicted to have sign `direction`, with smallest effect of interest |rho| = holds_at."""
     verdict, _ = judge_positive(rho_lo, rho_hi, "ρ", holds_at, direction)
     word = "above" if direction > 0 else "below"
     rule = (f"holds if the bootstrap interval of ρ lies {word} {direction * holds_at:+g}; partly if it excludes 0 on "
             f"that side but not the threshold; does not hold if it reaches 0 and stays short of the threshold")
-    return verdict, rule
+    return verdict, Rule(rule, (holds_at, INF) if direction > 0 else (-INF, -holds_at))
 
 
-def judge_share(lo: float, hi: float, at_least: float, name: str = "share") -> tuple[str, str]:
+def judge_share(lo: float, hi: float, at_least: float, name: str = "share") -> tuple[str, Rule]:
     """A share claimed to be 1 ("for all", "every neuron"): a bound claim on its interval, band [at_least, 1].
 
     There is no "partly" (a share has no sign to get right): below the band is "does not hold", across its edge
@@ -241,10 +310,10 @@ def judge_share(lo: float, hi: float, at_least: float, name: str = "share") -> t
     verdict, _ = judge_bound(lo, hi, at_least, True, 0.0)
     rule = (f"holds if the interval of the {name} lies wholly at or above {at_least:g}; does not hold if wholly "
             f"below; inconclusive if it straddles {at_least:g}")
-    return verdict, rule
+    return verdict, Rule(rule, (at_least, INF))
 
 
-def judge_count(k: float, n: float, at_least: float) -> tuple[str, str]:
+def judge_count(k: float, n: float, at_least: float) -> tuple[str, Rule]:
     """k of n cases satisfy a "for all" statement: the 95% Wilson interval of k/n judged by judge_share.
 
     2 of 2 is not evidence that every neuron satisfies a bound: its Wilson interval [0.34, 1] straddles any
@@ -348,8 +417,10 @@ def gate(rows: list[Verdict], notebook: str = "") -> list[Verdict]:
         r = replace(r)
         if r.kind != "regime" and r.depends:
             here = [prem[d] for d in r.depends if d in prem]
-            failed = [p for p in here if premise_met(p) is False]
-            met = [p for p in here if premise_met(p)]
+            # an asymptotic premise whose effect on this row was measured within the row's tolerance is met for it,
+            # whatever its fixed-constant premise row reads (that row stays, as information)
+            failed = [p for p in here if premise_met(p) is False and p.id not in r.met_by_effect]
+            met = [p for p in here if premise_met(p) or p.id in r.met_by_effect]
             parts = [r.premise] if r.premise else []
             if failed:
                 parts.insert(0, "not met: " + "; ".join(f"{P.name(p.id)} (measured {p.measured:.3g}: {p.verdict})"

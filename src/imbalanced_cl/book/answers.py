@@ -19,6 +19,7 @@ interval, whatever the verdict.
 from __future__ import annotations
 
 import html
+import re
 from collections import Counter
 from dataclasses import dataclass
 
@@ -88,6 +89,8 @@ class Answer:
     premises_met: list | None = None      # premise rows an evidence row depends on that hold
     premises_unchecked: list | None = None  # premise ids an evidence row depends on with no row that holds or fails
     plain: str = ""             # the claim's answer in plain words, from its plain_row (premise map: claim 4)
+    kind: str = ""              # the plain_row's answer, "a", "b" or "c" (premise map: claim 4), "" elsewhere
+    decided: str = ""           # the one fact that decides that answer, in a clause
 
 
 def evidence(rows: list[dict], claim: Claim) -> list[dict]:
@@ -186,11 +189,24 @@ def answer(rows: list[dict], claim: Claim) -> Answer:
     else:
         v = V.UNTESTED
         why = f"no row has a finite measurement ({tally}).{note}"
+    kind, decided = decided_by(ev, claim)
     return Answer(claim, v, as_measured if judged or gated else "—", why, head, failed, len(ev), met, unchecked,
-                  plain_words(ev, claim))
+                  plain_words(ev, claim), kind, decided)
 
 
 PLAIN = "In plain words: "
+DECIDED = "Decided by: "
+KIND = re.compile(r"^answer \(([abc])\)")
+
+
+def decided_by(ev: list[dict], claim: Claim) -> tuple[str, str]:
+    """(kind, fact): the plain_row's answer (a), (b) or (c) and the one fact that decides it, as its rule states them
+    ("answer (b) — ... Decided by: FACT. In plain words: ..."); ("", "") if none."""
+    row = next((r for r in ev if claim.plain_row and r.get("id") == claim.plain_row), None)
+    rule = (row or {}).get("rule", "")
+    m = KIND.match(rule)
+    fact = rule.split(DECIDED, 1)[1].split(". " + PLAIN, 1)[0].rstrip(".") if DECIDED in rule else ""
+    return (m.group(1) if m else ""), fact
 
 
 def plain_words(ev: list[dict], claim: Claim) -> str:

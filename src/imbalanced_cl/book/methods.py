@@ -63,11 +63,15 @@ def legend() -> str:
 
 
 def conditions() -> str:
-    """Markdown table of every condition the book checks: id, premise or prediction, source, statement, and for a
-    premise the theorem that needs it (premises.CONDITIONS)."""
+    """Markdown table of every condition the book checks: id, premise or prediction, source, statement, for a
+    premise the theorem that needs it (premises.CONDITIONS), and for one stated asymptotically how it is tested by
+    its effect on the rows, or why it is not (premises.ASYMPTOTIC)."""
     esc = lambda t: t.replace("|", chr(92) + "|")
-    lines = ["| id | kind | the paper's source | statement | needed by |", "|---|---|---|---|---|"]
+    lines = ["| id | kind | the paper's source | statement | needed by | asymptotic: tested by its effect |",
+             "|---|---|---|---|---|---|"]
     for c in P.CONDITIONS:
         need = esc(c.needed_by) + ("" if c.required else " (reported only)") if c.kind == P.PREMISE else "—"
-        lines.append(f"| `{c.id}` | {c.kind} | {esc(c.source)} | {esc(c.statement)} | {need} |")
+        e = P.EFFECTS.get(c.id)
+        effect = "—" if e is None else esc(e.push) if e.push else "not pushed: " + esc(e.why_not)
+        lines.append(f"| `{c.id}` | {c.kind} | {esc(c.source)} | {esc(c.statement)} | {need} | {effect} |")
     return "\n".join(lines)

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import nbformat
 
+from .. import verdict as V
 from . import glued
 from .record import _provenance   # the commit and device the provenance cell recorded (one reader, in record.py)
 
-FIELDS = ("notebook", "profile", "commit", "id", "kind", "claim", "source", "predicted", "measured", "lo", "hi",
+FIELDS = ("notebook", "profile", "commit", "id", "kind", "claim", "source", "predicted", "band", "measured", "lo", "hi",
           "verdict", "rule", "premise", "n")
 NAME = "verdicts"   # results/verdicts.csv and results/verdicts.json in the built HTML
 
@@ -30,7 +31,8 @@ def rows(executed_dir: Path) -> list[dict]:
         profile = nb.metadata.get("imbalanced_cl", {}).get("profile", "")
         commit = _provenance(nb).get("commit", "")
         for r in found:
-            row = {**r, "notebook": r.get("notebook") or path.stem, "profile": profile, "commit": commit}
+            row = {**r, "notebook": r.get("notebook") or path.stem, "profile": profile, "commit": commit,
+                   "band": V.band_text(r)}
             out.append({k: row.get(k, "") for k in FIELDS})
     return out
 

@@ -247,7 +247,7 @@ def _rows_table(rows: list, base: str, paper: dict | None = None, profile: str =
                 if r.get("seed_verdict") else "")
         kind = f' <small>[{_esc(r["kind"])}]</small>' if r.get("kind") not in (None, "", "paper") else ""
         cells = [f'{_esc(r["claim"])}{kind}<br><small>evidence: <a href="{base}{nb}.html">{nb}</a></small>',
-                 _esc(r["source"]), _esc(r["predicted"]), _interval(r),
+                 _esc(r["source"]), _esc(V.predicted_with_band(r)), _interval(r),
                  f'<b style="color:{colour}">{_esc(r["verdict"])}</b>{flip}'
                  f'<br><small style="color:#57606a">{_esc(T.details(r))}</small>', _paper_cell(p)]
         mark = ' class="sb-differs" style="background:#fff8c5"' if p.get("differs") else ""

@@ -45,13 +45,13 @@ def render(path: Path, width: int | None = None) -> str:
             *textwrap.wrap(_run_line(path), width, subsequent_indent="  "), ""]
     wv = max(len("verdict"), *(len(r["verdict"]) for r in rows))
     wm = min(32, max(len("measured [95% interval]"), *(len(_interval(r)) for r in rows)))
-    wp = min(24, max(len("predicted"), *(len(str(r.get("predicted", ""))) for r in rows)))
+    wp = min(30, max(len("predicted"), *(len(V.predicted_with_band(r)) for r in rows)))
     wc = max(20, width - wv - wm - wp - 6)
     out = head + [f"{'verdict':<{wv}}  {'measured [95% interval]':<{wm}}  {'predicted':<{wp}}  claim (source)",
                   "-" * min(width, wv + wm + wp + 6 + wc)]
     for r in rows:
         claim = f"{r['claim']} ({r['source']})" if r.get("source") else r["claim"]
-        left = [r["verdict"], _interval(r), str(r.get("predicted", ""))]
+        left = [r["verdict"], _interval(r), V.predicted_with_band(r)]
         cols = [textwrap.wrap(t, w) or [""] for t, w in zip(left + [claim], (wv, wm, wp, wc))]
         for i in range(max(len(c) for c in cols)):
             cells = [c[i] if i < len(c) else "" for c in cols]

@@ -75,8 +75,34 @@ def _row_note(h: dict, claim_verdict: str) -> str:
     return f"This row reads “{row}”{there}; the claim's verdict combines all its judged rows."
 
 
-def sentence(a: A.Answer, profile: str, paper: dict | None = None) -> str:
-    """One plain-language sentence (a few clauses) for a claim: what was measured, at which scale, what it says."""
+MAX_WORDS = 40     # the first screen's sentence per claim (issue 49): the numbers are one click away
+
+
+def sentence(a: A.Answer, profile: str) -> str:
+    """One plain sentence, at most MAX_WORDS words, for the first screen: the claim's verdict at which profile, its
+    headline number with its interval against the prediction, or (claim 4) the premise map's answer (a), (b) or (c)
+    and the one fact that decides it. The full paragraph is on the claim's page (paragraph, found_box)."""
+    prof, h = (f"the {profile} profile" if profile else "this build"), a.headline
+    verb = V.PREDICATE.get(a.verdict, a.verdict)
+    why = ""
+    if a.verdict == V.NOT_COMPARABLE and a.failed_premises:
+        why = f" ({A._premise_short(a.failed_premises[0])} not met)"
+    number = f"{unit(a)} {_value(h)} against {h['predicted']}" if h is not None and _value(h) else ""
+    if a.kind:
+        rest = [f"answer ({a.kind}): {a.decided}", f"answer ({a.kind})"]
+    else:
+        short = number.rsplit(" against ", 1)[0]
+        rest = [number, short, _value(h)] if number else ["no finite measurement"]
+    for r, w in ((r, w) for r in rest for w in (why, "")):
+        text = f"At {prof}, claim {a.claim.key} {verb}{w}: {r}."
+        if len(text.split()) <= MAX_WORDS:
+            return text
+    return f"At {prof}, claim {a.claim.key} {verb}."
+
+
+def paragraph(a: A.Answer, profile: str, paper: dict | None = None) -> str:
+    """The full paragraph for a claim's page: what was predicted and measured, at which scale, what the verdict says,
+    the premises not met and what was measured there, the plain-words answer and the paper-scale record."""
     h, prof = a.headline, profile or "this build's"
     parts = [f"Predicted ({a.claim.source}): {a.claim.predicts}."]
     if h is not None and _value(h):
@@ -127,7 +153,8 @@ def findings(items: list[A.Answer], profile: str, paper: dict | None = None, bas
                  if p.get("status") == "ok" else f"<small>{_esc(p.get('status', ''))}</small>")
         cells = [(f'<b>Claim {_esc(a.claim.key)}</b> · {_esc(a.claim.title)}<br><small>{_esc(a.claim.source)}; '
                   f'<a href="{verdict_anchor(nb, base)}">evidence: its verdict table</a></small>', "claim"),
-                 (_esc(sentence(a, profile)), "what we found"),
+                 (f'{_esc(sentence(a, profile))} <small><a href="{base}{_esc(nb)}.html">The full paragraph and '
+                  f'the numbers: its page</a></small>', "what we found"),
                  (f'<b style="color:{colours.get(a.verdict, "#000")}">{_esc(a.verdict)}</b>', "verdict"),
                  (pcell, "paper scale")]
         out.append(f'<tr data-claim="{_esc(a.claim.key)}">'
@@ -257,7 +284,7 @@ class Findings:
                 + findings(self.items, self.profile, self.paper, self.base))
 
     def __repr__(self):
-        return "\n".join(f"Claim {a.claim.key}: {sentence(a, self.profile, self.paper)}" for a in self.items)
+        return "\n".join(sentence(a, self.profile) for a in self.items)
 
 
 def found_box(rows: list[dict], notebook: str, profile: str = "") -> str:
@@ -281,7 +308,7 @@ def found_box(rows: list[dict], notebook: str, profile: str = "") -> str:
                     f"{f' ({_esc(u)})' if u else ''} against {_esc(a.headline['predicted'])}.")
         items.append(f'<li><b>Claim {_esc(c.key)}</b> ({_esc(c.source)}): <b style="color:'
                      f'{colours.get(a.verdict, "#000")}">{_esc(a.verdict)}</b>; {_esc(SAYS.get(a.verdict, ""))}.'
-                     f"{head}</li>")
+                     f"{head}<br><small>{_esc(paragraph(a, profile))}</small></li>")
     unmet = [r for r in premises if r["verdict"] != V.HOLDS]
     prem = (f"{len(premises)} premise rows, {len(unmet)} not holding"
             + (": " + "; ".join(_esc(A._premise_short(r)) for r in unmet[:4]) + ("; …" if len(unmet) > 4 else "")

@@ -6,8 +6,8 @@ import math
 from dataclasses import asdict
 
 from ..stats import RANGES
-from ..verdict import (FAILS, HOLDS, INCONCLUSIVE, NOT_COMPARABLE, PARTLY, UNTESTED, Verdict, VerdictError, gate,
-                       is_required_premise)
+from ..verdict import (FAILS, HOLDS, INCONCLUSIVE, NOT_COMPARABLE, PARTLY, UNTESTED, Verdict, VerdictError, band_text,
+                       gate, is_required_premise, predicted_with_band)
 
 
 class VerdictTable:
@@ -29,9 +29,9 @@ class VerdictTable:
         self.recorded = recorded    # what of the rows comes from campaign records (the scoreboard shows it), or ""
 
     def to_json(self) -> list[dict]:
-        """Rows as plain dicts (NaN becomes None so the JSON is valid)."""
-        clean = lambda v: None if isinstance(v, float) and math.isnan(v) else v
-        return [{k: clean(v) for k, v in asdict(r).items()} for r in self.rows]
+        """Rows as plain dicts (NaN and ±inf become None so the JSON is valid), each with its band in words."""
+        clean = lambda v: None if isinstance(v, float) and not math.isfinite(v) else v
+        return [{**{k: clean(v) for k, v in asdict(r).items()}, "band": band_text(r)} for r in self.rows]
 
     def _repr_json_(self):
         return {"notebook": self.notebook, "rows": self.to_json(), **({"recorded": self.recorded} if self.recorded else {})}
@@ -41,7 +41,7 @@ class VerdictTable:
         return premises_note(self.to_json()) + note + render_html(self.to_json())
 
     def __repr__(self):
-        return "\n".join(f"[{r.verdict}] {r.claim}: predicted {r.predicted}; measured {fmt(r.measured)} "
+        return "\n".join(f"[{r.verdict}] {r.claim}: predicted {predicted_with_band(r)}; measured {fmt(r.measured)} "
                          f"[{fmt(r.lo)}, {fmt(r.hi)}]" for r in self.rows)
 
     def glue(self, key: str | None = None) -> None:
@@ -121,7 +121,7 @@ def render_html(rows: list[dict], link: bool = False) -> str:
         head.append("evidence")
     out = ['<table class="verdict-table"><thead><tr>' + "".join(f"<th>{h}</th>" for h in head) + "</tr></thead><tbody>"]
     for r in rows:
-        cells = [html.escape(r["claim"]), html.escape(r["source"]), html.escape(r["predicted"]),
+        cells = [html.escape(r["claim"]), html.escape(r["source"]), html.escape(predicted_with_band(r)),
                  f'{fmt(r["measured"])} [{fmt(r["lo"])}, {fmt(r["hi"])}]',
                  f'<b style="color:{_COLOURS[r["verdict"]]}">{r["verdict"]}</b>' + (
                      f'<br><small>measured: {html.escape(r["would_be"])}</small>' if r.get("would_be") else ""),

@@ -9,10 +9,15 @@ can depend on it by id (verdict.gate). Two rows are rebuilt from the measurement
     regime_grad_poly): the verdict at exponent 1/2, and the K at which the bound would be met.
 τ = polylog(d) and η = 1/poly(d) are asymptotic statements: one run at one d cannot test them, so their rows report
 the value and read "not tested" (a premise that is not tested gates nothing).
+
+Lemma B.1's K = poly(d1) is tested by its effect on each row (push_k, by_effect; premises.ASYMPTOTIC): the row is
+re-measured with 4 × K pairs per step, and where it moves by less than its own tolerance the premise is met for that
+row; the fixed-exponent row (k_poly) stays, as information.
 """
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 
 from .. import premises as P
@@ -89,3 +94,48 @@ def rows(reg: regime.Regime, cfg: SimConfig, which: tuple = regime.ROWS, share_k
             out += [replace(r, id=cid, quantity=QUANTITY[key])
                     for r in regime.rows(reg, cfg, (key,))]
     return out + (_rate_rows(cfg) if rates else [])
+
+
+def tolerance(r: V.Verdict) -> float:
+    """A row's own tolerance: the half-width of the band it is judged against (both ends finite), else NaN."""
+    lo, hi = r.band_lo, r.band_hi
+    return (hi - lo) / 2 if math.isfinite(lo) and math.isfinite(hi) and hi > lo else math.nan
+
+
+def by_effect(rows: list[V.Verdict], pushed: list[V.Verdict], premise: str, ids: tuple) -> list[V.Verdict]:
+    """`rows`, with the asymptotic `premise` tested by its effect on each row of `ids`: `pushed` holds the same rows
+    re-measured with the premise's quantity pushed (premises.EFFECTS). The premise is met for a row when the whole
+    interval of the change lies within ± the row's tolerance (an equivalence test: half-width √(h² + h'²) from the
+    two rows' own intervals); the row's premise text states the change either way. An unknown id, a premise with no
+    effect test, or a row that does not depend on it is a VerdictError naming it."""
+    e = P.EFFECTS.get(premise)
+    if e is None or not e.push:
+        raise V.VerdictError(f"premise {premise!r} has no effect test (premises.ASYMPTOTIC)")
+    before, after = {r.id: r for r in rows}, {r.id: r for r in pushed}
+    for i in ids:
+        if i not in before or i not in after:
+            raise V.VerdictError(f"effect test of {premise}: unknown row id {i!r}")
+        if premise not in before[i].depends:
+            raise V.VerdictError(f"effect test of {premise}: row {i!r} does not depend on it")
+    out = []
+    for r in rows:
+        if r.id in ids:
+            q, tol = after[r.id], tolerance(r)
+            diff = q.measured - r.measured
+            hw = math.hypot((r.hi - r.lo) / 2, (q.hi - q.lo) / 2)
+            ok = math.isfinite(tol) and V.judge_target(diff - hw, diff + hw, 0.0, tol)[0] == V.HOLDS
+            text = (f"{P.name(premise)} by its effect: with {e.factor:g} × K pairs the row moved by {diff:+.3g} "
+                    f"[{diff - hw:+.3g}, {diff + hw:+.3g}], " + (f"within its tolerance ±{tol:.3g}: met for this row"
+                                                                  if ok else f"not shown within ±{tol:.3g}"))
+            r = replace(r, premise="; ".join(x for x in (r.premise, text) if x),
+                        met_by_effect=r.met_by_effect + ((premise,) if ok else ()))
+        out.append(r)
+    return out
+
+
+def push_k(measure: Callable[[SimConfig], list[V.Verdict]], cfg: SimConfig, rows: list[V.Verdict],
+           ids: tuple) -> list[V.Verdict]:
+    """Lemma B.1 by its effect (by_effect): the rows `ids` re-measured by `measure` at cfg with K × the factor of
+    premises.EFFECTS["k_poly"] pairs per step, all else equal (same seed, so the same dictionary and initial weights)."""
+    pushed = measure(cfg.replace(n_pairs=int(P.EFFECTS["k_poly"].factor * cfg.n_pairs)))
+    return by_effect(rows, pushed, "k_poly", ids)

@@ -157,19 +157,19 @@ def rows(reg: Regime, cfg: SimConfig, which=ROWS) -> list[Verdict]:
         out.append(Verdict("regime: steps inside Theorem 3.1's window [d^1.01/η, d^1.99/η]", "Thm 3.1",
                            f"[{t3:.0f}, {t4:.0f}]", float(reg.steps), float(reg.steps), float(reg.steps),
                            "holds" if inside else "does not hold", "holds if the run's step count lies in the window",
-                           kind="regime"))
+                           kind="regime", band_lo=t3, band_hi=t4))
     if "lambda" in which:
         lo_l, hi_l = reg.lam_range
         out.append(Verdict("regime: weight decay λ inside the proof's range [d^-1.49, d^-1.01]", "App. E.3 (proof of Thm E.1)",
                            f"[{lo_l:.2g}, {hi_l:.2g}]", cfg.weight_decay, cfg.weight_decay, cfg.weight_decay,
                            "holds" if lo_l <= cfg.weight_decay <= hi_l else "does not hold",
-                           "holds if λ lies in the range", kind="regime"))
+                           "holds if λ lies in the range", kind="regime", band_lo=lo_l, band_hi=hi_l))
     if "sigma" in which:
         r = reg.sigma_ratio
         out.append(Verdict("regime: noise σ_ξ² on Assumption 3.3's scale √(log d)/d (this book follows App. A.2's σ)",
                            "Assumption 3.3", "ratio Θ(1)", r, r, r, judge_target(r, r, 1.0, 0.9, relative=True)[0],
                            "holds if the ratio lies within 1 ± 0.9 (an order-of-magnitude check; constants are free)",
-                           kind="regime"))
+                           kind="regime", band_lo=0.1, band_hi=1.9))
     return out
 
 

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 
 from ...premises import condition
 from ...stats import binom_ci
-from ...verdict import FAILS, HOLDS, NOT_COMPARABLE, PARTLY, UNTESTED, Verdict, combine, judge_positive, row
+from ...verdict import (FAILS, HOLDS, NOT_COMPARABLE, PARTLY, PREDICATE, UNTESTED, Rule, Verdict, combine,
+                         judge_positive, row)
 from .config import PremiseMapConfig
 from .metrics import SHORT
 from .protocol import ARM_TEXT, ARMS, ORACLES, CellResult
@@ -41,6 +42,7 @@ class Conclusion:
     cells_ok: int        # cells (run) where every required premise holds
     cells_run: int
     answer: str = ""     # the claim-4 answer in plain words (answer_text)
+    fact: str = ""       # the one fact that decides kind a, b or c, in a clause (the intro's sentence carries it)
 
 
 def slug(label: str) -> str:
@@ -130,7 +132,7 @@ def prediction_rows(results: list[CellResult], cfg: PremiseMapConfig) -> list[Ve
         lo, hi = binom_ci(k, n) if n else (math.nan, math.nan)
         why = f"holds at {k} of {n} {where}; per cell: {p.threshold}" if n else "no cell measured it"
         out.append(row(f"prediction: {p.text} (over the map)", condition(p.cid).source, "holds at every cell",
-                       k / n if n else math.nan, lo, hi, (v, why),
+                       k / n if n else math.nan, lo, hi, (v, Rule(why, (1.0, 1.0))),   # the share of cells: all
                        blocking_check(results), n=n, id=f"{p.cid}_map", quantity="fraction"))
     return out
 
@@ -279,18 +281,20 @@ def conclusion(results: list[CellResult], rates: list[dict], cfg: PremiseMapConf
                 f"Algorithm 1 there: {combine(alg)}; the oracle masks there: {combine(orc)}; the predictions "
                 f"(mask share, minority smallest, minority-dominant exist, feature span): {', '.join(preds)}. "
                 f"Claim 4: {v}.")
-        c = Conclusion("a", v, text, binding, len(ok), len(ran))
+        c = Conclusion("a", v, text, binding, len(ok), len(ran),
+                       fact=f"every premise holds at {len(pairs)} (cell, arm) pairs, and there the claim {PREDICATE[v]}")
     else:
         found = conflicts(results, rates)
         names = ", ".join(SHORT.get(k, k) for k in binding) if binding else "none in every cell"
+        first = f"; {SHORT.get(binding[0], binding[0])} fails in every cell" if binding else ""
         if found:
             c = Conclusion("c", NOT_COMPARABLE, f"(c) no cell of {len(ran)} meets every premise, and premises "
                            "conflict: " + "; ".join(found) + f". Premises failing in every cell: {names}.", binding,
-                           0, len(ran))
+                           0, len(ran), fact=f"no cell of {len(ran)} meets every premise, and two premises conflict")
         else:
             c = Conclusion("b", NOT_COMPARABLE, f"(b) no cell of {len(ran)} meets every premise; failing in every "
                            f"cell: {names}. Beyond this map's reach: " + reach_text(rates, results, cfg) + ".",
-                           binding, 0, len(ran))
+                           binding, 0, len(ran), fact=f"no cell of {len(ran)} meets every premise{first}")
     c.answer = answer_text(results, c.kind, c.verdict, cfg)
     return c
 
@@ -312,7 +316,9 @@ def verdict_rows(results: list[CellResult], rates: list[dict], cfg: PremiseMapCo
     deps = tuple(dict.fromkeys(i for r in results if r.ran for i in (c_[0] for c_ in cell_checks(r))))
     rows.append(Verdict(f"claim 4 on the premise map: {CLAIM} where Theorem 3.2's premises hold", SOURCE,
                         f"(a), (b) or (c); the claim itself: gain > {cfg.effect_tol:g}", m, lo, hi, c.verdict,
-                        f"answer ({c.kind}) — {c.text} In plain words: {c.answer}", premise=f"cells meeting every premise: {c.cells_ok} of "
+                        f"answer ({c.kind}) — {c.text} Decided by: {c.fact}. In plain words: {c.answer}",
+                        premise=f"cells meeting every premise: {c.cells_ok} of "
                         f"{c.cells_run}; shown: {where}", kind="paper", id="claim4_map",
-                        depends=deps + ("prune_from_t4", "alpha_bound")))
+                        depends=deps + ("prune_from_t4", "alpha_bound"),
+                        band_words=f"the gain > {cfg.effect_tol:g} at the cells meeting every premise (answer (a))"))
     return rows

@@ -42,13 +42,13 @@ def premise_rows(res: Results, cfg: PruningConfig) -> list:
                        c.loss, HOLDS if c.holds else FAILS,
                        f"worst replicate: InfoNCE {c.loss:.3g} (ln K = {c.ln_k:.3g}), l'_p {c.pos_prob:.3g}, change "
                        f"{c.change:.3g} over the last {cfg.converge_window} steps", kind="regime", id="convergence",
-                       quantity="positive"))
+                       quantity="positive", band_lo=0.0, band_hi=c.loss_max))   # the loss shown; l'_p and the plateau too
     T = p["T"]
     out.append(Verdict(f"regime: pruned for App. F.4's T at alpha={cfg.alpha_main:g} (C_z = {cfg.C_z:g})",
                        "Thm F.1; App. F.4", f"branch ≥ T = {T:.4g} steps", float(cfg.prune_steps),
                        float(cfg.prune_steps), float(cfg.prune_steps), HOLDS if cfg.prune_steps >= T else FAILS,
                        f"branch {cfg.prune_steps} steps against T = {T:.4g}", kind="regime", id="prune_from_t4",
-                       quantity="count"))
+                       quantity="count", band_lo=T, band_hi=math.inf))
     k = round(cfg.alpha_main * cfg.m)
     for pid, name, bound in (("alpha_bound", "|M*_j*| (Def. B.1 on the initial weights; strict)", p["strict"]),
                              ("alpha_bound_extended", "the neurons with j* ∈ N_i at T_a (extended)", p["extended"])):
@@ -57,7 +57,7 @@ def premise_rows(res: Results, cfg: PruningConfig) -> list:
                            "Remark 1", "α·m ≤ the bound in every replicate", float(bound.min()), float(bound.min()),
                            float(bound.max()), HOLDS if ok else FAILS,
                            f"bound per replicate {[int(b) for b in bound.tolist()]} against α·m = {k}", kind="regime",
-                           id=pid, quantity="count"))
+                           id=pid, quantity="count", band_lo=float(k), band_hi=math.inf))   # the smallest bound shown
     return out
 
 

@@ -44,5 +44,5 @@ from .config import DERIVED, ScaleConfig, ScaleResult, clock, plan  # noqa: F401
 from .metrics import alignment, group_loss, minority_dominant, plateau, rate_ratio  # noqa: F401
 from .protocol import (advance, branches, lucky_fraction, measure_point, pruning_config, run, sampler,  # noqa: F401
                        start, t2_of, take, train_point)
-from .verdicts import (CLOSES, GROWS, NO_GAP, OVERSHOOTS, Quantity, STAYS, TREND_INCONCLUSIVE,  # noqa: F401
+from .verdicts import (CLOSES, GAP_LABEL, GROWS, NO_GAP, OVERSHOOTS, Quantity, STAYS, TREND_INCONCLUSIVE,  # noqa: F401
                        TREND_VERDICT, judge_trend, oriented, quantities, trend_slope, verdict_rows)

@@ -17,6 +17,7 @@ from .config import ScaleConfig, ScaleResult
 # ----------------------------------------------------------------------------------------------------------------
 CLOSES, NO_GAP, STAYS, GROWS = "the gap closes", "no gap at any d", "the gap stays", "the gap grows"
 OVERSHOOTS, TREND_INCONCLUSIVE = "the gap overshoots", "inconclusive"
+GAP_LABEL = "gap to the prediction closes along d (slope per doubling of d, in tolerance units)"
 TREND_VERDICT = {CLOSES: V.HOLDS, NO_GAP: V.HOLDS, STAYS: V.FAILS, GROWS: V.FAILS, OVERSHOOTS: V.FAILS,
                  TREND_INCONCLUSIVE: V.INCONCLUSIVE}
 
@@ -94,7 +95,9 @@ def judge_trend(q: Quantity, sesoi: float) -> tuple[str, stats.SlopeFit, tuple[s
         word = GROWS
     else:
         word = TREND_INCONCLUSIVE
-    return word, fit, (TREND_VERDICT[word], rule)
+    # the band the slope is judged against; "no gap at any d" holds whatever the slope (the row then says so)
+    band = (math.nan, math.nan) if word == NO_GAP else (-math.inf, -sesoi)
+    return word, fit, (TREND_VERDICT[word], V.Rule(rule, band))
 
 
 def _all(xs) -> bool:
@@ -165,9 +168,12 @@ def verdict_rows(res: ScaleResult, cfg: ScaleConfig | None = None) -> list[V.Ver
     for q in quantities(res):
         word, fit, judged = judge_trend(q, cfg.trend_sesoi)
         # The outcome goes in the rule, not the claim: the claim names the row across runs and seeds (stability).
-        judged = (judged[0], f"{word}: {judged[1]}")
-        rows.append(V.row(q.claim, q.source,
+        judged = (judged[0], f"{word}: " + judged[1])
+        # the row shows the slope of the gap, not the quantity: its label says so, with its unit (issue 49)
+        rows.append(V.row(f"{q.claim}: {GAP_LABEL}", q.source,
                           f"{q.predicted} at every d; the gap's slope ≤ −{cfg.trend_sesoi:g} per doubling of d",
                           fit.slope, fit.lo, fit.hi, judged, q.checks, n=fit.n, band=cfg.trend_sesoi,
                           id=q.key.lower().replace(".", "p")))
+        if word == NO_GAP:
+            rows[-1].band_words = "holds: no gap at any d (every d's interval inside the quantity's band)"
     return rows

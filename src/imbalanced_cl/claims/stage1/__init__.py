@@ -12,4 +12,4 @@ Every public name of these modules is importable from here.
 from .config import Stage1Config  # noqa: F401
 from .metrics import effective_kappa, feature_energy, fit_window, measured_rates, perp_history, perp_ratio  # noqa: F401
 from .protocol import rate_results, sparsity_table, t1_curves, t1_fits, t1_report, t1_sweep  # noqa: F401
-from .verdicts import verdict_rows  # noqa: F401
+from .verdicts import MAIN_RUN_ROWS, verdict_rows  # noqa: F401

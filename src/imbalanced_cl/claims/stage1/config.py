@@ -57,11 +57,13 @@ class Stage1Config(SimConfig):
         return int(min(max(self.horizon * t_lin, 10), 10**5))
 
     def workload(self) -> list[tuple[SimConfig, int]]:
-        """(config, steps) of every training notebook 01 runs: the main run, then each T1 sweep point for sweep_steps
-        of its linear-theory T1, for the time estimate (kappa_j from a small Monte Carlo: an estimate needs T1
-        within a few percent, not the sweep's precision)."""
+        """(config, steps) of every training notebook 01 runs: the main run, its push with 4 × K pairs (Lemma B.1 by
+        its effect), then each T1 sweep point for sweep_steps of its linear-theory T1, for the time estimate (kappa_j
+        from a small Monte Carlo: an estimate needs T1 within a few percent, not the sweep's precision)."""
+        from ...premises import EFFECTS
         from ...sim import theory
-        out = [(self.sim(), self.steps)]
+        push = int(EFFECTS["k_poly"].factor * self.n_pairs)
+        out = [(self.sim(), self.steps), (self.sim(n_pairs=push), self.steps)]
         for axis, grid in (("d", self.d_grid), ("d1", self.d1_grid)):
             for v in grid:
                 base = self.sweep_base(axis, v)
