@@ -180,38 +180,46 @@ SCALE_POINT = register(Kind("scale_point", plan_scale, run_scale_point))
 def recorded_points(cfg, root: Path | None = None) -> tuple[list[dict], list[str]]:
     """Notebook 08's recorded points for this config, beyond its own grid: (points sorted by d, notes).
 
-    A record counts when it answers for the unit this config plans at its d (validity.find: the same parameters,
-    run-only settings such as threads aside, and today's code or other code that computes the same numbers). Every
-    other record of such a d is named in the notes with why it is not used. Records of any profile folder count
-    (the parameters say what was run).
+    Every d recorded beyond the grid is looked at (EXTRA_DS are those a campaign plans; a record of another d, made
+    with --set or by an older plan, counts too). A record counts when it answers for the unit this config plans at
+    its d (validity.find: the same parameters, run-only settings such as threads aside, and today's code or other
+    code that computes the same numbers). Every other record of such a d is named in the notes with why it is not
+    used. Records of any profile folder count (the parameters say what was run).
     """
     from ..book.record import source_code
     from ..paths import repo_root
-    from .validity import find, fresh, note
+    from .validity import first_valid, fresh, note
     root = Path(root or repo_root())
     if fresh():
         return [], ["a fresh build (--fresh): recorded points not read"]
     code = source_code(root, SCALE_ENTRY)
-    points, notes = [], []
-    for d in EXTRA_DS:
-        if d in cfg.ds:
+    points = []
+    ds, notes = recorded_ds(root)
+    for d in sorted(ds - set(cfg.ds)):
+        j, stale = first_valid(Unit("scale_point", f"d{d}", "", scale_params(cfg, d), code, cfg.seed), root)
+        notes += [f"{k.path.name}: d = {d} {note(k)}" for k in stale]
+        if j is None:
             continue
-        unit = Unit("scale_point", f"d{d}", "", scale_params(cfg, d), code, cfg.seed)
-        for folder in sorted((root / "results" / "campaign").glob("*/")):
-            j = find(folder, unit, root)
-            if j is None:
-                continue
-            if not j.valid:
-                notes.append(f"{j.path.name}: d = {d} {note(j)}")
-                continue
-            try:
-                point = _numpy(j.rec["payload"]["point"])
-            except (KeyError, TypeError):
-                notes.append(f"{j.path.name}: d = {d} needs re-measuring (field point)")
-                continue
-            points.append({**point, "recorded": j.rec["provenance"]})
-            break
+        try:
+            point = _numpy(j.rec["payload"]["point"])
+        except (KeyError, TypeError):
+            notes.append(f"{j.path.name}: d = {d} needs re-measuring (field point)")
+            continue
+        points.append({**point, "recorded": j.rec["provenance"]})
     return sorted(points, key=lambda q: q["d"]), notes
+
+
+def recorded_ds(root: Path) -> tuple[set, list[str]]:
+    """The d's of every scale_point record under results/campaign (any profile folder), and a note per file that
+    cannot be read."""
+    import json
+    ds, notes = set(), []
+    for p in sorted((Path(root) / "results" / "campaign").glob("*/scale_point/*.json")):
+        try:
+            ds.add(int(json.loads(p.read_text())["params"]["d_point"]))
+        except (ValueError, KeyError, OSError, TypeError):
+            notes.append(f"{p.name}: unreadable, skipped")
+    return ds, notes
 
 
 def recorded_note(ds: list) -> str:

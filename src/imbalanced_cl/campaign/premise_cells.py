@@ -83,7 +83,7 @@ def recorded_cells(cfg, root: Path | None = None) -> tuple[list, list[str]]:
     Records of any profile folder count: the parameters say what was run."""
     from ..book.record import source_code
     from ..paths import repo_root
-    from .validity import find, fresh, note
+    from .validity import first_valid, fresh, note
     root = Path(root or repo_root())
     if fresh():
         return [], ["a fresh build (--fresh): recorded cells not read"]
@@ -91,20 +91,14 @@ def recorded_cells(cfg, root: Path | None = None) -> tuple[list, list[str]]:
     found, notes = {}, []
     for c in cfg.record_cells():
         name = cell_name(c)
-        unit = Unit(KIND, name, "", cell_params(cfg, c), code, cfg.seed)
-        for folder in sorted((root / "results" / "campaign").glob("*/")):
-            j = find(folder, unit, root)
-            if j is None:
-                continue
-            if not j.valid:
-                notes.append(f"{name}: {note(j)}")
-                continue
-            try:
-                found[name] = _cell_result(c, j.rec)
-            except (KeyError, TypeError, ValueError) as e:
-                notes.append(f"{name}: {j.path.name} needs re-measuring (field {e})")
-                continue
-            break
+        j, stale = first_valid(Unit(KIND, name, "", cell_params(cfg, c), code, cfg.seed), root)
+        notes += [f"{name}: {note(k)}" for k in stale]
+        if j is None:
+            continue
+        try:
+            found[name] = _cell_result(c, j.rec)
+        except (KeyError, TypeError, ValueError) as e:
+            notes.append(f"{name}: {j.path.name} needs re-measuring (field {e})")
     return [found[cell_name(c)] for c in cfg.record_cells() if cell_name(c) in found], notes
 
 

@@ -69,6 +69,20 @@ def find(folder: Path, unit: Unit, root: Path | None = None, scan: record.Scan |
     return stale
 
 
+def first_valid(unit: Unit, root: Path | None = None) -> tuple[Judged | None, list[Judged]]:
+    """The first valid record of `unit` in any profile folder of results/campaign (the parameters say what was run,
+    not the folder), and the stale records of it met before that one."""
+    root = Path(root or repo_root())
+    stale = []
+    for folder in sorted((root / "results" / "campaign").glob("*/")):
+        j = find(folder, unit, root)
+        if j is not None and j.valid:
+            return j, stale
+        if j is not None:
+            stale.append(j)
+    return None, stale
+
+
 def note(j: Judged) -> str:
     """One line on a stale record for a page's notes: its commit, why, and that it is not used."""
     commit = str((j.rec.get("provenance") or {}).get("commit", "?"))[:7]
