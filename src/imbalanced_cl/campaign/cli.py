@@ -196,7 +196,7 @@ def execute(args, kinds, units, opts, root: Path, results: Path) -> int:
 
     signal.signal(signal.SIGTERM, _stop)
     try:
-        out = engine.run(kinds, units, opts, root, estimate=cov.estimate)
+        out = engine.run(kinds, units, opts, root, estimate=cov.estimate, say=lambda line: print(line, flush=True))
     except KeyboardInterrupt:
         print("[stopped] interrupted before the workers started; nothing was recorded", file=sys.stderr)
         return 130

@@ -347,13 +347,14 @@ class Watch:
 
 
 def run(kinds: dict[str, Kind], units: list[Unit], opts: Options, root: Path, cluster=None,
-        estimate=None) -> Outcome:
+        estimate=None, say=lambda line: None) -> Outcome:
     """Run the pending units on a cluster (a LocalCluster of opts.workers unless given) within the budget.
 
     Progress (units done, projected time left) goes to stderr. At the deadline, or on Ctrl-C, queued units are
     cancelled and the cluster is closed, which stops the running ones: they leave no record and run next time.
     When no worker is connected for opts.join_s seconds the campaign stops too, and says why (Outcome.no_workers).
-    `estimate(unit)` gives a unit's expected seconds (from recorded wall times) for the time left.
+    `estimate(unit)` gives a unit's expected seconds (from recorded wall times) for the time left; `say(line)`
+    receives the phases of the campaign's own cluster ("[workers] starting ...", "[workers] ready").
     """
     from distributed import Client, wait
     from tqdm import tqdm
@@ -367,10 +368,10 @@ def run(kinds: dict[str, Kind], units: list[Unit], opts: Options, root: Path, cl
     deadline = time.time() + opts.budget_s
     campaign = uuid.uuid4().hex[:12]      # names this run in the records it writes
     own = cluster is None
-    if own:     # explicit phases on stdout: a stop is reported for the phase it came in (and a test can wait for one)
-        print(f"[workers] starting {_workers(opts)}", flush=True)
+    if own:     # explicit phases, said where the caller asks (the command line: stdout), for a person or a test
+        say(f"[workers] starting {_workers(opts)}")
         cluster = _start(opts)
-        print("[workers] ready", flush=True)
+        say("[workers] ready")
     client = Client(cluster)
     bar = tqdm(total=len(todo), unit="unit", file=sys.stderr, disable=not opts.progress, dynamic_ncols=True)
     futures = {client.submit(run_unit, kinds[u.kind], u, str(results), str(root), deadline, opts.threads, campaign,
