@@ -11,6 +11,8 @@ import signal
 import threading
 from contextlib import contextmanager
 
+import psutil   # here, once: imported inside the functions, two runner threads (book --jobs 2) raced on its import
+
 # A kernel's own log is written for an interactive front end. ERROR keeps its real errors and drops the warning that
 # every start printed ("Kernel is running over TCP without encryption": the kernel listens on localhost only).
 QUIET = ["--IPKernelApp.log_level=ERROR"]
@@ -19,7 +21,6 @@ QUIET = ["--IPKernelApp.log_level=ERROR"]
 def kernels() -> list:
     """The notebook kernels started under this process (by it, or by its workers), each with the processes it started
     (a notebook's own worker pool): psutil processes, kernels first."""
-    import psutil
     found = []
     for p in psutil.Process().children(recursive=True):
         try:
@@ -38,7 +39,6 @@ def kernels() -> list:
 
 def _signal(procs: list, signum: int) -> None:
     """Send `signum` to each process; one that is already gone is skipped."""
-    import psutil
     for p in procs:
         try:
             p.send_signal(signum)
@@ -48,7 +48,6 @@ def _signal(procs: list, signum: int) -> None:
 
 def kill(procs: list | None = None, wait_s: float = 10.0) -> None:
     """Kill the kernels (default: every one under this process) and wait until they are gone."""
-    import psutil
     procs = kernels() if procs is None else procs
     _signal(procs, signal.SIGKILL)
     psutil.wait_procs(procs, timeout=wait_s)
