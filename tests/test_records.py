@@ -253,3 +253,37 @@ def test_a_page_says_which_commit_device_and_date_made_its_recorded_results():
     cells = [SimpleNamespace(extra={"provenance": p}) for p in (a, a, b)]
     assert premise_cells.made_by(cells) == ["1 cell recorded by commit abcdef0 on cuda, 2026-11-28",
                                             "2 cells recorded by commit c8dd1bf on cpu, 2026-11-27"]
+
+
+def test_a_stage_refuses_a_training_object_and_an_oversized_array_before_writing(tmp_path):
+    """A stage keeps measurements: a Run (weights, pairs, per-step history) is refused by name, and so is any value
+    whose arrays exceed typed.MAX_BYTES; nothing is written in either case. A round trip of a measurement is exact."""
+    import numpy as np
+    import torch
+
+    from imbalanced_cl.campaign import typed
+    from imbalanced_cl.sim.config import SimConfig
+    from imbalanced_cl.sim.train import train
+    run = train(SimConfig(d=4, d1=8, m=4, n_pairs=8, steps=2, R=1, progress=False))
+    with pytest.raises(typed.NotStorable, match=r"t2\['lemma32'\]\['run'\]: a Run is a training object"):
+        typed.save({"lemma32": {"run": run}}, tmp_path / "t2")
+    with pytest.raises(typed.NotStorable, match=r"MiB of arrays, above the 32 MiB"):
+        typed.save({"W": np.zeros(typed.MAX_BYTES // 8 + 1)}, tmp_path / "big")
+    assert not list(tmp_path.iterdir())
+    value = {"T1": torch.tensor([3, -1]), "gap": np.array([[1.5, np.nan]]), (10, 0.5): (1, "a")}
+    typed.save(value, tmp_path / "ok")
+    back = typed.load(tmp_path / "ok")
+    assert torch.equal(back["T1"], value["T1"]) and np.array_equal(back["gap"], value["gap"], equal_nan=True)
+    assert back[(10, 0.5)] == (1, "a")
+
+
+def test_notebook_02s_measured_stages_keep_no_run():
+    """measure_t2 at a tiny size is storable: the Lemma 3.2 part keeps T1 and T2, not its run (whose per-step history
+    made a paper record hundreds of MB)."""
+    from imbalanced_cl.campaign import typed
+    from imbalanced_cl.claims.lucky import LuckyConfig, measure_t2
+    cfg = LuckyConfig(d=6, d1=12, m=8, n_minority=2, n_pairs=16, steps=20, R=1, train_eps_max=(1.0,),
+                      census_ds=(10,), progress=False)
+    out = measure_t2(cfg)
+    assert "run" not in out["lemma32"] and out["lemma32"]["T1"].shape == (1,)
+    typed._encode(out, {}, "t2")          # raises NotStorable if a training object is left in it

@@ -20,6 +20,14 @@ import numpy as np
 
 PACKAGE = "imbalanced_cl."
 
+# Training objects, not measurements: a Run holds its weights, pairs and per-step history (hundreds of MB at the paper
+# profile). A stage returns what it measured of them; these are refused by name, though they are package dataclasses.
+LIVE = ("imbalanced_cl.sim.train:Run", "imbalanced_cl.sim.train:History", "imbalanced_cl.sim.data:Pairs")
+
+# The most a stage's arrays may hold, uncompressed. A record is committed with the repository and a submission has a
+# size limit: a stage above this keeps something other than a measurement (weights over time, a training set).
+MAX_BYTES = 32 * 2**20
+
 
 class NotStorable(TypeError):
     """A value that typed.save cannot write, named by where it sits in the measurement."""
@@ -54,6 +62,9 @@ def _encode(x, arrays: dict, where: str):
                              for k, v in x.items()]}
     if dataclasses.is_dataclass(x) and not isinstance(x, type) and type(x).__module__.startswith(PACKAGE):
         cls = type(x)
+        if f"{cls.__module__}:{cls.__qualname__}" in LIVE:
+            raise NotStorable(f"{where}: a {cls.__qualname__} is a training object, not a measurement: "
+                              "return what was measured of it")
         return {"__dataclass__": f"{cls.__module__}:{cls.__qualname__}",
                 "fields": {f.name: _encode(getattr(x, f.name), arrays, f"{where}.{f.name}")
                            for f in dataclasses.fields(x)}}
@@ -108,6 +119,11 @@ def save(value, path: Path) -> list[Path]:
     """Write value to path.json (and path.npz for its arrays), each atomically; the files written."""
     arrays: dict = {}
     doc = _encode(value, arrays, Path(path).name)
+    size = sum(a.nbytes for a in arrays.values())
+    if size > MAX_BYTES:
+        big = max(arrays, key=lambda k: arrays[k].nbytes)
+        raise NotStorable(f"{Path(path).name}: {size / 2**20:.0f} MiB of arrays, above the {MAX_BYTES // 2**20} MiB a "
+                          f"stage may keep (largest: shape {arrays[big].shape}, {arrays[big].nbytes / 2**20:.0f} MiB)")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     out = []

@@ -37,12 +37,14 @@ def t2_grid(cfg: LuckyConfig, log=partial(print, flush=True)) -> dict:
 
 def lemma32_run(cfg: LuckyConfig, runs: dict) -> dict:
     """Lemma 3.2 on a run at eps_max with lemma_m neurons for lemma_steps steps (the t2_grid run when those are m and
-    steps): lemma32's measurements at T2, plus 'run', 'T2' and the lucky / ordinary (i, j) pairs per replicate at init."""
+    steps): lemma32's measurements at T2, plus 'T1', 'T2' and the lucky / ordinary (i, j) pairs per replicate at init.
+    The run itself is not returned: its per-step history is what a record must not keep (at the paper profile it is
+    hundreds of MB), and nothing judged reads it."""
     lm, ls = cfg.lemma_m or cfg.m, cfg.lemma_steps or cfg.steps
     base = runs[cfg.eps_max] if cfg.eps_max in runs and (lm, ls) == (cfg.m, cfg.steps) else train(cfg.sim(m=lm, steps=ls))
     T2 = detect_t2(base, cfg.t2_factor)
     cen = census_of(base.W0 @ base.M, cfg.d, cfg.ratio, cfg.gamma)
-    return {**lemma32(base, T2, cfg.gamma), "run": base, "T2": T2, "m": lm, "steps": ls,
+    return {**lemma32(base, T2, cfg.gamma), "T1": base.T1, "T2": T2, "m": lm, "steps": ls,
             "pairs": (cen["lucky"].sum((-1, -2)).tolist(), cen["ordinary"].sum((-1, -2)).tolist())}
 
 
@@ -59,7 +61,7 @@ def lemma32_report(L: dict, cfg: LuckyConfig) -> list[str]:
     and how often the luckiest neuron at initialisation is its feature's top neuron at T2 (against chance 1/m)."""
     a, b, minor = L["a_ratio"], L["b_ratio"], L["top_hit_minor"]
     return [f"Lemma 3.2 run: eps_max={cfg.eps_max}, eps_min={cfg.eps_min}, m={L['m']}, {L['steps']} steps; "
-            f"T1={L['run'].T1.tolist()}, T2={L['T2'].tolist()}",
+            f"T1={L['T1'].tolist()}, T2={L['T2'].tolist()}",
             f"lucky (i, j) pairs per replicate: {L['pairs'][0]} | ordinary pairs: {L['pairs'][1]}",
             f"(a) lucky neurons measured: {a.size}; ratio to the eq. (9) bound: "
             + (f"median {np.median(a):.3g}, min {a.min():.3g}" if a.size else "none"),
