@@ -196,17 +196,120 @@ def test_status_shows_a_pending_units_checkpointed_points(tmp_path, monkeypatch)
 
 
 def test_status_names_checkpoint_folders_that_no_pending_unit_claims(tmp_path, monkeypatch):
-    """Points left under another key (the code changed, say) are never read back; status names their folder so that
-    a reader can delete it."""
+    """Points left under other parameters (another key) are never read back; status names their folder so that a
+    reader can delete it. Points of the same unit under other code are shown as the next run's to adopt."""
     results = tmp_path / "results"
-    (old,) = CK.plan_tiny("ci", ROOT, n=1, code="v0")
+    (old,) = CK.plan_tiny("ci", ROOT, n=1, code="v0", extra={"size": 3})
     monkeypatch.setenv(checkpoint.ENV, str(checkpoint.unit_folder(results, old)))
     checkpoint.grid(product_fn([]), Grid(a=(1,), b=(10,)), ("a", "b"), log=None, workers=1)
-    now = CK.plan_tiny("ci", ROOT, n=1)                                             # same unit, today's code
+    now = CK.plan_tiny("ci", ROOT, n=1)                                             # other parameters, today's code
+    assert now[0].key != old.key
     cov = status.coverage(now, results)
-    assert not cov.partial and [p.name for p in cov.unclaimed] == [checkpoint.unit_folder(results, old).name]
+    assert not cov.partial and not cov.adoptable
+    assert [p.name for p in cov.unclaimed] == [checkpoint.unit_folder(results, old).name]
     assert checkpoint.unit_folder(results, old).name in "\n".join(status.report(cov, "ci", results))
     assert status.coverage([old], results).unclaimed == []                         # its own unit claims it
+    (same_key,) = CK.plan_tiny("ci", ROOT, n=1, extra={"size": 3})                  # same unit, today's code
+    cov = status.coverage([same_key], results)
+    assert not cov.unclaimed and list(cov.adoptable) == [same_key.label]
+    assert ("[1 point (0 s of work) on disk under other code: the next run adopts them if its probe gives the same "
+            "numbers]") in "\n".join(status.report(cov, "ci", results))
+
+
+def _points_under(results, unit, commit="c0ffee", dirty=False, n_b=(10, 20)):
+    """Grid points of `unit` in its checkpoint folder, with the folder's origin (commit, code, parameters)."""
+    where = checkpoint.unit_folder(results, unit)
+    os.environ[checkpoint.ENV] = str(where)
+    try:
+        checkpoint.grid(product_fn([]), Grid(a=(1,), b=n_b), ("a", "b"), log=None, workers=1)
+    finally:
+        del os.environ[checkpoint.ENV]
+    checkpoint.write_origin(where, {"commit": commit, "dirty": dirty}, unit)
+    return where
+
+
+def test_points_under_other_code_are_adopted_only_when_the_probe_gives_the_same_numbers(tmp_path):
+    """A refactor keeps finished grid points as it keeps records: the old folder's origin goes to the probe (as a
+    record would), and only an equal answer moves its points to today's folder; a moved probe, or a folder with no
+    origin, leaves them where they are."""
+    results = tmp_path / "results"
+    (old,) = CK.plan_tiny("ci", ROOT, n=1, code="v0")
+    (now,) = CK.plan_tiny("ci", ROOT, n=1)
+    assert old.key == now.key and old.code != now.code
+    where = _points_under(results, old)
+    seen = []
+
+    def moved(rec):
+        seen.append(rec)
+        return False, "probe tiny moved: the code of c0ffee gives 1, today's gives 2"
+
+    said = checkpoint.adopt(results, now, moved)
+    assert said == f"checkpoints {where.name} not adopted: probe tiny moved: the code of c0ffee gives 1, today's gives 2"
+    assert seen[0]["provenance"] == {"commit": "c0ffee", "dirty": False} and seen[0]["measure_code"] == "v0"
+    assert seen[0]["params"] == old.params
+    assert where.is_dir() and not checkpoint.unit_folder(results, now).exists()
+    said = checkpoint.adopt(results, now, lambda rec: (True, "probe tiny gives the same numbers (ab12)"))
+    assert said == "checkpoints: 2 points computed under other code adopted (probe tiny gives the same numbers (ab12))"
+    assert not where.exists() and checkpoint.summary(checkpoint.unit_folder(results, now))["points"] == 2
+    assert not (checkpoint.unit_folder(results, now) / checkpoint.ORIGIN).exists()   # today's run writes its own
+    # a folder of points from before origins were written is never adopted
+    (older,) = CK.plan_tiny("ci", ROOT, n=1, code="v-1")
+    bare = _points_under(results, older)
+    (bare / checkpoint.ORIGIN).unlink()
+    assert checkpoint.adopt(results, dataclasses.replace(now, code="v2"), lambda rec: (True, "")) == ""
+    assert bare.is_dir()
+
+
+def test_a_unit_run_adopts_points_of_other_code_and_resumes_from_them(tmp_path, monkeypatch):
+    """engine.run_unit asks the unit's probe about points under other code before it runs, resumes from them when it
+    agrees (fn is called only for the points not yet done), and says so in the record's provenance."""
+    import time
+
+    from imbalanced_cl.campaign import engine, probe
+    from imbalanced_cl.campaign.units import Kind
+
+    calls = []
+
+    def run(unit, root):
+        checkpoint.grid(product_fn(calls), Grid(a=(1,), b=(10, 20, 30)), ("a", "b"), log=None, workers=1)
+        return {"value": 1}
+
+    results = tmp_path / "results"
+    (old,) = CK.plan_tiny("ci", ROOT, n=1, code="v0")
+    (now,) = CK.plan_tiny("ci", ROOT, n=1)
+    _points_under(results, old, n_b=(10, 20))
+    asked = []
+    monkeypatch.setattr(probe, "same_numbers", lambda kind, rec, params, code, root: (
+        asked.append((kind, rec["provenance"]["commit"], code)) or (True, "probe tiny gives the same numbers")))
+    threads = torch.get_num_threads()
+    try:
+        out = engine.run_unit(Kind("tiny", CK.plan_tiny, run), now, str(results), str(ROOT), time.time() + 600)
+    finally:
+        torch.set_num_threads(threads)
+    assert out["status"] == "ran" and asked == [("tiny", "c0ffee", now.code)]
+    assert len(calls) == 1                                     # only b = 30 was computed
+    prov = record.read(Path(out["path"]))["provenance"]
+    assert prov["adopted"] == ("checkpoints: 2 points computed under other code adopted "
+                               "(probe tiny gives the same numbers)")
+    assert not (results / "checkpoints").exists()
+
+
+def test_a_stopped_notebook_unit_reads_its_finished_stages_back(tmp_path, monkeypatch, capsys):
+    """In a campaign unit a stage is kept as it finishes; the next run of the same unit reads it back, computing
+    nothing, and a damaged stage file is measured again."""
+    from imbalanced_cl.campaign import stages
+    monkeypatch.setenv(stages.STAGES_ENV, str(tmp_path / "stages"))
+    monkeypatch.setenv(stages.STAGES_MODE_ENV, "record")
+    calls = []
+    first = stages.measured("grid", lambda: calls.append(1) or {"x": np.arange(3.0)})
+    (tmp_path / "stages" / ".grid.json.tmp-1").write_text("half")
+    assert stages.clean(tmp_path / "stages") == ["grid"] and not list((tmp_path / "stages").glob(".*"))
+    again = stages.measured("grid", lambda: calls.append(1) or {"x": np.zeros(3)})
+    assert calls == [1] and np.array_equal(again["x"], first["x"])
+    assert "stage grid: read back" in capsys.readouterr().out
+    (tmp_path / "stages" / "grid.json").write_text("{damaged")
+    third = stages.measured("grid", lambda: calls.append(1) or {"x": np.zeros(3)})
+    assert calls == [1, 1] and np.array_equal(third["x"], np.zeros(3))
 
 
 def test_points_in_worker_processes_give_the_whole_grids_numbers_and_print_in_grid_order(tmp_path, monkeypatch,

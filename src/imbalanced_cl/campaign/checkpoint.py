@@ -17,6 +17,7 @@ from the repository's own results folder, as trusted as the code beside it.
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import pickle
 import shutil
@@ -27,6 +28,7 @@ from pathlib import Path
 from .units import child_env, child_env_now
 
 ENV = "IMBALANCED_CL_CHECKPOINTS"
+ORIGIN = "origin.json"       # in a unit's folder: the commit, code digest and parameters its points were computed by
 
 
 def unit_folder(results: Path, unit, device: str | None = None) -> Path:
@@ -41,6 +43,59 @@ def unit_folder(results: Path, unit, device: str | None = None) -> Path:
     device = device or run_device()
     suffix = "" if device == "cpu" else f"-{device}"
     return Path(results) / "checkpoints" / f"{unit.kind}-{unit.name}-{unit.version}{suffix}"
+
+
+def write_origin(where: Path, prov: dict, unit) -> None:
+    """Say in a unit's folder which commit, code digest and parameters compute its points (once: the first run's)."""
+    path = Path(where) / ORIGIN
+    if path.exists():
+        return
+    Path(where).mkdir(parents=True, exist_ok=True)
+    doc = {"commit": prov.get("commit", ""), "dirty": bool(prov.get("dirty")), "code": unit.code,
+           "params": unit.params}
+    tmp = path.with_name(f".{ORIGIN}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(doc, sort_keys=True, default=str) + "\n")
+    os.replace(tmp, path)
+
+
+def others(results: Path, unit, device: str | None = None) -> list[Path]:
+    """The checkpoint folders of this unit (its key, on this kind of device) written under other code."""
+    mine = unit_folder(results, unit, device)
+    suffix = mine.name[len(f"{unit.kind}-{unit.name}-{unit.key}"):]        # "-<code>[-cuda]"
+    cuda = suffix.endswith("-cuda")
+    found = Path(results, "checkpoints").glob(f"{unit.kind}-{unit.name}-{unit.key}-*")
+    return sorted(p for p in found if p != mine and p.is_dir() and p.name.endswith("-cuda") == cuda)
+
+
+def adopt(results: Path, unit, same_numbers, device: str | None = None) -> str:
+    """Carry the points of this unit computed under other code over to today's folder when that code computes the
+    same numbers: the probe decides (campaign/probe.py), as for a record, so a refactor, a rename or an edited
+    verdict never throws away hours of finished grid points. `same_numbers(origin) -> (ok, why)` is given the
+    folder's origin as a record-like dict. Returns what was done, in one line ("" when there was nothing to adopt).
+
+    A folder with no origin (made before origins were written) or from a dirty tree is left alone; status names it."""
+    mine = unit_folder(results, unit, device)
+    if mine.is_dir() and any(mine.glob("*.pkl")):
+        return ""
+    said = []
+    for old in others(results, unit, device):
+        try:
+            origin = json.loads((old / ORIGIN).read_text())
+        except (OSError, ValueError):
+            continue
+        rec = {"provenance": {"commit": origin.get("commit", ""), "dirty": origin.get("dirty", False)},
+               "measure_code": origin.get("code", ""), "params": origin.get("params", {})}
+        ok, why = same_numbers(rec)
+        if not ok:
+            said.append(f"checkpoints {old.name} not adopted: {why}")
+            continue
+        n = len(list(old.glob("*.pkl")))
+        if mine.exists():
+            shutil.rmtree(mine)
+        os.replace(old, mine)
+        (mine / ORIGIN).unlink(missing_ok=True)     # today's run writes its own origin
+        return f"checkpoints: {n} points computed under other code adopted ({why})"
+    return "; ".join(said)
 
 
 def run_device() -> str:
@@ -60,7 +115,7 @@ def kept(where: Path):
     finally:       # however the unit ends: no partial notebook stays, nor a folder with nothing to resume from
         for p in Path(where).glob(".*.partial.ipynb"):
             p.unlink(missing_ok=True)
-        if Path(where).is_dir() and not any(Path(where).iterdir()):
+        if Path(where).is_dir() and not [p for p in Path(where).iterdir() if p.name != ORIGIN]:
             remove(where)
 
 
@@ -76,7 +131,7 @@ def drop_partials(results: Path, unit) -> list[Path]:
     gone = sorted(Path(results).glob(f"checkpoints/{unit.kind}-{unit.name}-{unit.key}*/.*.partial.ipynb"))
     for p in gone:
         p.unlink(missing_ok=True)
-        if not any(p.parent.iterdir()):
+        if not [q for q in p.parent.iterdir() if q.name != ORIGIN]:
             remove(p.parent)
     return gone
 

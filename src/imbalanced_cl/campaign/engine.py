@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..book import kernels
 from ..validate import check, check_int
-from . import checkpoint, record
+from . import checkpoint, probe, record
 from .lock import acquire
 from .units import Kind, Unit, child_env
 
@@ -87,12 +87,15 @@ def run_unit(kind: Kind, unit: Unit, results: str, root: str, deadline: float, t
         n = threads or kind.threads
         t0 = time.time()
         points = checkpoint.unit_folder(results, unit)
+        adopted = checkpoint.adopt(results, unit, lambda rec: probe.same_numbers(
+            probe.probe_for(unit.kind, unit.name) or unit.kind, rec, unit.params, unit.code, root))
+        checkpoint.write_origin(points, record.provenance(root, unit, 0.0, 0), unit)
         # two workers on two cores: one thread each, or they fight; the kernels a unit starts get the same count in
         # their environment, and the worker's own thread count is back after the unit
         with torch_threads(n), child_env(OMP_NUM_THREADS=n, MKL_NUM_THREADS=n), checkpoint.kept(points):
             payload = kind.run(unit, root)    # a unit stopped before resumes from the points it finished
         wall = time.time() - t0
-        prov = {**record.provenance(root, unit, wall, n), "campaign": campaign}
+        prov = {**record.provenance(root, unit, wall, n), "campaign": campaign, **({"adopted": adopted} if adopted else {})}
         path = record.write(results, unit, payload, prov)
         checkpoint.remove(points)                # only now: the record answers for the unit
         return {"unit": unit.label, "status": "ran", "wall_s": wall, "path": str(path)}

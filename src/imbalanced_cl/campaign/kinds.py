@@ -81,8 +81,9 @@ def run_notebook(unit: Unit, root: Path) -> dict:
         partial = where / checkpoint.partial_name(unit.name)
     env = {**child_env_now(), "IMBALANCED_CL_PROFILE": unit.profile}   # the provenance table names the profile
     made = where / "stages" if where is not None else None    # what the notebook measures (stages.measured)
-    if made is not None:
-        shutil.rmtree(made, ignore_errors=True)               # stages of an interrupted run are measured again
+    resumed_stages = []
+    if made is not None:      # the stages an interrupted run finished are read back, not measured again
+        resumed_stages = stages.clean(made)
         env.update({stages.STAGES_ENV: str(made), stages.STAGES_MODE_ENV: "record"})
     ok, msg = execute(nb, out, unit.params, root, {"profile": unit.profile, "campaign_key": unit.key}, root, env=env,
                       partial=partial)
@@ -98,7 +99,8 @@ def run_notebook(unit: Unit, root: Path) -> dict:
         home.parent.mkdir(parents=True, exist_ok=True)
         os.replace(made, home)
     return {"rows": rows, "stages": kept, "notebook": book_record._provenance(nbformat.read(out, as_version=4)),
-            "checkpoints": {"resumed_points": resumed["points"], "resumed_s": round(resumed["seconds"], 2)}}
+            "checkpoints": {"resumed_points": resumed["points"], "resumed_s": round(resumed["seconds"], 2),
+                            "resumed_stages": resumed_stages}}
 
 
 def stages_of(results: Path, unit: Unit) -> Path:

@@ -3,7 +3,8 @@
 A notebook wraps each costly computation: `cen = measured("census", lambda: lucky.run_census(ccfg))`. Outside a
 campaign that is a plain call. In a campaign unit (STAGES_ENV names the unit's folder) the value is also written
 there (campaign/typed.py: JSON and .npz), and the unit's record keeps those files beside it: the measurements, not
-only the verdict rows. Replayed (STAGES_MODE_ENV = "replay"), the stage is read back and never computed, so the
+only the verdict rows. A unit stopped before its end keeps the stages it finished in its checkpoint folder, and its next run reads them
+back instead of measuring them again. Replayed (STAGES_MODE_ENV = "replay"), the stage is read back and never computed, so the
 notebook judges a recorded unit with today's verdict code; a stage the record lacks, or a field its files lack,
 stops the run with "needs re-measuring (...)", never a crash and never a silent default.
 """
@@ -46,6 +47,13 @@ def measured(name: str, compute: Callable[[], T]) -> T:
             return typed.load(path)
         except KeyError as e:
             raise NeedsRemeasuring(f"needs re-measuring (field {e.args[0]})") from None
+    if path.with_suffix(".json").exists():    # kept by an earlier, interrupted run of this unit (same code)
+        try:
+            value = typed.load(path)
+            print(f"stage {name}: read back (measured by an earlier, interrupted run of this unit)", flush=True)
+            return value
+        except (ValueError, KeyError):
+            pass                               # damaged or of another shape: measured again below
     value = compute()
     typed.save(value, path)
     return value
@@ -54,3 +62,10 @@ def measured(name: str, compute: Callable[[], T]) -> T:
 def names(where: Path) -> list[str]:
     """The stages kept in a folder, sorted."""
     return sorted(p.stem for p in Path(where).glob("*.json")) if Path(where).is_dir() else []
+
+
+def clean(where: Path) -> list[str]:
+    """Remove the half-written files an interrupted run left among its stages; the names of the finished stages."""
+    for p in Path(where).glob(".*tmp*") if Path(where).is_dir() else []:
+        p.unlink(missing_ok=True)
+    return names(where)

@@ -21,6 +21,7 @@ class Coverage:
     running: dict = field(default_factory=dict)     # {unit label: lock holder}
     partial: dict = field(default_factory=dict)     # {unit label: checkpoint.summary} of pending units with points
     unclaimed: list = field(default_factory=list)   # [Path]: checkpoint folders of no pending unit of this plan
+    adoptable: dict = field(default_factory=dict)   # {unit label: (folder, summary)}: its points under other code
     walls: dict = field(default_factory=dict)       # {(kind, name): latest recorded wall seconds, stale included}
     made: dict = field(default_factory=dict)        # {unit label: where its record was made (device, versions)}
 
@@ -74,12 +75,18 @@ def coverage(units: list[Unit], results: Path, root: Path | None = None) -> Cove
         part = checkpoint.summary(checkpoint.unit_folder(results, u)) if u in cov.pending else None
         if part and part["points"]:
             cov.partial[u.label] = part
+        elif u in cov.pending:          # points of this unit under other code: the next run's probe decides
+            olds = [(p, checkpoint.summary(p)) for p in checkpoint.others(results, u)]
+            olds = [(p, s) for p, s in olds if s["points"]]
+            if olds:
+                cov.adoptable[u.label] = olds[0]
     def planned(r: dict) -> bool:
         """Whether a record is of a planned unit (its kind and name, and its seed or none)."""
         return any((r.get("kind"), r.get("name")) == (k, n) and seed_of(r) in (None, s) for k, n, s in named)
 
     cov.outside = [(sc.paths[k], r) for k, r in sc.records.items() if not planned(r)]
     mine = {checkpoint.unit_folder(results, u, dev).name for u in cov.pending for dev in ("cpu", "cuda")}
+    mine |= {p.name for p, _ in cov.adoptable.values()}
     kept = Path(results) / "checkpoints"
     cov.unclaimed = sorted(p for p in kept.iterdir() if p.name not in mine) if kept.is_dir() else []
     return cov
@@ -132,7 +139,9 @@ def report(cov: Coverage, profile: str, results: Path, workers: int = 1) -> list
                  f"\n             {u.label}" + (f" [running: {_holder(cov.running[u.label])}]"
                                                if u.label in cov.running else "")
                  + (f" [{_points(cov.partial[u.label])} on disk: the next run resumes there]"
-                    if u.label in cov.partial else "") for u in cov.pending),
+                    if u.label in cov.partial else "")
+                 + (f" [{_points(cov.adoptable[u.label][1])} on disk under other code: the next run adopts them if "
+                    "its probe gives the same numbers]" if u.label in cov.adoptable else "") for u in cov.pending),
              f"  stale    {len(cov.stale):3d}" + "".join(
                  f"\n             {p.name} (recorded at commit {str(r['provenance'].get('commit', '?'))[:7]}; "
                  f"{why}; not used)" for p, r, why in cov.stale),
