@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from imbalanced_cl.book.glued import rows_of
 from imbalanced_cl.book.record import code_digest
 from imbalanced_cl.book.runner import records_digest
 from imbalanced_cl.campaign import probe, record, status, validity
@@ -238,7 +239,21 @@ def test_a_notebook_unit_keeps_its_measurements_and_is_judged_again_from_them_al
     recorded = {r["id"]: (r["verdict"], r["measured"], r["lo"], r["hi"]) for r in rec["payload"]["rows"]}
     assert {r["id"]: (r["verdict"], r["measured"], r["lo"], r["hi"]) for r in rows} == recorded
 
+    # the book builds the page from the record: the grid is read back (nothing trained), the page says which record
+    # measured it, and the book's cache key follows the record
+    from imbalanced_cl.book.runner import run_book
+    reps = judge.replays(ROOT, "ci", results=tmp_path)
+    assert list(reps) == ["03_Ni_scaling"] and reps["03_Ni_scaling"]["made_by"].startswith("commit ")
+    assert run_book("ci", out_root=tmp_path / "book", only=["03_Ni_scaling"], build=False, replays=reps) == 0
+    page = (tmp_path / "book" / "_build" / "executed" / "notebooks" / "03_Ni_scaling.ipynb").read_text()
+    assert "d= 10 rho=" not in page and "grid: read from the campaign record made by commit " in page
+    assert "nothing trained in this build" in page
+    assert {r["id"]: (r["verdict"], r["measured"], r["lo"], r["hi"])
+            for r in rows_of(tmp_path / "book" / "_build" / "executed" / "notebooks" / "03_Ni_scaling.ipynb")} \
+        == recorded
+
     (where / "grid.json").unlink()
+    assert judge.replays(ROOT, "ci", results=tmp_path) == {}      # a record missing a stage is not replayed
     rows, why = judge.judge(ROOT, path, rec, tmp_path / "again.ipynb")
     assert rows is None and why == "needs re-measuring (stage grid: not in the record)"
 

@@ -143,3 +143,16 @@ def test_help_has_a_description_examples_and_version():
     version = subprocess.run(run + ["--version"], cwd=ROOT, capture_output=True, text=True)
     assert version.returncode == 0
     assert version.stdout.startswith(f"imbalanced-cl {__version__} (") and f"torch {torch.__version__}" in version.stdout
+
+
+def test_a_notebook_is_built_from_a_record_only_at_the_records_own_parameters():
+    """A campaign record answers for a build at exactly its parameters: a `--set` that changes one value (or a
+    parameter the record lacks) measures again; a notebook with no record measures."""
+    from imbalanced_cl.book.runner import replay_for
+    rep = {"params": {"d": 20, "ratios": [1.0, 0.5], "seed": 0}, "env": {}, "digest": "x", "made_by": "commit a"}
+    nb = Path("notebooks/03_Ni_scaling.ipynb")
+    assert replay_for({"03_Ni_scaling": rep}, nb, {"seed": 0, "ratios": [1.0, 0.5], "d": 20}) is rep
+    assert replay_for({"03_Ni_scaling": rep}, nb, {"d": 20, "ratios": [1.0, 0.5], "seed": 1}) is None
+    assert replay_for({"03_Ni_scaling": rep}, nb, {"d": 20, "ratios": [1.0, 0.5], "seed": 0, "m": 5}) is None
+    assert replay_for({"02_lucky_neurons": rep}, nb, rep["params"]) is None
+    assert replay_for(None, nb, rep["params"]) is None

@@ -138,12 +138,15 @@ def book_cmd(args) -> int:
     """`book`: run the pipeline; a mistake exits 2 with one line per error (the traceback with --verbose)."""
     try:
         overrides = {k: yaml.safe_load(v) for k, _, v in (item.partition("=") for item in args.set)}
+        from .campaign.judge import judge_all, replays
         if args.profile != "paper":    # the paper column: recorded paper units judged by today's verdict code
-            from .campaign.judge import judge_all
             judge_all(repo_root(), "paper")
+        # notebooks whose measurements a valid campaign record of this profile holds are judged from it, not re-run
+        recorded = ({} if args.fresh or args.profiles or args.profile not in PROFILES
+                    else replays(repo_root(), args.profile))
         return run_book(args.profile, out_root=args.out, only=args.only, build=not args.no_build,
                         strict=args.strict, force=args.force, overrides=overrides, profiles=args.profiles,
-                        jobs=args.jobs, fresh=args.fresh)
+                        jobs=args.jobs, fresh=args.fresh, replays=recorded)
     except ParameterError as e:
         if args.verbose:
             raise

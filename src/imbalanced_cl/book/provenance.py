@@ -16,6 +16,9 @@ from ..sim.train import chunks_used
 
 _T0 = time.time()
 COMMIT_ENV = "IMBALANCED_CL_COMMIT"   # the commit of a copy that has no .git folder
+# Set by the book runner when a notebook's measurements are read from a campaign record ("commit 1aea087 on cpu,
+# 2026-11-27"): the page then says that nothing was trained in this build, and which record measured it.
+RECORDED_ENV = "IMBALANCED_CL_RECORDED"
 
 
 def _git(*args: str) -> str:
@@ -72,6 +75,9 @@ def record(params: dict, started: float | None = None) -> dict:
         # replicates per training chunk: another chunking draws the same pairs, but its weights agree only to rounding
         "chunks": chunks_used(),
         "threads": torch.get_num_threads(), "python": platform.python_version(), **environment(),
+        **({"measured by": f"the campaign record made by {os.environ[RECORDED_ENV]} (its measurement stages read "
+                           "back; nothing trained in this build; `make book FRESH=1` measures again)"}
+           if os.environ.get(RECORDED_ENV) else {}),
     }
 
 

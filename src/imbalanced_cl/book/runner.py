@@ -395,17 +395,20 @@ class Batch:
             self.pool = ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"))
             self.threads = max(1, cores // jobs)
 
-    def start(self, nb: Path, out: Path, params: dict, keyfile: Path, key: str, here: bool) -> None:
-        """Execute `nb` into `out`: in a worker when there is a pool and `here` is False, else now, in this process."""
+    def start(self, nb: Path, out: Path, params: dict, keyfile: Path, key: str, here: bool,
+              env: dict | None = None) -> None:
+        """Execute `nb` into `out` (its kernel also gets `env`): in a worker when there is a pool and `here` is False,
+        else now, in this process."""
         rel = nb.relative_to(self.root)
+        env = {**self.env, **(env or {})}
         if self.pool is not None and not here:
             threads = {"OMP_NUM_THREADS": str(self.threads), "MKL_NUM_THREADS": str(self.threads)}
             fut = self.pool.submit(_execute_in_worker, nb, out, params, self.root, self.stamp,
-                                   {**self.env, **threads}, self.out_root)
+                                   {**env, **threads}, self.out_root)
             self.pending.append((fut, rel, keyfile, key))
             return
         t0, self.current = time.time(), rel
-        ok, msg = execute(nb, out, params, self.root, self.stamp, self.out_root, self.env)
+        ok, msg = execute(nb, out, params, self.root, self.stamp, self.out_root, env)
         self.current = None
         self.finish(ok, msg, rel, keyfile, key, time.time() - t0)
 
@@ -436,12 +439,23 @@ class Batch:
             self.pool.shutdown(cancel_futures=True)
 
 
+def replay_for(replays: dict | None, nb: Path, params: dict) -> dict | None:
+    """The campaign record a notebook's run is built from: its entry in `replays` when the record was made at exactly
+    these parameters (a run with other values, `--set seed=1` say, measures for itself), else None."""
+    rep = (replays or {}).get(nb.stem)
+    same = rep is not None and json.dumps(rep["params"], sort_keys=True, default=str) == json.dumps(
+        params, sort_keys=True, default=str)
+    return rep if same else None
+
+
 def execute_all(root: Path, out_root: Path, notebooks: list[Path], runs: list[tuple[Path, dict]], profile: str,
-                force: bool, jobs: int, env: dict | None = None) -> list[tuple[Path, str]] | None:
+                force: bool, jobs: int, env: dict | None = None,
+                replays: dict | None = None) -> list[tuple[Path, str]] | None:
     """Execute (or reuse from the cache) each planned notebook; the failures, or None after Ctrl-C.
 
     Collecting notebooks (the scoreboard) run after every other one, whatever their place in the toc, and their key
-    follows the key of every notebook they read.
+    follows the key of every notebook they read. A notebook in `replays` (campaign/judge.replays: a valid campaign
+    record of it at exactly these parameters) is executed with its measurements read back from the record.
     """
     executed = out_root / "_build" / "executed"
     code, versions = package_digest(root), dependency_versions()
@@ -456,12 +470,15 @@ def execute_all(root: Path, out_root: Path, notebooks: list[Path], runs: list[tu
             extra = json.dumps({q.stem: _read(executed / q.relative_to(root).with_suffix(".key"))
                                 for q in notebooks if not collects(q)}, sort_keys=True) if collects(nb) else ""
             extra += records_digest(root, nb) if not (env or {}).get(FRESH_ENV) else "fresh"
+            rep = replay_for(replays, nb, params)
+            extra += f"recorded:{rep['digest']}" if rep else ""
             key = cache_key(nb, params, profile, code, extra, versions)
             if not force and out.exists() and keyfile.exists() and keyfile.read_text() == key:
                 print(f"[cached]  {rel} ({profile})", flush=True)
                 continue
-            print(f"[running] {rel} ({profile}) ...", flush=True)
-            batch.start(nb, out, params, keyfile, key, here=collects(nb))
+            print(f"[running] {rel} ({profile})" + (f", measurements from the campaign record made by "
+                                                    f"{rep['made_by']}" if rep else "") + " ...", flush=True)
+            batch.start(nb, out, params, keyfile, key, here=collects(nb), env=rep["env"] if rep else None)
         batch.drain()
     except KeyboardInterrupt:
         names = ", ".join(str(r) for r in batch.running())
@@ -487,7 +504,8 @@ def publish(root: Path, out_root: Path, strict: bool) -> int:
 
 def run_book(profile: str = "default", out_root: Path | None = None, only: list[str] | None = None,
              build: bool = True, strict: bool = False, force: bool = False, overrides: dict | None = None,
-             root: Path | None = None, profiles: Path | None = None, jobs: int = 1, fresh: bool = False) -> int:
+             root: Path | None = None, profiles: Path | None = None, jobs: int = 1, fresh: bool = False,
+             replays: dict | None = None) -> int:
     """Execute (or reuse) every notebook at a profile, then build the HTML. Returns a process exit code.
 
     Before anything runs, every selected notebook's parameters are checked (names and values); any error
@@ -499,6 +517,8 @@ def run_book(profile: str = "default", out_root: Path | None = None, only: list[
     `jobs` > 1 executes that many notebooks at once, each kernel with cores // jobs threads (the notebooks are
     independent; the collecting ones still run last). Thread counts can move float rounding, so the book's
     published numbers come from jobs = 1; the test suite uses 2 on its tiny ci profile.
+    `replays` ({notebook: ...} from campaign/judge.replays) names the notebooks whose measurements a valid campaign
+    record holds at these parameters: they are judged from it, nothing trained (never with `fresh`).
     """
     check_int("jobs", jobs, 1)
     root = Path(root or repo_root()).resolve()
@@ -521,7 +541,8 @@ def run_book(profile: str = "default", out_root: Path | None = None, only: list[
         env[FRESH_ENV] = "1"
     # a stop kills the kernels before papermill's clean-up reaches them: `[stopped]` is then all it prints
     with kernels.stops_kill_kernels():
-        failures = execute_all(root, out_root, notebooks, runs, profile, force or fresh, jobs, env)
+        failures = execute_all(root, out_root, notebooks, runs, profile, force or fresh, jobs, env,
+                               None if fresh else replays)
     if failures is None:
         return 130
     if failures:

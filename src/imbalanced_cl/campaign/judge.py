@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 from ..book.glued import rows_of
+from ..book.provenance import RECORDED_ENV
 from ..book.runner import execute, package_digest
 from . import record, stages
 from .kinds import plan_notebooks
@@ -79,4 +80,33 @@ def judge_all(root: Path, profile: str, results: Path | None = None, quiet: bool
             said = f"{len(rows)} rows by today's verdict code" if rows is not None else why
             print(f"[judged]  {unit.name} ({profile} record of {str(j.rec['provenance'].get('commit', '?'))[:7]}): "
                   f"{said}", file=sys.stderr if rows is None else sys.stdout, flush=True)
+    return out
+
+
+def replays(root: Path, profile: str, results: Path | None = None) -> dict[str, dict]:
+    """The notebooks of a profile that the book can build from a valid campaign record instead of measuring again:
+    {notebook: {"params", "env", "digest", "made_by"}}.
+
+    A record qualifies when it answers for the profile's own unit (its parameters and seed, and code that computes
+    the same numbers: validity.find) and kept its measurement stages. The book then executes the notebook with those
+    stages read back (nothing is trained; today's verdict code judges them), under `env`, and its cache key follows
+    `digest` (the record's and its stages' bytes), so a new or mended record re-executes exactly its notebook."""
+    from .validity import find, made_by
+    root = Path(root)
+    results = Path(results or root / "results" / "campaign" / profile)
+    out, sc = {}, record.scan(results)
+    for unit in plan_notebooks(profile, root):
+        j = find(results, unit, root, sc)
+        if j is None or not j.valid:
+            continue
+        where = kept_stages(j.path, j.rec)
+        kept = (j.rec.get("payload") or {}).get("stages") or []
+        if not kept or not all((where / f"{name}.json").exists() for name in kept):
+            continue
+        h = hashlib.sha256(Path(j.path).read_bytes())
+        for p in sorted(where.glob("*")):
+            h.update(p.name.encode() + p.read_bytes())
+        by = made_by(j.rec.get("provenance") or {})
+        out[unit.name] = {"params": unit.params, "made_by": by, "digest": h.hexdigest(),
+                          "env": {stages.STAGES_ENV: str(where), stages.STAGES_MODE_ENV: "replay", RECORDED_ENV: by}}
     return out

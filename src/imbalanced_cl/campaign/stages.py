@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 from typing import Callable, TypeVar
 
+from ..book.provenance import RECORDED_ENV
 from . import typed
 
 STAGES_ENV = "IMBALANCED_CL_STAGES"            # the folder of this run's stages (set by a campaign unit)
@@ -44,9 +45,12 @@ def measured(name: str, compute: Callable[[], T]) -> T:
         if not path.with_suffix(".json").exists():
             raise NeedsRemeasuring(f"needs re-measuring (stage {name}: not in the record)")
         try:
-            return typed.load(path)
+            value = typed.load(path)
         except KeyError as e:
             raise NeedsRemeasuring(f"needs re-measuring (field {e.args[0]})") from None
+        if os.environ.get(RECORDED_ENV):       # a book page built from a record says where each stage came from
+            print(f"{name}: read from the campaign record made by {os.environ[RECORDED_ENV]}", flush=True)
+        return value
     if path.with_suffix(".json").exists():    # kept by an earlier, interrupted run of this unit (same code)
         try:
             value = typed.load(path)

@@ -61,14 +61,18 @@ def _encode(x, arrays: dict, where: str):
         return {"__dict__": [[_encode(k, arrays, f"{where} key"), _encode(v, arrays, f"{where}[{k!r}]")]
                              for k, v in x.items()]}
     if dataclasses.is_dataclass(x) and not isinstance(x, type) and type(x).__module__.startswith(PACKAGE):
-        cls = type(x)
-        if f"{cls.__module__}:{cls.__qualname__}" in LIVE:
-            raise NotStorable(f"{where}: a {cls.__qualname__} is a training object, not a measurement: "
-                              "return what was measured of it")
-        return {"__dataclass__": f"{cls.__module__}:{cls.__qualname__}",
-                "fields": {f.name: _encode(getattr(x, f.name), arrays, f"{where}.{f.name}")
-                           for f in dataclasses.fields(x)}}
+        return _encode_dataclass(x, arrays, where)
     raise NotStorable(f"{where}: a {type(x).__module__}.{type(x).__qualname__} cannot be stored as a measurement")
+
+
+def _encode_dataclass(x, arrays: dict, where: str) -> dict:
+    """The JSON form of one of the package's dataclasses, field by field; a training object (LIVE) is refused."""
+    cls = type(x)
+    if f"{cls.__module__}:{cls.__qualname__}" in LIVE:
+        raise NotStorable(f"{where}: a {cls.__qualname__} is a training object, not a measurement: "
+                          "return what was measured of it")
+    return {"__dataclass__": f"{cls.__module__}:{cls.__qualname__}",
+            "fields": {f.name: _encode(getattr(x, f.name), arrays, f"{where}.{f.name}") for f in dataclasses.fields(x)}}
 
 
 def _decode(x, arrays):
