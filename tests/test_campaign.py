@@ -299,11 +299,13 @@ def test_the_scoreboard_reads_current_campaign_units_and_leaves_stale_ones_out(t
     old = Unit(unit.kind, unit.name, unit.profile, unit.params, "other code")
     made = record.write(folder, old, {"rows": [{**row, "verdict": "does not hold"}]}, {"wall_s": 3.0})
     stale_path = made.rename(made.with_name(f"{unit.name}-0000000000000000.json"))   # named by an older key scheme
-    record.write(folder, unit, {"rows": [row]}, {"device": "cpu", "commit": "abcdef0123", "wall_s": 3.0})
+    record.write(folder, unit, {"rows": [row]}, {"device": "cpu", "commit": "abcdef0123", "wall_s": 3.0,
+                                                 "recorded": "2026-11-27T23:01:02+00:00"})
     got = book_record.load_campaign(tmp_path, "ci")
     assert list(got) == [unit.name] and got[unit.name]["rows"] == [row] and got[unit.name]["units"] == "1 of 1"
     (cell,) = book_record.column([{**row, "verdict": "partly"}], got)
     assert cell["verdict"] == "holds" and cell["units"] == "1 of 1" and cell["differs"]
+    assert (cell["device"].split(",")[0], cell["commit"], cell["date"]) == ("cpu", "abcdef0", "2026-11-27")
     assert stale_path.exists()     # reported by `campaign status`, never read here
 
 

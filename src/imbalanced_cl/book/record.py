@@ -141,6 +141,7 @@ def column(rows: list[dict], records: dict[str, dict]) -> list[dict]:
             continue
         out.append({"status": "ok", "verdict": match["verdict"], "measured": match["measured"], "lo": match["lo"],
                     "hi": match["hi"], "device": device_label(rec), "commit": str(rec.get("commit", "?"))[:7],
+                    "date": str(rec.get("date") or rec.get("recorded") or "?")[:10],
                     "differs": match["verdict"] != r["verdict"], "units": rec.get("units")})
     return out
 

@@ -224,12 +224,13 @@ def _summary_table(board: Board, base: str) -> str:
 
 
 def _paper_cell(p: dict) -> str:
-    """The paper-scale column of one row: its verdict with device and commit, or why there is none."""
+    """The paper-scale column of one row: its verdict with the device, commit and date that recorded it, or why there
+    is none."""
     if p["status"] != "ok":
         return f'<small>{_esc(p["status"])}</small>'
     colour = T._COLOURS.get(p["verdict"], "#000")
     return (f'<b style="color:{colour}">{_esc(p["verdict"])}</b><br>{T.fmt(p["measured"])} '
-            f'[{T.fmt(p["lo"])}, {T.fmt(p["hi"])}]<br><small>{_esc(p["device"])}, {_esc(p["commit"])}'
+            f'[{T.fmt(p["lo"])}, {T.fmt(p["hi"])}]<br><small>{_esc(p["device"])}, commit {_esc(p["commit"])}, {_esc(p.get("date", "?"))}'
             + (f', {_esc(p["units"])} units' if p.get("units") else "") + "</small>")
 
 

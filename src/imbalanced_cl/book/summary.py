@@ -149,7 +149,8 @@ def findings(items: list[A.Answer], profile: str, paper: dict | None = None, bas
         nb = (a.headline or {}).get("notebook") or a.claim.notebooks[0]     # the evidence: the headline's table
         p = paper_scale(a, paper or {})
         pcell = (f'<b style="color:{colours.get(p["verdict"], "#000")}">{_esc(p["verdict"])}</b><br>'
-                 f'<small>{_esc(_value(p))}; {_esc(p.get("device", ""))}, {_esc(p.get("commit", ""))}</small>'
+                 f'<small>{_esc(_value(p))}; {_esc(p.get("device", ""))}, commit {_esc(p.get("commit", ""))}, '
+                 f'{_esc(p.get("date", ""))}</small>'
                  if p.get("status") == "ok" else f"<small>{_esc(p.get('status', ''))}</small>")
         cells = [(f'<b>Claim {_esc(a.claim.key)}</b> · {_esc(a.claim.title)}<br><small>{_esc(a.claim.source)}; '
                   f'<a href="{verdict_anchor(nb, base)}">evidence: its verdict table</a></small>', "claim"),
