@@ -132,6 +132,23 @@ cfg = ScalingConfig(**shrunk(params, **{_ci_sizes("03_Ni_scaling")!r}, R=2, chun
 out = train_grid(cfg, log=None)
 '''))
 
+# notebook 05: every (point, repeat) under both arms at the ci sizes, two repeats in batches of one; what the figures
+# read (the process count and the wall time are how it ran, not what it measured)
+register(Probe("notebook/05_appendix_figures", f'''
+from imbalanced_cl.claims.appendix import AppendixConfig, measure_appendix
+small = {{**{_ci_sizes("05_appendix_figures")!r}, "repeats": 2, "chunk": 1, "workers": 1, "threads": 1}}
+cfg = AppendixConfig(**shrunk(params, **small, progress=False))
+m = measure_appendix(cfg)
+out = {{"points": m.points, "values": m.values, "trained": m.trained, "t1_mean": m.t1_mean}}
+'''))
+# notebook 09: the view correlations and the grid (with its sensitivity run) at the ci sizes, two replicates
+register(Probe("notebook/09_feature_decoupling", f'''
+from imbalanced_cl.claims.decoupling import DecouplingConfig, measure_grids, view_correlations
+small = {{**{_ci_sizes("09_feature_decoupling")!r}, "R": 2, "chunk": 1, "workers": 1, "threads": 1}}
+cfg = DecouplingConfig(**shrunk(params, **small, progress=False))
+out = {{"views": view_correlations(cfg), "grids": measure_grids(cfg)}}
+'''))
+
 
 def probe_for(kind: str, name: str) -> str | None:
     """The probe that decides a unit's records: its own (kind/name), else its kind's, else None."""
