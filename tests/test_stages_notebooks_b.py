@@ -147,3 +147,36 @@ def test_notebook_09_unit_keeps_its_measurements_and_is_judged_again_from_them_a
     edited = _rows(_judged_again(path, rec, where, tmp_path, "grids", zeros, wall_s))
     assert edited.keys() == _rows(rec["payload"]["rows"]).keys() and edited != _rows(rec["payload"]["rows"])
 
+
+@pytest.mark.slow
+def test_notebook_06_stage_at_ci_keeps_per_run_measurements_only(tmp_path):
+    """Notebook 06's stage at ci: one row per (rho, seed, method) with its accuracies, per-class accuracies and
+    per-epoch series, storable, small and read back exactly; no network, no image (typed.save refuses them)."""
+    from imbalanced_cl.lt.config import LTConfig
+    from imbalanced_cl.lt.experiment import measure_runs
+    cfg = LTConfig(**_ci("06_lt_benchmarks"), workers=1)
+    runs = measure_runs(cfg, log=lambda *a: None)
+    assert len(runs.rows) == len(cfg.rhos) * len(cfg.seeds) * (len(cfg.methods) + ("alg1" in cfg.methods))
+    size = _stored(runs, tmp_path / "runs")
+    assert 0 < size < CI_STAGE_BYTES and _same(runs, typed.load(tmp_path / "runs"))
+    for r in runs.rows:
+        assert len(r["per_class"]) == len(r["train_counts"]) and r["losses"].dtype == np.float64
+        assert not any(hasattr(v, "state_dict") or (isinstance(v, np.ndarray) and v.ndim > 1) for v in r.values())
+
+
+@pytest.mark.slow
+def test_notebook_06_unit_keeps_its_measurements_and_is_judged_again_from_them_alone(tmp_path):
+    """Notebook 06 at ci: the record keeps its runs, judging it gives the recorded rows exactly, and the rows follow
+    the stage: SDCLR's accuracy raised by 5 points on every run raises its paired gain by 5."""
+    path, rec, where, wall_s = _unit("06_lt_benchmarks", tmp_path)
+    assert rec["payload"]["stages"] == ["runs"]
+
+    def better(runs):
+        for r in runs.rows:
+            r["acc"] += 5.0 if r["method"] == "sdclr" else 0.0
+        return runs
+    edited = _rows(_judged_again(path, rec, where, tmp_path, "runs", better, wall_s))
+    recorded = _rows(rec["payload"]["rows"])
+    gain = [k for k in recorded if k.startswith("sdclr_acc")]
+    assert gain and all(edited[k][1] == pytest.approx(recorded[k][1] + 5.0) for k in gain)
+    assert {k: v for k, v in edited.items() if k not in gain} == {k: v for k, v in recorded.items() if k not in gain}
