@@ -132,6 +132,37 @@ cfg = ScalingConfig(**shrunk(params, **{_ci_sizes("03_Ni_scaling")!r}, R=2, chun
 out = train_grid(cfg, log=None)
 '''))
 
+# notebook 05: every (point, repeat) under both arms at the ci sizes, two repeats in batches of one; what the figures
+# read (the process count and the wall time are how it ran, not what it measured)
+register(Probe("notebook/05_appendix_figures", f'''
+from imbalanced_cl.claims.appendix import AppendixConfig, measure_appendix
+small = {{**{_ci_sizes("05_appendix_figures")!r}, "repeats": 2, "chunk": 1, "workers": 1, "threads": 1}}
+cfg = AppendixConfig(**shrunk(params, **small, progress=False))
+m = measure_appendix(cfg)
+out = {{"points": m.points, "values": m.values, "trained": m.trained, "t1_mean": m.t1_mean}}
+'''))
+# notebook 09: the view correlations and the grid (with its sensitivity run) at the ci sizes, two replicates
+register(Probe("notebook/09_feature_decoupling", f'''
+from imbalanced_cl.claims.decoupling import DecouplingConfig, measure_grids, view_correlations
+small = {{**{_ci_sizes("09_feature_decoupling")!r}, "R": 2, "chunk": 1, "workers": 1, "threads": 1}}
+cfg = DecouplingConfig(**shrunk(params, **small, progress=False))
+out = {{"views": view_correlations(cfg), "grids": measure_grids(cfg)}}
+'''))
+
+# notebook 06: digits-LT at the ci sizes whatever the record's data, one epoch, one seed, a short linear probe, every
+# method (a few seconds on an idle core); each run's measurements, not its timings, precision or key (a config echo)
+register(Probe("notebook/06_lt_benchmarks", f'''
+from imbalanced_cl.lt.config import LTConfig
+from imbalanced_cl.lt.experiment import measure_runs
+small = {{**{_ci_sizes("06_lt_benchmarks")!r}, "dataset": "digits", "n_max": 0, "image_size": 0, "test_per_class": 0,
+         "seeds": (0,), "epochs": 1, "probe_iters": 20, "workers": 1, "threads": 1, "device": "cpu", "download": False,
+         "results_dir": "", "ckpt_dir": "", "ckpt_every": 0, "progress": False}}
+cfg = LTConfig(**shrunk(params, **small))
+MEASURED = ("dataset", "rho", "method", "seed", "acc", "per_class", "delta20", "many", "medium", "few", "train_counts",
+            "n_train", "n_probe", "n_test", "epochs", "losses", "kept")
+out = [{{k: r[k] for k in MEASURED if k in r}} for r in measure_runs(cfg, log=lambda *a: None).rows]
+'''))
+
 
 def probe_for(kind: str, name: str) -> str | None:
     """The probe that decides a unit's records: its own (kind/name), else its kind's, else None."""

@@ -6,6 +6,7 @@ import json
 import math
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -186,6 +187,25 @@ def run_grid(cfg: LTConfig, data: D.ImageData | None = None, log=print) -> list[
         out += rows
         report(rows, rho, seed)
     return out
+
+
+@dataclass
+class LTRuns:
+    """What notebook 06 measures: run_grid's rows (accuracies, per-class accuracies, the loss and kept fraction per
+    epoch as arrays, the run's sizes and timings), never a network or an image; seconds is the grid's wall time."""
+
+    rows: list
+    seconds: float
+
+
+def measure_runs(cfg: LTConfig, data: D.ImageData | None = None, log=print) -> LTRuns:
+    """Notebook 06's costly work (every (rho, seed, method) pre-trained, probed and scored), kept as its measurements:
+    the per-epoch series as float64 arrays (the very floats run_one wrote, a tenth of their JSON text)."""
+    t0 = time.time()
+    rows = run_grid(cfg, data, log)
+    series = ("losses", "kept")
+    rows = [{k: np.asarray(v, dtype=np.float64) if k in series else v for k, v in r.items()} for r in rows]
+    return LTRuns(rows, time.time() - t0)
 
 
 def _ms(x) -> tuple[float, float]:

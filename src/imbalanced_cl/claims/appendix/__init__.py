@@ -23,6 +23,6 @@ Every public name of these modules is importable from here.
 from .config import AppendixConfig, FIGURES, IMPROVES, METRICS, grid_points  # noqa: F401
 from .metrics import (align_count, align_max, eval_metrics, minority_alignment, normalised, ridge_errors,  # noqa: F401
                       ridge_fit, ridge_mse)
-from .protocol import (AppendixResult, TRAINING_LOG, flops_per_training, point_code,  # noqa: F401
-                       reg_target, run_appendix)
+from .protocol import (AppendixMeasures, AppendixResult, TRAINING_LOG, appendix_result,  # noqa: F401
+                       flops_per_training, measure_appendix, point_code, reg_target, run_appendix)
 from .verdicts import FIG_CLAIMS, diagnostic_report, trend_report, verdict_rows  # noqa: F401

@@ -132,6 +132,41 @@ class AppendixResult:
         return sig, eps, out
 
 
+@dataclass
+class AppendixMeasures:
+    """What notebook 05 measures, without its config (a campaign stage: judged again under today's config):
+    values[name] (arms, points, repeats); trained (arms, points, repeats), trainings of each (arm, point, repeat)."""
+
+    points: list
+    values: dict
+    trained: np.ndarray
+    train_calls: int
+    seconds: float
+    replicate_steps: int
+    t1_mean: float
+    workers: int
+
+
+def measure_appendix(cfg: AppendixConfig, memo=None) -> AppendixMeasures:
+    """Notebook 05's costly work (run_appendix: every (point, repeat) under every arm), kept as its measurements."""
+    res = run_appendix(cfg, memo)
+    trained = np.zeros((len(cfg.arms), len(res.points), cfg.repeats), dtype=np.int32)
+    pidx = {p: k for k, p in enumerate(res.points)}
+    for (eps, sig, rep, alpha), n in res.trained.items():
+        trained[cfg.arms.index(alpha), pidx[(eps, sig)], rep] = n
+    return AppendixMeasures(res.points, res.values, trained, res.train_calls, res.seconds, res.replicate_steps,
+                            res.t1_mean, res.workers)
+
+
+def appendix_result(cfg: AppendixConfig, m: AppendixMeasures) -> AppendixResult:
+    """The AppendixResult of measurements (measure_appendix) under a config: what the figures and verdicts read."""
+    trained = collections.Counter({(eps, sig, rep, alpha): int(m.trained[a, k, rep])
+                                   for a, alpha in enumerate(cfg.arms) for k, (eps, sig) in enumerate(m.points)
+                                   for rep in range(m.trained.shape[-1]) if m.trained[a, k, rep]})
+    return AppendixResult(cfg, list(m.points), m.values, m.train_calls, trained, m.seconds, m.replicate_steps,
+                          m.t1_mean, m.workers)
+
+
 def run_appendix(cfg: AppendixConfig, memo=None) -> AppendixResult:
     """Train every (point, repeat) once per pruning arm, in batches of cfg.chunk, and measure Figs. 1-4.
 

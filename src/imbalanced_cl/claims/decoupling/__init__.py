@@ -18,7 +18,7 @@ Every public name of these modules is importable from here.
 from .config import (AUGMENTED, COMPANION, DecouplingConfig, EXTRA_FIT, EXTRA_TEST, Raw,  # noqa: F401
                      STREAM_DECOUPLING, wen_li_scales)
 from .metrics import attend, cosine, coverage, encode, feature_share, measure, ridge_probe, singletons  # noqa: F401
-from .protocol import (DecouplingResult, GridSampler, latent_energy, one_view_latents, raw_samples,  # noqa: F401
-                       run_grid, run_grids, threads, view_correlations)
+from .protocol import (DecouplingResult, GridSampler, latent_energy, measure_grids, one_view_latents,  # noqa: F401
+                       raw_samples, run_grid, run_grids, threads, view_correlations)
 from .verdicts import (LABELS, differences, final_table, imbalance_answer, imbalance_table,  # noqa: F401
                        paired_difference, split_mean, verdict_rows)

@@ -152,6 +152,12 @@ def run_grids(cfgs: list, workers: int = 0) -> list:
     return list(out)
 
 
+def measure_grids(cfg: DecouplingConfig) -> list:
+    """Notebook 09's costly work, kept as its measurements: the grid's DecouplingResult, then the sensitivity run's
+    (cfg.contrast()) when cfg.contrast_steps; trained side by side on cfg.workers processes (run_grids)."""
+    return run_grids([cfg, cfg.contrast()] if cfg.contrast_steps else [cfg], cfg.workers)
+
+
 def _run_grid(cfg: DecouplingConfig) -> DecouplingResult:
     t0 = time.time()
     C, R = len(cfg.cells), cfg.R
