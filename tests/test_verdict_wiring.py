@@ -1080,3 +1080,59 @@ def test_notebook_10_a_cell_premise_failing_alone_gates_the_arm_rows_and_a_predi
         assert all(r.verdict == NOT_COMPARABLE and r.unmet == (IDS[key],) and r.would_be == HOLDS for r in broken)
     else:
         assert [r.verdict for r in broken] == [HOLDS, HOLDS] and all(r.unmet == () for r in broken)
+
+
+def test_the_maps_cell_hands_each_oracle_its_own_set_and_algorithm_1_a_magnitude_ratio(monkeypatch):
+    """Notebook 10's arms (run_cell), on hand-made sets: oracle_lucky prunes exactly Def. B.1's lucky minority
+    neurons of the initial weights, oracle_dominant exactly the minority-dominant neurons at T4 (no ratio: the
+    masker drops the set), and Algorithm 1's arms a magnitude ratio (no set): α at the map's α, and |M*_j*|/m and
+    |{i: j* ∈ N_i}|/m per replicate (Remark 1's bounds). train_arms turns these into masks
+    (test_train_arms_prunes_exactly_the_named_set_and_the_magnitude_arm_the_smallest)."""
+    from types import SimpleNamespace as NS
+
+    from imbalanced_cl.claims.premise_map import protocol as MP
+    from tests.test_premise_map import _cell
+    cell = _cell()
+    m, R = cell.cfg.m, 2
+    row = lambda *idx: [i in idx for i in range(m)]
+    lucky = torch.tensor([row(0, 1), row(2)])                  # on W0
+    dominant = torch.tensor([row(3), row(4, 5, 6)])            # at T4, on W
+    learned = torch.tensor([row(0, 1, 2), row(2, 3)])          # j* ∈ N_i at T4
+    hist = NS(get=lambda f: torch.ones(1, R))
+    base = NS(W0="W0", W="W", M="M", step=50, replicates=list(range(R)), T1=torch.zeros(R), history=hist)
+
+    def on(weights, value):
+        def f(W, M, cfg):
+            assert (W, M) == (weights, "M")
+            return value
+        return f
+
+    seen = {}
+
+    def fake_arms(b, bcfg, alphas, chosen):
+        seen["alphas"], seen["chosen"] = alphas, chosen
+        return [NS(W="Wr", M="M", history=hist) for _ in alphas]
+
+    monkeypatch.setattr(MP, "kappa", lambda cfg, n: torch.zeros(cfg.d))
+    monkeypatch.setattr(MP, "cell_premises", lambda *a, **k: {})
+    monkeypatch.setattr(MP, "train_to_convergence", lambda c: (base, None))
+    monkeypatch.setattr(MP, "regime", NS(measure=lambda b: NS(grad_dev=torch.zeros(R), share=torch.zeros(R))))
+    monkeypatch.setattr(MP, "lucky_minority", on("W0", lucky))
+    monkeypatch.setattr(MP, "minority_dominant", on("W", dominant))
+    monkeypatch.setattr(MP, "learned_minority", on("W", learned))
+    monkeypatch.setattr(MP, "paper_T", lambda cfg, alpha, C_z=1.0: 10.0)
+    monkeypatch.setattr(MP, "amplitude_ratio", lambda W, M, cfg: torch.zeros(R))
+    monkeypatch.setattr(MP, "train_arms", fake_arms)
+    res = MP.run_cell(cell)
+    assert list(res.arms) == list(MP.ARMS)
+    chosen = dict(zip(("control",) + MP.ARMS, seen["chosen"]))
+    alphas = dict(zip(("control",) + MP.ARMS, seen["alphas"]))
+    assert chosen["oracle_lucky"] is lucky and chosen["oracle_dominant"] is dominant
+    assert all(chosen[a] is None for a in ("control", "alg1", "alg1_strict", "alg1_extended"))
+    assert alphas["control"] == alphas["oracle_lucky"] == alphas["oracle_dominant"] == 0.0
+    a = round(cell.alpha * m) / m
+    assert alphas["alg1"] == pytest.approx([a, a])
+    assert alphas["alg1_strict"] == pytest.approx([2 / m, 1 / m]) and alphas["alg1_extended"] == pytest.approx(
+        [3 / m, 2 / m])
+    assert res.arms["oracle_lucky"].size.tolist() == [2.0, 1.0] and res.arms["oracle_dominant"].size.tolist() == [
+        1.0, 3.0]
