@@ -1136,3 +1136,38 @@ def test_the_maps_cell_hands_each_oracle_its_own_set_and_algorithm_1_a_magnitude
         [3 / m, 2 / m])
     assert res.arms["oracle_lucky"].size.tolist() == [2.0, 1.0] and res.arms["oracle_dominant"].size.tolist() == [
         1.0, 3.0]
+
+
+@pytest.mark.parametrize("shift,want", [(+0.002, HOLDS), (-0.002, PARTLY)])
+def test_the_mask_controls_against_the_smallest_effect(shift, want):
+    """Notebook 04's two control rows (magnitude − random, dynamic − static, paired) judge the difference against
+    effect_tol: just above it holds, just below it (still > 0) is partly, and the mirror image does not hold."""
+    cfg = _pruning_cfg()
+    alphas = list(cfg.alpha_grid)
+    k = alphas.index(cfg.alpha_main)
+
+    def cs(diff):
+        ratio = lambda v: torch.full((3, len(alphas)), 0.5).index_put_((torch.arange(3), torch.full((3,), k)), v)
+        return {"magnitude/dynamic": {"A_j*/A_maj": ratio(0.5 + diff)},
+                "random/dynamic": {"A_j*/A_maj": ratio(torch.full((3,), 0.5))},
+                "magnitude/static": {"A_j*/A_maj": ratio(torch.full((3,), 0.5))}}
+
+    diff = cfg.effect_tol + shift + SPREAD.double()
+    rows = pa.control_rows(cs(diff.float()), alphas, cfg)
+    assert [r.id for r in rows] == ["control_magnitude_vs_random", "control_dynamic_vs_static"]
+    assert [r.verdict for r in rows] == [want, want] and all(r.band_lo == cfg.effect_tol for r in rows)
+    assert [r.verdict for r in pa.control_rows(cs(-diff.float()), alphas, cfg)] == [FAILS, FAILS]
+
+
+@pytest.mark.parametrize("slope,want", [(-0.27, HOLDS), (-0.23, FAILS), (0.23, FAILS), (0.27, FAILS)])
+def test_notebook_08_the_gaps_slope_against_the_smallest_slope_of_interest(slope, want):
+    """The gap closes (holds) only where its slope per doubling of d lies wholly below -trend_sesoi (0.25): -0.27
+    holds; -0.23 and +0.23 stay (within ±0.25: does not hold); +0.27 grows (does not hold)."""
+    from imbalanced_cl.claims import scale as S
+    at = np.array([20.0, 40.0, 80.0])
+    x = np.stack([2.0 + (slope + 0.001 * (r - 1)) * np.log2(at / 20.0) for r in range(3)])
+    q = S.Quantity("q", "toy", "s", "0", at, x, np.zeros(3), 1.0)
+    word, fit, (verdict, rule) = S.judge_trend(q, 0.25)
+    assert fit.slope == pytest.approx(slope) and verdict == want
+    assert word == {-0.27: S.CLOSES, -0.23: S.STAYS, 0.23: S.STAYS, 0.27: S.GROWS}[slope]
+    assert rule.band == (-math.inf, -0.25)
