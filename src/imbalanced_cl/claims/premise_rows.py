@@ -51,7 +51,8 @@ def _gradient_row(reg: regime.Regime, cfg: SimConfig) -> V.Verdict:
     sens = (f"the exponent p of poly(d1) is the book's choice (p = {p:g}); at p = {SENSITIVITY_POLY:g} the bound is "
             f"{half:.3g} and this row {v_half}; at p = {p:g} the bound needs K ≈ {k_need:,.0f} pairs per step "
             f"(now {cfg.n_pairs}; the deviation falls like K^-1/2)")
-    return V.Verdict(f"regime: K-pair gradient tracks the population gradient ({reg.sampling} pairs)", "Lemma B.1",
+    return V.Verdict(f"regime: K-pair gradient tracks the population gradient ({reg.sampling} pairs): "
+                     "||g_K − g_pop|| / ||w||", "Lemma B.1",
                      f"||g_K − g_pop|| / ||w|| ≤ d1^-{p:g} = {bound:.3g} (relative to ||g_pop||: "
                      f"{float(reg.grad_rel.mean()):.2g})", m, lo, hi, verdict,
                      rule + " (95% interval on the log scale)" + regime.GRADIENT_SCOPE, n=int(reg.grad_dev.numel()),
@@ -73,6 +74,8 @@ def _rate_rows(cfg: SimConfig) -> list[V.Verdict]:
 
 
 QUANTITY = {"window": "positive", "lambda": "positive", "sigma": "positive", "loss": "real"}
+# The number a row of sim/regime.py shows, where its sentence does not name it (added to the label here)
+SHOWS = {"loss": "relative gap, (held-out − training InfoNCE) / held-out", "sigma": "ratio σ_ξ² / (√(log d)/d)"}
 
 
 def rows(reg: regime.Regime, cfg: SimConfig, which: tuple = regime.ROWS, share_kind: str = "diagnostic",
@@ -91,7 +94,8 @@ def rows(reg: regime.Regime, cfg: SimConfig, which: tuple = regime.ROWS, share_k
         elif key == "gradient":
             out.append(_gradient_row(reg, cfg))
         else:
-            out += [replace(r, id=cid, quantity=QUANTITY[key])
+            out += [replace(r, id=cid, quantity=QUANTITY[key],
+                            claim=f"{r.claim}: {SHOWS[key]}" if key in SHOWS else r.claim)
                     for r in regime.rows(reg, cfg, (key,))]
     return out + (_rate_rows(cfg) if rates else [])
 

@@ -268,7 +268,7 @@ def verdict_rows(results: list[dict], dataset: str, band: float = 10.0) -> list:
                     pred = f"> 0 (Table 2: {p:+.2f} pts)"
                 else:
                     pred = "> 0"
-                claim = f"{LABELS[method]} vs SimCLR: {what}, {dataset}-LT ρ={rho:g}"
+                claim = f"{LABELS[method]} vs SimCLR: {what} in percentage points, {dataset}-LT ρ={rho:g}"
                 id = f"{method}_{metric}_{dataset}_rho{rho:g}".replace("-", "_").replace(".", "p").lower()
                 if len(d) < 2:
                     rows.append(V.Verdict(claim, "Table 2; §4", pred, math.nan, math.nan, math.nan, V.UNTESTED,

@@ -55,6 +55,10 @@ FIG_CLAIMS = {
 }
 
 
+# What every row shows, named in its label after the statement
+SHOWN = "Spearman ρ of the metric with eps_min, mean over NSR levels"
+
+
 # 10 arguments: which curve (fig, arm, metric), the row's own words (claim, source, direction, predicted), its id
 # and its kind
 def _trend_row(res: AppendixResult, fig: int, arm: int, metric: str | None, claim: str, source: str,
@@ -65,7 +69,7 @@ def _trend_row(res: AppendixResult, fig: int, arm: int, metric: str | None, clai
     sig, eps, v = res.curves(fig, arm, metric)
     rho, lo, hi, _ = trend(eps, v, cfg.boot, cfg.boot_seed)
     verdict, rule = judge_trend(lo, hi, direction, cfg.rho_holds)
-    return Verdict(claim=claim, source=source, predicted=predicted + f"; mean over {len(sig)} NSR levels",
+    return Verdict(claim=f"{claim}: {SHOWN}", source=source, predicted=predicted + f"; mean over {len(sig)} NSR levels",
                    measured=rho, lo=lo, hi=hi, verdict=verdict,
                    rule=rule + f" (95% percentile bootstrap over {cfg.repeats} repeats, {cfg.boot} resamples)",
                    id=id, kind=kind, quantity="cosine")

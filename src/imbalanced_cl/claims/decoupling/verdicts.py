@@ -73,7 +73,7 @@ def verdict_rows(result: DecouplingResult, cfg: DecouplingConfig) -> list[V.Verd
                        "align", kind, cfg.noise_align_max, False),
             _bound_row(result, cfg, f"{w}, the noise is removed: cos(f(x), f(Mz)) → 1", "Thm 3.4",
                        "removal", kind, cfg.removal_min, True),
-            _bound_row(result, cfg, f"{w}, every atom has a singleton neuron (N_i = {{j}})",
+            _bound_row(result, cfg, f"{w}, every atom has a singleton neuron (N_i = {{j}}): share of atoms that have one",
                        "Thm 3.4 (Ω(1) neurons per atom)", "coverage", kind, cfg.coverage_min, True),
             _bound_row(result, cfg, f"{w}, a linear probe recovers z (normalised MSE)", "Cor. 3.5",
                        "probe", kind, cfg.probe_max, False),

@@ -70,7 +70,7 @@ def census_rows(cen: dict, fits: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
         pB = cen["exact"]["paper_B"][:, k]
         v = float(pB[-1])
         verd, rule = V.judge_share(v, v, cfg.pr_b_min, f"closed form (1-p2)^(d-1) at d={ds[-1]}")
-        rows.append(V.Verdict(f"Pr[B_i] = (1-p2)^(d-1) = 1 (ρ={rho})", "proof of Lemma B.2(c), App. G.3", "1 for all d",
+        rows.append(V.Verdict(f"Pr[B_i] = (1-p2)^(d-1) = 1 (ρ={rho}): its value at the largest d", "proof of Lemma B.2(c), App. G.3", "1 for all d",
                               v, v, v, verd, rule + f"; exact Pr[B_i] at d={ds[-1]}: "
                               f"{float(cen['exact']['B'][-1, k]):.3g}; (1-p2)^(d-1) at d={ds[0]}: {float(pB[0]):.3g}",
                               id=f"pr_b_{V.id_part(rho)}", quantity="fraction"))

@@ -27,6 +27,7 @@ from .protocol import ARM_TEXT, ARMS, ORACLES, CellResult
 
 SOURCE = "Thm 3.2(c), Thm F.1, Remarks 1-3"
 CLAIM = "pruning raises A_j*/A_maj over its control"
+GAIN = "gain in A_j*/A_maj, pruned − control"      # what an arm row shows, named in its label
 PREDICTION_KEYS = ("mask", "smallest", "dominant", "share")     # judged over the map, never gates
 
 
@@ -70,14 +71,14 @@ def arm_row(res: CellResult, name: str, cfg: PremiseMapConfig) -> Verdict:
     label, pred = res.cell.label, f"> {cfg.effect_tol:g} (Thm 3.2(c): the minority coefficient becomes dominant)"
     rid = f"gain_{name}_{slug(label)}"
     if name not in res.arms:
-        return Verdict(f"{ARM_TEXT[name]}: {CLAIM} at {label}", SOURCE, pred, math.nan, math.nan, math.nan,
+        return Verdict(f"{ARM_TEXT[name]}: {CLAIM} at {label}: {GAIN}", SOURCE, pred, math.nan, math.nan, math.nan,
                        UNTESTED, "the cell was not run" if not res.ran else "its set of neurons is empty in some "
                        "replicate (nothing to prune)",
                        kind="paper", id=rid, depends=tuple(c[0] for c in cell_checks(res)))
     arm = res.arms[name]
     m, lo, hi = arm.gain_ci()
     judged = judge_positive(lo, hi, "gain in A_j*/A_maj", cfg.effect_tol)
-    return row(f"{ARM_TEXT[name]}: {CLAIM} at {label}", SOURCE, pred, m, lo, hi, judged,
+    return row(f"{ARM_TEXT[name]}: {CLAIM} at {label}: {GAIN}", SOURCE, pred, m, lo, hi, judged,
                cell_checks(res) + arm_checks(arm), n=int(arm.gain.numel()), band=cfg.effect_tol, id=rid)
 
 
@@ -131,7 +132,8 @@ def prediction_rows(results: list[CellResult], cfg: PremiseMapConfig) -> list[Ve
         v, k, n = prediction_verdict(cells, key)
         lo, hi = binom_ci(k, n) if n else (math.nan, math.nan)
         why = f"holds at {k} of {n} {where}; per cell: {p.threshold}" if n else "no cell measured it"
-        out.append(row(f"prediction: {p.text} (over the map)", condition(p.cid).source, "holds at every cell",
+        out.append(row(f"prediction: {p.text} (over the map): share of cells where it holds",
+                       condition(p.cid).source, "holds at every cell",
                        k / n if n else math.nan, lo, hi, (v, Rule(why, (1.0, 1.0))),   # the share of cells: all
                        blocking_check(results), n=n, id=f"{p.cid}_map", quantity="fraction"))
     return out
@@ -314,7 +316,8 @@ def verdict_rows(results: list[CellResult], rates: list[dict], cfg: PremiseMapCo
     m, lo, hi = top.gain_ci() if top else (math.nan,) * 3
     where = f"Algorithm 1's gain at {top.cell.label}, the cell meeting the most premises" if top else "no cell run"
     deps = tuple(dict.fromkeys(i for r in results if r.ran for i in (c_[0] for c_ in cell_checks(r))))
-    rows.append(Verdict(f"claim 4 on the premise map: {CLAIM} where Theorem 3.2's premises hold", SOURCE,
+    rows.append(Verdict(f"claim 4 on the premise map: {CLAIM} where Theorem 3.2's premises hold: Algorithm 1's "
+                        f"{GAIN}, at the cell meeting the most premises", SOURCE,
                         f"(a), (b) or (c); the claim itself: gain > {cfg.effect_tol:g}", m, lo, hi, c.verdict,
                         f"answer ({c.kind}) — {c.text} Decided by: {c.fact}. In plain words: {c.answer}",
                         premise=f"cells meeting every premise: {c.cells_ok} of "

@@ -113,9 +113,11 @@ def control_rows(cs: dict | None, alphas: list, cfg: PruningConfig) -> list:
     kind="diagnostic" (a control of Remark 2's mechanism, not a claim of the paper); 'not tested' without the
     control (cs is None)."""
     k = main_index(alphas, cfg)
-    specs = [("Magnitude beats random at equal alpha (dynamic masks, alpha={a:g})", "magnitude/dynamic",
+    specs = [("Magnitude beats random at equal alpha (dynamic masks, alpha={a:g}): difference in A_j*/A_maj, "
+              "magnitude − random", "magnitude/dynamic",
               "random/dynamic", "> {tol:g} (magnitude - random)"),
-             ("The effect needs a dynamic mask (magnitude masks, alpha={a:g})", "magnitude/dynamic",
+             ("The effect needs a dynamic mask (magnitude masks, alpha={a:g}): difference in A_j*/A_maj, "
+              "dynamic − static", "magnitude/dynamic",
               "magnitude/static", "> {tol:g} (dynamic - static)")]
     rows = []
     for (claim, a_cell, b_cell, pred), id in zip(specs, ("control_magnitude_vs_random", "control_dynamic_vs_static")):

@@ -21,6 +21,11 @@ THM31 = ("k_poly", "no_memorisation", "lambda_range", "step_window", "convergenc
 THM32 = THM31 + ("prune_from_t4", "alpha_bound")
 
 
+# What a row shows, named in its label after the statement (the number, with its unit)
+GAIN = "change in A_j*/A_maj, pruned − control"
+EXCESS = "minority excess growth rate of log|<w, M_j*>| over the control, per step"
+RATIO_SLOPE = "log-log slope of A_j*/A_maj on eps_min/eps_max"
+
 ORACLE_IDS = dict(zip(ORACLES, ("gain_oracle_lucky", "gain_oracle_dominant")))
 
 
@@ -37,14 +42,16 @@ def premise_rows(res: Results, cfg: PruningConfig) -> list:
     p, out = res.premises, []
     c = p["convergence"]
     out.append(Verdict("regime: the vanilla run converged at the branch point (InfoNCE well below ln K, l'_p near "
-                       "1 − Θ(1/τ), the loss flat)", "Thm 3.1 eq. (11); App. F",
+                       "1 − Θ(1/τ), the loss flat): the worst replicate's InfoNCE, in nats",
+                       "Thm 3.1 eq. (11); App. F",
                        f"InfoNCE ≤ {c.loss_max:.3g}, l'_p ≥ {c.lp_min:.3g}, change ≤ {c.change_max:g}", c.loss, c.loss,
                        c.loss, HOLDS if c.holds else FAILS,
                        f"worst replicate: InfoNCE {c.loss:.3g} (ln K = {c.ln_k:.3g}), l'_p {c.pos_prob:.3g}, change "
                        f"{c.change:.3g} over the last {cfg.converge_window} steps", kind="regime", id="convergence",
                        quantity="positive", band_lo=0.0, band_hi=c.loss_max))   # the loss shown; l'_p and the plateau too
     T = p["T"]
-    out.append(Verdict(f"regime: pruned for App. F.4's T at alpha={cfg.alpha_main:g} (C_z = {cfg.C_z:g})",
+    out.append(Verdict(f"regime: pruned for App. F.4's T at alpha={cfg.alpha_main:g} (C_z = {cfg.C_z:g}): the "
+                       "branch's length, in steps",
                        "Thm F.1; App. F.4", f"branch ≥ T = {T:.4g} steps", float(cfg.prune_steps),
                        float(cfg.prune_steps), float(cfg.prune_steps), HOLDS if cfg.prune_steps >= T else FAILS,
                        f"branch {cfg.prune_steps} steps against T = {T:.4g}", kind="regime", id="prune_from_t4",
@@ -53,7 +60,8 @@ def premise_rows(res: Results, cfg: PruningConfig) -> list:
     for pid, name, bound in (("alpha_bound", "|M*_j*| (Def. B.1 on the initial weights; strict)", p["strict"]),
                              ("alpha_bound_extended", "the neurons with j* ∈ N_i at T_a (extended)", p["extended"])):
         ok = bool((bound >= k).all()) and k >= 1
-        out.append(Verdict(f"regime: alpha_main m = {k} within Remark 1's bound, {name}, every replicate",
+        out.append(Verdict(f"regime: alpha_main m = {k} within Remark 1's bound, {name}, every replicate: the "
+                           f"smallest bound over replicates, in neurons",
                            "Remark 1", "α·m ≤ the bound in every replicate", float(bound.min()), float(bound.min()),
                            float(bound.max()), HOLDS if ok else FAILS,
                            f"bound per replicate {[int(b) for b in bound.tolist()]} against α·m = {k}", kind="regime",
@@ -67,7 +75,8 @@ def oracle_rows(res: Results, cfg: PruningConfig) -> list:
     sets satisfy Remark 1's bound by construction, so the rows depend on Theorem 3.2's other premises only."""
     out, deps = [], tuple(d for d in THM32 if d != "alpha_bound")
     for name, rid in ORACLE_IDS.items():
-        claim = f"Pruning exactly {name.split(': ', 1)[1]} raises A_j*/A_maj (Thm 3.2 given its pruned set)"
+        claim = (f"Pruning exactly {name.split(': ', 1)[1]} raises A_j*/A_maj (Thm 3.2 given its pruned set): "
+                 f"{GAIN}")
         src = "Thm 3.2(c), Thm F.1 (P ⊆ M*_j*)"
         o = (res.oracles or {}).get(name)
         if o is None or bool((o["size"] < 1).any()):
@@ -101,60 +110,68 @@ def verdict_rows(res: Results, cfg: PruningConfig) -> list:
 
     change = "> 0 (pruned - control)"
     ek = stats.ci(ex["minority"][:, k])
-    add("excess_rate_positive", "Pruning adds growth along the minority feature (excess rate > 0)",
+    add("excess_rate_positive", f"Pruning adds growth along the minority feature: {EXCESS}, at alpha={al[k]:g}",
         "Thm 3.2(a), eq. (15)", "> 0", ek, judge_positive(ek[1], ek[2], f"minority excess rate at alpha={al[k]:g}"))
     sa = ex["slope"]
-    add("excess_rate_alpha_slope", "Minority excess rate grows linearly in alpha", "Thm 3.2(a), eq. (15)",
-        "log-log slope 1", sa, judge_target(sa[1], sa[2], 1.0, ts))
+    add("excess_rate_alpha_slope", "Minority excess rate grows linearly in alpha: log-log slope of the excess rate "
+        "on alpha", "Thm 3.2(a), eq. (15)", "log-log slope 1", sa, judge_target(sa[1], sa[2], 1.0, ts))
     se = stats.loglog_slope_ci(sw["xr"], sw["exc"])
-    add("excess_rate_eps_slope", "Minority excess rate grows like eps_j*^2", "Thm 3.2(a), eq. (15)",
-        "log-log slope 2", se, judge_target(se[1], se[2], 2.0, ts))
+    add("excess_rate_eps_slope", "Minority excess rate grows like eps_j*^2: log-log slope of the excess rate on "
+        "eps_j*/eps_max", "Thm 3.2(a), eq. (15)", "log-log slope 2", se, judge_target(se[1], se[2], 2.0, ts))
     rk = stats.ci(ex["ratio_main"])
-    add("excess_ratio_d", "Minority excess is about d times the excess of other features",
-        "Thm 3.2(a,b), eqs. (15)-(16)", f"about d = {cfg.d}", rk, judge_factor(rk[1], rk[2], float(cfg.d),
-                                                                              cfg.tol_factor))
+    add("excess_ratio_d", "Minority excess is about d times the excess of other features: ratio of the minority "
+        "excess rate to the others'", "Thm 3.2(a,b), eqs. (15)-(16)", f"about d = {cfg.d}", rk,
+        judge_factor(rk[1], rk[2], float(cfg.d), cfg.tol_factor))
     sc, sp = stats.loglog_slope_ci(sw["xr"], sw["ar_ctl"]), stats.loglog_slope_ci(sw["xr"], sw["ar_pr"])
-    add("ratio_slope_vanilla", "Without pruning, A_j*/A_maj scales like eps_min/eps_max", "Thm 3.1, eq. (13)",
-        "log-log slope 1", sc, judge_target(sc[1], sc[2], 1.0, ts), depends=THM31)
-    add("ratio_slope_pruned", "With pruning, A_j*/A_maj no longer depends on eps_min/eps_max", "Thm 3.2(c), eq. (18)",
-        "log-log slope 0", sp, judge_target(sp[1], sp[2], 0.0, ts))
+    add("ratio_slope_vanilla", f"Without pruning, A_j*/A_maj scales like eps_min/eps_max: {RATIO_SLOPE}",
+        "Thm 3.1, eq. (13)", "log-log slope 1", sc, judge_target(sc[1], sc[2], 1.0, ts), depends=THM31)
+    add("ratio_slope_pruned", f"With pruning, A_j*/A_maj no longer depends on eps_min/eps_max: {RATIO_SLOPE}",
+        "Thm 3.2(c), eq. (18)", "log-log slope 0", sp, judge_target(sp[1], sp[2], 0.0, ts))
     d_ar = stats.ci(R["faithful (branch)"] - R[0.0])
     add("gain_main", f"Pruning (alpha={cfg.alpha_main:g}) raises A_j*/A_maj at eps_min/eps_max = "
-        f"{cfg.eps_min / cfg.eps_max:g}", "Thm 3.2(c), Remark 3", change, d_ar,
+        f"{cfg.eps_min / cfg.eps_max:g}: {GAIN}", "Thm 3.2(c), Remark 3", change, d_ar,
         judge_positive(d_ar[1], d_ar[2], "change", cfg.effect_tol))
     d_top = stats.ci(R[al[-1]] - R[0.0])
-    add("gain_top_alpha", f"Pruning raises A_j*/A_maj at the largest alpha of the grid ({al[-1]:g})",
+    add("gain_top_alpha", f"Pruning raises A_j*/A_maj at the largest alpha of the grid ({al[-1]:g}): {GAIN}",
         "Thm 3.2(c), Remark 3", change, d_top, judge_positive(d_top[1], d_top[2], "change", cfg.effect_tol))
     F, main = res.features, cfg.alpha_main
     d_al = stats.ci(F[main]["aligned"][0] - F[0.0]["aligned"][0]) if main in F else _nan3()
-    add("aligned_neurons_gain", f"Pruning adds neurons aligned with j* (cos >= {cfg.cos_threshold:g})",
+    add("aligned_neurons_gain", f"Pruning adds neurons aligned with j* (cos >= {cfg.cos_threshold:g}): change in "
+        "their count per minority feature, pruned − control",
         "Thm 3.2, Remark 3; App. A.2 metric", change, d_al, judge_positive(d_al[1], d_al[2], "change"))
     sf = stats.mean_ci_in(F[main]["single-feature neurons"][0], "count") if main in F else _nan3()
-    add("singleton_after_pruning", "At least m/d neurons with N_i = {j*} after pruning", "Thm 3.2(d)",
+    add("singleton_after_pruning", "At least m/d neurons with N_i = {j*} after pruning: their count per minority "
+        "feature", "Thm 3.2(d)",
         f">= m/d = {cfg.m / cfg.d:g}", sf, judge_at_least(sf[1], sf[2], cfg.m / cfg.d, "single-feature count"),
         quantity="count")
     gd = stats.ci(res.gap_diff)
-    add("lp_gap_mechanism", "Under the mask, 1 - l'_p rises more on pairs containing j*",
+    add("lp_gap_mechanism", "Under the mask, 1 - l'_p rises more on pairs containing j*: its rise with j* minus "
+        "without",
         "Remark 2, Lemma F.2, eq. (181)", "> 0 (rise with j* - rise without)", gd,
         judge_positive(gd[1], gd[2], "difference"))
     sh = stats.mean_ci_in(res.mask_share, "fraction")
-    add("mask_share", "The mask removes minority-aligned neurons", "Remark 1, Thm F.1 (P ⊆ M*_j*)", "share 1", sh,
+    add("mask_share", "The mask removes minority-aligned neurons: share of the mask on minority-aligned neurons",
+        "Remark 1, Thm F.1 (P ⊆ M*_j*)", "share 1", sh,
         judge_share(sh[1], sh[2], cfg.mask_share_min, "share of minority-aligned neurons in the mask"),
         quantity="fraction")
     ri = stats.ci(majority_change_within_bound(al, dg["A_maj"], dg["A_maj0"], dg["bound"]))
-    add("majority_intact", "Majority amplitude intact for alpha within |M_j*|/m", "Remark 1", "relative change 0", ri,
+    add("majority_intact", "Majority amplitude intact for alpha within |M_j*|/m: relative change of A_maj, "
+        "pruned/control − 1", "Remark 1", "relative change 0", ri,
         judge_target(ri[1], ri[2], 0.0, cfg.degrade_tol))
     th, bound = stats.mean_ci_in(dg["thr_A"], "positive"), float(dg["bound"].mean())
     th_v = ((UNTESTED, f"no alpha in the grid lowered A_maj by more than {cfg.degrade_tol:.0%}") if math.isnan(th[0])
             else judge_at_least(th[1], th[2], bound, "first degrading alpha"))
-    add("degrade_threshold", "Majority features degrade only beyond alpha = |M_j*|/m", "Remark 1 (implicit bound)",
+    add("degrade_threshold", f"Majority features degrade only beyond alpha = |M_j*|/m: the first alpha that lowers "
+        f"A_maj by more than {cfg.degrade_tol:.0%}", "Remark 1 (implicit bound)",
         f">= |M_j*|/m ≈ {bound:.3g}", th, th_v, quantity="positive")
     dsl = stats.ci(stats.loglog_slopes(sw["xr"], sw["ar_ctl"]) - stats.loglog_slopes(sw["xr"], sw["ar_pr"]))
-    add("slope_difference", "Pruning removes the dependence on eps_min/eps_max", "Thm 3.1 eq. (13) vs Thm 3.2(c)",
+    add("slope_difference", f"Pruning removes the dependence on eps_min/eps_max: {RATIO_SLOPE}, control minus "
+        "pruned", "Thm 3.1 eq. (13) vs Thm 3.2(c)",
         "slope(control) - slope(pruned) = 1", dsl, judge_target(dsl[1], dsl[2], 1.0, ts))
     d_s = stats.ci(R["Alg. 1 from t=0"] - R[0.0])
     # Algorithm 1 as Section 2 runs it (from t = 0) is the paper's practical claim, not Theorem 3.2's setting
-    add("alg1_from_t0", "Algorithm 1 from t = 0 raises A_j*/A_maj over vanilla", "Algorithm 1, Sec. 2 (K3)",
+    add("alg1_from_t0", "Algorithm 1 from t = 0 raises A_j*/A_maj over vanilla: change in A_j*/A_maj, pruned − "
+        "vanilla", "Algorithm 1, Sec. 2 (K3)",
         "> 0 (pruned - vanilla, same steps)", d_s, judge_positive(d_s[1], d_s[2], "change", cfg.effect_tol),
         depends=("k_poly", "no_memorisation", "lambda_range"))
     return premise_rows(res, cfg) + rows + oracle_rows(res, cfg) + control_rows(res.control, al, cfg)

@@ -61,8 +61,8 @@ def verdict_rows(results: dict, cfg: ScalingConfig) -> list["V.Verdict"]:
                               depends=DEPENDS))
     fr = results["ratios"]
     for id, claim, source, pred, f, target, tol in (
-            ("a_j_slope", "A_j ∝ eps_j/eps_max: log-log slope", "Thm 3.1, eq. (13)", "log-log slope 1", fr["fitA"], 1.0, cfg.tol_A),
-            ("f_j_slope", "F_j ∝ (eps_j/eps_max)²: log-log slope", "Thm 3.1, eqs. (12)-(13)", "log-log slope 2", fr["fitF"], 2.0,
+            ("a_j_slope", "A_j ∝ eps_j/eps_max: log-log slope of A_j on eps_j/eps_max", "Thm 3.1, eq. (13)", "log-log slope 1", fr["fitA"], 1.0, cfg.tol_A),
+            ("f_j_slope", "F_j ∝ (eps_j/eps_max)²: log-log slope of F_j on eps_j/eps_max", "Thm 3.1, eqs. (12)-(13)", "log-log slope 2", fr["fitF"], 2.0,
              cfg.tol_F)):
         rows.append(V.Verdict(claim, source, pred, f.slope, f.lo, f.hi, *V.judge_target(f.lo, f.hi, target, tol),
                               id=id, depends=DEPENDS))
