@@ -208,7 +208,7 @@ def test_the_probe_cache_is_kept_and_reused(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_notebook_unit_keeps_its_measurements_and_is_judged_again_from_them_alone(tmp_path):
+def test_a_notebook_unit_keeps_its_measurements_and_is_judged_again_from_them_alone(tmp_path, capsys):
     """Notebook 03 at ci as a campaign unit: its record keeps the measured grid beside it (stages), judging the
     record executes the notebook with the grid read back, training nothing, and gives the recorded rows again; a
     record whose stage is gone needs re-measuring, named, never a crash."""
@@ -252,6 +252,11 @@ def test_a_notebook_unit_keeps_its_measurements_and_is_judged_again_from_them_al
             for r in rows_of(tmp_path / "book" / "_build" / "executed" / "notebooks" / "03_Ni_scaling.ipynb")} \
         == recorded
 
+    good = (where / "grid.npz").read_bytes()
+    (where / "grid.npz").write_bytes(good[: len(good) // 2])       # a damaged stage: named, and measured again
+    assert judge.replays(ROOT, "ci", results=tmp_path) == {}
+    assert "03_Ni_scaling: a stage of its ci record is unreadable (grid: unreadable" in capsys.readouterr().err
+    (where / "grid.npz").write_bytes(good)
     (where / "grid.json").unlink()
     assert judge.replays(ROOT, "ci", results=tmp_path) == {}      # a record missing a stage is not replayed
     rows, why = judge.judge(ROOT, path, rec, tmp_path / "again.ipynb")

@@ -17,7 +17,7 @@ from pathlib import Path
 from ..book.glued import rows_of
 from ..book.provenance import RECORDED_ENV
 from ..book.runner import execute, package_digest
-from . import record, stages
+from . import record, stages, typed
 from .kinds import plan_notebooks
 
 
@@ -102,6 +102,13 @@ def replays(root: Path, profile: str, results: Path | None = None) -> dict[str, 
         where = kept_stages(j.path, j.rec)
         kept = (j.rec.get("payload") or {}).get("stages") or []
         if not kept or not all((where / f"{name}.json").exists() for name in kept):
+            continue
+        try:           # a damaged stage file is named, and the notebook measures for itself
+            for name in kept:
+                typed.load(where / name)
+        except (ValueError, KeyError) as e:
+            print(f"[record]  {unit.name}: a stage of its {profile} record is unreadable ({e}); measured again",
+                  file=sys.stderr, flush=True)
             continue
         h = hashlib.sha256(Path(j.path).read_bytes())
         for p in sorted(where.glob("*")):

@@ -14,6 +14,7 @@ import importlib
 import json
 import math
 import os
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -148,7 +149,7 @@ def load(path: Path):
     try:
         doc = json.loads(path.with_suffix(".json").read_text())
         arrays = dict(np.load(path.with_suffix(".npz"), allow_pickle=False)) if doc.get("arrays") else {}
-    except (OSError, ValueError, EOFError) as e:
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as e:     # a truncated .npz is a bad zip
         raise ValueError(f"{path.name}: unreadable ({str(e).splitlines()[0] if str(e) else type(e).__name__})") \
             from None
     return _decode(doc["value"], arrays)
