@@ -133,6 +133,12 @@ from imbalanced_cl.claims.scaling import ScalingConfig, train_grid
 cfg = ScalingConfig(**shrunk(params, **{_ci_sizes("03_Ni_scaling", R=2, chunk=1, progress=False)!r}))
 out = train_grid(cfg, log=None)
 '''))
+register(Probe("notebook/01_stage1_growth", f'''
+from imbalanced_cl.claims.stage1 import Stage1Config, measure_main, measure_push, measure_sweeps
+cfg = Stage1Config(**shrunk(params, **{_ci_sizes("01_stage1_growth", R=2, chunk=1, progress=False)!r}))
+out = {{"main": measure_main(cfg), "sweeps": measure_sweeps(cfg), "push": measure_push(cfg)}}
+'''))
+
 
 # notebook 05: every (point, repeat) under both arms at the ci sizes, two repeats in batches of one; what the figures
 # read (the process count and the wall time are how it ran, not what it measured)
