@@ -138,7 +138,12 @@ from imbalanced_cl.claims.stage1 import Stage1Config, measure_main, measure_push
 cfg = Stage1Config(**shrunk(params, **{_ci_sizes("01_stage1_growth", R=2, chunk=1, progress=False)!r}))
 out = {{"main": measure_main(cfg), "sweeps": measure_sweeps(cfg), "push": measure_push(cfg)}}
 '''))
-
+register(Probe("notebook/04_pruning_gains", f'''
+from imbalanced_cl.claims.pruning import PruningConfig, measure_protocol
+cfg = PruningConfig(**shrunk(params, **{_ci_sizes("04_pruning_gains", R=2, chunk=1, progress=False, threads=1,
+                                                  workers=1)!r}))
+out = measure_protocol(cfg)
+'''))
 
 # notebook 05: every (point, repeat) under both arms at the ci sizes, two repeats in batches of one; what the figures
 # read (the process count and the wall time are how it ran, not what it measured)
