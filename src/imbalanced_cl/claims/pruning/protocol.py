@@ -196,7 +196,7 @@ class Results:
     sweep: dict               # eps_sweep: xr (k,), ar_ctl, ar_pr, exc (R, k)
     control: dict | None = None  # control.cell_stats of the 2x2 mask control (None: not run)
     premises: dict | None = None  # theorem_premises: convergence, App. F.4's T, Remark 1's bounds (None: not measured)
-    oracles: dict | None = None   # run_oracles: {arm: {"run", "size" (R,), "gain" (R,)}} (None: not run)
+    oracles: dict | None = None   # run_oracles: {arm: {"size" (R,), "gain" (R,)}}, its runs not read (None: not run)
 
 
 def mask_share(census: dict, base: Run, cfg: PruningConfig) -> torch.Tensor:
