@@ -52,19 +52,25 @@ def test_a_notebook_trains_only_inside_its_measured_stages(name):
 
 
 @pytest.mark.parametrize("kind", sorted(k for k in probe.PROBES if k.startswith("notebook/")))
-def test_a_notebook_probe_gives_each_size_once(kind):
-    """A notebook's probe passes its sizes to shrunk() as one dict: a size both the ci profile and the probe set (R)
-    given twice is a TypeError in the child, and every record of the notebook made under other code would read stale
-    ("probe did not run"). Its code compiles, and shrunk() is called with no keyword beside the dict."""
+def test_a_notebook_probe_builds_its_config_from_a_units_parameters(kind):
+    """A notebook's probe, run up to its config (the measurement left out), builds the config from the parameters of
+    the notebook's ci unit: a size given twice (the ci profile's R and the probe's) is a TypeError in the child, and
+    then every record of the notebook made under other code reads stale ("probe did not run")."""
+    from imbalanced_cl.campaign import kinds
+    (unit,) = kinds.plan_notebooks("ci", ROOT, only=[kind.split("/", 1)[1]])
     tree = ast.parse(probe.PROBES[kind].script())
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "shrunk"]
-    assert calls
-    for call in calls:
-        named = [k.arg for k in call.keywords if k.arg is not None]
-        spread = [k.value for k in call.keywords if k.arg is None]
-        assert not named or not spread, f"{kind}: shrunk() given {named} beside a dict of sizes"
-        for d in spread:
-            assert isinstance(d, ast.Dict) and len({ast.literal_eval(k) for k in d.keys}) == len(d.keys)
+    upto = next(k for k, n in enumerate(tree.body) if isinstance(n, ast.Assign) and
+                any(getattr(t, "id", "") == "cfg" for t in n.targets))
+    scope = {}
+    code = compile(ast.Module(body=tree.body[:upto + 1], type_ignores=[]), kind, "exec")
+    import sys
+    argv = sys.argv
+    try:
+        sys.argv = ["probe", json.dumps(unit.params, default=str)]
+        exec(code, scope)
+    finally:
+        sys.argv = argv
+    assert type(scope["cfg"]).__name__.endswith("Config")
 
 
 def test_a_push_measured_at_another_K_needs_re_measuring():
