@@ -111,25 +111,38 @@ cfg = ScaleConfig(**shrunk(p, R=2, chunk=1, n_pairs=64, t1_cap=0.3, t2_cap=0.3, 
 out = measure_point(cfg, 6)
 '''))
 
-def _ci_sizes(notebook: str) -> dict:
-    """The ci profile's values for a notebook (under a minute each): the sizes its probe runs at."""
+def _ci_sizes(notebook: str, **small) -> dict:
+    """The ci profile's values for a notebook (under a minute each), with `small` over them: the sizes its probe runs
+    at. One dict, so that a size the ci profile also sets (R) is given once, not twice (a TypeError in the child)."""
     import yaml
     try:
-        return dict(yaml.safe_load((repo_root() / "profiles.yaml").read_text())["ci"][notebook])
+        ci = dict(yaml.safe_load((repo_root() / "profiles.yaml").read_text())["ci"][notebook])
     except (OSError, KeyError, TypeError):
-        return {}
+        ci = {}
+    return {**ci, **small}
 
 
 # Notebooks whose units keep measurement stages (book/record.py MEASURES): their stage functions at the ci sizes.
 register(Probe("notebook/02_lucky_neurons", f'''
 from imbalanced_cl.claims.lucky import LuckyConfig, measure_t2, run_census, workshop_figure
-cfg = LuckyConfig(**shrunk(params, **{_ci_sizes("02_lucky_neurons")!r}, R=2, chunk=1, progress=False))
+cfg = LuckyConfig(**shrunk(params, **{_ci_sizes("02_lucky_neurons", R=2, chunk=1, progress=False)!r}))
 out = {{"census": run_census(cfg.census()), "t2": measure_t2(cfg), "workshop": workshop_figure(cfg)}}
 '''))
 register(Probe("notebook/03_Ni_scaling", f'''
 from imbalanced_cl.claims.scaling import ScalingConfig, train_grid
-cfg = ScalingConfig(**shrunk(params, **{_ci_sizes("03_Ni_scaling")!r}, R=2, chunk=1, progress=False))
+cfg = ScalingConfig(**shrunk(params, **{_ci_sizes("03_Ni_scaling", R=2, chunk=1, progress=False)!r}))
 out = train_grid(cfg, log=None)
+'''))
+register(Probe("notebook/01_stage1_growth", f'''
+from imbalanced_cl.claims.stage1 import Stage1Config, measure_main, measure_push, measure_sweeps
+cfg = Stage1Config(**shrunk(params, **{_ci_sizes("01_stage1_growth", R=2, chunk=1, progress=False)!r}))
+out = {{"main": measure_main(cfg), "sweeps": measure_sweeps(cfg), "push": measure_push(cfg)}}
+'''))
+register(Probe("notebook/04_pruning_gains", f'''
+from imbalanced_cl.claims.pruning import PruningConfig, measure_protocol
+cfg = PruningConfig(**shrunk(params, **{_ci_sizes("04_pruning_gains", R=2, chunk=1, progress=False, threads=1,
+                                                  workers=1)!r}))
+out = measure_protocol(cfg)
 '''))
 
 # notebook 05: every (point, repeat) under both arms at the ci sizes, two repeats in batches of one; what the figures

@@ -9,8 +9,8 @@ The package, in import order (each module imports only those above it):
     config    the config dataclass (the notebook's parameters), its constants and plain containers
     metrics   measurements: pure functions of weights, histories and Runs (no training)
     batch     runs as rows of one batch: branches on shared pairs, replicate shards in worker processes
-    protocol  what is trained, in which order, and the summaries the notebook shows
     control   the 2x2 random-mask control (beyond the paper, issue 14): its runs and rows
+    protocol  what is trained, in which order, and the summaries the notebook shows; measure_protocol, all of it
     verdicts  verdict_rows(results, cfg) and the rules and reports that judge a finished run
 
 Every public name of these modules is importable from here.
@@ -24,10 +24,10 @@ from .metrics import (FEATURE_STATS, Convergence, convergence, learned_minority,
                       mask_persistence, max_cosine, mechanism, mechanism_summary, minority_index, positive_gap,
                       pruned_norm_history, single_feature_counts, split_mean, t5_elapsed, top_neurons, vanilla_summary)
 from .batch import concat, rows_independent, select, shared_sampler, train_arms, train_branches  # noqa: F401
-from .protocol import (ORACLES, Results, VARIANTS, census_by_alpha, eps_sweep, feature_tables,  # noqa: F401
-                       final_ratios, mask_share, oracle_sets, run_branches, run_oracles, run_variants,
-                       theorem_premises, variant_stats, where_it_helps)
 from .control import (CELLS, cell_config, cell_masker, cell_stats, control_rows, curve_alphas,  # noqa: F401
                       first_mask, first_mask_on_minority, pruned_norm_ratio, run_cells, run_control, threshold_text)
+from .protocol import (ORACLES, Results, VARIANTS, census_by_alpha, eps_sweep, feature_tables,  # noqa: F401
+                       final_ratios, mask_share, measure_protocol, oracle_sets, run_branches, run_oracles,
+                       run_variants, sweep_masks, theorem_premises, variant_stats, where_it_helps)
 from .verdicts import (THM31, THM32, majority_change_within_bound, oracle_rows, premise_rows,  # noqa: F401
                        verdict_rows)

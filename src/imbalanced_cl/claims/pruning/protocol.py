@@ -1,5 +1,6 @@
 """Notebook 04's protocol (Thm F.1 prunes from T4, after vanilla convergence): the vanilla run, the branches from its checkpoint,
-the backward variants, the eps_min sweep, and the summaries the verdict rows read."""
+the backward variants, the eps_min sweep, and the summaries the verdict rows read; measure_protocol runs it all and
+keeps what was measured (the measurement stage a campaign record keeps, never a Run)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -8,11 +9,16 @@ import torch
 
 from ... import stats
 from ... import workers as W
+from ...sim import regime
+from ...sim.prune import mask_for
 from ...sim.train import Run, train
 from .batch import train_arms, train_branches
 from .config import PruningConfig
-from .metrics import (aligned_counts, amplitude_ratio, convergence, excess_growth, feature_stats, learned_minority,
-                      lucky_minority, mask_census, mask_persistence, minority_dominant, paper_T, split_mean)
+from .control import run_control
+from .metrics import (aligned_counts, amplitude_ratio, amplitude_ratio_history, convergence, degradation,
+                      excess_by_alpha, excess_growth, feature_stats, learned_minority, lucky_minority, mask_census,
+                      mask_persistence, mechanism_summary, minority_dominant, paper_T, pruned_norm_history,
+                      split_mean, vanilla_summary)
 
 
 def run_branches(cfg: PruningConfig, alphas, base: Run, backward: str = "faithful", **changes) -> dict:
@@ -130,7 +136,19 @@ def eps_sweep(cfg: PruningConfig, base: Run, control: Run, pruned: Run) -> dict:
     exc = torch.stack([excess_growth(runs[e][2], runs[e][1], runs[e][0])[0] for e in grid], 1)
     return {"eps": grid, "runs": runs, "xr": xr, "ar_ctl": ar_ctl, "ar_pr": ar_pr, "exc": exc,
             "slope_ctl": stats.loglog_slope_ci(xr, ar_ctl), "slope_pr": stats.loglog_slope_ci(xr, ar_pr),
-            "slope_exc": stats.loglog_slope_ci(xr, exc)}
+            "slope_exc": stats.loglog_slope_ci(xr, exc), "masks": sweep_masks(runs, cfg)}
+
+
+def sweep_masks(runs: dict, cfg: PruningConfig) -> dict:
+    """Per eps_min of the sweep {eps: (cfg, control, pruned)}: the change of A_j*/A_maj over the control (R,) and
+    the alpha_main mask's census on the control's final weights (mask_census: minority-dominant share, norm rank)."""
+    out = {}
+    for e, (c_e, ctl, pr) in runs.items():
+        cen = mask_census(ctl, cfg.alpha_main, c_e)
+        out[e] = {"change": amplitude_ratio(pr.W, pr.M, c_e) - amplitude_ratio(ctl.W, ctl.M, c_e),
+                  "minority_dominant": cen["minority_dominant"],
+                  "minority_dominant_rank": cen["minority_dominant_rank"]}
+    return out
 
 
 def final_ratios(runs: dict, variants: dict, cfg: PruningConfig) -> dict:
@@ -145,8 +163,8 @@ def _effect_word(lo: float, hi: float) -> str:
 
 
 def where_it_helps(ratios: dict, census: dict, sweep: dict, cfg: PruningConfig) -> dict:
-    """Per alpha, then per eps_min: change of A_j*/A_maj over the control (R,), its reading, and the mean share of
-    the mask on minority-dominant neurons (per eps_min: the mask on the control's final weights)."""
+    """Per alpha, then per eps_min (sweep["masks"]): change of A_j*/A_maj over the control (R,), its reading, and
+    the mean share of the mask on minority-dominant neurons (per eps_min: the mask on the control's final weights)."""
     out = {}
     for a in sorted(k for k in ratios if isinstance(k, float) and k > 0):
         d = ratios[a] - ratios[0.0]
@@ -154,9 +172,9 @@ def where_it_helps(ratios: dict, census: dict, sweep: dict, cfg: PruningConfig) 
         out[f"alpha grid: alpha={a:g} (eps ratio {cfg.eps_min / cfg.eps_max:g})"] = {
             "change of A_j*/A_maj": d, "reading": _effect_word(c[1], c[2]),
             "mask on minority-dominant": stats.ci(census[a]["minority_dominant"])[0]}
-    for e, (c_e, ctl, pr) in sweep["runs"].items():
-        d = amplitude_ratio(pr.W, pr.M, c_e) - amplitude_ratio(ctl.W, ctl.M, c_e)
-        cen, c = mask_census(ctl, cfg.alpha_main, c_e), stats.ci(d)
+    for e, cen in sweep["masks"].items():
+        d = cen["change"]
+        c = stats.ci(d)
         out[f"eps sweep: eps ratio {e / cfg.eps_max:g} (alpha={cfg.alpha_main:g})"] = {
             "change of A_j*/A_maj": d, "reading": _effect_word(c[1], c[2]),
             "mask on minority-dominant": stats.ci(cen["minority_dominant"])[0],
@@ -178,10 +196,47 @@ class Results:
     sweep: dict               # eps_sweep: xr (k,), ar_ctl, ar_pr, exc (R, k)
     control: dict | None = None  # control.cell_stats of the 2x2 mask control (None: not run)
     premises: dict | None = None  # theorem_premises: convergence, App. F.4's T, Remark 1's bounds (None: not measured)
-    oracles: dict | None = None   # run_oracles: {arm: {"run", "size" (R,), "gain" (R,)}} (None: not run)
+    oracles: dict | None = None   # run_oracles: {arm: {"size" (R,), "gain" (R,)}}, its runs not read (None: not run)
 
 
 def mask_share(census: dict, base: Run, cfg: PruningConfig) -> torch.Tensor:
     """Share of the alpha_main mask at the branch point that sits on minority-aligned neurons (R,)."""
     cen = census[cfg.alpha_main] if cfg.alpha_main in census else mask_census(base, cfg.alpha_main, cfg)
     return cen["minority_aligned"]
+
+
+def measure_protocol(cfg: PruningConfig) -> dict:
+    """Every training of notebook 04 (Steps 1-8) and what its cells, figures and verdict rows read of them, the runs
+    themselves not kept (a record keeps measurements). Keys, in the notebook's order:
+
+    vanilla   "steps" (T,) and "loss" (T, R) of the vanilla run, vanilla_summary as "summary"
+    premises  theorem_premises at the branch point
+    curves    {label: (steps (T,), A_j*/A_maj (T, R))} of the control and every branch
+    oracles   run_oracles less its runs: {arm: {"size" (R,), "gain" (R,)}}
+    tables    feature_tables;  excess: excess_by_alpha;  mechanism: mechanism_summary;  census: census_by_alpha
+    degradation, ratios (final_ratios), mask_share, variants (variant_stats), norms ({variant: pruned_norm_history})
+    sweep     eps_sweep less its runs (their masks in "masks");  control: run_control (None when not run)
+    regime    sim/regime.py's premises on the vanilla run
+    """
+    alphas = sorted(float(a) for a in cfg.alpha_grid)
+    base = train(cfg.vanilla())
+    runs = run_branches(cfg, alphas, base)                                   # {0.0: control, alpha: pruned}
+    orc = run_oracles(cfg, base, runs)
+    tables = feature_tables(runs, base, cfg)
+    cen = census_by_alpha(base, alphas, cfg)
+    var = run_variants(cfg, base, runs)
+    pruned_at_Ta = mask_for(base.W, cfg.alpha_main, "neuron") == 0
+    sweep = eps_sweep(cfg, base, runs[0.0], var["faithful (branch)"])
+    sweep.pop("runs")
+    return {"vanilla": {"steps": base.history.get("steps"), "loss": base.history.get("loss"),
+                        "summary": vanilla_summary(base, cfg)},
+            "premises": theorem_premises(base, cfg),
+            "curves": {("control" if a == 0 else f"alpha={a:g}"): amplitude_ratio_history(r) for a, r in runs.items()},
+            "oracles": {name: {"size": o["size"], "gain": o["gain"]} for name, o in orc.items()},
+            "tables": tables, "excess": excess_by_alpha(runs, alphas, cfg),
+            "mechanism": mechanism_summary(base, runs, cfg), "census": cen,
+            "degradation": degradation(runs, tables, cen, alphas, cfg), "ratios": final_ratios(runs, var, cfg),
+            "mask_share": mask_share(cen, base, cfg), "variants": variant_stats(var, base, cfg),
+            "norms": {name: pruned_norm_history(var[name], pruned_at_Ta, cfg)
+                      for name in ("faithful (branch)", "literal (branch)", "control")},
+            "sweep": sweep, "control": run_control(cfg, base, runs, alphas), "regime": regime.measure(base)}

@@ -1,14 +1,16 @@
-"""Notebook 01's runs and summaries: the rates against eps_j, the T1 sweeps and their fits, the printed reports."""
+"""Notebook 01's runs and summaries: the rates against eps_j, the T1 sweeps and their fits, the printed reports;
+and its measurement stages (measure_main, measure_sweeps, measure_push), what a campaign record keeps."""
 from __future__ import annotations
 
 import torch
 
 from ... import stats
-from ...sim import data, theory
+from ...premises import EFFECTS
+from ...sim import data, regime, theory
 from ...sim.config import SimConfig
 from ...sim.train import Run, train
 from .config import Stage1Config
-from .metrics import measured_rates, perp_ratio
+from .metrics import measured_rates, perp_history, perp_ratio
 
 
 def t1_sweep(cfg: Stage1Config, axis: str) -> dict:
@@ -36,11 +38,10 @@ def _ci(x: torch.Tensor) -> tuple[float, float, float]:
     return tuple(float(v) for v in stats.mean_ci(x))
 
 
-def sparsity_table(run: Run, cfg: SimConfig) -> list[str]:
+def sparsity_table(freq: torch.Tensor, cfg: SimConfig) -> list[str]:
     """Lines of text: each feature's eps_j, the model's q_j = 1 - (1 - p_j)^L and the realised fraction of samples
-    containing it (mean and 95% interval over replicates), then the mean number of features per sample."""
+    containing it, freq (R, d) (mean and 95% interval over replicates), then the mean number of features per sample."""
     eps = data.eps_vector(cfg).float()
-    freq = run.pairs.realised_frequency()               # (R, d)
     f_mean, f_lo, f_hi = stats.mean_ci(freq)
     q = data.sample_prob(cfg).float()
     lines = ["feature  eps_j   q_j (model)  realised [95% CI]"]
@@ -104,3 +105,47 @@ def t1_report(fits: dict) -> list[str]:
         out.append(f"T1 ~ {name}^a: measured a = {s:.2f} [{lo:.2f}, {hi:.2f}]; main paper {fits[name + '_main']:.2f}, "
                    f"workshop {fits[name + '_workshop']:.2f}, linear theory {fits[name + '_linear']:.2f}")
     return out
+
+
+# --- the measurement stages: what a campaign unit of notebook 01 keeps (campaign/stages.py), never a Run ---
+
+TRAJECTORIES = 6    # neurons of replicate 0 whose feature coefficients the notebook draws
+
+
+def measure_main(cfg: Stage1Config) -> dict:
+    """The main run and what notebook 01 reads of it: the realised feature frequencies "freq" (R, d), the recorded
+    "steps" (T,), replicate 0's first neurons along the most and least frequent feature, "major" and "minor" (T, 6),
+    the mean ||P_perp w_i|| of replicate 0 "perp" (T,), "T1" (R,), the rates of eq. (7) "rates" (rate_results) and the
+    premises "regime" (sim/regime.py: Lemma B.1, losses, λ, σ)."""
+    run = train(cfg)
+    coef = run.history.get("coef")                     # (T, R, m, d): read here, never kept
+    return {"freq": run.pairs.realised_frequency(), "steps": run.history.get("steps"),
+            "major": coef[:, 0, :TRAJECTORIES, 0].clone(), "minor": coef[:, 0, :TRAJECTORIES, cfg.d - 1].clone(),
+            "perp": perp_history(run)[:, 0].mean(-1), "T1": run.T1, "rates": rate_results(run, cfg),
+            "regime": regime.measure(run)}
+
+
+def measure_sweeps(cfg: Stage1Config) -> dict:
+    """The T1 sweeps over d1 (at sweep_d) and over d (at sweep_d1): {"d1" | "d": t1_sweep}."""
+    return {"d1": t1_sweep(cfg, "d1"), "d": t1_sweep(cfg, "d")}
+
+
+def push_pairs(cfg: Stage1Config) -> int:
+    """K of Lemma B.1's push: premises.EFFECTS["k_poly"].factor × n_pairs (premise_rows.push_k asks for it)."""
+    return int(EFFECTS["k_poly"].factor * cfg.n_pairs)
+
+
+def measure_push(cfg: Stage1Config) -> dict:
+    """The main run again with push_pairs(cfg) pairs per step, all else equal (same seed: same dictionary and initial
+    weights): {"n_pairs": that K, "rates": its rate_results}, Lemma B.1 tested by its effect on the rows."""
+    c = cfg.replace(n_pairs=push_pairs(cfg))
+    return {"n_pairs": c.n_pairs, "rates": rate_results(train(c), c)}
+
+
+def pushed_rates(push: dict, c: Stage1Config) -> dict:
+    """The push's rates for the config the effect test asks for; a push measured at another K (a record made before
+    premises.EFFECTS changed its factor) raises, naming both, so it is measured again rather than misread."""
+    if push["n_pairs"] != c.n_pairs:
+        raise ValueError(f"needs re-measuring (stage push: measured with K = {push['n_pairs']} pairs a step, the "
+                         f"effect test asks for K = {c.n_pairs})")
+    return push["rates"]

@@ -1,0 +1,198 @@
+"""Notebooks 01 and 04 measure apart from what they judge (issue 47, item 1): their costly work sits in measured(...)
+stages that keep only measurements, small enough to commit; a campaign unit keeps them beside its record, and
+judging the record executes the notebook with every stage read back, training nothing, giving the recorded rows."""
+from __future__ import annotations
+
+import ast
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+import yaml
+
+from imbalanced_cl.book.record import MEASURES
+from imbalanced_cl.campaign import probe
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTEBOOKS = {"01_stage1_growth": ("main", "sweeps", "push"), "04_pruning_gains": ("protocol",)}
+
+# What trains or measures at cost in notebooks 01 and 04: called only inside a measured(...) stage
+COSTLY = {"train", "train_branches", "measure_main", "measure_sweeps", "measure_push", "t1_sweep", "rate_results",
+          "measure_protocol", "run_branches", "run_oracles", "run_variants", "eps_sweep", "run_control", "run_cells",
+          "measure", "mask_census", "census_by_alpha", "feature_tables", "mechanism_summary"}
+
+
+def _code(name: str) -> str:
+    """The notebook's code cells, the generated parameters cell left out."""
+    nb = json.loads((ROOT / "notebooks" / f"{name}.ipynb").read_text())
+    return "\n".join("".join(c["source"]) for c in nb["cells"]
+                     if c["cell_type"] == "code" and "parameters" not in c["metadata"].get("tags", []))
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_a_notebook_trains_only_inside_its_measured_stages(name):
+    """Every costly call of the notebook sits in the lambda of a measured("stage", ...) call, one per stage of
+    NOTEBOOKS; so a replayed notebook (its stages read back) trains nothing. The notebook is in MEASURES, and its
+    probe exists."""
+    tree = ast.parse(_code(name))
+    inside, stages = set(), []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "measured":
+            stages.append(node.args[0].value)
+            inside |= {id(n) for n in ast.walk(node.args[1])}
+    assert tuple(stages) == NOTEBOOKS[name]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            assert f not in COSTLY or id(node) in inside, f"{name}: {f}(...) outside a measured stage"
+    assert name in MEASURES and f"notebook/{name}" in probe.PROBES
+
+
+@pytest.mark.parametrize("kind", sorted(k for k in probe.PROBES if k.startswith("notebook/")))
+def test_a_notebook_probe_builds_its_config_from_a_units_parameters(kind):
+    """A notebook's probe, run up to its config (the measurement left out), builds the config from the parameters of
+    the notebook's ci unit: a size given twice (the ci profile's R and the probe's) is a TypeError in the child, and
+    then every record of the notebook made under other code reads stale ("probe did not run")."""
+    from imbalanced_cl.campaign import kinds
+    (unit,) = kinds.plan_notebooks("ci", ROOT, only=[kind.split("/", 1)[1]])
+    tree = ast.parse(probe.PROBES[kind].script())
+    upto = next(k for k, n in enumerate(tree.body) if isinstance(n, ast.Assign) and
+                any(getattr(t, "id", "") == "cfg" for t in n.targets))
+    scope = {}
+    code = compile(ast.Module(body=tree.body[:upto + 1], type_ignores=[]), kind, "exec")
+    import sys
+    argv = sys.argv
+    try:
+        sys.argv = ["probe", json.dumps(unit.params, default=str)]
+        exec(code, scope)
+    finally:
+        sys.argv = argv
+    assert type(scope["cfg"]).__name__.endswith("Config")
+
+
+def test_a_push_measured_at_another_K_needs_re_measuring():
+    """Notebook 01's push keeps the K it was measured at; an effect test that asks for another K (premises.EFFECTS
+    changed its factor) is told to measure again, never given the old numbers."""
+    from imbalanced_cl.claims import stage1
+    cfg = stage1.Stage1Config(d=4, d1=8, m=4, n_pairs=16, steps=8, fit_start=1, progress=False)
+    push = {"n_pairs": stage1.push_pairs(cfg), "rates": {"slope": (1.0, 0.9, 1.1)}}
+    assert push["n_pairs"] == 64
+    assert stage1.pushed_rates(push, cfg.replace(n_pairs=64)) is push["rates"]
+    with pytest.raises(ValueError, match=r"needs re-measuring \(stage push: measured with K = 64 pairs a step, "
+                                         r"the effect test asks for K = 128\)"):
+        stage1.pushed_rates(push, cfg.replace(n_pairs=128))
+
+
+def _ci_config(name: str):
+    """The notebook's config at the ci profile's sizes."""
+    from imbalanced_cl.claims import pruning, stage1
+    ci = yaml.safe_load((ROOT / "profiles.yaml").read_text())["ci"][name]
+    cls = stage1.Stage1Config if name == "01_stage1_growth" else pruning.PruningConfig
+    return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in ci.items()}, progress=False)
+
+
+def _same(a, b, where="value") -> None:
+    """a and b equal in structure, types and bits (tensors by dtype, shape and values, NaN equal to NaN)."""
+    import dataclasses
+    assert type(a) is type(b), f"{where}: {type(a)} against {type(b)}"
+    if dataclasses.is_dataclass(a):
+        for f in dataclasses.fields(a):
+            _same(getattr(a, f.name), getattr(b, f.name), f"{where}.{f.name}")
+    elif isinstance(a, dict):
+        assert list(a) == list(b), where
+        for k in a:
+            _same(a[k], b[k], f"{where}[{k!r}]")
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            _same(x, y, f"{where}[{i}]")
+    elif isinstance(a, torch.Tensor):
+        assert a.dtype == b.dtype and a.shape == b.shape and torch.equal(a.nan_to_num(7.0), b.nan_to_num(7.0)), where
+    elif isinstance(a, float):
+        assert a == b or (a != a and b != b), where
+    else:
+        assert a == b, where
+
+
+@pytest.mark.slow
+def test_the_stages_at_the_ci_sizes_are_storable_small_and_come_back_exactly(tmp_path):
+    """Each stage of notebooks 01 and 04 at the ci profile's sizes: typed.save writes it (no training object in it),
+    its files are a few kB, and typed.load gives back the same structure, types and bits."""
+    from imbalanced_cl.campaign import typed
+    from imbalanced_cl.claims import pruning, stage1
+    funcs = {"main": stage1.measure_main, "sweeps": stage1.measure_sweeps, "push": stage1.measure_push,
+             "protocol": pruning.measure_protocol}
+    for name, names in NOTEBOOKS.items():
+        cfg = _ci_config(name)
+        for stage in names:
+            value = funcs[stage](cfg)
+            files = typed.save(value, tmp_path / stage)
+            size = sum(p.stat().st_size for p in files)
+            assert size < 100_000, f"{stage}: {size} bytes at ci"
+            if (tmp_path / f"{stage}.npz").exists():
+                with np.load(tmp_path / f"{stage}.npz") as z:
+                    assert sum(z[k].nbytes for k in z.files) < 50_000
+            _same(value, typed.load(tmp_path / stage), stage)
+
+
+def _unit_and_record(name: str, tmp_path: Path):
+    """A campaign unit of the notebook at ci, run and recorded under tmp_path: (record path, record, wall seconds)."""
+    from imbalanced_cl.campaign import engine, kinds, record
+    (unit,) = kinds.plan_notebooks("ci", ROOT, only=[name])
+    threads = torch.get_num_threads()
+    try:
+        out = engine.run_unit(kinds.NOTEBOOK, unit, str(tmp_path), str(ROOT), time.time() + 900)
+    finally:
+        torch.set_num_threads(threads)
+    assert out["status"] == "ran", out
+    path = Path(out["path"])
+    return path, record.read(path), out["wall_s"]
+
+
+def _rows(rows: list[dict]) -> str:
+    """Rows as one canonical text: every field counts, NaN equal to NaN."""
+    return json.dumps(rows, sort_keys=True, default=str)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_a_unit_of_notebook_01_or_04_keeps_its_stages_and_is_judged_again_from_them_alone(name, tmp_path):
+    """Notebook 01 or 04 at ci as a campaign unit: its record keeps its stages beside it; judging the record (the
+    notebook executed with every stage read back) gives every recorded row again, field by field, in less time than
+    the unit took; a stage changed by hand moves the judged rows (they come from the stages, not from training); a
+    missing stage needs re-measuring, named."""
+    from imbalanced_cl.campaign import judge, typed
+    path, rec, wall = _unit_and_record(name, tmp_path)
+    where = judge.kept_stages(path, rec)
+    assert rec["payload"]["stages"] == sorted(NOTEBOOKS[name])
+    assert all((where / f"{s}.json").exists() and (where / f"{s}.npz").exists() for s in NOTEBOOKS[name])
+    assert sum(p.stat().st_size for p in where.iterdir()) < 200_000
+
+    t0 = time.time()
+    rows, why = judge.judge(ROOT, path, rec, tmp_path / "judged.ipynb")
+    assert why == "" and time.time() - t0 < wall + 60
+    assert _rows(rows) == _rows(rec["payload"]["rows"])
+
+    # a measurement changed by hand reaches the rows: 01's rate ratio, 04's control ratio (so its gain rows move)
+    stage = NOTEBOOKS[name][0]
+    value = typed.load(where / stage)
+    if name == "01_stage1_growth":
+        m, lo, hi = value["rates"]["maj_min"]
+        value["rates"]["maj_min"] = (m + 100.0, lo + 100.0, hi + 100.0)
+        moved = "rate_ratio"
+    else:
+        value["ratios"][0.0] = value["ratios"][0.0] - 100.0
+        moved = "gain_main"
+    typed.save(value, where / stage)
+    tampered, why = judge.judge(ROOT, path, rec, tmp_path / "tampered.ipynb")
+    assert why == ""
+    before = {r["id"]: r["measured"] for r in rec["payload"]["rows"]}
+    after = {r["id"]: r["measured"] for r in tampered}
+    assert after[moved] == pytest.approx(before[moved] + 100.0)
+
+    (where / f"{stage}.json").unlink()
+    rows, why = judge.judge(ROOT, path, rec, tmp_path / "again.ipynb")
+    assert rows is None and why == f"needs re-measuring (stage {stage}: not in the record)"
