@@ -33,3 +33,25 @@ def ci_book(tmp_path_factory):
                            "--strict", "--jobs", "2"], cwd=ROOT, capture_output=True, text=True)
     log = proc.stdout + proc.stderr
     return out, log, proc.returncode
+
+
+@pytest.fixture
+def ci_unit_record():
+    """record(name, results) runs notebook `name` at ci as a campaign unit, recorded under `results` (the campaign
+    folder of its profile): (record path, record, its unit, wall seconds). Torch's thread count is restored."""
+    import time
+
+    from imbalanced_cl.campaign import engine, kinds, record
+
+    def run(name: str, results: Path):
+        (unit,) = kinds.plan_notebooks("ci", ROOT, only=[name])
+        threads = torch.get_num_threads()
+        try:
+            out = engine.run_unit(kinds.NOTEBOOK, unit, str(results), str(ROOT), time.time() + 900)
+        finally:
+            torch.set_num_threads(threads)
+        assert out["status"] == "ran", out
+        path = Path(out["path"])
+        return path, record.read(path), unit, out["wall_s"]
+    return run
+

@@ -208,24 +208,14 @@ def test_the_probe_cache_is_kept_and_reused(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_notebook_unit_keeps_its_measurements_and_is_judged_again_from_them_alone(tmp_path, capsys):
+def test_a_notebook_unit_keeps_its_measurements_and_is_judged_again_from_them_alone(tmp_path, capsys, ci_unit_record):
     """Notebook 03 at ci as a campaign unit: its record keeps the measured grid beside it (stages), judging the
     record executes the notebook with the grid read back, training nothing, and gives the recorded rows again; a
     record whose stage is gone needs re-measuring, named, never a crash."""
     import time
 
-    import torch
-
-    from imbalanced_cl.campaign import engine, judge, kinds, typed
-    (unit,) = kinds.plan_notebooks("ci", ROOT, only=["03_Ni_scaling"])
-    threads = torch.get_num_threads()
-    try:
-        out = engine.run_unit(kinds.NOTEBOOK, unit, str(tmp_path), str(ROOT), time.time() + 900)
-    finally:
-        torch.set_num_threads(threads)
-    assert out["status"] == "ran"
-    path = Path(out["path"])
-    rec = record.read(path)
+    from imbalanced_cl.campaign import judge, typed
+    path, rec, unit, wall_s = ci_unit_record("03_Ni_scaling", tmp_path)
     where = judge.kept_stages(path, rec)
     assert rec["payload"]["stages"] == ["grid"] and (where / "grid.json").exists() and (where / "grid.npz").exists()
     grid = typed.load(where / "grid")
@@ -233,7 +223,7 @@ def test_a_notebook_unit_keeps_its_measurements_and_is_judged_again_from_them_al
 
     t0 = time.time()
     rows, why = judge.judge(ROOT, path, rec, tmp_path / "judged.ipynb")
-    assert why == "" and time.time() - t0 < out["wall_s"] + 60
+    assert why == "" and time.time() - t0 < wall_s + 60
     text = json.dumps(json.loads((tmp_path / "judged.ipynb").read_text())["cells"])
     assert "d= 10 rho=" not in text        # train_grid's per-point log line: nothing was trained
     recorded = {r["id"]: (r["verdict"], r["measured"], r["lo"], r["hi"]) for r in rec["payload"]["rows"]}

@@ -138,20 +138,6 @@ def test_the_stages_at_the_ci_sizes_are_storable_small_and_come_back_exactly(tmp
             _same(value, typed.load(tmp_path / stage), stage)
 
 
-def _unit_and_record(name: str, tmp_path: Path):
-    """A campaign unit of the notebook at ci, run and recorded under tmp_path: (record path, record, wall seconds)."""
-    from imbalanced_cl.campaign import engine, kinds, record
-    (unit,) = kinds.plan_notebooks("ci", ROOT, only=[name])
-    threads = torch.get_num_threads()
-    try:
-        out = engine.run_unit(kinds.NOTEBOOK, unit, str(tmp_path), str(ROOT), time.time() + 900)
-    finally:
-        torch.set_num_threads(threads)
-    assert out["status"] == "ran", out
-    path = Path(out["path"])
-    return path, record.read(path), out["wall_s"]
-
-
 def _rows(rows: list[dict]) -> str:
     """Rows as one canonical text: every field counts, NaN equal to NaN."""
     return json.dumps(rows, sort_keys=True, default=str)
@@ -159,13 +145,14 @@ def _rows(rows: list[dict]) -> str:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NOTEBOOKS)
-def test_a_unit_of_notebook_01_or_04_keeps_its_stages_and_is_judged_again_from_them_alone(name, tmp_path):
+def test_a_unit_of_notebook_01_or_04_keeps_its_stages_and_is_judged_again_from_them_alone(name, tmp_path,
+                                                                                         ci_unit_record):
     """Notebook 01 or 04 at ci as a campaign unit: its record keeps its stages beside it; judging the record (the
     notebook executed with every stage read back) gives every recorded row again, field by field, in less time than
     the unit took; a stage changed by hand moves the judged rows (they come from the stages, not from training); a
     missing stage needs re-measuring, named."""
     from imbalanced_cl.campaign import judge, typed
-    path, rec, wall = _unit_and_record(name, tmp_path)
+    path, rec, _, wall = ci_unit_record(name, tmp_path)
     where = judge.kept_stages(path, rec)
     assert rec["payload"]["stages"] == sorted(NOTEBOOKS[name])
     assert all((where / f"{s}.json").exists() and (where / f"{s}.npz").exists() for s in NOTEBOOKS[name])

@@ -71,21 +71,11 @@ def test_the_stage_values_at_ci_are_storable_small_and_read_back_exactly(tmp_pat
     assert set(res.trained.values()) == {1} and len(res.trained) == m.trained.size
 
 
-def _unit(name: str, tmp_path: Path):
+def _unit(name: str, tmp_path: Path, ci_unit_record):
     """A campaign unit of a notebook at ci, run to its record: (path, record, its stages folder, wall seconds)."""
-    import torch
-
-    from imbalanced_cl.campaign import engine, judge, kinds, record
-    (unit,) = kinds.plan_notebooks("ci", ROOT, only=[name])
-    threads = torch.get_num_threads()
-    try:
-        out = engine.run_unit(kinds.NOTEBOOK, unit, str(tmp_path), str(ROOT), time.time() + 900)
-    finally:
-        torch.set_num_threads(threads)
-    assert out["status"] == "ran"
-    path = Path(out["path"])
-    rec = record.read(path)
-    return path, rec, judge.kept_stages(path, rec), out["wall_s"]
+    from imbalanced_cl.campaign import judge
+    path, rec, _, wall_s = ci_unit_record(name, tmp_path)
+    return path, rec, judge.kept_stages(path, rec), wall_s
 
 
 def _rows(rows: list[dict]) -> dict:
@@ -112,10 +102,10 @@ def _judged_again(path: Path, rec: dict, where: Path, out: Path, stage: str, edi
 
 
 @pytest.mark.slow
-def test_notebook_05_unit_keeps_its_measurements_and_is_judged_again_from_them_alone(tmp_path):
+def test_notebook_05_unit_keeps_its_measurements_and_is_judged_again_from_them_alone(tmp_path, ci_unit_record):
     """Notebook 05 at ci: the record keeps one stage (every training's Fig. 1-4 measurements), judging it gives the
     recorded rows exactly, and the rows follow the stage: Fig. 1's count negated turns its trend around."""
-    path, rec, where, wall_s = _unit("05_appendix_figures", tmp_path)
+    path, rec, where, wall_s = _unit("05_appendix_figures", tmp_path, ci_unit_record)
     assert rec["payload"]["stages"] == ["appendix"] and (where / "appendix.npz").exists()
     text = json.dumps(json.loads((where / "appendix.json").read_text()))
     assert "AppendixConfig" not in text          # judged under the notebook's config, never the recorded one
@@ -131,14 +121,14 @@ def test_notebook_05_unit_keeps_its_measurements_and_is_judged_again_from_them_a
 
 
 @pytest.mark.slow
-def test_notebook_09_unit_keeps_its_measurements_and_is_judged_again_from_them_alone(tmp_path):
+def test_notebook_09_unit_keeps_its_measurements_and_is_judged_again_from_them_alone(tmp_path, ci_unit_record):
     """Notebook 09 at ci: the record keeps the view correlations and the grids (with the sensitivity run), judging it
     gives the recorded rows exactly, and the rows follow the stage: a grid whose measurements are all zero reads
     otherwise."""
     import dataclasses
 
     import torch
-    path, rec, where, wall_s = _unit("09_feature_decoupling", tmp_path)
+    path, rec, where, wall_s = _unit("09_feature_decoupling", tmp_path, ci_unit_record)
     assert rec["payload"]["stages"] == ["grids", "views"]
 
     def zeros(grids):
@@ -165,10 +155,10 @@ def test_notebook_06_stage_at_ci_keeps_per_run_measurements_only(tmp_path):
 
 
 @pytest.mark.slow
-def test_notebook_06_unit_keeps_its_measurements_and_is_judged_again_from_them_alone(tmp_path):
+def test_notebook_06_unit_keeps_its_measurements_and_is_judged_again_from_them_alone(tmp_path, ci_unit_record):
     """Notebook 06 at ci: the record keeps its runs, judging it gives the recorded rows exactly, and the rows follow
     the stage: SDCLR's accuracy raised by 5 points on every run raises its paired gain by 5."""
-    path, rec, where, wall_s = _unit("06_lt_benchmarks", tmp_path)
+    path, rec, where, wall_s = _unit("06_lt_benchmarks", tmp_path, ci_unit_record)
     assert rec["payload"]["stages"] == ["runs"]
 
     def better(runs):
