@@ -525,8 +525,12 @@ def run_book(profile: str = "default", out_root: Path | None = None, only: list[
     out_root = Path(out_root or root).resolve()
     executed = out_root / "_build" / "executed"
     notebooks, runs = plan(root, profile, only, build, overrides, profiles, force)
-    for line in time_estimates(runs):
+    replays = None if fresh else replays
+    recorded = [nb.stem for nb, params in runs if replay_for(replays, nb, params)]
+    for line in time_estimates([(nb, params) for nb, params in runs if nb.stem not in recorded]):
         print(line, flush=True)
+    if recorded:
+        print(f"[estimate] no training for {', '.join(recorded)}: judged from their campaign records", flush=True)
     for p in remove_partials(executed):
         print(f"[cleanup] removed {p.relative_to(out_root)} (left by an interrupted run)", flush=True)
     # The scoreboard notebook reads its siblings' glued verdicts from here, and says which profile built them: passed
@@ -541,8 +545,7 @@ def run_book(profile: str = "default", out_root: Path | None = None, only: list[
         env[FRESH_ENV] = "1"
     # a stop kills the kernels before papermill's clean-up reaches them: `[stopped]` is then all it prints
     with kernels.stops_kill_kernels():
-        failures = execute_all(root, out_root, notebooks, runs, profile, force or fresh, jobs, env,
-                               None if fresh else replays)
+        failures = execute_all(root, out_root, notebooks, runs, profile, force or fresh, jobs, env, replays)
     if failures is None:
         return 130
     if failures:
