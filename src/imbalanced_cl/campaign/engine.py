@@ -95,7 +95,8 @@ def run_unit(kind: Kind, unit: Unit, results: str, root: str, deadline: float, t
         with torch_threads(n), child_env(OMP_NUM_THREADS=n, MKL_NUM_THREADS=n), checkpoint.kept(points):
             payload = kind.run(unit, root)    # a unit stopped before resumes from the points it finished
         wall = time.time() - t0
-        prov = {**record.provenance(root, unit, wall, n), "campaign": campaign, **({"adopted": adopted} if adopted else {})}
+        prov = {**record.provenance(root, unit, wall, n), "campaign": campaign,
+                **({"adopted": adopted} if adopted else {})}
         path = record.write(results, unit, payload, prov)
         checkpoint.remove(points)                # only now: the record answers for the unit
         return {"unit": unit.label, "status": "ran", "wall_s": wall, "path": str(path)}

@@ -3,10 +3,10 @@
 A notebook wraps each costly computation: `cen = measured("census", lambda: lucky.run_census(ccfg))`. Outside a
 campaign that is a plain call. In a campaign unit (STAGES_ENV names the unit's folder) the value is also written
 there (campaign/typed.py: JSON and .npz), and the unit's record keeps those files beside it: the measurements, not
-only the verdict rows. A unit stopped before its end keeps the stages it finished in its checkpoint folder, and its next run reads them
-back instead of measuring them again. Replayed (STAGES_MODE_ENV = "replay"), the stage is read back and never computed, so the
-notebook judges a recorded unit with today's verdict code; a stage the record lacks, or a field its files lack,
-stops the run with "needs re-measuring (...)", never a crash and never a silent default.
+only the verdict rows. A unit stopped before its end keeps the stages it finished in its checkpoint folder, and its
+next run reads them back instead of measuring them again. Replayed (STAGES_MODE_ENV = "replay"), the stage is read
+back and never computed, so the notebook judges a recorded unit with today's verdict code; a stage the record lacks,
+or a field its files lack, stops the run with "needs re-measuring (...)", never a crash and never a silent default.
 """
 from __future__ import annotations
 
