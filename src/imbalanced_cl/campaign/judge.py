@@ -26,11 +26,17 @@ def kept_stages(path: Path, rec: dict) -> Path:
     return Path(path).with_name(f"{rec['name']}-{rec['key']}.stages")
 
 
-def _key(root: Path, path: Path, rec: dict, where: Path) -> str:
-    """What judged rows depend on: the record file, its stages' files, today's package and the notebook."""
+def _recorded(path: Path, where: Path):
+    """A sha256 over a record file and its stages' files (names and bytes), to be updated further or read."""
     h = hashlib.sha256(Path(path).read_bytes())
     for p in sorted(Path(where).glob("*")):
         h.update(p.name.encode() + p.read_bytes())
+    return h
+
+
+def _key(root: Path, path: Path, rec: dict, where: Path) -> str:
+    """What judged rows depend on: the record file, its stages' files, today's package and the notebook."""
+    h = _recorded(path, where)
     h.update(package_digest(root).encode())
     h.update((Path(root) / "notebooks" / f"{rec['name']}.ipynb").read_bytes())
     return h.hexdigest()
@@ -110,10 +116,7 @@ def replays(root: Path, profile: str, results: Path | None = None) -> dict[str, 
             print(f"[record]  {unit.name}: a stage of its {profile} record is unreadable ({e}); measured again",
                   file=sys.stderr, flush=True)
             continue
-        h = hashlib.sha256(Path(j.path).read_bytes())
-        for p in sorted(where.glob("*")):
-            h.update(p.name.encode() + p.read_bytes())
         by = made_by(j.rec.get("provenance") or {})
-        out[unit.name] = {"params": unit.params, "made_by": by, "digest": h.hexdigest(),
+        out[unit.name] = {"params": unit.params, "made_by": by, "digest": _recorded(j.path, where).hexdigest(),
                           "env": {stages.STAGES_ENV: str(where), stages.STAGES_MODE_ENV: "replay", RECORDED_ENV: by}}
     return out
