@@ -17,6 +17,7 @@ import os
 import pickle
 import signal
 import tempfile
+import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -109,6 +110,11 @@ def map_in_processes(fn: Callable, jobs: Sequence[tuple], labels: Sequence[str],
         except BrokenProcessPool:
             for p in workers.values():          # the pool reaps its workers in its own thread: wait for it
                 p.join(timeout=30)
+                # Both threads wait on the same child: the one whose waitpid loses the race (ECHILD) reads no exit
+                # code, and the winner stores it a moment later. Read again until it is there (CI once read None).
+                deadline = time.monotonic() + 5
+                while p.exitcode is None and time.monotonic() < deadline:
+                    time.sleep(0.05)
             exits = {pid: p.exitcode for pid, p in workers.items()}
             raise WorkerCrash(crash_message(Path(marks), exits, settings)) from None
 
