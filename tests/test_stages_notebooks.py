@@ -51,26 +51,44 @@ def test_a_notebook_trains_only_inside_its_measured_stages(name):
     assert name in MEASURES and f"notebook/{name}" in probe.PROBES
 
 
-@pytest.mark.parametrize("kind", sorted(k for k in probe.PROBES if k.startswith("notebook/")))
-def test_a_notebook_probe_builds_its_config_from_a_units_parameters(kind):
-    """A notebook's probe, run up to its config (the measurement left out), builds the config from the parameters of
-    the notebook's ci unit: a size given twice (the ci profile's R and the probe's) is a TypeError in the child, and
-    then every record of the notebook made under other code reads stale ("probe did not run")."""
+def _probe_config(kind: str, profile: str):
+    """The config a notebook's probe builds from the parameters of the notebook's unit at `profile`: its program run
+    up to its `cfg = ...` line, the measurement left out."""
+    import sys
+
     from imbalanced_cl.campaign import kinds
-    (unit,) = kinds.plan_notebooks("ci", ROOT, only=[kind.split("/", 1)[1]])
+    (unit,) = kinds.plan_notebooks(profile, ROOT, only=[kind.split("/", 1)[1]])
     tree = ast.parse(probe.PROBES[kind].script())
     upto = next(k for k, n in enumerate(tree.body) if isinstance(n, ast.Assign) and
                 any(getattr(t, "id", "") == "cfg" for t in n.targets))
     scope = {}
     code = compile(ast.Module(body=tree.body[:upto + 1], type_ignores=[]), kind, "exec")
-    import sys
     argv = sys.argv
     try:
         sys.argv = ["probe", json.dumps(unit.params, default=str)]
         exec(code, scope)
     finally:
         sys.argv = argv
-    assert type(scope["cfg"]).__name__.endswith("Config")
+    return scope["cfg"]
+
+
+@pytest.mark.parametrize("kind", sorted(k for k in probe.PROBES if k.startswith("notebook/")))
+def test_a_notebook_probe_builds_its_config_from_a_units_parameters(kind):
+    """A notebook's probe builds its config from the parameters of the notebook's ci unit: a size given twice (the ci
+    profile's R and the probe's) is a TypeError in the child, and then every record of the notebook made under other
+    code reads stale ("probe did not run")."""
+    assert type(_probe_config(kind, "ci")).__name__.endswith("Config")
+
+
+@pytest.mark.parametrize("kind", sorted(k for k in probe.PROBES if k.startswith("notebook/")))
+def test_a_notebook_probe_runs_at_its_small_sizes_whatever_the_profile(kind):
+    """A default unit's parameters are empty (the notebook's own defaults): its probe still runs at the probe's small
+    sizes, the same config as for the ci unit, and never at the profile's size. Before, the sizes were put in only
+    where the parameters named them, so a default probe of 04 or 09 trained the whole notebook, ran past its time
+    limit on a busy host (2026-11-28), and their valid records read stale."""
+    ci, default = _probe_config(kind, "ci"), _probe_config(kind, "default")
+    assert default == ci
+    assert default != type(default)()          # the notebook's defaults: the default profile's size
 
 
 def test_a_push_measured_at_another_K_needs_re_measuring():

@@ -276,7 +276,9 @@ MEASURES = {"01_stage1_growth": "from imbalanced_cl.claims.stage1 import measure
             "04_pruning_gains": "from imbalanced_cl.claims.pruning import measure_protocol",
             "05_appendix_figures": "from imbalanced_cl.claims.appendix import measure_appendix",
             "06_lt_benchmarks": "from imbalanced_cl.lt.experiment import measure_runs",
-            "09_feature_decoupling": "from imbalanced_cl.claims.decoupling import measure_grids, view_correlations"}
+            "08_scale": "from imbalanced_cl.claims.scale import run",
+            "09_feature_decoupling": "from imbalanced_cl.claims.decoupling import measure_grids, view_correlations",
+            "10_premise_map": "from imbalanced_cl.claims.premise_map import rate_table, run_map"}
 
 
 def unit_code(root: Path, nb: Path) -> str:

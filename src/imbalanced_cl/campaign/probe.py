@@ -68,6 +68,12 @@ def shrunk(p, **small):
     """The parameters with the probe's sizes put in (only where the config knows the field), lists as tuples."""
     tup = lambda v: tuple(v) if isinstance(v, list) else v
     return {{k: tup(small[k] if k in small else v) for k, v in p.items()}}
+
+def sized(p, **small):
+    """The unit's parameters with every one of the probe's sizes put in, lists as tuples. A notebook unit's parameters
+    are its profile's values only (none at default: the config's own), so shrunk would leave its sizes unset."""
+    tup = lambda v: tuple(v) if isinstance(v, list) else v
+    return {{k: tup(v) for k, v in {{**p, **small}}.items()}}
 '''
 
 
@@ -125,22 +131,22 @@ def _ci_sizes(notebook: str, **small) -> dict:
 # Notebooks whose units keep measurement stages (book/record.py MEASURES): their stage functions at the ci sizes.
 register(Probe("notebook/02_lucky_neurons", f'''
 from imbalanced_cl.claims.lucky import LuckyConfig, measure_t2, run_census, workshop_figure
-cfg = LuckyConfig(**shrunk(params, **{_ci_sizes("02_lucky_neurons", R=2, chunk=1, progress=False)!r}))
+cfg = LuckyConfig(**sized(params, **{_ci_sizes("02_lucky_neurons", R=2, chunk=1, progress=False)!r}))
 out = {{"census": run_census(cfg.census()), "t2": measure_t2(cfg), "workshop": workshop_figure(cfg)}}
 '''))
 register(Probe("notebook/03_Ni_scaling", f'''
 from imbalanced_cl.claims.scaling import ScalingConfig, train_grid
-cfg = ScalingConfig(**shrunk(params, **{_ci_sizes("03_Ni_scaling", R=2, chunk=1, progress=False)!r}))
+cfg = ScalingConfig(**sized(params, **{_ci_sizes("03_Ni_scaling", R=2, chunk=1, progress=False)!r}))
 out = train_grid(cfg, log=None)
 '''))
 register(Probe("notebook/01_stage1_growth", f'''
 from imbalanced_cl.claims.stage1 import Stage1Config, measure_main, measure_push, measure_sweeps
-cfg = Stage1Config(**shrunk(params, **{_ci_sizes("01_stage1_growth", R=2, chunk=1, progress=False)!r}))
+cfg = Stage1Config(**sized(params, **{_ci_sizes("01_stage1_growth", R=2, chunk=1, progress=False)!r}))
 out = {{"main": measure_main(cfg), "sweeps": measure_sweeps(cfg), "push": measure_push(cfg)}}
 '''))
 register(Probe("notebook/04_pruning_gains", f'''
 from imbalanced_cl.claims.pruning import PruningConfig, measure_protocol
-cfg = PruningConfig(**shrunk(params, **{_ci_sizes("04_pruning_gains", R=2, chunk=1, progress=False, threads=1,
+cfg = PruningConfig(**sized(params, **{_ci_sizes("04_pruning_gains", R=2, chunk=1, progress=False, threads=1,
                                                   workers=1)!r}))
 out = measure_protocol(cfg)
 '''))
@@ -150,7 +156,7 @@ out = measure_protocol(cfg)
 register(Probe("notebook/05_appendix_figures", f'''
 from imbalanced_cl.claims.appendix import AppendixConfig, measure_appendix
 small = {{**{_ci_sizes("05_appendix_figures")!r}, "repeats": 2, "chunk": 1, "workers": 1, "threads": 1}}
-cfg = AppendixConfig(**shrunk(params, **small, progress=False))
+cfg = AppendixConfig(**sized(params, **small, progress=False))
 m = measure_appendix(cfg)
 out = {{"points": m.points, "values": m.values, "trained": m.trained, "t1_mean": m.t1_mean}}
 '''))
@@ -158,7 +164,7 @@ out = {{"points": m.points, "values": m.values, "trained": m.trained, "t1_mean":
 register(Probe("notebook/09_feature_decoupling", f'''
 from imbalanced_cl.claims.decoupling import DecouplingConfig, measure_grids, view_correlations
 small = {{**{_ci_sizes("09_feature_decoupling")!r}, "R": 2, "chunk": 1, "workers": 1, "threads": 1}}
-cfg = DecouplingConfig(**shrunk(params, **small, progress=False))
+cfg = DecouplingConfig(**sized(params, **small, progress=False))
 out = {{"views": view_correlations(cfg), "grids": measure_grids(cfg)}}
 '''))
 
@@ -170,10 +176,31 @@ from imbalanced_cl.lt.experiment import measure_runs
 small = {{**{_ci_sizes("06_lt_benchmarks")!r}, "dataset": "digits", "n_max": 0, "image_size": 0, "test_per_class": 0,
          "seeds": (0,), "epochs": 1, "probe_iters": 20, "workers": 1, "threads": 1, "device": "cpu", "download": False,
          "results_dir": "", "ckpt_dir": "", "ckpt_every": 0, "progress": False}}
-cfg = LTConfig(**shrunk(params, **small))
+cfg = LTConfig(**sized(params, **small))
 MEASURED = ("dataset", "rho", "method", "seed", "acc", "per_class", "delta20", "many", "medium", "few", "train_counts",
             "n_train", "n_probe", "n_test", "epochs", "losses", "kept")
 out = [{{k: r[k] for k in MEASURED if k in r}} for r in measure_runs(cfg, log=lambda *a: None).rows]
+'''))
+
+# notebook 08: its grid at two small d's with the scale_point probe's short stages, two replicates in batches of one,
+# in this process (the ci sizes took over 6 min on the portable kernel path); the points, not the config they echo
+register(Probe("notebook/08_scale", '''
+from imbalanced_cl.claims.scale import ScaleConfig, run
+cfg = ScaleConfig(**sized(params, ds=(6, 8), R=2, chunk=1, n_pairs=64, t1_cap=0.3, t2_cap=0.3, t3_min=0.2,
+                           t3_cap=0.3, branch_tau=0.1, records_per_tau=5, progress=False, threads=1, workers=1))
+out = run(cfg).points
+'''))
+# notebook 10: the closed forms at two d's, and two cells at d = 6 (one on the plane, one star cell) with the
+# premise_cell probe's short caps; each cell's measurements, not the cell it describes
+register(Probe("notebook/10_premise_map", '''
+from imbalanced_cl.claims.premise_map import PremiseMapConfig, rate_table, run_map
+no = ()
+cfg = PremiseMapConfig(**sized(params, ds=(6,), lambdas=("mid",), ratios=(0.8,), R=2, chunk=1, n_pairs=64,
+                                vanilla_max=30, vanilla_block=10, prune_max=10, kappa_pairs=200, estimate_ds=(10, 20),
+                                star_m_over_d=no, star_K=no, star_n_minority=no, star_bias_onset=no, star_bias_coef=no,
+                                star_alpha=(0.3,), record_ds=no, record_star=no, progress=False, threads=1, workers=1))
+cells = [{"premises": r.premises, "gain": r.gain, "arms": r.arms, "extra": r.extra} for r in run_map(cfg, False)]
+out = {"rates": rate_table(cfg, cfg.estimate_ds, cfg.ratios), "cells": cells}
 '''))
 
 
@@ -186,11 +213,17 @@ PORTABLE = {"MKL_CBWR": "COMPATIBLE", "ATEN_CPU_CAPABILITY": "default", "OMP_NUM
             "MKL_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
 
 
+# A probe takes seconds to a few minutes on an idle core; beside a campaign and a test run on a 2-core host, 04's and
+# 09's took over 300 s (2026-11-28), and a probe that times out leaves a valid record out. It runs once per code version
+# (probes.json keeps it), so a generous limit costs little.
+TIMEOUT = 1800
+
+
 class ProbeFailed(RuntimeError):
     """A probe could not run under some code (an old tree whose entry has another shape): one line, why."""
 
 
-def run(probe: Probe, tree: Path, params: dict, timeout: float = 300) -> str:
+def run(probe: Probe, tree: Path, params: dict, timeout: float = TIMEOUT) -> str:
     """The probe's digest under the package sources of `tree` (a checkout or an extracted commit), in a child."""
     env = {**os.environ, **PORTABLE, "PYTHONPATH": str(Path(tree) / "src")}
     res = subprocess.run([sys.executable, "-c", probe.script(), json.dumps(params, default=str)], cwd=tree, env=env,
@@ -280,8 +313,10 @@ def same_numbers(kind: str, rec: dict, params: dict, code: str, root: Path | Non
             then = cache.digest(kind, f"{commit}:{old_code}", rec.get("params", {}),
                                 lambda: extract(commit, root, Path(tmp)))
             now = cache.digest(kind, code, params, lambda: root)
-        except (ProbeFailed, subprocess.TimeoutExpired) as e:
+        except ProbeFailed as e:
             return False, f"made under other code; {str(e).splitlines()[0]}"
+        except subprocess.TimeoutExpired as e:     # its message is the whole child program: name the probe instead
+            return False, f"made under other code; probe {kind} did not finish in {e.timeout:.0f} s (run status again)"
     if then == now:
         return True, f"made under other code at {commit[:7]}; probe {kind} gives the same numbers ({now})"
     return False, f"probe {kind} moved: the code of {commit[:7]} gives {then}, today's gives {now}"

@@ -1,0 +1,94 @@
+"""Measure and judge apart, notebooks 08 and 10 (issue 47, item 1): their units keep what each notebook measured (08's
+grid of d, 10's closed forms and trained cells), judging a record executes the notebook with every stage read back and
+gives the recorded rows again, and the rows follow the stages alone (an edited stage moves exactly its rows)."""
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from imbalanced_cl.book.record import MEASURES
+from imbalanced_cl.campaign import probe, typed
+
+ROOT = Path(__file__).resolve().parents[1]
+STAGES = {"08_scale": ("grid",), "10_premise_map": ("rates", "cells")}
+COSTLY = {"run", "run_map", "rate_table", "measure_point", "train_point"}   # what trains or samples at cost
+
+
+def _code(name: str) -> str:
+    """The notebook's code cells, the generated parameters cell left out."""
+    nb = json.loads((ROOT / "notebooks" / f"{name}.ipynb").read_text())
+    return "\n".join("".join(c["source"]) for c in nb["cells"]
+                     if c["cell_type"] == "code" and "parameters" not in c["metadata"].get("tags", []))
+
+
+@pytest.mark.parametrize("name", STAGES)
+def test_08_and_10_train_only_inside_their_measured_stages(name):
+    """Every costly call sits in the lambda of a measured(...) stage, so a replayed notebook trains nothing; the
+    notebook is in MEASURES and has its own probe."""
+    tree = ast.parse(_code(name))
+    inside, stages = set(), []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "measured":
+            stages.append(node.args[0].value)
+            inside |= {id(n) for n in ast.walk(node.args[1])}
+    assert tuple(stages) == STAGES[name]
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in COSTLY
+                and getattr(node.func.value, "id", "") in ("scale", "PM")):        # the claim packages' calls
+            assert id(node) in inside, f"{name}: {node.func.attr}(...) outside a measured stage"
+    assert name in MEASURES and f"notebook/{name}" in probe.PROBES
+
+
+def _rows(rows: list[dict]) -> dict:
+    """{row id: (verdict, measured, interval)} of verdict rows."""
+    return {r["id"]: (r["verdict"], r["measured"], r["lo"], r["hi"]) for r in rows}
+
+
+def _judged_again(name: str, tmp_path: Path, ci_unit_record, stage: str, edit) -> tuple[dict, dict]:
+    """Record the notebook's ci unit, judge it again as kept (its rows, exactly), then with `stage` edited by
+    `edit`: (recorded rows, edited rows). Without the stage, it needs re-measuring, by name."""
+    from imbalanced_cl.campaign import judge
+    path, rec, _, _ = ci_unit_record(name, tmp_path)
+    assert rec["payload"]["stages"] == sorted(STAGES[name])
+    where = judge.kept_stages(path, rec)
+    rows, why = judge.judge(ROOT, path, rec, tmp_path / "judged.ipynb")
+    assert why == "" and _rows(rows) == _rows(rec["payload"]["rows"])
+    typed.save(edit(typed.load(where / stage)), where / stage)
+    edited, why = judge.judge(ROOT, path, rec, tmp_path / "edited.ipynb")
+    assert why == ""
+    (where / f"{stage}.json").unlink()
+    none, why = judge.judge(ROOT, path, rec, tmp_path / "again.ipynb")
+    assert none is None and why == f"needs re-measuring (stage {stage}: not in the record)"
+    return _rows(rec["payload"]["rows"]), _rows(edited)
+
+
+@pytest.mark.slow
+def test_notebook_08_unit_is_judged_again_from_its_grid_alone(tmp_path, ci_unit_record):
+    """Notebook 08 at ci: the record keeps its grid (no run in it), and the rate-ratio rows follow the stage: every
+    measured rate ratio set to the prediction eps_max/eps_min closes the gap, while the other quantities' rows stay."""
+    def on_prediction(res):
+        for p in res.points:
+            p["rate_ratio"] = np.full_like(p["rate_ratio"], 1 / min(res.cfg.ratios))
+        return res
+    recorded, edited = _judged_again("08_scale", tmp_path, ci_unit_record, "grid", on_prediction)
+    moved = {k for k in recorded if recorded[k] != edited[k]}
+    assert moved and all("rate" in k for k in moved), moved
+
+
+@pytest.mark.slow
+def test_notebook_10_unit_is_judged_again_from_its_cells_alone(tmp_path, ci_unit_record):
+    """Notebook 10 at ci: the record keeps the closed forms and every cell, and the rows follow the cells: the
+    pruning gain of every trained cell negated moves the gain rows."""
+    def negated(cells):
+        for c in cells:
+            if c.gain is not None:
+                c.gain = -c.gain
+                for a in c.arms.values():
+                    a.gain = -a.gain
+        return cells
+    recorded, edited = _judged_again("10_premise_map", tmp_path, ci_unit_record, "cells", negated)
+    assert recorded.keys() == edited.keys() and recorded != edited
