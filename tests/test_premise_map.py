@@ -360,3 +360,25 @@ def test_a_star_cell_in_record_star_is_planned_for_the_campaign_and_not_trained_
     assert [c.m for c in trained_here.cells() if c.axis == "m/d"] == [18, 24] and not trained_here.record_cells()
     with pytest.raises(ParameterError, match="record_star"):
         cfg.replace(record_star=("m/d", "depth"))
+
+
+def test_a_recorded_cell_is_judged_again_by_todays_rules_from_its_values():
+    """A recorded cell's conditions are judged again from their recorded values at the cell's config (issue 47:
+    verdicts are recomputed): a λ the record called inside the range is outside [d^-1.49, d^-1.01] at d = 10 (by
+    hand: [0.0324, 0.0977]); a mask share of 0.85 holds against mask_share_min 0.8 though it was recorded failing
+    against 0.9; an arm's prune_T reads its own T; share, whose rule reads its interval, keeps its recorded judgement."""
+    from imbalanced_cl.campaign.premise_cells import _cell_result
+    cell = PM.PremiseMapConfig(**{**BASE, "mask_share_min": 0.8}).cell("plane", 10, "mid", 1.0)
+    item = lambda value, holds: {"text": "t", "value": value, "threshold": "as recorded", "holds": holds,
+                                 "required": True}
+    rec = {"payload": {"premises": {"lambda": item(1e-3, True), "mask": item(0.85, False), "share": item(0.5, True)},
+                       "gain": [0.1, 0.2], "seconds": 1.0, "extra": {},
+                       "arms": {"alg1": {"size": [1.0, 1.0], "T": 30.0, "premises": {"prune_T": item(20.0, True)},
+                                         "gain": [0.0, 0.1], "loss": 1.0, "pos_prob": 0.5}}}}
+    got = _cell_result(cell, rec)
+    lo, hi = 10 ** -1.49, 10 ** -1.01
+    assert (round(lo, 4), round(hi, 4)) == (0.0324, 0.0977)
+    assert got.premises["lambda"].holds is False and got.premises["lambda"].threshold == f"[{lo:.3g}, {hi:.3g}]"
+    assert got.premises["mask"].holds is True and got.premises["mask"].threshold.startswith("≥ 0.8")
+    assert got.premises["share"].holds is True and got.premises["share"].threshold == "as recorded"
+    assert got.arms["alg1"].premises["prune_T"].holds is False     # 20 steps < T = 30

@@ -114,15 +114,16 @@ def made_by(recorded: list) -> list[str]:
 
 def _cell_result(cell, rec: dict):
     """A recorded cell's CellResult, marked "recorded", with the record's provenance (KeyError names a missing
-    field)."""
+    field). Each condition is judged again by today's rule from its recorded value (premise_map.rule), at the cell's
+    config; the few whose rule reads more than the value (share, convergence, the arm bounds) keep their recorded
+    judgement."""
     import torch
 
-    from ..claims.premise_map import Arm, CellResult
-    from ..claims.premise_map.metrics import Premise
+    from ..claims.premise_map import Arm, CellResult, judged
     pay = rec["payload"]
-    prem = lambda ps: {k: Premise(k, v["text"], v["value"], v["threshold"], v["holds"], v["required"])
-                       for k, v in ps.items()}
-    arms = {n: Arm(n, torch.tensor(a["size"]), float(a["T"]), prem(a["premises"]), torch.tensor(a["gain"]),
-                   a["loss"], a["pos_prob"]) for n, a in pay.get("arms", {}).items()}
+    prem = lambda ps, T=float("nan"): {k: judged(k, v["text"], v["value"], cell.cfg, v["required"], T,
+                                                 threshold=v["threshold"], holds=v["holds"]) for k, v in ps.items()}
+    arms = {n: Arm(n, torch.tensor(a["size"]), float(a["T"]), prem(a["premises"], float(a["T"])),
+                   torch.tensor(a["gain"]), a["loss"], a["pos_prob"]) for n, a in pay.get("arms", {}).items()}
     return CellResult(cell, prem(pay["premises"]), torch.tensor(pay["gain"]), pay["seconds"], source="recorded",
                       arms=arms, extra={**pay.get("extra", {}), "provenance": rec.get("provenance", {})})

@@ -13,7 +13,8 @@ Every public name of these modules is importable from here.
 from .config import (BIAS_ONSETS, LAMBDAS, STAR_AXES, Cell, PremiseMapConfig, bias_fields, eq33_t1,  # noqa: F401
                      lambda_value, window)
 from .metrics import (CLOSED, MEASURED, Premise, closed_form, expected_lucky_minority, gain_of_pruning,  # noqa: F401
-                      kappa, mask_share, measured, minority_dominant, minority_rates, neurons_needed, rate_table)
+                      judged, kappa, mask_share, measured, minority_dominant, minority_rates, neurons_needed, rate_table,
+                      rule)
 from .protocol import ARM_TEXT, ARMS, ORACLES, Arm, CellResult, run_cell, run_map, train_to_convergence  # noqa: F401
 from .verdicts import (Conclusion, answer_text, arm_row, binding_premises, cell_rows, combine, conclusion,  # noqa: F401
                        conflicts, prediction_rows, verdict_rows)

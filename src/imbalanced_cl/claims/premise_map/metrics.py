@@ -100,21 +100,58 @@ def neurons_needed(d: int, ratio: float, n_minority: int, gamma: float) -> float
     return math.exp(-lp) if -lp < 700 else math.inf
 
 
+def rule(key: str, value: float, cfg: PruningConfig, T: float = math.nan) -> tuple[str, bool] | None:
+    """(threshold, holds) of a condition whose rule reads its value alone, at a cell's config (T: an arm's App. F.4
+    T, for prune_T); None where the rule reads more than the value (share, convergence, the arm bounds).
+
+    One place per rule: a cell measured now and a cell read from a campaign record are judged by it alike, so a
+    moved threshold reaches recorded cells too (issue 47: a record keeps measurements, verdicts are recomputed)."""
+    if key == "lambda":
+        lo, hi = regime.lambda_range(cfg)
+        return f"[{lo:.3g}, {hi:.3g}]", lo <= value <= hi
+    if key == "sigma":
+        return "[0.1, 1.9]", 0.1 <= value <= 1.9
+    if key == "growth":
+        return "> 0", value > 0
+    if key == "lucky":
+        return "≥ 1", value >= 1.0
+    if key == "window":
+        t3, t4 = window(cfg.d, cfg.lr)
+        return f"[{t3:.0f}, {t4:.0f}]", t3 <= value <= t4
+    if key == "lemma_b1":
+        bound = cfg.d1 ** -cfg.regime_grad_poly
+        return f"≤ {bound:.3g}", value <= bound
+    if key == "dominant":                   # value: the fewest minority-dominant neurons over replicates
+        return "≥ 1 (fewest over replicates)", value >= 1
+    if key == "mask":
+        return f"≥ {cfg.mask_share_min:g} (mean share)", value >= cfg.mask_share_min
+    if key == "smallest":                   # NaN (no replicate has one) fails
+        return f"≥ {cfg.mask_share_min:g} (mean over replicates that have some)", value >= cfg.mask_share_min
+    if key == "prune_T":
+        return f"≥ T = {T:.4g} steps", value >= T
+    return None
+
+
+def judged(key: str, text: str, value: float, cfg: PruningConfig, required: bool = True, T: float = math.nan,
+           **kept) -> Premise:
+    """A condition judged by its rule (rule()); where the rule reads more than the value, `kept` gives its threshold
+    and holds (as measured now, or as recorded)."""
+    again = rule(key, value, cfg, T)
+    threshold, holds = again if again is not None else (kept["threshold"], kept["holds"])
+    return Premise(key, text, value, threshold, bool(holds), required)
+
+
 def closed_form(cfg: PruningConfig, kappa: torch.Tensor, require_sigma: bool = False) -> dict:
     """The closed-form premises of a cell's config (see the module docstring), keyed as CLOSED."""
-    lo, hi = regime.lambda_range(cfg)
-    sr = regime.sigma_ratio(cfg)
     _, r_min = minority_rates(cfg, kappa)
-    lucky = expected_lucky_minority(cfg)
     return {
-        "lambda": Premise("lambda", "λ inside the proof's range [d^-1.49, d^-1.01] (proof of Thm 3.1)", cfg.weight_decay,
-                          f"[{lo:.3g}, {hi:.3g}]", lo <= cfg.weight_decay <= hi),
-        "sigma": Premise("sigma", "σ_ξ² on Assumption 3.3's scale √(log d)/d (ratio within 1 ± 0.9)", sr,
-                         "[0.1, 1.9]", 0.1 <= sr <= 1.9, required=require_sigma),
-        "growth": Premise("growth", "a minority coefficient grows in Stage 1: gain κ_min − λ > 0 (eq. 7)", r_min,
-                          "> 0", r_min > 0),
-        "lucky": Premise("lucky", "minority lucky neurons at init: m n_min P(i ∈ M*_j) ≥ 1 (Def. B.1, Thm 3.2(a))",
-                         lucky, "≥ 1", lucky >= 1.0),
+        "lambda": judged("lambda", "λ inside the proof's range [d^-1.49, d^-1.01] (proof of Thm 3.1)",
+                         cfg.weight_decay, cfg),
+        "sigma": judged("sigma", "σ_ξ² on Assumption 3.3's scale √(log d)/d (ratio within 1 ± 0.9)",
+                        regime.sigma_ratio(cfg), cfg, required=require_sigma),
+        "growth": judged("growth", "a minority coefficient grows in Stage 1: gain κ_min − λ > 0 (eq. 7)", r_min, cfg),
+        "lucky": judged("lucky", "minority lucky neurons at init: m n_min P(i ∈ M*_j) ≥ 1 (Def. B.1, Thm 3.2(a))",
+                        expected_lucky_minority(cfg), cfg),
     }
 
 
@@ -141,17 +178,13 @@ def measured(base: Run, cfg: PruningConfig, reg: regime.Regime, conv: Convergenc
     """The measured premises and the predictions at the branch point T4 (the vanilla run's final weights), keyed as
     MEASURED."""
     share = stats.ci(reg.share)
-    bound = cfg.d1 ** -cfg.regime_grad_poly
-    dev = float(reg.grad_dev.mean())
     count = minority_dominant(base.W, base.M, cfg).sum(-1).float()
-    mshare = float(mask_share(base.W, base.M, cfg.alpha_main, cfg).mean())
     small = float(torch.nanmean(smallest_share(base.W, base.M, cfg)))
-    t3, t4 = window(cfg.d, cfg.lr)
     return {
-        "window": Premise("window", "the branch point T4 inside Theorem 3.1's window [d^1.01/η, d^1.99/η]",
-                          float(base.step), f"[{t3:.0f}, {t4:.0f}]", t3 <= base.step <= t4),
-        "lemma_b1": Premise("lemma_b1", "K-pair gradient within ||w||/d1 of the population gradient (Lemma B.1)",
-                            dev, f"≤ {bound:.3g}", dev <= bound),
+        "window": judged("window", "the branch point T4 inside Theorem 3.1's window [d^1.01/η, d^1.99/η]",
+                         float(base.step), cfg),
+        "lemma_b1": judged("lemma_b1", "K-pair gradient within ||w||/d1 of the population gradient (Lemma B.1)",
+                           float(reg.grad_dev.mean()), cfg),
         "convergence": Premise("convergence", "the vanilla run converged at T4: InfoNCE well below ln K, l'_p near "
                                "1 − Θ(1/τ), the loss flat (eq. (11), App. F)", conv.loss,
                                f"InfoNCE ≤ {conv.loss_max:.3g} (ln K = {conv.ln_k:.3g}); l'_p ≥ {conv.lp_min:.3g} "
@@ -159,14 +192,13 @@ def measured(base: Run, cfg: PruningConfig, reg: regime.Regime, conv: Convergenc
                                conv.holds),
         "share": Premise("share", "weights in the feature span: share ≥ regime_share_min (Thm 3.1, β bound)",
                          share[0], f"≥ {cfg.regime_share_min:g} (lower 95% end)", share[1] >= cfg.regime_share_min),
-        "dominant": Premise("dominant", "a minority-dominant neuron at the branch point, in every replicate",
-                            float(count.min()), "≥ 1 (fewest over replicates)", bool((count >= 1).all())),
-        "mask": Premise("mask", "the magnitude mask holds minority-dominant neurons (Remark 1, Thm F.1)", mshare,
-                        f"≥ {cfg.mask_share_min:g} (mean share)", mshare >= cfg.mask_share_min),
-        "smallest": Premise("smallest", "the minority-dominant neurons are the smallest (Remark 2): their share of "
-                            "the k smallest neurons, k = their number (the mask at Remark 1's largest alpha)",
-                            small, f"≥ {cfg.mask_share_min:g} (mean over replicates that have some)",
-                            small >= cfg.mask_share_min),
+        "dominant": judged("dominant", "a minority-dominant neuron at the branch point, in every replicate",
+                           float(count.min()), cfg),
+        "mask": judged("mask", "the magnitude mask holds minority-dominant neurons (Remark 1, Thm F.1)",
+                       float(mask_share(base.W, base.M, cfg.alpha_main, cfg).mean()), cfg),
+        "smallest": judged("smallest", "the minority-dominant neurons are the smallest (Remark 2): their share of "
+                           "the k smallest neurons, k = their number (the mask at Remark 1's largest alpha)",
+                           small, cfg),
     }
 
 

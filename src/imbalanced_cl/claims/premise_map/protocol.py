@@ -15,10 +15,11 @@ from ... import workers as W
 from ...sim import regime
 from ...sim.train import Run, train
 from ..pruning.batch import train_arms
+from ..pruning.config import PruningConfig
 from ..pruning.metrics import (amplitude_ratio, convergence, learned_minority, lucky_minority, minority_dominant,
                                paper_T)
 from .config import Cell, PremiseMapConfig, eq33_t1
-from .metrics import Premise, cell_premises, kappa
+from .metrics import Premise, cell_premises, judged, kappa
 
 # The pruned arms of a cell, in training order: Algorithm 1 at the map's alpha, Algorithm 1 with alpha m = the
 # strict bound |M*_j*| and the extended bound (neurons with j* in N_i) of Remark 1 per replicate, and the oracles
@@ -106,12 +107,12 @@ def converged(run: Run, cell: Cell):
 
 
 def _arm_premises(name: str, size: torch.Tensor, T: float, length: int, strict: torch.Tensor,
-                  extended: torch.Tensor) -> dict:
+                  extended: torch.Tensor, cfg: PruningConfig) -> dict:
     """The arm's own premises: pruned for the paper's T (length >= T), and Remark 1's bounds per replicate."""
     worst = float(size.max())
     return {
-        "prune_T": Premise("prune_T", "pruned from T4 for App. F.4's T = ((ε_max/ε_j*) − 1)d/(ηαε_j*²C_z loglog d)",
-                           float(length), f"≥ T = {T:.4g} steps", length >= T),
+        "prune_T": judged("prune_T", "pruned from T4 for App. F.4's T = ((ε_max/ε_j*) − 1)d/(ηαε_j*²C_z loglog d)",
+                          float(length), cfg, T=T),
         "bound": Premise("bound", "α·m ≤ |M*_j*| (Remark 1, strict; Def. B.1 on the initial weights), every "
                          "replicate", worst, f"≤ {int(strict.min())} (fewest |M*_j*| over replicates)",
                          bool((size <= strict).all() and (size >= 1).all())),
@@ -151,7 +152,7 @@ def run_cell(cell: Cell, train_it: bool = True) -> CellResult:
     runs = train_arms(base, bcfg, alphas, chosen)
     ctl = amplitude_ratio(runs[0].W, runs[0].M, cfg)
     end = lambda r, f: float(r.history.get(f)[-1].mean())
-    out = {a: Arm(a, sizes[a], Ts[a], _arm_premises(a, sizes[a], Ts[a], length, strict, extended),
+    out = {a: Arm(a, sizes[a], Ts[a], _arm_premises(a, sizes[a], Ts[a], length, strict, extended, cfg),
                   amplitude_ratio(r.W, r.M, cfg) - ctl, end(r, "loss"), end(r, "pos_prob"))
            for a, r in zip(arms, runs[1:])}
     res = CellResult(cell, cell_premises(cell, kap, base, reg, conv), out["alg1"].gain, time.time() - t0, arms=out)
