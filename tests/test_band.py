@@ -132,14 +132,7 @@ def test_no_row_reads_holds_with_its_value_outside_the_band_it_shows():
     for r in held:
         assert _inside(r, r.measured), (r.id, r.measured, r.band_lo, r.band_hi)
         assert V.band_text(r).startswith("holds")
-        if r.id not in BY_COUNT:
-            assert _inside(r, r.lo) and _inside(r, r.hi), (r.id, r.lo, r.hi, r.band_lo, r.band_hi)
-
-
-# Rows whose verdict is a count, not an interval against the band: notebook 10's predictions hold at every cell
-# (the share of cells is 1, the band [1, 1]); the Wilson interval beside it (k of n cells) reaches below 1 for any
-# finite n, so only the measured value is held to the band there.
-BY_COUNT = {"feature_span_map", "minority_dominant_exist_map", "mask_share_map", "minority_smallest_map"}
+        assert _inside(r, r.lo) and _inside(r, r.hi), (r.id, r.lo, r.hi, r.band_lo, r.band_hi)
 
 
 def test_the_check_catches_a_row_whose_band_was_widened_after_the_rule():

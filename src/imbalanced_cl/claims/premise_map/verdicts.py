@@ -18,7 +18,6 @@ import re
 from dataclasses import dataclass
 
 from ...premises import condition
-from ...stats import binom_ci
 from ...verdict import (FAILS, HOLDS, NOT_COMPARABLE, PARTLY, PREDICATE, UNTESTED, Rule, Verdict, combine,
                          judge_positive, row)
 from .config import PremiseMapConfig
@@ -120,8 +119,10 @@ def blocking_check(results: list[CellResult]) -> list:
 
 
 def prediction_rows(results: list[CellResult], cfg: PremiseMapConfig) -> list[Verdict]:
-    """One row per prediction (PREDICTION_KEYS): the fraction of the judged cells where it holds (Wilson interval);
-    holds at all of them, does not hold at none, partly otherwise."""
+    """One row per prediction (PREDICTION_KEYS): the fraction of the judged cells where it holds; holds at all of
+    them, does not hold at none, partly otherwise. The cells are the map's own designed grid, not a sample of
+    settings, so the fraction is a count with no sampling interval (its interval is the value itself): a Wilson
+    interval beside "holds at every cell" reached below the band [1, 1] for any number of cells (issue 49)."""
     cells, ok = judged_cells(results)
     where = "cells meeting every premise" if ok else "cells run"
     out = []
@@ -130,8 +131,9 @@ def prediction_rows(results: list[CellResult], cfg: PremiseMapConfig) -> list[Ve
         if p is None:
             continue
         v, k, n = prediction_verdict(cells, key)
-        lo, hi = binom_ci(k, n) if n else (math.nan, math.nan)
-        why = f"holds at {k} of {n} {where}; per cell: {p.threshold}" if n else "no cell measured it"
+        lo = hi = k / n if n else math.nan
+        why = (f"holds at {k} of {n} {where} (a count over the map's designed grid: no sampling interval); per cell: "
+               f"{p.threshold}") if n else "no cell measured it"
         out.append(row(f"prediction: {p.text} (over the map): share of cells where it holds",
                        condition(p.cid).source, "holds at every cell",
                        k / n if n else math.nan, lo, hi, (v, Rule(why, (1.0, 1.0))),   # the share of cells: all
