@@ -382,3 +382,24 @@ def test_a_recorded_cell_is_judged_again_by_todays_rules_from_its_values():
     assert got.premises["mask"].holds is True and got.premises["mask"].threshold.startswith("≥ 0.8")
     assert got.premises["share"].holds is True and got.premises["share"].threshold == "as recorded"
     assert got.arms["alg1"].premises["prune_T"].holds is False     # 20 steps < T = 30
+
+
+def test_an_oracle_arm_does_not_depend_on_remark_1s_bound_in_notebook_10_as_in_notebook_04():
+    """An oracle prunes a chosen set (Theorem 3.2 given its pruned set), so Remark 1's bound, which makes a magnitude
+    mask fall inside M*_j*, does not gate it: outside both bounds, the oracle's row keeps its verdict while
+    Algorithm 1's row is not comparable; notebook 04's oracle rows depend on the same premises, without the bound."""
+    from imbalanced_cl.claims.pruning import verdicts as PV
+    cell = _cell()
+    gain = [0.1, 0.12, 0.11]
+    arms = {"alg1": _arm("alg1", gain, bound=False), "oracle_lucky": _arm("oracle_lucky", gain, bound=False)}
+    res = _result(cell, ALL, gain, arms=arms)
+    alg, oracle = PM.arm_row(res, "alg1", cell.cfg), PM.arm_row(res, "oracle_lucky", cell.cfg)
+    assert alg.verdict == NOT_COMPARABLE and "alpha_bound" in alg.depends
+    assert oracle.verdict == HOLDS and not {"alpha_bound", "alpha_bound_extended"} & set(oracle.depends)
+    assert "prune_from_t4" in oracle.depends and PM.arm_ok(arms["oracle_lucky"]) and not PM.arm_ok(arms["alg1"])
+    from types import SimpleNamespace
+
+    from imbalanced_cl.claims.pruning import PruningConfig
+    made = SimpleNamespace(oracles={n: {"size": torch.ones(3), "gain": torch.tensor(gain)} for n in PV.ORACLE_IDS})
+    for r in PV.oracle_rows(made, PruningConfig()):
+        assert "prune_from_t4" in r.depends and not {"alpha_bound", "alpha_bound_extended"} & set(r.depends), r.id

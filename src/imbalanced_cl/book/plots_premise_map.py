@@ -9,7 +9,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import Rectangle
 
-from ..claims.premise_map import ARMS, LAMBDAS, CellResult, PremiseMapConfig, arm_row, eq33_t1, lambda_value
+from ..claims.premise_map import (ARMS, LAMBDAS, CellResult, PremiseMapConfig, arm_ok, arm_row, eq33_t1,
+                                  lambda_value)
 
 
 def _counts(res: CellResult) -> tuple[int, int, list[str]]:
@@ -201,7 +202,7 @@ def arms_figure(results: list[CellResult], cfg: PremiseMapConfig):
                 continue
             m, lo, hi = a.gain_ci()
             y = i + (k - 2) * 0.14
-            ok = r.required_ok() and a.premises_ok()
+            ok = r.required_ok() and arm_ok(a)
             ax.errorbar(m, y, xerr=[[max(m - lo, 0)], [max(hi - m, 0)]], fmt="o", color=f"C{k}", ms=4,
                         mfc=f"C{k}" if ok else "white", label=None if name in seen else name)
             seen.add(name)

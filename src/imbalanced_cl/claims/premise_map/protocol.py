@@ -45,12 +45,6 @@ class Arm:
     loss: float                 # final InfoNCE, mean over replicates
     pos_prob: float             # final mean l'_p, mean over replicates
 
-    def premises_ok(self) -> bool:
-        """Whether the arm's own premises hold: pruned for the paper's T, and inside Remark 1's strict or extended
-        bound (the remark allows either)."""
-        p = self.premises
-        return p["prune_T"].holds and (p["bound"].holds or p["bound_ext"].holds)
-
     def gain_ci(self) -> tuple[float, float, float]:
         """(mean, lo, hi) of the gain over replicates."""
         return stats.ci(self.gain.double())
