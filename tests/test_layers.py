@@ -248,31 +248,3 @@ def test_entry_points_may_import_anything(tmp_path):
     g = _fake(tmp_path, {"fake/__main__.py": "from fake.top import c\n", "fake/top/c.py": "",
                          "fake/middle/__main__.py": "from ..top import c\n"})
     assert upward(g, FAKE_LAYERS) == []
-
-
-# --- the flat layout's module names (issue 26 moved them into one folder per claim) ---
-
-def test_old_module_names_raise_an_import_error_naming_the_new_place():
-    import importlib
-    import subprocess
-    import sys
-
-    import pytest
-
-    from imbalanced_cl.claims import MOVED
-    for old, new in MOVED.items():
-        with pytest.raises(ImportError, match=rf"imbalanced_cl\.claims\.{old} moved to imbalanced_cl\.claims\.{new}"):
-            importlib.import_module(f"imbalanced_cl.claims.{old}")
-        importlib.import_module(f"imbalanced_cl.claims.{new}")           # the new place imports
-    # every spelling a reader's notebook may use, each in a fresh interpreter (nothing imported before)
-    for stmt in ("import imbalanced_cl.claims.pruning_metrics", "from imbalanced_cl.claims import scale_config",
-                 "from imbalanced_cl.claims.census_exact import p_lucky"):
-        r = subprocess.run([sys.executable, "-c", stmt], capture_output=True, text=True)
-        assert r.returncode == 1 and "moved to imbalanced_cl.claims." in r.stderr, (stmt, r.stderr[-500:])
-    # the claim packages keep their old names, and what a notebook reads through them
-    from imbalanced_cl.claims import pruning as pa
-    from imbalanced_cl.claims.pruning import PruningConfig
-    assert pa.PruningConfig is PruningConfig and pa.amplitudes is importlib.import_module(
-        "imbalanced_cl.claims.pruning.metrics").amplitudes
-    with pytest.raises(ModuleNotFoundError):
-        importlib.import_module("imbalanced_cl.claims.no_such_module")   # anything else: Python's own error

@@ -130,8 +130,3 @@ def mode(model: nn.Module, m: str):
         yield model
     finally:
         set_mode(model, "dense")
-
-
-def n_params(model: nn.Module) -> int:
-    """Number of trainable parameters."""
-    return sum(p.numel() for p in model.parameters() if p.requires_grad)

@@ -49,10 +49,3 @@ def global_magnitude_masks(model: nn.Module, ratio: float) -> dict:
         per_layer.append(int(keep[start:start + n].sum()))
         start += n
     return {"threshold": threshold, "kept": int(keep.sum()), "total": total, "per_layer_kept": per_layer}
-
-
-@torch.no_grad()
-def clear_masks(model: nn.Module) -> None:
-    """All-ones masks (no pruning)."""
-    for c in masked_convs(model):
-        c.mask.fill_(1.0)

@@ -6,11 +6,6 @@ import torch
 
 
 
-def feature_coef(W: torch.Tensor, M: torch.Tensor) -> torch.Tensor:
-    """<w_i, M_j> for every neuron and feature: (R, m, d)."""
-    return W @ M
-
-
 def feature_share(W: torch.Tensor, M: torch.Tensor) -> torch.Tensor:
     """||P_F w_i||^2 / ||w_i||^2 (R, m): the share of a neuron in the feature subspace (eq. 34)."""
     return (W @ M).pow(2).sum(-1) / W.pow(2).sum(-1).clamp(min=1e-30)

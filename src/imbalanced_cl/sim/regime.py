@@ -23,7 +23,6 @@ import torch
 
 from .. import stats
 from ..verdict import UNTESTED, Verdict, judge_bound, judge_target
-from . import data as D
 from .config import SimConfig
 from .encoder import bias_at
 from .metrics import feature_share
@@ -183,8 +182,3 @@ def premises(reg: Regime, cfg: SimConfig) -> list[tuple[str, bool]]:
         gap = float(((reg.loss_heldout - reg.loss_train) / reg.loss_heldout.abs()).mean())
         out.append((f"train/held-out InfoNCE gap ≤ {cfg.regime_loss_gap_max:g}", gap <= cfg.regime_loss_gap_max))
     return out
-
-
-def heldout_pairs(cfg: SimConfig, M: torch.Tensor, replicates, n: int) -> D.Pairs:
-    """n held-out pairs per replicate from the test stream (for metrics that must not see training pairs)."""
-    return D.make_pairs(cfg, M, replicates, n, purpose=D.STREAM_TEST)

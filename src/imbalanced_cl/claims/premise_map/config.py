@@ -5,14 +5,13 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from ...sim.config import LAMBDA_EXPONENTS, SimConfig, lambda_at
+from ...sim.config import SimConfig, lambda_at
 from ...validate import check, check_choice, check_float, check_grid, check_int
 from ..pruning.config import PruningConfig
 
 # The weight decays of the map, by name: the book's own (the config's weight_decay) and the bottom, geometric
 # middle and top of the proof's range [d^-1.49, d^-1.01] (App. E.3).
 LAMBDAS = ("book", "bottom", "mid", "top")
-LAMBDA_EXPONENT = LAMBDA_EXPONENTS
 STAR_AXES = ("m/d", "K", "alpha", "n_minority", "bias_onset", "bias_coef")
 # When the bias b_i switches on (the paper fixes b = 0 up to T1, Lemma F.3, and sizes T1 only up to Theta): at the
 # eq. (34) crossing measured per run, at eq. (33)'s T1 = d1 ln d / (eta lnln d) or at the workshop's d ln d /
