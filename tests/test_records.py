@@ -297,3 +297,17 @@ def test_notebook_02s_measured_stages_keep_no_run():
     out = measure_t2(cfg)
     assert "run" not in out["lemma32"] and out["lemma32"]["T1"].shape == (1,)
     typed._encode(out, {}, "t2")          # raises NotStorable if a training object is left in it
+
+
+def test_a_probe_that_runs_past_its_limit_is_named_in_one_line(tmp_path, monkeypatch):
+    """A probe that times out leaves its record unvalidated (stale, not used), and the reason names the probe and its
+    limit in one line; the TimeoutExpired message is the whole child program, which status printed before."""
+    import subprocess
+
+    def slow(p, tree, params, timeout=probe.TIMEOUT):
+        raise subprocess.TimeoutExpired(["python", "-c", "a\nlong\nprogram"], timeout)
+    monkeypatch.setattr(probe, "run", slow)
+    rec = {"provenance": {"commit": "HEAD"}, "code": "old", "params": PARAMS}
+    ok, why = probe.same_numbers("tiny_train", rec, PARAMS, "new", ROOT, probe.Cache(tmp_path / "probes.json"))
+    assert not ok and why == f"made under other code; probe tiny_train did not finish in {probe.TIMEOUT} s (run " \
+                             "status again)"
