@@ -311,3 +311,18 @@ def test_a_probe_that_runs_past_its_limit_is_named_in_one_line(tmp_path, monkeyp
     ok, why = probe.same_numbers("tiny_train", rec, PARAMS, "new", ROOT, probe.Cache(tmp_path / "probes.json"))
     assert not ok and why == f"made under other code; probe tiny_train did not finish in {probe.TIMEOUT} s (run " \
                              "status again)"
+
+
+def test_a_tree_is_dirty_by_its_code_not_by_the_records_and_probe_cache_a_campaign_writes(repo):
+    """provenance's dirty flag: a changed probes.json or record under results/ (written by the campaign itself) leaves
+    a tree clean, a changed module makes it dirty."""
+    cache = repo / "results" / "campaign" / "probes.json"
+    cache.parent.mkdir(parents=True)
+    cache.write_text("{}\n")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "one")
+    unit = Unit("tiny_train", "u", "ci", PARAMS, "code", 0)
+    cache.write_text('{"k": 1}\n')
+    assert record.provenance(repo, unit, 1.0, 1)["dirty"] is False
+    (repo / "src" / "imbalanced_cl" / "stats.py").write_text("# edited\n")
+    assert record.provenance(repo, unit, 1.0, 1)["dirty"] is True

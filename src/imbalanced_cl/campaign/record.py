@@ -39,7 +39,9 @@ def provenance(root: Path, unit: Unit, wall_s: float, threads: int) -> dict:
     import torch
 
     from ..book.provenance import COMMIT_ENV, environment    # here: it imports torch
-    dirty = bool(_git(root, "status", "--porcelain", "--untracked-files=no"))
+    # results/ holds records and the probe cache, which a campaign itself writes: only code makes a tree dirty (a
+    # campaign run from a clean worktree marked its records dirty once its probes had filled probes.json there)
+    dirty = bool(_git(root, "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results"))
     commit = _git(root, "rev-parse", "HEAD") or os.environ.get(COMMIT_ENV) or "unknown (not a git checkout)"
     return {"commit": commit, "dirty": dirty,
             "host": socket.gethostname(), "cpu": platform.processor() or platform.machine(),
