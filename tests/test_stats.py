@@ -148,3 +148,59 @@ def test_the_logit_interval_covers_a_beta_mean_about_95_percent_of_the_time():
     hits = sum(lo <= 0.8 <= hi for lo, hi in (stats.mean_ci_in(rng.beta(8, 2, 8), "fraction")[1:]
                                                for _ in range(4000)))
     assert 0.92 <= hits / 4000 <= 0.975, hits / 4000
+
+
+# --- hand-made cases from the mutation run of 2026-11-28 (make mutation MUTANTS='imbalanced_cl.stats.*') ---
+
+def test_loglog_fit_uses_exactly_the_positive_finite_points_and_two_are_enough():
+    """y = 3 x^2 on x = 1, 2, 4 with a zero, a negative and an infinite point mixed in (each on either side): those
+    are dropped one by one and the fit is exact; two points give the line through them, one point gives NaN."""
+    x = torch.tensor([1.0, 2.0, 4.0])
+    y = 3 * x ** 2
+    assert stats.loglog_fit(x, y) == pytest.approx((2.0, math.log(3.0)), rel=1e-12)
+    for bad_x, bad_y in ((0.0, 5.0), (-1.0, 5.0), (5.0, 0.0), (5.0, -2.0), (math.inf, 5.0), (5.0, math.inf)):
+        got = stats.loglog_fit(torch.cat([x, torch.tensor([bad_x])]), torch.cat([y, torch.tensor([bad_y])]))
+        assert got == pytest.approx((2.0, math.log(3.0)), rel=1e-12), (bad_x, bad_y)
+    assert stats.loglog_fit(x[:2], y[:2]) == pytest.approx((2.0, math.log(3.0)), rel=1e-12)
+    assert all(math.isnan(v) for v in stats.loglog_fit(x[:1], y[:1]))
+
+
+def test_fit_loglog_drops_non_positive_and_non_finite_points_and_gives_no_interval_from_two():
+    """The numpy fit drops the same points; with two points it has a slope and intercept but no interval (n - 2 = 0
+    degrees of freedom), and with three exact points a zero-width interval."""
+    x, y = np.array([1.0, 2.0, 4.0]), 3 * np.array([1.0, 2.0, 4.0]) ** 2
+    for bad_x, bad_y in ((0.0, 5.0), (-1.0, 5.0), (5.0, 0.0), (np.inf, 5.0), (5.0, np.nan)):
+        f = stats.fit_loglog(np.append(x, bad_x), np.append(y, bad_y))
+        assert (f.slope, f.intercept, f.n) == (pytest.approx(2.0), pytest.approx(math.log(3.0)), 3), (bad_x, bad_y)
+        assert f.lo == pytest.approx(2.0) and f.hi == pytest.approx(2.0)
+    two = stats.fit_loglog(x[:2], y[:2])
+    assert two.slope == pytest.approx(2.0) and math.isnan(two.lo) and math.isnan(two.hi) and two.n == 2
+
+
+def test_binom_ci_of_one_trial_is_wilsons_interval_not_nan():
+    """n = 1, k = 1 (p = 1): Wilson's closed form, centre (p + z^2/2n) / (1 + z^2/n) = (1 + z^2/2) / (1 + z^2) and
+    half-width z sqrt(p(1 - p)/n + z^2/4n^2) / (1 + z^2/n) = z sqrt(z^2/4) / (1 + z^2); n = 0 has none (NaN)."""
+    z = Z975
+    centre = (1 + z * z / 2) / (1 + z * z)
+    half = z * math.sqrt(z * z / 4) / (1 + z * z)
+    lo, hi = stats.binom_ci(1, 1)
+    assert (lo, hi) == pytest.approx((centre - half, centre + half), rel=1e-9)
+    assert all(math.isnan(v) for v in stats.binom_ci(0, 0))
+
+
+def test_trend_has_an_interval_from_two_repeats():
+    """Two repeats are enough to resample (the interval is finite), one is not (NaN)."""
+    values = np.array([[[1.0, 1.2], [2.0, 2.1], [3.0, 2.9]]])         # one sigma level, eps rising, two repeats
+    rho, lo, hi, _ = stats.trend((0.1, 0.2, 0.3), values, boot=200, seed=0)
+    assert rho == pytest.approx(1.0) and math.isfinite(lo) and math.isfinite(hi) and lo <= rho <= hi
+    one = stats.trend((0.1, 0.2, 0.3), values[:, :, :1], boot=200, seed=0)
+    assert math.isnan(one[1]) and math.isnan(one[2])
+
+
+def test_mean_ci_in_names_the_value_outside_its_range_not_one_on_its_edge():
+    """A fraction of 0 or 1 lies inside [0, 1]; the error names the value that does not (1.5 or -0.5)."""
+    with pytest.raises(ValueError, match=r"fraction of 1\.5 lies outside"):
+        stats.mean_ci_in([0.0, 1.0, 1.5], "fraction")
+    with pytest.raises(ValueError, match=r"fraction of -0\.5 lies outside"):
+        stats.mean_ci_in([1.0, 0.0, -0.5], "fraction")
+    assert stats.mean_ci_in(torch.tensor([0.25, 0.75]), "fraction")[0] == 0.5    # a tensor is read as numbers
