@@ -204,3 +204,33 @@ def test_mean_ci_in_names_the_value_outside_its_range_not_one_on_its_edge():
     with pytest.raises(ValueError, match=r"fraction of -0\.5 lies outside"):
         stats.mean_ci_in([1.0, 0.0, -0.5], "fraction")
     assert stats.mean_ci_in(torch.tensor([0.25, 0.75]), "fraction")[0] == 0.5    # a tensor is read as numbers
+
+
+def test_fit_loglog_matches_scipys_regression_and_its_t_interval():
+    """Against scipy.stats.linregress on the logs (an independent oracle): slope, intercept, and the interval
+    slope ± t(n - 2) · stderr; points with the same x (no spread in log x) give NaN."""
+    x = np.array([1.0, 2.0, 4.0, 8.0, 16.0])
+    y = np.array([2.0, 3.1, 5.2, 7.9, 13.0])
+    f = stats.fit_loglog(x, y)
+    ref = sps.linregress(np.log(x), np.log(y))
+    h = sps.t.ppf(0.975, len(x) - 2) * ref.stderr
+    assert (f.slope, f.intercept, f.n) == (pytest.approx(ref.slope, rel=1e-12), pytest.approx(ref.intercept,
+                                                                                                rel=1e-12), 5)
+    assert (f.lo, f.hi) == pytest.approx((ref.slope - h, ref.slope + h), rel=1e-10)
+    assert math.isnan(stats.fit_loglog([3.0, 3.0, 3.0], [1.0, 2.0, 4.0]).slope)
+
+
+def test_replicate_mean_is_the_t_interval_of_the_finite_slopes():
+    """Slopes 1, 2, 3 (a NaN and an inf dropped): mean 2, interval 2 ± t(2) · 1/sqrt(3), intercept the NaN-mean of
+    the intercepts; one finite slope has no interval, none gives NaN and n = 0."""
+    f = stats.replicate_mean([1.0, np.nan, 2.0, np.inf, 3.0], [0.5, np.nan, 1.5, 9.0, 1.0])
+    h = sps.t.ppf(0.975, 2) / math.sqrt(3)
+    assert (f.slope, f.lo, f.hi, f.n) == (2.0, pytest.approx(2 - h, rel=1e-12), pytest.approx(2 + h, rel=1e-12), 3)
+    assert f.intercept == pytest.approx(np.nanmean([0.5, 1.5, 9.0, 1.0]))
+    one = stats.replicate_mean([np.nan, 4.0])
+    assert one.slope == 4.0 and math.isnan(one.lo) and math.isnan(one.hi) and one.n == 1 and math.isnan(one.intercept)
+    none = stats.replicate_mean([np.nan])
+    assert math.isnan(none.slope) and none.n == 0
+    fits = stats.fit_loglog_replicates([1.0, 2.0, 4.0], [[1.0, 2.0, 4.0], [1.0, 4.0, 16.0]])   # slopes 1 and 2
+    assert fits.slope == pytest.approx(1.5) and fits.n == 2
+    assert (fits.lo, fits.hi) == pytest.approx((1.5 - sps.t.ppf(0.975, 1) * 0.5, 1.5 + sps.t.ppf(0.975, 1) * 0.5))
