@@ -221,3 +221,22 @@ def test_config_validation():
         LTConfig(dataset="imagenet-lt", rhos=(100,))
     cfg = LTConfig.from_namespace({"rhos": [10, 100], "seeds": [0, 1], "unrelated": 3}, strict=False)
     assert cfg.rhos == (10, 100) and cfg.to_dict()["seeds"] == (0, 1)
+
+
+def test_a_stopped_grid_resumes_from_the_runs_its_memo_kept(tmp_path, monkeypatch):
+    """In a campaign unit each finished run is kept (campaign.checkpoint.Memo), so notebook 06's one stage resumes
+    after a stop: with one run's file gone, only that run is trained again, and the rows come back in grid order,
+    the kept ones exactly."""
+    from imbalanced_cl.campaign.checkpoint import Memo
+    cfg = LTConfig(dataset="digits", rhos=(10,), n_max=0, seeds=(0,), methods=("random", "simclr"), width=2, epochs=1,
+                   batch_size=64, probe_per_class=0, threads=1, workers=1, progress=False, compile=False)
+    first = E.run_grid(cfg, log=lambda *_: None, memo=Memo(tmp_path, None))
+    assert sorted(p.name for p in tmp_path.glob("run-*.pkl")) == sorted(
+        f"run-{E.run_key(cfg, 10, m, 0)}.pkl" for m in ("random", "simclr"))
+    (tmp_path / f"run-{E.run_key(cfg, 10, 'simclr', 0)}.pkl").unlink()      # stopped inside its second run
+    calls, real = [], E.run_one
+    monkeypatch.setattr(E, "run_one", lambda *a, **k: calls.append(a[2]) or real(*a, **k))
+    again = E.run_grid(cfg, log=lambda *_: None, memo=Memo(tmp_path, None))
+    assert calls == ["simclr"] and [r["method"] for r in again] == [r["method"] for r in first]
+    assert again[0]["acc"] == first[0]["acc"] and again[0]["per_class"] == first[0]["per_class"]
+    assert E.run_grid(cfg, log=lambda *_: None, memo=Memo(tmp_path, None)) and calls == ["simclr"]   # all kept now

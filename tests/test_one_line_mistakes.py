@@ -120,3 +120,17 @@ def test_a_unit_redone_after_its_worker_died_says_so(tmp_path, capsys):
     assert [r["unit"] for r in out.ran] == ["flaky/u0"] and not out.failed
     err = capsys.readouterr().err.strip().splitlines()
     assert err == [f"[redone]  flaky/u0: worker died; unit redone (1 of {engine.WORKER_DEATHS})"], err
+
+
+def test_a_bad_parameter_is_refused_before_any_record_is_judged(tmp_path, monkeypatch, capsys):
+    """`book` checks its parameters before it judges the paper records for the scoreboard's column: judging a record
+    with measurement stages executes its notebook, and a mistake must get its one line before any of that."""
+    from imbalanced_cl.campaign import judge
+
+    def judged(*a, **k):
+        raise AssertionError("a record was judged before the parameters were checked")
+    monkeypatch.setattr(judge, "judge_all", judged)
+    monkeypatch.setattr(judge, "replays", judged)
+    rc = _run(["book", "--profile", "ci", "--only", "01_stage1_growth", "--set", "R=-1", "--no-build",
+               "--out", str(tmp_path)])
+    assert rc == 2 and "R" in _one_line(capsys)

@@ -10,7 +10,7 @@ import yaml
 
 from .book.cells import sync
 from .book.profiles import PROFILES, repo_root
-from .book.runner import run_book, toc_notebooks
+from .book.runner import plan, run_book, toc_notebooks
 from .validate import ParameterError
 
 
@@ -138,6 +138,9 @@ def book_cmd(args) -> int:
     """`book`: run the pipeline; a mistake exits 2 with one line per error (the traceback with --verbose)."""
     try:
         overrides = {k: yaml.safe_load(v) for k, _, v in (item.partition("=") for item in args.set)}
+        # a bad parameter is refused in one line before anything is judged: judging a paper record with measurement
+        # stages executes its notebook (seconds to a minute), which must not come before the check
+        plan(repo_root(), args.profile, args.only, not args.no_build, overrides, args.profiles, args.force)
         from .campaign.judge import judge_all, replays
         if args.profile != "paper":    # the paper column: recorded paper units judged by today's verdict code
             judge_all(repo_root(), "paper")

@@ -154,39 +154,47 @@ def plan_workers(cfg: LTConfig, n_runs: int) -> tuple[int, int]:
     return procs, threads
 
 
-def run_grid(cfg: LTConfig, data: D.ImageData | None = None, log=print) -> list[dict]:
+def run_grid(cfg: LTConfig, data: D.ImageData | None = None, log=print, memo=None) -> list[dict]:
     """Every (rho, seed, method) of cfg, in that order; returns the flat list of result rows.
 
     Runs are independent (each seeds its own LT draw, init, order and views), so with several workers they go to
     separate processes, one thread each on a 2-core machine: small convolutions use one core far better than
-    two threads share one step (benchmarks/lt_step.py). The rows are the same as in one process, to float rounding."""
+    two threads share one step (benchmarks/lt_step.py). The rows are the same as in one process, to float rounding.
+    `memo(name, fn)` (campaign.checkpoint.memo in a campaign unit) keeps each finished run's rows on disk, so a
+    stopped unit resumes with the runs it finished (a run takes minutes to an hour); by default it just calls fn."""
     jobs = [(rho, seed, method) for rho in cfg.rhos for seed in cfg.seeds for method in cfg.methods]
-    procs, threads = plan_workers(cfg, len(jobs))
-    out = []
+    keep = memo or (lambda name, fn: fn())
+    names = [f"run-{run_key(cfg, rho, method, seed)}" for rho, seed, method in jobs]
+    done = {n for n in names if getattr(keep, "saved", lambda _: False)(n)}     # kept by an interrupted run
+    todo = [k for k, n in enumerate(names) if n not in done]
+    procs, threads = plan_workers(cfg, len(todo))
+    rows_of = {}
 
     def report(rows, rho, seed):
         for r in rows:
             log(f"rho={rho:g} seed={seed} {r['method']:<10} acc={r['acc']:.2f}% Δ20={r['delta20']:+.2f} "
                 f"({r['seconds']:.0f} s)")
 
-    if procs == 1:
-        data = data or load_data(cfg)
-        for rho, seed, method in jobs:
-            rows = run_one(cfg, rho, method, seed, data)
-            out += rows
-            report(rows, rho, seed)
-        return out
-    if data is None:
-        load_data(cfg)                         # decode (and cache) once here, not in every worker
-    wcfg = cfg.replace(threads=threads, workers=1, progress=False)
-    log(f"{len(jobs)} runs on {procs} worker processes, {threads} thread(s) each")
-    labels = [f"rho={rho:g} seed={seed} method={method}" for rho, seed, method in jobs]
-    settings = f"dataset {cfg.dataset}, width {cfg.width}, batch {cfg.batch_size}, {threads} thread(s) per worker"
-    units = [(wcfg, rho, method, seed) for rho, seed, method in jobs]
-    for (rho, seed, _), rows in zip(jobs, map_in_processes(run_one, units, labels, procs, settings)):
-        out += rows
-        report(rows, rho, seed)
-    return out
+    if procs <= 1:
+        for k, (rho, seed, method) in enumerate(jobs):
+            if k in todo:
+                data = data or load_data(cfg)
+            rows_of[k] = keep(names[k], lambda: run_one(cfg, rho, method, seed, data))
+            report(rows_of[k], rho, seed)
+    else:
+        if data is None:
+            load_data(cfg)                         # decode (and cache) once here, not in every worker
+        wcfg = cfg.replace(threads=threads, workers=1, progress=False)
+        log(f"{len(todo)} runs on {procs} worker processes, {threads} thread(s) each")
+        labels = [f"rho={jobs[k][0]:g} seed={jobs[k][1]} method={jobs[k][2]}" for k in todo]
+        settings = f"dataset {cfg.dataset}, width {cfg.width}, batch {cfg.batch_size}, {threads} thread(s) per worker"
+        units = [(wcfg, jobs[k][0], jobs[k][2], jobs[k][1]) for k in todo]
+        for k, rows in zip(todo, map_in_processes(run_one, units, labels, procs, settings)):
+            rows_of[k] = keep(names[k], lambda rows=rows: rows)          # kept as each run arrives
+            report(rows, jobs[k][0], jobs[k][1])
+        for k in sorted(set(range(len(jobs))) - set(todo)):
+            rows_of[k] = keep(names[k], lambda: None)                    # read back, never computed
+    return [r for k in range(len(jobs)) for r in rows_of[k]]
 
 
 @dataclass
@@ -198,11 +206,12 @@ class LTRuns:
     seconds: float
 
 
-def measure_runs(cfg: LTConfig, data: D.ImageData | None = None, log=print) -> LTRuns:
+def measure_runs(cfg: LTConfig, data: D.ImageData | None = None, log=print, memo=None) -> LTRuns:
     """Notebook 06's costly work (every (rho, seed, method) pre-trained, probed and scored), kept as its measurements:
-    the per-epoch series as float64 arrays (the very floats run_one wrote, a tenth of their JSON text)."""
+    the per-epoch series as float64 arrays (the very floats run_one wrote, a tenth of their JSON text). `memo` keeps
+    each finished run (run_grid)."""
     t0 = time.time()
-    rows = run_grid(cfg, data, log)
+    rows = run_grid(cfg, data, log, memo)
     series = ("losses", "kept")
     rows = [{k: np.asarray(v, dtype=np.float64) if k in series else v for k, v in r.items()} for r in rows]
     return LTRuns(rows, time.time() - t0)
