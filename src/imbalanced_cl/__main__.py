@@ -141,12 +141,15 @@ def book_cmd(args) -> int:
         # a bad parameter is refused in one line before anything is judged: judging a paper record with measurement
         # stages executes its notebook (seconds to a minute), which must not come before the check
         plan(repo_root(), args.profile, args.only, not args.no_build, overrides, args.profiles, args.force)
+        from .book.kernels import stops_kill_kernels
         from .campaign.judge import judge_all, replays
-        if args.profile != "paper":    # the paper column: recorded paper units judged by today's verdict code
-            judge_all(repo_root(), "paper")
-        # notebooks whose measurements a valid campaign record of this profile holds are judged from it, not re-run
-        recorded = ({} if args.fresh or args.profiles or args.profile not in PROFILES
-                    else replays(repo_root(), args.profile))
+        # judging a record with stages executes its notebook: a stop there is quiet too (its kernel killed first)
+        with stops_kill_kernels():
+            if args.profile != "paper":    # the paper column: recorded paper units judged by today's verdict code
+                judge_all(repo_root(), "paper")
+            # notebooks whose measurements a valid campaign record of this profile holds are judged from it
+            recorded = ({} if args.fresh or args.profiles or args.profile not in PROFILES
+                        else replays(repo_root(), args.profile))
         return run_book(args.profile, out_root=args.out, only=args.only, build=not args.no_build,
                         strict=args.strict, force=args.force, overrides=overrides, profiles=args.profiles,
                         jobs=args.jobs, fresh=args.fresh, replays=recorded)

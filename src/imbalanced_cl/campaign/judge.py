@@ -84,8 +84,10 @@ def judge_all(root: Path, profile: str, results: Path | None = None, quiet: bool
         out[unit.name] = done
         if not quiet:
             said = f"{len(rows)} rows by today's verdict code" if rows is not None else why
+            # stdout: a record kept without measurements is a state, not an error (stderr carries only the one line
+            # of a stop or a mistake)
             print(f"[judged]  {unit.name} ({profile} record of {str(j.rec['provenance'].get('commit', '?'))[:7]}): "
-                  f"{said}", file=sys.stderr if rows is None else sys.stdout, flush=True)
+                  f"{said}", flush=True)
     return out
 
 
