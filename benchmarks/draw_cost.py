@@ -1,9 +1,11 @@
 """What keying a GPU's draws to the replicate costs: one step's raw numbers at notebooks 04's and 01's paper sizes,
-drawn three ways on one device, in one run (issue 48, item 1).
+drawn four ways on one device, in one run (issue 48, items 1 and 2).
 
 - per replicate: each replicate's own torch.Generator stream, a fill per replicate and tensor (the CPU's path);
-- batched Philox: the whole chunk in one vectorised Philox4x32-10 call per tensor (sim/data.batched_draws; a GPU's
-  path since issue 48: a replicate's numbers do not depend on its chunk);
+- batched Philox: the whole chunk in one vectorised Philox4x32-10 call per tensor (sim/data.batched_draws), written as
+  torch operations (philox.py): a replicate's numbers do not depend on its chunk;
+- fused Philox: the same numbers in one Triton kernel per tensor (sim/philox_fused.py; a GPU's path where Triton is
+  installed, issue 48 item 2); "-" where Triton is not;
 - one stream: the whole chunk filled from one torch.Generator (a GPU's path before issue 48, whose numbers depended
   on the chunk): torch's own kernel, the floor a draw of these numbers can reach on this device.
 Ratios are taken within this run; a loaded machine moves the times, less the ratios. Then, on the `meta` device (shapes
@@ -23,6 +25,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from benchmarks.paper_projection import CONFIGS
 from imbalanced_cl.book.profiles import params
 from imbalanced_cl.sim import data as D
+from imbalanced_cl.sim import philox_fused as PF
 from imbalanced_cl.sim.config import SimConfig
 
 NOTEBOOKS = ("04_pruning_gains", "01_stage1_growth")
@@ -77,7 +80,16 @@ def per_replicate(seed: int, plan: list, replicates: list, where) -> list[torch.
 
 
 def batched(seed: int, plan: list, replicates: list, where) -> list[torch.Tensor]:
-    """The chunk's numbers from one batched Philox call per tensor (data.batched_draws, a GPU's path)."""
+    """The chunk's numbers from one batched Philox call per tensor, as torch operations (the fused kernel held off)."""
+    held, PF.DEVICES = PF.DEVICES, ()
+    try:
+        return D.batched_draws(seed, plan, replicates, D.STREAM_TRAIN, 1, where)
+    finally:
+        PF.DEVICES = held
+
+
+def fused(seed: int, plan: list, replicates: list, where) -> list[torch.Tensor]:
+    """The chunk's numbers from one fused Triton kernel per tensor (data.batched_draws where philox_fused runs)."""
     return D.batched_draws(seed, plan, replicates, D.STREAM_TRAIN, 1, where)
 
 
@@ -105,21 +117,22 @@ def main() -> None:
     repeats = 5 if dev == "cuda" else (2 if args.quick else 1)
     print(f"device {dev}, {torch.get_num_threads()} thread(s); one step's raw draws (data._draw_plan at K pairs), "
           f"least of {repeats} run(s) after a warm-up at 2 replicates")
+    ways = [per_replicate, batched, one_stream] + ([fused] if PF.available(dev) else [])
     print(f"{'notebook':18s} {'R, K, L, d, d1':>22s} {'numbers':>8s} {'per rep.':>9s} {'batched':>9s} {'1 stream':>9s} "
-          f"{'batched/per rep.':>16s} {'batched/1 stream':>16s}")
+          f"{'fused':>9s} {'batched/per rep.':>16s} {'fused/per rep.':>14s} {'fused/1 stream':>14s}")
     for nb in NOTEBOOKS:
         cfg = paper_size(nb)
         R = 2 if args.quick else cfg.R
         plan, reps = D._draw_plan(cfg, cfg.n_pairs), list(range(R))
         numbers = sum(R * torch.Size(shape).numel() for _, shape in plan)
-        for way in (per_replicate, batched, one_stream):      # warm-up: allocator, kernels
+        for way in ways:                                      # warm-up: allocator, kernels (the fused one compiles)
             way(cfg.seed, plan, [0, 1], dev)
-        t = {way.__name__: timed(lambda: way(cfg.seed, plan, reps, dev), dev, repeats)
-             for way in (per_replicate, batched, one_stream)}
+        t = {way.__name__: timed(lambda: way(cfg.seed, plan, reps, dev), dev, repeats) for way in ways}
+        f = t.get("fused", float("nan"))
         size = str((R, cfg.n_pairs, cfg.L, cfg.d, cfg.d1))
-        print(f"{nb:18s} {size:>22s} {numbers / 1e6:7.0f}M {t['per_replicate']:8.3f}s {t['batched']:8.3f}s "
-              f"{t['one_stream']:8.3f}s {t['batched'] / t['per_replicate']:16.2f} "
-              f"{t['batched'] / t['one_stream']:16.2f}", flush=True)
+        print(f"{nb:18s} {size:>22s} {numbers / 1e6:7.0f}M {t['per_replicate']:8.4f}s {t['batched']:8.4f}s "
+              f"{t['one_stream']:8.4f}s {f:8.4f}s {t['batched'] / t['per_replicate']:16.2f} "
+              f"{f / t['per_replicate']:14.2f} {f / t['one_stream']:14.2f}", flush=True)
     print(f"\nthe batched draw unfused, counted on the meta device at the paper's R (a GPU's floor: its bytes over "
           f"{HBM / 1e12:.2f} TB/s)")
     print(f"{'notebook':18s} {'kernels':>8s} {'GB moved':>9s} {'GB output':>9s} {'moved/output':>12s} "

@@ -6,7 +6,10 @@ FLOP rate against the step's own matmul ceiling (its five products replayed alon
 run), then the paper profile's projected time: counted FLOPs (runtime.step_flops, token-level BReLU throughout: an
 upper bound) over that notebook's loop rate. Without a GPU it measures the CPU and says that the GPU figure is a
 projection, and from what.
-Run: .venv/bin/python benchmarks/paper_projection.py [--quick] [--device cpu|cuda] [--json FILE]
+Issue 48's sizes, 04 and 01, go first, so a run cut by its time limit has them; on a GPU where the fused draw runs
+(sim/philox_fused.py), --compare-draws also times their loop with the per-replicate draws, in the same run.
+Run: .venv/bin/python benchmarks/paper_projection.py [--quick] [--device cpu|cuda] [--json FILE] [--only NB ...]
+     [--compare-draws]
 """
 from __future__ import annotations
 
@@ -34,8 +37,9 @@ def trainings(nb: str, cfg) -> list[tuple[SimConfig, int]]:
     return cfg.workload()
 
 
-CONFIGS = {"01_stage1_growth": Stage1Config, "02_lucky_neurons": LuckyConfig, "03_Ni_scaling": ScalingConfig,
-           "04_pruning_gains": PruningConfig, "05_appendix_figures": AppendixConfig}
+CONFIGS = {"04_pruning_gains": PruningConfig, "01_stage1_growth": Stage1Config, "02_lucky_neurons": LuckyConfig,
+           "03_Ni_scaling": ScalingConfig, "05_appendix_figures": AppendixConfig}
+COMPARED = ("04_pruning_gains", "01_stage1_growth")     # issue 48's sizes: the loop against its ceiling, both draws
 
 
 def counted_flops(nb: str, profile: str) -> float:
@@ -81,6 +85,16 @@ def loop_rate(cfg: SimConfig, device: str, steps: int) -> float:
     return steps * step_flops(cfg, cfg.R, linear=False) / max(long - short, 1e-9)
 
 
+def per_replicate_rate(cfg: SimConfig, device: str, steps: int) -> float:
+    """loop_rate with the GPU's per-replicate torch.Generator draws (the path without Triton), the fused draw held off."""
+    from imbalanced_cl.sim import data
+    held, data.BATCHED_DRAWS = data.BATCHED_DRAWS, ()
+    try:
+        return loop_rate(cfg, device, steps)
+    finally:
+        data.BATCHED_DRAWS = held
+
+
 def largest(nb: str, cfg) -> SimConfig:
     """The training of a notebook's protocol that holds most of its counted FLOPs: the size its rate is taken at."""
     return max(trainings(nb, cfg), key=lambda cs: cs[1] * step_flops(cs[0], cs[0].R, linear=False))[0]
@@ -98,6 +112,9 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="fewer timed steps")
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu", choices=("cpu", "cuda"))
     ap.add_argument("--json", help="write the measurements to this file")
+    ap.add_argument("--only", nargs="+", choices=list(CONFIGS), metavar="NB", help="these notebooks only")
+    ap.add_argument("--compare-draws", action="store_true",
+                    help=f"also time {' and '.join(COMPARED)}'s loop with per-replicate draws")
     args = ap.parse_args()
     dev = args.device
     steps = 2 if args.quick else (10 if dev == "cuda" else 4)
@@ -107,7 +124,7 @@ def main() -> None:
     print(f"{'notebook':20s} {'size (R, K, d1, m)':>22s} {'loop TFLOP/s':>12s} {'ceiling':>8s} {'loop/ceil':>9s} "
           f"{'paper TFLOP':>11s} {'projected':>9s}")
     out, total = {}, 0.0
-    for nb in CONFIGS:
+    for nb in [nb for nb in CONFIGS if not args.only or nb in args.only]:
         cfg = CONFIGS[nb](**{k: tuple(v) if isinstance(v, list) else v for k, v in params("paper", nb).items()})
         size = largest(nb, cfg)
         rate, ceil = loop_rate(size, dev, steps), ceiling(size, dev)
@@ -117,6 +134,11 @@ def main() -> None:
                    "ceiling_flops": ceil, "paper_flops": flops, "projected_s": flops / rate}
         print(f"{nb:20s} {str((size.R, size.n_pairs, size.d1, size.m)):>22s} {rate / 1e12:12.3f} "
               f"{ceil / 1e12:8.3f} {rate / ceil:9.0%} {flops / 1e12:11.1f} {hms(flops / rate):>9s}", flush=True)
+        if args.compare_draws and nb in COMPARED:
+            slow = per_replicate_rate(size, dev, steps)
+            out[nb]["loop_flops_per_replicate_draws"] = slow
+            print(f"{'  per-replicate draws':20s} {'':>22s} {slow / 1e12:12.3f} {'':>8s} {slow / ceil:9.0%}   "
+                  f"(the configured draws are {rate / slow:.2f}x faster)", flush=True)
         if args.json:      # after every notebook: a run cut by a time limit keeps what it measured
             with open(args.json, "w") as f:
                 json.dump({"device": dev, "name": name, "steps": steps, "notebooks": out, "total_s": total}, f,

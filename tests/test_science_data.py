@@ -323,3 +323,40 @@ def test_a_batched_draw_in_small_slabs_gives_the_same_numbers(monkeypatch):
     monkeypatch.setattr(data, "SLAB_BLOCKS", 4)          # over three replicates: one block a pass
     sliced = data.batched_draws(1, plan, [0, 3, 4], data.STREAM_TEST, 2, "cpu")
     assert all(torch.equal(a, b) for a, b in zip(whole, sliced))
+
+
+FUSED_CHECK = """
+import torch
+from imbalanced_cl.sim import data, philox_fused as PF
+plan = [("u", (3, 1001)), ("n", (1001,)), ("u", (5,)), ("n", (7,)), ("n", (1, 4097))]
+cases = ((3, [0, 7], 2, 5), (2**64 - 1, [2**32 - 1, 0, 5], 2**16 - 1, 2**32 - 1), (2**40 + 17, [1], 0, 0))
+for seed, reps, purpose, extra in cases:
+    PF.DEVICES = ("cpu",)
+    fused = data.batched_draws(seed, plan, reps, purpose, extra, "cpu")
+    PF.DEVICES = ()
+    ops = data.batched_draws(seed, plan, reps, purpose, extra, "cpu")
+    for (kind, _), a, b in zip(plan, fused, ops):
+        assert a.shape == b.shape, (a.shape, b.shape)
+        if kind == "u":
+            assert torch.equal(a, b), float((a - b).abs().max())
+        else:
+            torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+print("fused draws agree")
+"""
+
+
+def test_the_fused_kernel_draws_the_torch_op_paths_numbers():
+    """Issue 48, item 2: the fused Triton kernel (sim/philox_fused.py), run under Triton's interpreter on the CPU,
+    gives the very words of the torch-op Philox path: the same uniforms exactly and the same normals within float32
+    rounding, at the counter's extreme fields (seed 2^64 - 1, replicate and step 2^32 - 1, purpose 2^16 - 1) and for
+    entries whose length is not a multiple of 4 (the last block is cut). Needs Triton, which torch's CUDA builds bring
+    and the CPU build lacks: elsewhere the GPU check (`make gpu-check`) runs the compiled kernel against the same path."""
+    import importlib.util
+    import os
+    import subprocess
+    import sys
+    if importlib.util.find_spec("triton") is None:
+        pytest.skip("Triton is not installed (torch's CPU build): the fused draw is checked on a GPU")
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    done = subprocess.run([sys.executable, "-c", FUSED_CHECK], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and "fused draws agree" in done.stdout, done.stderr[-2000:]

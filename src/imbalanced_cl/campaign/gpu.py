@@ -129,6 +129,7 @@ def main(argv=None) -> int:
     ap.add_argument("--budget", type=float, default=TOTAL_S, help="seconds for the whole call")
     ap.add_argument("--skip-tests", action="store_true", help="no CUDA tests (a second call in one lease)")
     ap.add_argument("--only", nargs="*", help="these unit names only, in the plan's order")
+    ap.add_argument("--no-status", action="store_true", help="no `campaign status` at the end (saves the lease's time)")
     args = ap.parse_args(argv)
     import torch
     if not torch.cuda.is_available():
@@ -145,7 +146,8 @@ def main(argv=None) -> int:
     out = root / "results" / "gpu" / f"{check_code(root, CHECKS['paper-size benchmark'])}-{device}-projection.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     rc |= checked(root, "paper-size benchmark", device,
-                  [sys.executable, "benchmarks/paper_projection.py", "--json", str(out)], min(BENCH_S, left()))
+                  [sys.executable, "benchmarks/paper_projection.py", "--json", str(out), "--compare-draws"],
+                  min(BENCH_S, left()))
     projection = json.loads(out.read_text()) if out.exists() else None
     for profile, kind, unit, seed in plan(projection):
         if args.only and unit not in args.only:
@@ -158,7 +160,7 @@ def main(argv=None) -> int:
         cmd = [sys.executable, "-m", "imbalanced_cl", "campaign", "run", "--profile", profile, "--kind", kind,
                "--only", unit, "--workers", "1", "--threads", str(THREADS), "--budget", f"{budget}s", "--no-progress"]
         rc |= _step(label, cmd + (["--seed", str(seed)] if seed is not None else []), left())
-    for profile in ("paper", "default"):
+    for profile in () if args.no_status else ("paper", "default"):
         subprocess.call([sys.executable, "-m", "imbalanced_cl", "campaign", "status", "--profile", profile],
                         cwd=repo_root(), timeout=60)
     return rc

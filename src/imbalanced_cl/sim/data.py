@@ -13,6 +13,7 @@ import numpy as np
 import torch
 
 from . import philox as P
+from . import philox_fused as PF
 from . import views as V
 from ..validate import check_int
 from .config import SimConfig
@@ -28,12 +29,12 @@ def generator(seed: int, replicate: int, purpose: int, extra: int = 0, device="c
     return torch.Generator(device=device).manual_seed(int(state[0] % (2**63 - 1)))
 
 
-# Device types on which a batch of replicates is drawn in one Philox call (tests add "cpu", "cuda" and "meta"). None for
-# now: written as torch operations, the batched call moves about 230 times the bytes it writes (2071 kernels and 89 GB a
-# step at notebook 04's paper size, at least 27 ms on an H100 against 7.3 ms for today's whole step), so until it is
-# fused (issue 48, item 2) a GPU draws replicate by replicate from its own torch.Generator streams: as independent of
-# the chunking, at one launch per replicate and tensor (about 160-320 a step at the paper sizes).
-BATCHED_DRAWS: tuple[str, ...] = ()
+# Device types on which a batch of replicates is drawn in one Philox call (tests add "cpu" and "meta"): a GPU, where the
+# call is fused into one Triton kernel per plan entry (sim/philox_fused.py; issue 48, item 2). Unfused, written as torch
+# operations, the batched call moves about 230 times the bytes it writes (2071 kernels and 89 GB a step at notebook
+# 04's paper size, at least 27 ms on an H100), so without Triton a GPU draws replicate by replicate from its own
+# torch.Generator streams: as independent of the chunking, at one launch per replicate and tensor.
+BATCHED_DRAWS: tuple[str, ...] = ("cuda",) if PF.triton is not None else ()
 SLAB_BLOCKS = 2 ** 24    # Philox blocks (4 numbers each) per pass: bounds its int64 words in memory (~1.4 GiB at most)
 # What each field of a batched draw's Philox counter and key can hold (batched_draws): larger values are refused.
 _LIMITS = {"seed": 2 ** 64 - 1, "replicate": P.MASK32, "purpose": 2 ** 16 - 1, "extra": P.MASK32}
@@ -44,9 +45,10 @@ def raw_draws(seed: int, plan: list, replicates: list, purpose: int, extra: int,
 
     Replicate r's numbers depend on (seed, r, purpose, extra) and the plan alone, never on the batch or chunk it sits
     in, on every device. On the CPU each replicate draws from its own torch.Generator stream (generator(); the
-    numbers every CPU record was made with); a GPU does the same on its own generators. On a device in BATCHED_DRAWS
-    (none by default, until the call is fused) the whole batch is drawn in one call by Philox4x32-10 (batched_draws):
-    the same law, other numbers than the per-replicate streams', the same on every chunking.
+    numbers every CPU record was made with). On a device in BATCHED_DRAWS (a GPU where Triton is installed, as with
+    torch's CUDA builds) the whole batch is drawn in one fused call by Philox4x32-10 (batched_draws): the same law,
+    other numbers than the per-replicate streams', the same on every chunking. A GPU without Triton draws replicate
+    by replicate from its own torch.Generator streams.
     """
     where = torch.device(where)
     if where.type in BATCHED_DRAWS:
@@ -79,6 +81,9 @@ def batched_draws(seed: int, plan: list, replicates: list, purpose: int, extra: 
         n = math.prod(shape)
         blocks = -(-n // 4)
         check_int(f"blocks of plan entry {j}", blocks, 0, P.MASK32)
+        if PF.available(where):         # one fused launch: the same words, written once (philox_fused)
+            out.append(PF.draw(kind, n, (purpose << 16) | j, extra, reps, k0, k1).view(len(replicates), *shape))
+            continue
         buf = torch.empty((len(replicates), blocks, 4), device=where)
         per_pass = max(1, SLAB_BLOCKS // max(1, len(replicates)))
         for lo in range(0, blocks, per_pass):
