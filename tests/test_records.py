@@ -326,3 +326,26 @@ def test_a_tree_is_dirty_by_its_code_not_by_the_records_and_probe_cache_a_campai
     assert record.provenance(repo, unit, 1.0, 1)["dirty"] is False
     (repo / "src" / "imbalanced_cl" / "stats.py").write_text("# edited\n")
     assert record.provenance(repo, unit, 1.0, 1)["dirty"] is True
+
+
+def test_a_copy_that_names_its_commit_is_that_commit_whatever_its_own_git_says(repo, monkeypatch):
+    """A lent GPU's copy carries the .git of the session's first commit while its code is a later commit, which
+    $IMBALANCED_CL_COMMIT names (a record of 2026-11-28 said "040c24e, dirty" for code at 3470338): the named commit
+    wins; a named commit the copy's git holds is compared with the tree (dirty when they differ, clean when not); one
+    it lacks is taken as said."""
+    from imbalanced_cl.book.provenance import COMMIT_ENV
+    first = _commit(repo, "one")
+    (repo / "src" / "imbalanced_cl" / "stats.py").write_text("# the next commit's code\n")
+    second = _commit(repo, "two")
+    _git(repo, "checkout", "-q", first, "--", ".")              # the copy's files are the first commit's again
+    unit = Unit("tiny_train", "u", "ci", PARAMS, "code", 0)
+    monkeypatch.setenv(COMMIT_ENV, first)
+    assert {k: record.provenance(repo, unit, 1.0, 1)[k] for k in ("commit", "dirty")} == {"commit": first,
+                                                                                         "dirty": False}
+    monkeypatch.setenv(COMMIT_ENV, second)                      # named, known, and the files differ from it
+    assert record.provenance(repo, unit, 1.0, 1)["dirty"] is True
+    monkeypatch.setenv(COMMIT_ENV, "f" * 40)                    # a commit this copy's git does not hold
+    assert {k: record.provenance(repo, unit, 1.0, 1)[k] for k in ("commit", "dirty")} == {"commit": "f" * 40,
+                                                                                         "dirty": False}
+    monkeypatch.delenv(COMMIT_ENV)
+    assert record.provenance(repo, unit, 1.0, 1)["commit"] == second

@@ -21,20 +21,38 @@ COMMIT_ENV = "IMBALANCED_CL_COMMIT"   # the commit of a copy that has no .git fo
 RECORDED_ENV = "IMBALANCED_CL_RECORDED"
 
 
-def _git(*args: str) -> str:
+def _git(*args: str, root=None) -> str:
     try:
-        return subprocess.run(["git", *args], capture_output=True, text=True, timeout=10).stdout.strip()
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=10).stdout.strip()
     except Exception:
         return ""
 
 
+def tree_state(root=None, exclude: tuple[str, ...] = ()) -> tuple[str, bool]:
+    """(commit, dirty) of the tree at `root`: the commit it is, and whether its tracked files (less `exclude`) differ.
+
+    A copy sent to another machine (a lent GPU, a cluster's scratch copy) names its commit in $IMBALANCED_CL_COMMIT,
+    and that name wins over the copy's own .git: a lease's copy carries the .git of the session's first commit, so
+    its HEAD is older than the code it runs (a record made on 2026-11-28 said 040c24e, dirty, for code at 3470338).
+    The copy is compared with the named commit where its git holds that commit; where it does not, the copy is taken
+    to be that commit, as the caller says.
+    """
+    named = os.environ.get(COMMIT_ENV, "").strip()
+    commit = named or _git("rev-parse", "HEAD", root=root)
+    if not commit:
+        return "unknown (not a git checkout)", False
+    if named and not _git("rev-parse", "--verify", "--quiet", f"{named}^{{commit}}", root=root):
+        return commit, False
+    spec = ["--", ".", *(f":(exclude){x}" for x in exclude)] if exclude else []
+    return commit, bool(_git("diff", "--name-only", commit, *spec, root=root))
+
+
 def commit_label() -> str:
     """The checked-out commit, short, marked when the working tree has uncommitted changes."""
-    commit = _git("rev-parse", "--short=12", "HEAD")
-    if not commit:
-        return "unknown (not a git checkout)"
-    dirty = bool(_git("status", "--porcelain", "--untracked-files=no"))
-    return commit + (" with uncommitted changes" if dirty else "")
+    commit, dirty = tree_state()
+    if commit.startswith("unknown"):
+        return commit
+    return commit[:12] + (" with uncommitted changes" if dirty else "")
 
 
 def profile() -> str:
@@ -63,8 +81,7 @@ def environment() -> dict:
 def record(params: dict, started: float | None = None) -> dict:
     """A provenance record for the current process (wall time counted from `started` or import)."""
     # A copy without its .git folder (a lent GPU machine, a cluster's scratch copy) names its commit in the environment.
-    commit = _git("rev-parse", "HEAD") or os.environ.get(COMMIT_ENV) or "unknown (not a git checkout)"
-    dirty = bool(_git("status", "--porcelain", "--untracked-files=no"))
+    commit, dirty = tree_state()
     version = __version__     # the source's own version: an editable install's metadata can lag behind it
     return {
         "commit": commit, "dirty": dirty, "package": version, "profile": profile(),

@@ -13,7 +13,6 @@ import json
 import os
 import platform
 import socket
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,22 +26,14 @@ def path_of(folder: Path, unit: Unit) -> Path:
     return Path(folder) / unit.kind / f"{unit.name}-{unit.key}.json"
 
 
-def _git(root: Path, *args: str) -> str:
-    try:
-        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=10).stdout.strip()
-    except Exception:
-        return ""
-
-
 def provenance(root: Path, unit: Unit, wall_s: float, threads: int) -> dict:
     """Where and how the unit ran: commit (and whether the tree was dirty), host, device, versions, seed, wall time."""
     import torch
 
-    from ..book.provenance import COMMIT_ENV, environment    # here: it imports torch
+    from ..book.provenance import environment, tree_state    # here: it imports torch
     # results/ holds records and the probe cache, which a campaign itself writes: only code makes a tree dirty (a
     # campaign run from a clean worktree marked its records dirty once its probes had filled probes.json there)
-    dirty = bool(_git(root, "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results"))
-    commit = _git(root, "rev-parse", "HEAD") or os.environ.get(COMMIT_ENV) or "unknown (not a git checkout)"
+    commit, dirty = tree_state(root, exclude=("results",))
     return {"commit": commit, "dirty": dirty,
             "host": socket.gethostname(), "cpu": platform.processor() or platform.machine(),
             "device": "cuda" if torch.cuda.is_available() else "cpu",

@@ -353,10 +353,10 @@ def train(cfg: SimConfig, replicates=None, resume: Run | None = None, sampler=No
     purpose, step) alone, never on its chunk. Its dictionary, initial weights and masks come from its own CPU
     torch.Generator on every device; its pairs are drawn on the run's device (data.raw_draws), from its own
     torch.Generator on the CPU and, on a GPU, in one batched Philox call for the chunk, keyed to each replicate: the
-    same law with other numbers (data_device = "cpu" gives a GPU the CPU's numbers). The same seed gives the same numbers, bit for bit, on one machine at one chunking; another
-    chunking gives the same pairs and the same weights within float32 rounding (the batched products then have
-    another width, and a BLAS may round them otherwise), so the chunks a process used go into its provenance
-    (chunks_used).
+    same law with other numbers (data_device = "cpu" gives a GPU the CPU's numbers). The same seed gives the same
+    numbers, bit for bit, on one machine at one chunking; another chunking draws the same raw numbers, supports and
+    latents, and gives pairs and weights equal within float32 rounding (the batched products then have another width,
+    and a BLAS may round them otherwise), so the chunks a process used go into its provenance (chunks_used).
     """
     reps = list(range(cfg.R)) if replicates is None else list(replicates)
     if resume is not None:
