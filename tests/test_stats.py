@@ -221,12 +221,14 @@ def test_fit_loglog_matches_scipys_regression_and_its_t_interval():
 
 
 def test_replicate_mean_is_the_t_interval_of_the_finite_slopes():
-    """Slopes 1, 2, 3 (a NaN and an inf dropped): mean 2, interval 2 ± t(2) · 1/sqrt(3), intercept the NaN-mean of
-    the intercepts; one finite slope has no interval, none gives NaN and n = 0."""
+    """Slopes 1, 2, 3 (a NaN and an inf dropped): mean 2, interval 2 ± t(2) · 1/sqrt(3), intercept the mean of the
+    same three replicates' intercepts (the inf-slope replicate's 9.0 is not theirs to lend); one finite slope has no
+    interval, none gives NaN and n = 0."""
     f = stats.replicate_mean([1.0, np.nan, 2.0, np.inf, 3.0], [0.5, np.nan, 1.5, 9.0, 1.0])
     h = sps.t.ppf(0.975, 2) / math.sqrt(3)
     assert (f.slope, f.lo, f.hi, f.n) == (2.0, pytest.approx(2 - h, rel=1e-12), pytest.approx(2 + h, rel=1e-12), 3)
-    assert f.intercept == pytest.approx(np.nanmean([0.5, 1.5, 9.0, 1.0]))
+    assert f.intercept == pytest.approx(1.0)                       # mean of 0.5, 1.5 and 1.0
+    assert stats.replicate_mean([1.0, 3.0], [np.nan, 2.0]).intercept == 2.0       # a non-finite intercept dropped
     one = stats.replicate_mean([np.nan, 4.0])
     assert one.slope == 4.0 and math.isnan(one.lo) and math.isnan(one.hi) and one.n == 1 and math.isnan(one.intercept)
     none = stats.replicate_mean([np.nan])

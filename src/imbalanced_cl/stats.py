@@ -98,13 +98,17 @@ def fit_loglog(x, y) -> SlopeFit:
 
 def replicate_mean(slopes, intercepts=None) -> SlopeFit:
     """Mean of per-replicate slopes (non-finite ones dropped) with its 95% t-interval over replicates;
-    the intercept is the mean of the per-replicate intercepts, if given."""
+    the intercept is the mean of the intercepts of the same replicates (finite ones), if given: a replicate whose
+    slope is dropped does not lend its intercept to the line drawn with the mean slope."""
     s = np.asarray(slopes, float)
-    s = s[np.isfinite(s)]
+    keep = np.isfinite(s)
+    s = s[keep]
     if s.size == 0:
         return SlopeFit(float("nan"), float("nan"), float("nan"), float("nan"), 0)
     mean = float(s.mean())
-    intercept = float("nan") if intercepts is None else float(np.nanmean(intercepts))
+    b = np.asarray([] if intercepts is None else intercepts, float)
+    b = b[keep][np.isfinite(b[keep])] if b.size else b
+    intercept = float(b.mean()) if b.size else float("nan")
     if s.size < 2:
         return SlopeFit(mean, float("nan"), float("nan"), intercept, 1)
     h = t975(s.size - 1) * float(s.std(ddof=1)) / math.sqrt(s.size)
