@@ -57,7 +57,7 @@ class Traffic(TorchDispatchMode):
 
 def meta_traffic(cfg: SimConfig) -> tuple[int, int, int]:
     """(kernels, bytes moved, output bytes) of one step's batched draw at `cfg`, counted on the meta device."""
-    plan = D._draw_plan(cfg, cfg.n_pairs)
+    plan = D.draw_plan(cfg, cfg.n_pairs)
     with Traffic() as t:
         out = D.batched_draws(cfg.seed, plan, list(range(cfg.R)), D.STREAM_TRAIN, 1, "meta")
     return t.kernels, t.bytes, sum(o.numel() * o.element_size() for o in out)
@@ -115,7 +115,7 @@ def main() -> None:
     args = ap.parse_args()
     dev = args.device
     repeats = 5 if dev == "cuda" else (2 if args.quick else 1)
-    print(f"device {dev}, {torch.get_num_threads()} thread(s); one step's raw draws (data._draw_plan at K pairs), "
+    print(f"device {dev}, {torch.get_num_threads()} thread(s); one step's raw draws (data.draw_plan at K pairs), "
           f"least of {repeats} run(s) after a warm-up at 2 replicates")
     ways = [per_replicate, batched, one_stream] + ([fused] if PF.available(dev) else [])
     print(f"{'notebook':18s} {'R, K, L, d, d1':>22s} {'numbers':>8s} {'per rep.':>9s} {'batched':>9s} {'1 stream':>9s} "
@@ -123,7 +123,7 @@ def main() -> None:
     for nb in NOTEBOOKS:
         cfg = paper_size(nb)
         R = 2 if args.quick else cfg.R
-        plan, reps = D._draw_plan(cfg, cfg.n_pairs), list(range(R))
+        plan, reps = D.draw_plan(cfg, cfg.n_pairs), list(range(R))
         numbers = sum(R * torch.Size(shape).numel() for _, shape in plan)
         for way in ways:                                      # warm-up: allocator, kernels (the fused one compiles)
             way(cfg.seed, plan, [0, 1], dev)
@@ -142,7 +142,7 @@ def main() -> None:
         kernels, moved, output = meta_traffic(cfg)
         print(f"{nb:18s} {kernels:8d} {moved / 1e9:9.1f} {output / 1e9:9.2f} {moved / output:12.0f} "
               f"{moved / HBM * 1e3:7.1f}ms {output / HBM * 1e3:9.2f}ms "
-              f"{cfg.R * len(D._draw_plan(cfg, cfg.n_pairs)):16d}", flush=True)
+              f"{cfg.R * len(D.draw_plan(cfg, cfg.n_pairs)):16d}", flush=True)
 
 
 if __name__ == "__main__":

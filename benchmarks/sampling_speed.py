@@ -51,7 +51,7 @@ def main() -> None:
     print(f"sampler alone: {sampler * 1e3:.1f} ms per step of {cfg.R} x {cfg.n_pairs} pairs")
     # The floor: the random numbers alone, as the sampler draws them (one sequential stream per replicate).
     gens = [D.generator(cfg.seed, r, D.STREAM_TRAIN, 1) for r in range(cfg.R)]
-    plan = D._draw_plan(cfg, cfg.n_pairs)
+    plan = D.draw_plan(cfg, cfg.n_pairs)
     t = time.perf_counter()
     for _ in range(steps):
         for g in gens:

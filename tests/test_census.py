@@ -35,7 +35,7 @@ def test_lucky_and_single_match_monte_carlo(d, rho):
     gamma = 0.1
     mc = C.mc_census(d, rho, gamma, n_neurons=200000, R=2, seed=2)
     a, b = C.thresholds(d, rho, gamma)
-    lp, rse = CE._log_p_one_above(d, a, b, n=20000)
+    lp, rse = CE.log_p_one_above(d, a, b, n=20000)
     assert math.exp(lp) == pytest.approx(mc["p_lucky"].mean(), rel=0.1 + 3 * rse)
     assert CE.p_single(d, rho, gamma) == pytest.approx(mc["single"].mean(), rel=0.08)
     assert CE.p_B_exact(d, rho, gamma) == pytest.approx(mc["B"].mean(), rel=0.08)
@@ -169,12 +169,12 @@ def test_kappa_under_the_gpus_batched_draw_follows_its_closed_form_at_one_token(
 
 
 def test_the_exact_census_draws_once_per_d_whatever_the_event():
-    """_log_p_one_above's draws depend on (d, n, seed) alone: the three events notebook 02 asks at one d (lucky,
+    """log_p_one_above's draws depend on (d, n, seed) alone: the three events notebook 02 asks at one d (lucky,
     single, B) read one set of draws, and a second d draws anew."""
     CE._other_squares.cache_clear()
     a, b = C.thresholds(40, 0.8, 0.1)
     for ev in ((a, b), (b, b), (0.0, b)):
-        CE._log_p_one_above(40, *ev, n=500)
+        CE.log_p_one_above(40, *ev, n=500)
     assert CE._other_squares.cache_info().misses == 1
-    CE._log_p_one_above(41, a, b, n=500)
+    CE.log_p_one_above(41, a, b, n=500)
     assert CE._other_squares.cache_info().misses == 2

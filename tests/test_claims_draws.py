@@ -34,8 +34,8 @@ def test_the_held_out_stream_is_another_stream():
 
 def test_the_random_mask_plan_extends_the_others_and_a_longer_one_holds_them():
     plan = draws.common_plan([CFG, CFG.replace(views="random_mask")], CFG.n_pairs)
-    assert plan == D._draw_plan(CFG.replace(views="random_mask"), CFG.n_pairs)
-    assert len(plan) == len(D._draw_plan(CFG, CFG.n_pairs)) + 1
+    assert plan == D.draw_plan(CFG.replace(views="random_mask"), CFG.n_pairs)
+    assert len(plan) == len(D.draw_plan(CFG, CFG.n_pairs)) + 1
 
 
 @pytest.mark.parametrize("change", [{"d1": 16}, {"L": 2}, {"d": 6}])

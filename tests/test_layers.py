@@ -248,3 +248,38 @@ def test_entry_points_may_import_anything(tmp_path):
     g = _fake(tmp_path, {"fake/__main__.py": "from fake.top import c\n", "fake/top/c.py": "",
                          "fake/middle/__main__.py": "from ..top import c\n"})
     assert upward(g, FAKE_LAYERS) == []
+
+
+def private_imports(src: Path) -> list[str]:
+    """'file:line name' for each private name (one leading underscore) a module of the package imports from another of
+    its modules (`from .x import _y`), or reads off one it imported (`x._y`): a private name is its module's own."""
+    found = []
+    for f in sorted(src.rglob("*.py")):
+        tree = ast.parse(f.read_text())
+        ours = set()        # names bound to the package's own modules in this file
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith("imbalanced_cl")):
+                for a in node.names:
+                    if a.name.startswith("_") and not a.name.startswith("__"):
+                        found.append(f"{f.relative_to(src)}:{node.lineno} {a.name}")
+                    ours.add(a.asname or a.name)
+            elif isinstance(node, ast.Import):
+                ours |= {a.asname or a.name for a in node.names if a.name.startswith("imbalanced_cl")}
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in ours
+                    and node.attr.startswith("_") and not node.attr.startswith("__")):
+                found.append(f"{f.relative_to(src)}:{node.lineno} {node.value.id}.{node.attr}")
+    return found
+
+
+def test_no_module_reaches_into_another_modules_private_names():
+    """Issue 50: a private helper (one leading underscore) is used only in its own module; one another module needs is
+    public, with a docstring (book.record.recorded_provenance, sim.train.join_time, census.exact.p_one_above, ...)."""
+    assert private_imports(ROOT / "src" / "imbalanced_cl") == []
+
+
+def test_the_private_import_checker_sees_both_forms(tmp_path):
+    """Hand-made: `from .a import _x` and `a._y` are named; a dunder and a module's own private name are not."""
+    (tmp_path / "a.py").write_text("def _x():\n    pass\n\n\ndef _own():\n    return _x()\n")
+    (tmp_path / "b.py").write_text("from .a import _x, __doc__\nfrom . import a\n\n\ndef f():\n    return a._y, a.__name__\n")
+    assert private_imports(tmp_path) == ["b.py:1 _x", "b.py:6 a._y"]

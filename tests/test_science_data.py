@@ -310,7 +310,7 @@ def test_a_batched_draw_runs_on_the_meta_device_without_reading_a_value(monkeypa
     back to the host (a meta tensor cannot be read), which is what lets a GPU's host run ahead of its draws."""
     monkeypatch.setattr(data, "BATCHED_DRAWS", ("cuda", "meta"))
     cfg = SimConfig(d=5, d1=12, L=3)
-    plan = data._draw_plan(cfg, 7)
+    plan = data.draw_plan(cfg, 7)
     out = data.raw_draws(0, plan, [2, 0, 9], data.STREAM_TRAIN, 4, "meta")
     assert [(t.device.type, tuple(t.shape)) for t in out] == [("meta", (3, *shape)) for _, shape in plan]
 

@@ -161,7 +161,7 @@ def test_on_a_gpu_chunks_draw_the_same_pairs_and_the_cpus_batched_uniforms(monke
     uniforms, and its normals within float32 rounding (log, cos and sin may round otherwise there)."""
     from imbalanced_cl.sim import data
     cfg = SimConfig(**{**SMALL, "R": 4}, device="cuda")
-    plan = data._draw_plan(cfg, cfg.n_pairs)
+    plan = data.draw_plan(cfg, cfg.n_pairs)
     wide, alone = data.raw_draws(0, plan, [0, 1, 2, 3], 2, 1, "cuda"), data.raw_draws(0, plan, [2], 2, 1, "cuda")
     assert all(torch.equal(a[2:3], b) for a, b in zip(wide, alone))
     whole, single = TR.train(cfg.replace(chunk=4)), TR.train(cfg.replace(chunk=1))
@@ -205,7 +205,7 @@ def test_a_batched_draw_gives_each_replicate_its_own_numbers_whatever_its_batch(
     from imbalanced_cl.sim import data
     monkeypatch.setattr(data, "BATCHED_DRAWS", ("cpu", "cuda"))
     cfg = SimConfig(**SMALL)
-    plan = data._draw_plan(cfg, 20)
+    plan = data.draw_plan(cfg, 20)
     whole = data.raw_draws(cfg.seed, plan, [0, 1, 2, 3], data.STREAM_TRAIN, 5, "cpu")
     alone = [data.raw_draws(cfg.seed, plan, [r], data.STREAM_TRAIN, 5, "cpu") for r in range(4)]
     mixed = data.raw_draws(cfg.seed, plan, [3, 1], data.STREAM_TRAIN, 5, "cpu")

@@ -381,7 +381,7 @@ def test_train_arms_prunes_exactly_the_named_set_and_the_magnitude_arm_the_small
         return resume
 
     monkeypatch.setattr(batch, "train", fake_train)
-    monkeypatch.setattr(batch, "_join_time", lambda a, b: b)
+    monkeypatch.setattr(batch, "join_time", lambda a, b: b)
     monkeypatch.setattr(batch, "shared_sampler", lambda cfg, base: None)
     m = 5
     W = torch.arange(1.0, m + 1).view(1, m, 1).repeat(2, 1, 3)          # neuron i has norm (i + 1)·√3

@@ -18,7 +18,6 @@ interval, whatever the verdict.
 """
 from __future__ import annotations
 
-import html
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -136,7 +135,7 @@ def _premise_text(r) -> str:
     verdict moves under the book's free choice, if stated."""
     if isinstance(r, str):
         return P.name(r)
-    text = f"{_premise_short(r)} ({T.fmt(r['measured'])} vs {r['predicted']})"
+    text = f"{premise_short(r)} ({T.fmt(r['measured'])} vs {r['predicted']})"
     return text + (f"; {r['sensitivity']}" if r.get("sensitivity") else "")
 
 
@@ -221,11 +220,8 @@ def answers(rows: list[dict]) -> list[Answer]:
     return [answer(rows, c) for c in CLAIMS]
 
 
-def _esc(x) -> str:
-    return html.escape(str(x))
 
-
-def _premise_short(r) -> str:
+def premise_short(r) -> str:
     """A premise's name in a few words (premises.NAMES), from its row (dict) or its id."""
     pid = _pid(r)
     if pid in P.BY_ID:
@@ -238,9 +234,9 @@ def ours(a: Answer) -> str:
     """The premises the claim's rows depend on, as this run found them: met, not met, not checked here."""
     parts = []
     if a.failed_premises:
-        parts.append("not met: " + ", ".join(dict.fromkeys(_premise_short(r) for r in a.failed_premises)))
+        parts.append("not met: " + ", ".join(dict.fromkeys(premise_short(r) for r in a.failed_premises)))
     if a.premises_met:
-        parts.append("met: " + ", ".join(dict.fromkeys(_premise_short(r) for r in a.premises_met)))
+        parts.append("met: " + ", ".join(dict.fromkeys(premise_short(r) for r in a.premises_met)))
     if a.premises_unchecked:
         parts.append("not checked here: " + ", ".join(P.name(i) for i in a.premises_unchecked if i in P.BY_ID))
     return "; ".join(parts) or "no premise gates its rows"
@@ -250,7 +246,7 @@ def render(items: list[Answer], base: str = "../notebooks/") -> str:
     """The claim-level table: claim · the paper predicts · what we measured [interval] · verdict; under each verdict,
     folded, the criterion, the paper's regime against ours, and why. Compact by design: the page opens on it.
     Wrapped in a horizontally scrollable, labelled region for narrow screens."""
-    colours = T._COLOURS
+    colours = T.COLOURS
     head = ["claim", "the paper predicts", "what we measured [95% interval]", "verdict"]
     out = ['<div class="sb-scroll" style="overflow-x:auto" tabindex="0" role="region" aria-label="Claim-level '
            'answers (scrolls sideways on narrow screens)"><table class="verdict-table sb-answers">'
@@ -258,21 +254,21 @@ def render(items: list[Answer], base: str = "../notebooks/") -> str:
            + "".join(f'<th scope="col">{h}</th>' for h in head) + "</tr></thead><tbody>"]
     for a in items:
         h = a.headline
-        links = ", ".join(f'<a href="{base}{_esc(nb)}.html#verdict">{_esc(nb[:2])}</a>' for nb in a.claim.notebooks)
+        links = ", ".join(f'<a href="{base}{T.esc(nb)}.html#verdict">{T.esc(nb[:2])}</a>' for nb in a.claim.notebooks)
         meas = ("—" if h is None else f'{T.fmt(h["measured"])} [{T.fmt(h["lo"])}, {T.fmt(h["hi"])}]'
-                f'<br><small>{_esc(a.claim.unit)}; this row: {_esc(h["verdict"])}'
-                + (f' (measured: {_esc(h["would_be"])})' if h.get("would_be") else "") + "</small>")
+                f'<br><small>{T.esc(a.claim.unit)}; this row: {T.esc(h["verdict"])}'
+                + (f' (measured: {T.esc(h["would_be"])})' if h.get("would_be") else "") + "</small>")
         rule = "—" if h is None else h.get("rule", "").split(";")[0]
         colour = colours.get(a.verdict, "#000")
-        measured = (f'<br><small>measured there: {_esc(a.measured)}</small>'
+        measured = (f'<br><small>measured there: {T.esc(a.measured)}</small>'
                     if a.verdict == V.NOT_COMPARABLE and a.measured not in ("—", V.NOT_COMPARABLE) else "")
-        why = (f"<b>criterion</b>: {_esc(rule)}<br><b>the paper's regime</b>: {_esc(a.claim.regime)}; "
-               f"<b>ours</b>: {_esc(ours(a))}<br><b>why</b>: {_esc(a.why)}")
-        cells = [f'<b>{_esc(a.claim.key)}</b> {_esc(a.claim.title)} <small>({_esc(a.claim.source)}; {links})</small>',
-                 f"<small>{_esc(a.claim.predicts)}</small>", meas,
-                 f'<b style="color:{colour}">{_esc(a.verdict)}</b>{measured}'
+        why = (f"<b>criterion</b>: {T.esc(rule)}<br><b>the paper's regime</b>: {T.esc(a.claim.regime)}; "
+               f"<b>ours</b>: {T.esc(ours(a))}<br><b>why</b>: {T.esc(a.why)}")
+        cells = [f'<b>{T.esc(a.claim.key)}</b> {T.esc(a.claim.title)} <small>({T.esc(a.claim.source)}; {links})</small>',
+                 f"<small>{T.esc(a.claim.predicts)}</small>", meas,
+                 f'<b style="color:{colour}">{T.esc(a.verdict)}</b>{measured}'
                  f'<details class="sb-why"><summary>why</summary><small>{why}</small></details>']
-        out.append(f'<tr data-claim="{_esc(a.claim.key)}">' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+        out.append(f'<tr data-claim="{T.esc(a.claim.key)}">' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     out.append("</tbody></table></div>")
     return "\n".join(out)
 

@@ -17,7 +17,7 @@ import nbformat
 from .glued import rows_of
 
 
-def _provenance(nb) -> dict:
+def recorded_provenance(nb) -> dict:
     """What papermill and the provenance cell recorded about an executed notebook."""
     pm = nb.metadata.get("papermill", {})
     out = {"parameters": pm.get("parameters", {}), "wall_s": pm.get("duration"), "date": pm.get("end_time")}
@@ -52,7 +52,7 @@ def record(executed_dir: Path, profile: str, out_dir: Path) -> list[Path]:
             continue
         nb = nbformat.read(path, as_version=4)
         rec = {"notebook": path.stem, "profile": profile, "recorded": _dt.datetime.now(_dt.timezone.utc).isoformat(),
-               **_provenance(nb), "rows": rows}
+               **recorded_provenance(nb), "rows": rows}
         target = out_dir / f"{path.stem}.json"
         target.write_text(json.dumps(rec, indent=1, default=str) + "\n")
         written.append(target)

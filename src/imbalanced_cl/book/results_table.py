@@ -12,7 +12,7 @@ import nbformat
 
 from .. import verdict as V
 from . import glued
-from .record import _provenance   # the commit and device the provenance cell recorded (one reader, in record.py)
+from .record import recorded_provenance   # the commit and device the provenance cell recorded (one reader, in record.py)
 
 FIELDS = ("notebook", "profile", "commit", "id", "kind", "claim", "source", "predicted", "band", "measured", "lo", "hi",
           "verdict", "rule", "premise", "n")
@@ -29,7 +29,7 @@ def rows(executed_dir: Path) -> list[dict]:
             continue
         nb = nbformat.read(path, as_version=4)
         profile = nb.metadata.get("imbalanced_cl", {}).get("profile", "")
-        commit = _provenance(nb).get("commit", "")
+        commit = recorded_provenance(nb).get("commit", "")
         for r in found:
             row = {**r, "notebook": r.get("notebook") or path.stem, "profile": profile, "commit": commit,
                    "band": V.band_text(r)}

@@ -7,7 +7,6 @@ notebook is a notebook under notebooks/ in _toc.yml that does not collect others
 """
 from __future__ import annotations
 
-import html
 import json
 import os
 from collections import Counter
@@ -132,23 +131,20 @@ def _interval(r: dict) -> str:
     return f'{T.fmt(r["measured"])} <span class="sb-ci">[{T.fmt(r["lo"])}, {T.fmt(r["hi"])}]</span>'
 
 
-def _esc(x) -> str:
-    return html.escape(str(x))
-
 
 def _built_line(board: Board) -> str:
-    prof = (f"at the <b>{_esc(board.book_profile)}</b> profile" if board.book_profile
+    prof = (f"at the <b>{T.esc(board.book_profile)}</b> profile" if board.book_profile
             else "from notebooks run at different profiles")
-    return (f'<p class="sb-built">Built {prof} from commit <code>{_esc(board.commit or "unknown")}</code> '
-            f"on {_esc(board.date or 'an unknown date')}. Every verdict row, with its notebook, profile, commit and "
+    return (f'<p class="sb-built">Built {prof} from commit <code>{T.esc(board.commit or "unknown")}</code> '
+            f"on {T.esc(board.date or 'an unknown date')}. Every verdict row, with its notebook, profile, commit and "
             f'value, to download: <a href="../results/verdicts.csv" download>CSV</a> · '
             f'<a href="../results/verdicts.json" download>JSON</a>.</p>')
 
 
 def _changed_items(s: dict) -> str:
     """The rows whose verdict changed with the seed, as list items: notebook, claim, each seed's verdict."""
-    return "".join(f"<li>{_esc(c['notebook'])}: {_esc(c['claim'])}: "
-                   f"{_esc(', '.join(f'seed {k}: {v}' for k, v in c['verdicts'].items()))}</li>" for c in s["changed"])
+    return "".join(f"<li>{T.esc(c['notebook'])}: {T.esc(c['claim'])}: "
+                   f"{T.esc(', '.join(f'seed {k}: {v}' for k, v in c['verdicts'].items()))}</li>" for c in s["changed"])
 
 
 def _moving(s: dict) -> str:
@@ -167,8 +163,8 @@ def _paper_stability(board: Board) -> str:
         return ""
     items = _changed_items(s)
     return (f'<p class="sb-stability">At the <b>paper</b> scale (recorded campaign units of '
-            f'{_esc(", ".join(s["notebooks"]))}, base seeds {_esc(s["seeds"])}): <b>{s["unchanged"]} of {s["rows"]} '
-            f'rows</b> ({100 * s["share_unchanged"]:.0f}%) keep their verdict{_esc(_moving(s))}; conclusive flips (holds ↔ does not '
+            f'{T.esc(", ".join(s["notebooks"]))}, base seeds {T.esc(s["seeds"])}): <b>{s["unchanged"]} of {s["rows"]} '
+            f'rows</b> ({100 * s["share_unchanged"]:.0f}%) keep their verdict{T.esc(_moving(s))}; conclusive flips (holds ↔ does not '
             f'hold, partly ↔ does not hold): {s["flips"]}.</p><ul>{items}</ul>')
 
 
@@ -181,21 +177,21 @@ def _stability_section(board: Board) -> str:
                 '<code>python -m imbalanced_cl stability --profile default --seeds 0 1</code> (results/stability/).</p>'
                 + _paper_stability(board))
     if s.get("stale"):
-        return (f'<h2>Seed stability</h2><p class="sb-stability">The stored result for the {_esc(s["profile"])} '
-                f'profile is stale: {_esc(s["stale"])}. Run <code>python -m imbalanced_cl stability --profile '
-                f'{_esc(s["profile"])} --seeds 0 1</code> to measure it again.</p>' + _paper_stability(board))
+        return (f'<h2>Seed stability</h2><p class="sb-stability">The stored result for the {T.esc(s["profile"])} '
+                f'profile is stale: {T.esc(s["stale"])}. Run <code>python -m imbalanced_cl stability --profile '
+                f'{T.esc(s["profile"])} --seeds 0 1</code> to measure it again.</p>' + _paper_stability(board))
     items = _changed_items(s)
-    return (f'<h2>Seed stability</h2><p class="sb-stability">Re-executed with base seeds {_esc(s["seeds"])} at the '
-            f'{_esc(s["profile"])} profile: <b>{s["unchanged"]} of {s["rows"]} rows</b> '
-            f'({100 * s["share_unchanged"]:.0f}%) keep their verdict{_esc(_moving(s))}. Rows that change are shown as '
+    return (f'<h2>Seed stability</h2><p class="sb-stability">Re-executed with base seeds {T.esc(s["seeds"])} at the '
+            f'{T.esc(s["profile"])} profile: <b>{s["unchanged"]} of {s["rows"]} rows</b> '
+            f'({100 * s["share_unchanged"]:.0f}%) keep their verdict{T.esc(_moving(s))}. Rows that change are shown as '
             f'inconclusive above.'
             f'</p><ul>{items}</ul>' + _paper_stability(board))
 
 
 def _summary_table(board: Board, base: str) -> str:
     """One line per claim notebook: its verdict counts (the page opens on this)."""
-    colours = T._COLOURS
-    head = "".join(f'<th scope="col">{_esc(v)}</th>' for v in V.VERDICTS)
+    colours = T.COLOURS
+    head = "".join(f'<th scope="col">{T.esc(v)}</th>' for v in V.VERDICTS)
     out = ['<div class="sb-scroll" style="overflow-x:auto" tabindex="0" role="region" aria-label="Verdicts per claim '
            'notebook (scrolls sideways on narrow screens)">'
            '<table class="verdict-table sb-summary-table" style="margin-bottom:1em"><caption>Verdicts per claim notebook</caption>'
@@ -204,17 +200,17 @@ def _summary_table(board: Board, base: str) -> str:
     for nb, status in board.status.items():
         c, reg = board.counts(nb), board.counts(nb, kind="regime")
         cells = "".join(f'<td style="color:{colours[v]}">{c.get(v, 0) or ""}</td>' for v in V.VERDICTS)
-        note = "" if status == "ok" else f' <small>({_esc(status)})</small>'
+        note = "" if status == "ok" else f' <small>({T.esc(status)})</small>'
         if any(r.get("kind") == "companion" for r in board.rows if r["notebook"] == nb):
             note += " <small>(companion claims, not the paper's)</small>"
         if nb in board.recorded:
-            note += f' <small class="sb-recorded">(with {_esc(board.recorded[nb])})</small>'
+            note += f' <small class="sb-recorded">(with {T.esc(board.recorded[nb])})</small>'
         units = (board.paper.get(nb) or {}).get("units")
         paper = ("record unreadable" if (board.paper.get(nb) or {}).get("unreadable")
                  else "recorded" + (f", {units} units" if units else "") if nb in board.paper
                  else "not yet run at paper scale")
         prem = f"{sum(reg.values()) - reg.get(V.HOLDS, 0)} of {sum(reg.values())}" if reg else ""
-        out.append(f'<tr data-summary="{_esc(nb)}"><th scope="row"><a href="{base}{_esc(nb)}.html">{_esc(nb)}</a>'
+        out.append(f'<tr data-summary="{T.esc(nb)}"><th scope="row"><a href="{base}{T.esc(nb)}.html">{T.esc(nb)}</a>'
                    f"{note}</th>{cells}<td>{sum(c.values())}</td><td>{prem}</td><td><small>{paper}</small></td></tr>")
     total = board.counts()
     cells = "".join(f"<td>{total.get(v, 0)}</td>" for v in V.VERDICTS)
@@ -227,30 +223,30 @@ def _paper_cell(p: dict) -> str:
     """The paper-scale column of one row: its verdict with the device, commit and date that recorded it, or why there
     is none."""
     if p["status"] != "ok":
-        return f'<small>{_esc(p["status"])}</small>'
-    colour = T._COLOURS.get(p["verdict"], "#000")
-    return (f'<b style="color:{colour}">{_esc(p["verdict"])}</b><br>{T.fmt(p["measured"])} '
-            f'[{T.fmt(p["lo"])}, {T.fmt(p["hi"])}]<br><small>{_esc(p["device"])}, commit {_esc(p["commit"])}, {_esc(p.get("date", "?"))}'
-            + (f', {_esc(p["units"])} units' if p.get("units") else "") + "</small>")
+        return f'<small>{T.esc(p["status"])}</small>'
+    colour = T.COLOURS.get(p["verdict"], "#000")
+    return (f'<b style="color:{colour}">{T.esc(p["verdict"])}</b><br>{T.fmt(p["measured"])} '
+            f'[{T.fmt(p["lo"])}, {T.fmt(p["hi"])}]<br><small>{T.esc(p["device"])}, commit {T.esc(p["commit"])}, {T.esc(p.get("date", "?"))}'
+            + (f', {T.esc(p["units"])} units' if p.get("units") else "") + "</small>")
 
 
 def _rows_table(rows: list, base: str, paper: dict | None = None, profile: str = "") -> str:
-    colours = T._COLOURS
+    colours = T.COLOURS
     cols = record.column(rows, paper or {})
     head = ["claim", "source", "predicted", "measured [95% interval]", f"verdict ({profile or 'this book'})",
             "paper scale"]
     out = ['<table class="verdict-table scoreboard" style="width:100%"><thead><tr>'
            + "".join(f'<th scope="col">{h}</th>' for h in head) + "</tr></thead><tbody>"]
     for r, p in zip(rows, cols):
-        nb = _esc(r["notebook"])
+        nb = T.esc(r["notebook"])
         colour = colours.get(r["verdict"], "#000")
-        flip = (f' <small>(was {_esc(r["seed_verdict"])} at this seed; it changes with the seed)</small>'
+        flip = (f' <small>(was {T.esc(r["seed_verdict"])} at this seed; it changes with the seed)</small>'
                 if r.get("seed_verdict") else "")
-        kind = f' <small>[{_esc(r["kind"])}]</small>' if r.get("kind") not in (None, "", "paper") else ""
-        cells = [f'{_esc(r["claim"])}{kind}<br><small>evidence: <a href="{base}{nb}.html">{nb}</a></small>',
-                 _esc(r["source"]), _esc(V.predicted_with_band(r)), _interval(r),
-                 f'<b style="color:{colour}">{_esc(r["verdict"])}</b>{flip}'
-                 f'<br><small style="color:#57606a">{_esc(T.details(r))}</small>', _paper_cell(p)]
+        kind = f' <small>[{T.esc(r["kind"])}]</small>' if r.get("kind") not in (None, "", "paper") else ""
+        cells = [f'{T.esc(r["claim"])}{kind}<br><small>evidence: <a href="{base}{nb}.html">{nb}</a></small>',
+                 T.esc(r["source"]), T.esc(V.predicted_with_band(r)), _interval(r),
+                 f'<b style="color:{colour}">{T.esc(r["verdict"])}</b>{flip}'
+                 f'<br><small style="color:#57606a">{T.esc(T.details(r))}</small>', _paper_cell(p)]
         mark = ' class="sb-differs" style="background:#fff8c5"' if p.get("differs") else ""
         out.append(f'<tr data-notebook="{nb}"{mark}>' + "".join(f"<td>{x}</td>" for x in cells) + "</tr>")
     out.append("</tbody></table>")
@@ -263,7 +259,7 @@ def render(board: Board, base: str = "../notebooks/") -> str:
     Evidence links point to base + NN.html. Each notebook's rows sit in a <details> element, closed, so
     the page opens on the summary.
     """
-    colours = T._COLOURS
+    colours = T.COLOURS
     out = [_built_line(board), answers.render(answers.answers(board.rows), base)]
     c, premises = board.counts(), board.counts(kind="regime")
     summary = ", ".join(f'<b style="color:{colours[v]}">{c.get(v, 0)} {v}</b>' for v in V.VERDICTS)
@@ -272,12 +268,12 @@ def render(board: Board, base: str = "../notebooks/") -> str:
                f"{len(board.status)} claim notebooks: {summary}; and {sum(premises.values())} premise rows "
                f"({premises.get(V.HOLDS, 0)} hold), counted apart.</p>")
     if board.mixed:
-        items = "".join(f"<li>{_esc(nb)}: {_esc(p)}</li>" for nb, p in board.mixed.items())
+        items = "".join(f"<li>{T.esc(nb)}: {T.esc(p)}</li>" for nb, p in board.mixed.items())
         out.append('<div class="admonition warning sb-mixed"><p class="admonition-title">Mixed profiles</p>'
-                   f"<p>These executed notebooks were not run at the {_esc(board.book_profile or 'same')} profile:</p>"
+                   f"<p>These executed notebooks were not run at the {T.esc(board.book_profile or 'same')} profile:</p>"
                    f"<ul>{items}</ul></div>")
     if board.missing:
-        items = "".join(f'<li><a href="{base}{_esc(nb)}.html">{_esc(nb)}</a>: {_esc(why)}</li>'
+        items = "".join(f'<li><a href="{base}{T.esc(nb)}.html">{T.esc(nb)}</a>: {T.esc(why)}</li>'
                         for nb, why in board.missing.items())
         out.append('<div class="admonition warning sb-missing"><p class="admonition-title">Missing verdicts</p>'
                    f"<p>These notebooks are in the book but their verdicts are not in the table:</p><ul>{items}</ul>"
@@ -290,8 +286,8 @@ def render(board: Board, base: str = "../notebooks/") -> str:
         if rows:
             c = board.counts(nb)
             counts = ", ".join(f"{c[v]} {v}" for v in V.VERDICTS if c[v])
-            out.append(f'<details class="sb-rows" data-rows="{_esc(nb)}"><summary><b>{_esc(nb)}</b>: '
-                       f"{len(rows)} rows ({_esc(counts)})</summary>"
+            out.append(f'<details class="sb-rows" data-rows="{T.esc(nb)}"><summary><b>{T.esc(nb)}</b>: '
+                       f"{len(rows)} rows ({T.esc(counts)})</summary>"
                        f"{_rows_table(rows, base, board.paper, board.book_profile)}</details>")
     out.append(_stability_section(board))
     return "\n".join(out)

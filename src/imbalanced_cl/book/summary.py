@@ -5,7 +5,6 @@ measurement against the paper's prediction. Presentation only: every number come
 from __future__ import annotations
 
 import base64
-import html
 import io
 import math
 import re
@@ -35,9 +34,6 @@ SAYS = {
 }
 
 
-
-def _esc(x) -> str:
-    return html.escape(str(x))
 
 
 def verdict_anchor(notebook: str, base: str = "../notebooks/") -> str:
@@ -86,7 +82,7 @@ def sentence(a: A.Answer, profile: str) -> str:
     verb = V.PREDICATE.get(a.verdict, a.verdict)
     why = ""
     if a.verdict == V.NOT_COMPARABLE and a.failed_premises:
-        why = f" ({A._premise_short(a.failed_premises[0])} not met)"
+        why = f" ({A.premise_short(a.failed_premises[0])} not met)"
     number = f"{unit(a)} {_value(h)} against {h['predicted']}" if h is not None and _value(h) else ""
     if a.kind:
         rest = [f"answer ({a.kind}): {a.decided}", f"answer ({a.kind})"]
@@ -114,7 +110,7 @@ def paragraph(a: A.Answer, profile: str, paper: dict | None = None) -> str:
         parts.append(f"Measured at the {prof} profile: no finite measurement.")
     says = SAYS.get(a.verdict, "")
     if a.verdict == V.NOT_COMPARABLE and a.failed_premises:
-        names = ", ".join(A._premise_short(r) for r in a.failed_premises)
+        names = ", ".join(A.premise_short(r) for r in a.failed_premises)
         says += f" ({names} not met)"
         if a.measured not in ("—", V.NOT_COMPARABLE, V.UNTESTED):
             says += f"; measured there anyway, its rows combine to “{a.measured}”"
@@ -133,32 +129,32 @@ def build_note(profile: str, commit: str = "", date: str = "") -> str:
     meaning = PROFILE_MEANING.get(profile, "notebooks run at different profiles; see the scoreboard")
     kind = "warning" if profile == "ci" else "note"
     return (f'<div class="admonition {kind} sb-build"><p class="admonition-title">This build: the '
-            f'{_esc(profile or "mixed")} profile</p><p>The numbers on these pages come from the '
-            f'<b>{_esc(profile or "mixed")}</b> profile: {_esc(meaning)}. Built from commit '
-            f'<code>{_esc(commit or "unknown")}</code> on {_esc(date or "an unknown date")}.</p></div>')
+            f'{T.esc(profile or "mixed")} profile</p><p>The numbers on these pages come from the '
+            f'<b>{T.esc(profile or "mixed")}</b> profile: {T.esc(meaning)}. Built from commit '
+            f'<code>{T.esc(commit or "unknown")}</code> on {T.esc(date or "an unknown date")}.</p></div>')
 
 
 def findings(items: list[A.Answer], profile: str, paper: dict | None = None, base: str = "../notebooks/") -> str:
     """HTML table, one row per claim: the claim, one sentence on what was found, this build's verdict and the
     paper-scale record; it stacks into cards on a narrow screen (book/static CSS), so the verdict stays visible."""
-    colours = T._COLOURS
-    head = ["claim", "what we found", f"verdict ({_esc(profile or 'this build')})", "paper scale"]
+    colours = T.COLOURS
+    head = ["claim", "what we found", f"verdict ({T.esc(profile or 'this build')})", "paper scale"]
     out = ['<table class="sb-findings"><caption>What the book found, claim by claim</caption><thead><tr>'
            + "".join(f'<th scope="col">{h}</th>' for h in head) + "</tr></thead><tbody>"]
     for a in items:
         nb = (a.headline or {}).get("notebook") or a.claim.notebooks[0]     # the evidence: the headline's table
         p = paper_scale(a, paper or {})
-        pcell = (f'<b style="color:{colours.get(p["verdict"], "#000")}">{_esc(p["verdict"])}</b><br>'
-                 f'<small>{_esc(_value(p))}; {_esc(p.get("device", ""))}, commit {_esc(p.get("commit", ""))}, '
-                 f'{_esc(p.get("date", ""))}</small>'
-                 if p.get("status") == "ok" else f"<small>{_esc(p.get('status', ''))}</small>")
-        cells = [(f'<b>Claim {_esc(a.claim.key)}</b> · {_esc(a.claim.title)}<br><small>{_esc(a.claim.source)}; '
+        pcell = (f'<b style="color:{colours.get(p["verdict"], "#000")}">{T.esc(p["verdict"])}</b><br>'
+                 f'<small>{T.esc(_value(p))}; {T.esc(p.get("device", ""))}, commit {T.esc(p.get("commit", ""))}, '
+                 f'{T.esc(p.get("date", ""))}</small>'
+                 if p.get("status") == "ok" else f"<small>{T.esc(p.get('status', ''))}</small>")
+        cells = [(f'<b>Claim {T.esc(a.claim.key)}</b> · {T.esc(a.claim.title)}<br><small>{T.esc(a.claim.source)}; '
                   f'<a href="{verdict_anchor(nb, base)}">evidence: its verdict table</a></small>', "claim"),
-                 (f'{_esc(sentence(a, profile))} <small><a href="{base}{_esc(nb)}.html">The full paragraph and '
+                 (f'{T.esc(sentence(a, profile))} <small><a href="{base}{T.esc(nb)}.html">The full paragraph and '
                   f'the numbers: its page</a></small>', "what we found"),
-                 (f'<b style="color:{colours.get(a.verdict, "#000")}">{_esc(a.verdict)}</b>', "verdict"),
+                 (f'<b style="color:{colours.get(a.verdict, "#000")}">{T.esc(a.verdict)}</b>', "verdict"),
                  (pcell, "paper scale")]
-        out.append(f'<tr data-claim="{_esc(a.claim.key)}">'
+        out.append(f'<tr data-claim="{T.esc(a.claim.key)}">'
                    + "".join(f'<td data-label="{lab}">{c}</td>' for c, lab in cells) + "</tr>")
     out.append("</tbody></table>")
     return "".join(out)
@@ -192,7 +188,7 @@ def figure(items: list[A.Answer], profile: str, paper: dict | None = None):
     import matplotlib.pyplot as plt
     n = len(items)
     fig, axes = plt.subplots(n, 1, figsize=(8.0, 1.35 * n + 0.6), squeeze=False)
-    colours = T._COLOURS
+    colours = T.COLOURS
     for ax, a in zip(axes[:, 0], items):
         rows = [(f"{profile or 'this build'}", a.headline), ("paper scale", None)]
         p = paper_scale(a, paper or {})
@@ -263,8 +259,8 @@ class SummaryFigure:
         plt.close(fig)
         src = base64.b64encode(buf.getvalue()).decode("ascii")
         return (f'<figure class="sb-summary-figure"><img src="data:image/png;base64,{src}" style="width:100%;'
-                f'max-width:960px" alt="{_esc(alt_text(self.items, self.profile))}"><figcaption>Every claim at once: '
-                f"the headline measurement of each claim with its 95% interval at the {_esc(self.profile or 'mixed')} "
+                f'max-width:960px" alt="{T.esc(alt_text(self.items, self.profile))}"><figcaption>Every claim at once: '
+                f"the headline measurement of each claim with its 95% interval at the {T.esc(self.profile or 'mixed')} "
                 f"profile (and at the paper's scale where a record exists), against the paper's prediction. Each "
                 f"panel has its own scale and unit.</figcaption></figure>")
 
@@ -295,7 +291,7 @@ def found_box(rows: list[dict], notebook: str, profile: str = "") -> str:
     rows = [r for r in rows if r.get("notebook", notebook) == notebook]
     if not rows:
         return ""
-    colours = T._COLOURS
+    colours = T.COLOURS
     claims = [r for r in rows if V.is_claim_row(r)]
     premises = [r for r in rows if V.is_premise_row(r)]
     tally = ", ".join(f"{n} {v}" for v in V.VERDICTS if (n := sum(r["verdict"] == v for r in claims)))
@@ -305,19 +301,19 @@ def found_box(rows: list[dict], notebook: str, profile: str = "") -> str:
         head = ""
         if a.headline is not None and _value(a.headline):
             u = unit(a)
-            head = (f" Headline: {_esc(a.headline['claim'])}, <b>{_esc(_value(a.headline))}</b>"
-                    f"{f' ({_esc(u)})' if u else ''} against {_esc(a.headline['predicted'])}.")
-        items.append(f'<li><b>Claim {_esc(c.key)}</b> ({_esc(c.source)}): <b style="color:'
-                     f'{colours.get(a.verdict, "#000")}">{_esc(a.verdict)}</b>; {_esc(SAYS.get(a.verdict, ""))}.'
-                     f"{head}<br><small>{_esc(paragraph(a, profile))}</small></li>")
+            head = (f" Headline: {T.esc(a.headline['claim'])}, <b>{T.esc(_value(a.headline))}</b>"
+                    f"{f' ({T.esc(u)})' if u else ''} against {T.esc(a.headline['predicted'])}.")
+        items.append(f'<li><b>Claim {T.esc(c.key)}</b> ({T.esc(c.source)}): <b style="color:'
+                     f'{colours.get(a.verdict, "#000")}">{T.esc(a.verdict)}</b>; {T.esc(SAYS.get(a.verdict, ""))}.'
+                     f"{head}<br><small>{T.esc(paragraph(a, profile))}</small></li>")
     unmet = [r for r in premises if r["verdict"] != V.HOLDS]
     prem = (f"{len(premises)} premise rows, {len(unmet)} not holding"
-            + (": " + "; ".join(_esc(A._premise_short(r)) for r in unmet[:4]) + ("; …" if len(unmet) > 4 else "")
+            + (": " + "; ".join(T.esc(A.premise_short(r)) for r in unmet[:4]) + ("; …" if len(unmet) > 4 else "")
                if unmet else "") + "." if premises else "")
-    where = f"At the <b>{_esc(profile)}</b> profile" if profile else "In this run"
+    where = f"At the <b>{T.esc(profile)}</b> profile" if profile else "In this run"
     return (f'<div class="admonition tip sb-found"><p class="admonition-title">What we found</p>'
             f"<p>{where}: "
-            f"{len(claims)} claim rows ({_esc(tally)}). {prem}</p>"
+            f"{len(claims)} claim rows ({T.esc(tally)}). {prem}</p>"
             + (f"<ul>{''.join(items)}</ul>" if items else "")
             + '<p><a href="#verdict">The verdict table, with every row and its rule ↓</a></p></div>')
 

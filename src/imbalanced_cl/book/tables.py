@@ -10,6 +10,11 @@ from ..verdict import (FAILS, HOLDS, INCONCLUSIVE, NOT_COMPARABLE, PARTLY, UNTES
                        gate, is_required_premise, predicted_with_band)
 
 
+
+def esc(x) -> str:
+    """`x` as text safe inside HTML: the one escaper every page, table and answer of the book uses."""
+    return html.escape(str(x))
+
 class VerdictTable:
     """A list of Verdict rows with HTML and JSON representations (JSON is what glue stores).
 
@@ -76,7 +81,7 @@ def fmt(x) -> str:
     return f"{x:.3f}".rstrip("0").rstrip(".") if abs(x) < 100 else f"{x:.1f}"
 
 
-_COLOURS = {HOLDS: "#1a7f37", PARTLY: "#9a6700", FAILS: "#cf222e", INCONCLUSIVE: "#57606a",
+COLOURS = {HOLDS: "#1a7f37", PARTLY: "#9a6700", FAILS: "#cf222e", INCONCLUSIVE: "#57606a",
             NOT_COMPARABLE: "#8250df", UNTESTED: "#57606a"}
 
 
@@ -123,7 +128,7 @@ def render_html(rows: list[dict], link: bool = False) -> str:
     for r in rows:
         cells = [html.escape(r["claim"]), html.escape(r["source"]), html.escape(predicted_with_band(r)),
                  f'{fmt(r["measured"])} [{fmt(r["lo"])}, {fmt(r["hi"])}]',
-                 f'<b style="color:{_COLOURS[r["verdict"]]}">{r["verdict"]}</b>' + (
+                 f'<b style="color:{COLOURS[r["verdict"]]}">{r["verdict"]}</b>' + (
                      f'<br><small>measured: {html.escape(r["would_be"])}</small>' if r.get("would_be") else ""),
                  html.escape(details(r))]
         if link:

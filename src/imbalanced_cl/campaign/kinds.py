@@ -98,7 +98,7 @@ def run_notebook(unit: Unit, root: Path) -> dict:
         shutil.rmtree(home, ignore_errors=True)
         home.parent.mkdir(parents=True, exist_ok=True)
         os.replace(made, home)
-    return {"rows": rows, "stages": kept, "notebook": book_record._provenance(nbformat.read(out, as_version=4)),
+    return {"rows": rows, "stages": kept, "notebook": book_record.recorded_provenance(nbformat.read(out, as_version=4)),
             "checkpoints": {"resumed_points": resumed["points"], "resumed_s": round(resumed["seconds"], 2),
                             "resumed_stages": resumed_stages}}
 

@@ -22,7 +22,7 @@ REFRESH_S = 60.0       # the holder touches its lock this often
 STALE_S = 900.0        # a lock from another host untouched this long belongs to a job that is gone
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     """Whether a process with this pid exists on this host."""
     try:
         os.kill(pid, 0)
@@ -54,7 +54,7 @@ def why_stale(info: dict | None) -> str:
     if not info:
         return "empty"
     here = info.get("host") == socket.gethostname()
-    if here and not _alive(int(info.get("pid", -1))):
+    if here and not alive(int(info.get("pid", -1))):
         return f"process {info.get('pid')} on this host is dead"
     job = info.get("job")
     if job and job != job_id() and job_gone(job):

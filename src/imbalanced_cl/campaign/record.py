@@ -116,11 +116,11 @@ def has(folder: Path, unit: Unit) -> bool:
 
 def remove_orphans(folder: Path) -> list[Path]:
     """Delete temporary files whose writer on this host is dead (a worker killed mid-write); return them."""
-    from .lock import _alive
+    from .lock import alive
     gone = []
     for p in Path(folder).glob("*/.*.tmp-*"):
         host, _, pid = p.name.split(".tmp-", 1)[1].rpartition("-")
-        if host == socket.gethostname() and pid.isdigit() and not _alive(int(pid)):
+        if host == socket.gethostname() and pid.isdigit() and not alive(int(pid)):
             p.unlink(missing_ok=True)
             gone.append(p)
     return gone

@@ -1,7 +1,7 @@
 """Common random numbers: a step's raw numbers drawn once per replicate, and pairs built from them for several configs.
 
 sim.data.make_pairs draws replicate r's raw numbers from its own stream (seed, r, purpose, extra) in a fixed plan
-(data._draw_plan), then builds the pairs (data.pairs_from_draws). Configs that differ only in how those numbers
+(data.draw_plan), then builds the pairs (data.pairs_from_draws). Configs that differ only in how those numbers
 become pairs (their eps_j, their pair builder) read the very same numbers, so a batch that trains several of them can
 draw once and build each: the pairs make_pairs would give each config alone, for the price of one draw.
 """
@@ -13,7 +13,7 @@ from ..sim import data as D
 def common_plan(cfgs: list, n: int) -> list:
     """The longest of the configs' draw plans for n pairs; ValueError unless every plan is a prefix of it (they then
     read the same numbers: RandomMask's uniforms, drawn last, are the only draws a plan may add)."""
-    plans = [D._draw_plan(c, n) for c in cfgs]
+    plans = [D.draw_plan(c, n) for c in cfgs]
     plan = max(plans, key=len)
     if any(p != plan[:len(p)] for p in plans):
         raise ValueError("these configs draw different random numbers: they cannot share one draw")

@@ -165,7 +165,7 @@ def _first_token(p: torch.Tensor, L: int, u: torch.Tensor) -> torch.Tensor:
     return k.clamp(0, L - 1).long()
 
 
-def _draw_plan(cfg: SimConfig, n: int) -> list[tuple[str, tuple]]:
+def draw_plan(cfg: SimConfig, n: int) -> list[tuple[str, tuple]]:
     """The raw random numbers of n pairs of one replicate, in their fixed order: (kind, shape) per draw.
 
     The order is fixed (support, signs, then per view: first token, later tokens, magnitudes; then per view:
@@ -189,8 +189,8 @@ def _fill(out: torch.Tensor, kind: str, gen: torch.Generator) -> torch.Tensor:
 
 
 def _draws(cfg: SimConfig, n: int, gen: torch.Generator) -> list[torch.Tensor]:
-    """The raw random numbers of n pairs of one replicate, drawn from its own stream on gen's device (_draw_plan)."""
-    return [_fill(torch.empty(shape, device=gen.device), kind, gen) for kind, shape in _draw_plan(cfg, n)]
+    """The raw random numbers of n pairs of one replicate, drawn from its own stream on gen's device (draw_plan)."""
+    return [_fill(torch.empty(shape, device=gen.device), kind, gen) for kind, shape in draw_plan(cfg, n)]
 
 
 def latents_from(cfg: SimConfig, u_S, u_sign, views_u):
@@ -285,5 +285,5 @@ def make_pairs(cfg: SimConfig, M: torch.Tensor, replicates, n: int | None = None
     draws), then the pairs are built for all replicates at once on M's device.
     """
     n = cfg.n_pairs if n is None else n
-    out = raw_draws(cfg.seed, _draw_plan(cfg, n), list(replicates), purpose, extra, draw_device(cfg, M.device))
+    out = raw_draws(cfg.seed, draw_plan(cfg, n), list(replicates), purpose, extra, draw_device(cfg, M.device))
     return pairs_from_draws(cfg, M, [t.to(M.device) for t in out])

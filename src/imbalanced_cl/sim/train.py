@@ -384,7 +384,7 @@ def train(cfg: SimConfig, replicates=None, resume: Run | None = None, sampler=No
         out = Run(cfg, reps, cat("M"), cat("W"), cat("T1"), cfg.steps,
                   History.concat([r.history for r in runs]), pairs, cat("W0"))
     if resume is not None:  # prepend the earlier history so plots show the whole trajectory
-        out.history = _join_time(resume.history, out.history)
+        out.history = join_time(resume.history, out.history)
     return out
 
 
@@ -409,7 +409,7 @@ def _train_chunks(cfg: SimConfig, reps: list, resume: Run | None, masker: Masker
     return runs
 
 
-def _join_time(a: History, b: History) -> History:
+def join_time(a: History, b: History) -> History:
     """History `a` followed by the snapshots of `b` taken at steps `a` does not have."""
     seen = set(a.steps)
     keep = [k for k, s in enumerate(b.steps) if s not in seen]

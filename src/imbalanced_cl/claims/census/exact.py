@@ -45,7 +45,7 @@ def expected_Ni(d: int, rho: float, gamma: float) -> float:
 
 
 # 7 arguments: the event (d, a, b), the draws (n, seed), a memory cap and the device
-def _log_p_one_above(d: int, a: float, b: float, n: int = 4000, seed: int = 12345,
+def log_p_one_above(d: int, a: float, b: float, n: int = 4000, seed: int = 12345,
                      max_elems: int = 2 ** 22, device="cpu") -> tuple[float, float]:
     """log P(u_j^2 >= a and u_j'^2 <= b for all j' != j), u uniform on the unit sphere of R^d (a >= 0, b > 0).
 
@@ -91,32 +91,32 @@ def _other_squares(d: int, n: int, seed: int, max_elems: int, device: str) -> tu
     return S, Mx
 
 
-def _p_one_above(d: int, a: float, b: float, **kw) -> float:
-    """P(u_j^2 >= a and all other u_j'^2 <= b) (see _log_p_one_above)."""
-    return math.exp(_log_p_one_above(d, a, b, **kw)[0])
+def p_one_above(d: int, a: float, b: float, **kw) -> float:
+    """P(u_j^2 >= a and all other u_j'^2 <= b) (see log_p_one_above)."""
+    return math.exp(log_p_one_above(d, a, b, **kw)[0])
 
 
 def p_lucky(d: int, rho: float, gamma: float) -> float:
     """P(i in M_j*) (accurate approximation, see module docstring): E|M_j*| = m p_lucky."""
     a, b = thresholds(d, rho, gamma)
-    return _p_one_above(d, a, b)
+    return p_one_above(d, a, b)
 
 
 def log_p_lucky(d: int, rho: float, gamma: float) -> float:
     """log P(i in M_j*), resolved far below float underflow (premise map: the m that makes E|M_j*| = 1)."""
     a, b = thresholds(d, rho, gamma)
-    return _log_p_one_above(d, a, b)[0]
+    return log_p_one_above(d, a, b)[0]
 
 
 def p_single(d: int, rho: float, gamma: float) -> float:
     """P(|N_i| = 1) at initialisation = d P(u_j^2 >= b, others < b) (same approximation)."""
     _, b = thresholds(d, rho, gamma)
-    return d * _p_one_above(d, b, b)
+    return d * p_one_above(d, b, b)
 
 
 def p_B_exact(d: int, rho: float, gamma: float) -> float:
     """P(every j' != j has u_j'^2 < b): the event B_i of eq. (238) without the paper's step Pr[B_i] = 1."""
-    return _p_one_above(d, 0.0, thresholds(d, rho, gamma)[1])
+    return p_one_above(d, 0.0, thresholds(d, rho, gamma)[1])
 
 
 def paper_p1(d: int, rho: float, gamma: float) -> float:

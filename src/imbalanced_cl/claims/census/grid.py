@@ -13,7 +13,7 @@ import torch
 
 from ... import stats
 from ...validate import ParameterError, check_choice, check_float, check_grid, check_int
-from .exact import _log_p_one_above, _p_one_above, p_ordinary, paper_p1, paper_p2, paper_pr_B
+from .exact import log_p_one_above, p_one_above, p_ordinary, paper_p1, paper_p2, paper_pr_B
 from .sets import census_of, check_d, check_ratio, gaussian_coef, ni_exponent, omega1, omega2, thresholds
 
 
@@ -136,10 +136,10 @@ def run_census(cfg: CensusConfig, progress: bool = False) -> dict:
             a, b = thresholds(d, rho, cfg.gamma)
             ex["p_ord"][i, k] = p_ordinary(d, rho, cfg.gamma)
             ex["Ni"][i, k] = d * ex["p_ord"][i, k]
-            lp, rse = _log_p_one_above(d, a, b, n=cfg.exact_samples, device=dev)
+            lp, rse = log_p_one_above(d, a, b, n=cfg.exact_samples, device=dev)
             ex["p_lucky"][i, k], ex["rse_lucky"][i, k] = math.exp(lp), rse
-            ex["single"][i, k] = d * _p_one_above(d, b, b, n=cfg.exact_samples, device=dev)
-            ex["B"][i, k] = _p_one_above(d, 0.0, b, n=cfg.exact_samples, device=dev)
+            ex["single"][i, k] = d * p_one_above(d, b, b, n=cfg.exact_samples, device=dev)
+            ex["B"][i, k] = p_one_above(d, 0.0, b, n=cfg.exact_samples, device=dev)
             ex["paper_B"][i, k] = paper_pr_B(d, rho, cfg.gamma)
             ex["paper_p1"][i, k] = paper_p1(d, rho, cfg.gamma)
             ex["paper_p2"][i, k] = paper_p2(d, rho, cfg.gamma)

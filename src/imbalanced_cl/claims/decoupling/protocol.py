@@ -45,9 +45,9 @@ class GridSampler:
     def __init__(self, cfg: DecouplingConfig, M: torch.Tensor):
         self.cfg, self.M = cfg, M
         self.cell_cfgs = [cfg.cell_cfg(k, r) for k, r in cfg.cells]
-        # Each cell's draw plan (data._draw_plan): the pair builders' plans differ only by RandomMask's uniforms at
+        # Each cell's draw plan (data.draw_plan): the pair builders' plans differ only by RandomMask's uniforms at
         # the end, so the longest plan's numbers hold every cell's (checked here, once).
-        self.plans = [D._draw_plan(cc, cfg.n_pairs) for cc in self.cell_cfgs]
+        self.plans = [D.draw_plan(cc, cfg.n_pairs) for cc in self.cell_cfgs]
         self.plan = draws.common_plan(self.cell_cfgs, cfg.n_pairs)
         self._fixed = None
 

@@ -14,7 +14,7 @@ import torch
 from ... import workers as W
 from ...sim import data as D
 from ...sim.prune import FixedMasker, Masker, oracle_keep
-from ...sim.train import History, Run, _join_time, auto_chunk, train
+from ...sim.train import History, Run, join_time, auto_chunk, train
 from .config import PruningConfig
 
 PAIR_FIELDS = ("UX", "UY", "S", "ZX", "ZY")
@@ -133,7 +133,7 @@ def _branches(base: Run, cfgs: list) -> list[Run]:
     out = []
     for k, c in enumerate(cfgs):
         run = select(batch, list(range(k, n * R, n)), c)
-        run.history = _join_time(base.history, run.history)
+        run.history = join_time(base.history, run.history)
         out.append(run)
     return out
 
@@ -163,7 +163,7 @@ def train_arms(base: Run, cfg, alphas: list, chosen: list) -> list[Run]:
     out = []
     for k in range(n):
         run = select(batch, list(range(k, n * R, n)), cfg)
-        run.history = _join_time(base.history, run.history)
+        run.history = join_time(base.history, run.history)
         out.append(run)
     return out
 
