@@ -340,3 +340,22 @@ def test_points_in_worker_processes_give_the_whole_grids_numbers_and_print_in_gr
     assert len(lines) == 1 and "read back" in lines[0]
     assert checkpoint.summary(tmp_path / "ck")["points"] == len(cfg.ds) * len(cfg.ratios)
     assert same(whole, resumed)
+
+
+def test_a_replayed_record_without_an_optional_stage_is_judged_without_it(tmp_path, monkeypatch, capsys):
+    """A stage a notebook added after some of its records were made (notebook 02's push) is optional: replayed from a
+    record that lacks it, it is None with one line, and nothing is computed; a required stage still stops the run with
+    "needs re-measuring"; a record that has the optional stage reads it back."""
+    from imbalanced_cl.campaign import stages
+    monkeypatch.setenv(stages.STAGES_ENV, str(tmp_path / "stages"))
+    monkeypatch.setenv(stages.STAGES_MODE_ENV, "replay")
+    calls = []
+    assert stages.measured("push", lambda: calls.append(1), optional=True) is None and calls == []
+    assert capsys.readouterr().out == "stage push: not in this record (made before the stage existed); judged without it\n"
+    with pytest.raises(stages.NeedsRemeasuring, match=r"needs re-measuring \(stage grid: not in the record\)"):
+        stages.measured("grid", lambda: calls.append(1))
+    monkeypatch.setenv(stages.STAGES_MODE_ENV, "record")
+    stages.measured("push", lambda: {"x": np.arange(2.0)}, optional=True)
+    monkeypatch.setenv(stages.STAGES_MODE_ENV, "replay")
+    assert np.array_equal(stages.measured("push", lambda: calls.append(1), optional=True)["x"], np.arange(2.0))
+    assert calls == []

@@ -98,3 +98,39 @@ def test_verdict_levels_and_tolerances_come_from_the_config():
 def test_bad_tolerances_name_the_parameter(kw):
     with pytest.raises(ParameterError, match=list(kw)[0]):
         _cfg(**kw)
+
+
+def test_the_push_tests_lemma_b1_by_its_effect_on_the_trained_rows_only():
+    """Notebook 02's push (issue 49): the trained rows re-judged from the same trainings with 4 × K pairs. A row that
+    moves less than its tolerance meets k_poly by its effect (T2 - T1: slope 1.05 [0.9, 1.15] against 1.06 [0.95,
+    1.17], a change of 0.01 ± 0.08 inside ±0.2); one that moves more does not (slope 1.6 in the push); the census rows
+    and the workshop row are untouched; a row whose band has an open end (top hit: above chance) has no tolerance, so
+    it stays gated; no push (a record made before the stage) leaves the rows as they were."""
+    cfg, res = _cfg(), _results()
+    rows = lucky.verdict_rows(res, cfg)
+    assert lucky.with_push(rows, res, None, cfg) is rows
+    near = {"n_pairs": lucky.push_pairs(cfg), "t2": {"fit": stats.SlopeFit(1.06, 0.95, 1.17, 0, 2)},
+            "lemma32": res["lemma32"]}
+    by_id = {r.id: r for r in lucky.with_push(rows, res, near, cfg)}
+    assert by_id["t2_minus_t1"].met_by_effect == ("k_poly",) and "moved by +0.01" in by_id["t2_minus_t1"].premise
+    assert by_id["top_hit_majority"].met_by_effect == ()
+    assert all(by_id[r.id] == r for r in rows if "k_poly" not in r.depends)
+    far = {**near, "t2": {"fit": stats.SlopeFit(1.6, 1.5, 1.7, 0, 2)}}
+    moved = {r.id: r for r in lucky.with_push(rows, res, far, cfg)}["t2_minus_t1"]
+    assert moved.met_by_effect == () and "not shown within ±0.2" in moved.premise
+    with pytest.raises(ValueError, match="needs re-measuring \\(stage push: measured with K = 7"):
+        lucky.with_push(rows, res, {**near, "n_pairs": 7}, cfg)
+
+
+def test_the_push_trains_with_four_times_the_pairs_and_the_same_seed():
+    """measure_push is measure_t2 at push_pairs(cfg) = 4 × K (premises.EFFECTS), all else equal, and says its K."""
+    cfg = _cfg(n_pairs=24)
+    assert lucky.push_pairs(cfg) == 96
+    seen = []
+    orig = lucky.protocol.measure_t2
+    try:
+        lucky.protocol.measure_t2 = lambda c: seen.append(c) or {"t2": {}, "lemma32": {}, "regime": None}
+        out = lucky.measure_push(cfg)
+    finally:
+        lucky.protocol.measure_t2 = orig
+    assert out["n_pairs"] == 96 and seen == [cfg.replace(n_pairs=96)]

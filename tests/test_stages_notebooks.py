@@ -17,10 +17,12 @@ from imbalanced_cl.book.record import MEASURES
 from imbalanced_cl.campaign import probe
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = {"01_stage1_growth": ("main", "sweeps", "push"), "04_pruning_gains": ("protocol",)}
+NOTEBOOKS = {"01_stage1_growth": ("main", "sweeps", "push"), "02_lucky_neurons": ("census", "t2", "workshop", "push"),
+             "04_pruning_gains": ("protocol",)}
 
-# What trains or measures at cost in notebooks 01 and 04: called only inside a measured(...) stage
+# What trains or measures at cost in notebooks 01, 02 and 04: called only inside a measured(...) stage
 COSTLY = {"train", "train_branches", "measure_main", "measure_sweeps", "measure_push", "t1_sweep", "rate_results",
+          "run_census", "measure_t2", "workshop_figure", "t2_grid", "lemma32_run", "mc_census_multi",
           "measure_protocol", "run_branches", "run_oracles", "run_variants", "eps_sweep", "run_control", "run_cells",
           "measure", "mask_census", "census_by_alpha", "feature_tables", "mechanism_summary"}
 

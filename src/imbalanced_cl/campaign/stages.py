@@ -33,8 +33,12 @@ def folder() -> Path | None:
     return Path(where) if where else None
 
 
-def measured(name: str, compute: Callable[[], T]) -> T:
-    """compute(), kept as a stage of this run's record in a campaign unit, or read back from it when replayed."""
+def measured(name: str, compute: Callable[[], T], optional: bool = False) -> T | None:
+    """compute(), kept as a stage of this run's record in a campaign unit, or read back from it when replayed.
+
+    An optional stage is one a notebook added after some of its records were made (notebook 02's push): replayed
+    from a record that lacks it, it is None, with one line, and the notebook judges without it, so adding a stage
+    does not throw away a record. Measured whenever the notebook runs."""
     if not re.fullmatch(r"[A-Za-z0-9_]+", name):
         raise ValueError(f"stage name {name!r}: letters, digits and _ only")
     where = folder()
@@ -43,6 +47,10 @@ def measured(name: str, compute: Callable[[], T]) -> T:
     path = where / name
     if os.environ.get(STAGES_MODE_ENV, "record") == "replay":
         if not path.with_suffix(".json").exists():
+            if optional:
+                print(f"stage {name}: not in this record (made before the stage existed); judged without it",
+                      flush=True)
+                return None
             raise NeedsRemeasuring(f"needs re-measuring (stage {name}: not in the record)")
         try:
             value = typed.load(path)

@@ -8,13 +8,17 @@ import torch
 from ... import stats
 from ... import verdict as V
 from ..census.grid import paper_exponents
+from ..premise_rows import by_effect
 from .config import LuckyConfig
+from .protocol import push_pairs
 
 
 # The trained rows (T2 - T1, Lemma 3.2) depend on the population gradient and on λ; the census rows are counts at
 # initialisation: they depend on m = d^C_m (true by construction), never on the training gradient.
 TRAINED = ("k_poly", "no_memorisation", "lambda_range")
 CENSUS = ("m_poly",)
+# The rows read off measure_t2's trainings: what Lemma B.1's push re-measures (with_push)
+PUSHED = ("t2_minus_t1", "lemma32_lucky_level", "lemma32_ordinary_bound", "top_hit_majority", "top_hit_minority")
 
 
 def _untested(id: str, claim: str, source: str, predicted: str, why: str) -> "V.Verdict":
@@ -115,3 +119,19 @@ def verdict_rows(results: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
                           "majority best cos² > minority", mu, lo, hi, verd, rule + " (95% interval on Fisher's z scale)",
                           id="workshop_fig1_gap", quantity="cosine"))
     return rows
+
+
+def with_push(rows: list["V.Verdict"], results: dict, push: dict | None, cfg: LuckyConfig) -> list["V.Verdict"]:
+    """`rows` with Lemma B.1 tested by its effect on the trained rows (premise_rows.by_effect): `push` is measure_push's
+    output, the same trainings with 4 × K pairs a step, judged by the same rules. A row that moves less than its own
+    tolerance meets K = poly(d1) for that row; the k_poly row stays, as information. push None (a record made before
+    notebook 02 measured its push) leaves the rows gated by the k_poly row, as before."""
+    if push is None:
+        return rows
+    if push["n_pairs"] != push_pairs(cfg):
+        raise ValueError(f"needs re-measuring (stage push: measured with K = {push['n_pairs']} pairs a step, the "
+                         f"effect test asks for {push_pairs(cfg)})")
+    c = cfg.replace(n_pairs=push["n_pairs"])
+    pushed = verdict_rows({**results, "t2": push["t2"], "lemma32": push["lemma32"]}, c)
+    have = {r.id for r in rows} & {r.id for r in pushed}
+    return by_effect(rows, pushed, "k_poly", tuple(i for i in PUSHED if i in have))
