@@ -128,9 +128,10 @@ def by_effect(rows: list[V.Verdict], pushed: list[V.Verdict], premise: str, ids:
             diff = q.measured - r.measured
             hw = math.hypot((r.hi - r.lo) / 2, (q.hi - q.lo) / 2)
             ok = math.isfinite(tol) and V.judge_target(diff - hw, diff + hw, 0.0, tol)[0] == V.HOLDS
+            held = (f"within its tolerance ±{tol:.3g}: met for this row" if ok else f"not shown within ±{tol:.3g}") \
+                if math.isfinite(tol) else "its band has an open end, so no tolerance to hold the change to: not shown"
             text = (f"{P.name(premise)} by its effect: with {e.factor:g} × K pairs the row moved by {diff:+.3g} "
-                    f"[{diff - hw:+.3g}, {diff + hw:+.3g}], " + (f"within its tolerance ±{tol:.3g}: met for this row"
-                                                                  if ok else f"not shown within ±{tol:.3g}"))
+                    f"[{diff - hw:+.3g}, {diff + hw:+.3g}], " + held)
             r = replace(r, premise="; ".join(x for x in (r.premise, text) if x),
                         met_by_effect=r.met_by_effect + ((premise,) if ok else ()))
         out.append(r)
