@@ -236,3 +236,24 @@ def test_replicate_mean_is_the_t_interval_of_the_finite_slopes():
     fits = stats.fit_loglog_replicates([1.0, 2.0, 4.0], [[1.0, 2.0, 4.0], [1.0, 4.0, 16.0]])   # slopes 1 and 2
     assert fits.slope == pytest.approx(1.5) and fits.n == 2
     assert (fits.lo, fits.hi) == pytest.approx((1.5 - sps.t.ppf(0.975, 1) * 0.5, 1.5 + sps.t.ppf(0.975, 1) * 0.5))
+
+
+def _all_floats(f) -> bool:
+    """Every field of a SlopeFit but n is a float (NaN where there is nothing to report), never None."""
+    return all(isinstance(v, float) for v in (f.slope, f.lo, f.hi, f.intercept)) and isinstance(f.n, int)
+
+
+def test_degenerate_fits_report_nan_floats_in_every_field():
+    """Too few points, all x equal, one point with a slope (two x), no finite slope, one slope: each field that has
+    nothing to report is a float NaN (a table or an interval test reads it), never None; what can be computed is."""
+    for f, n in ((stats.fit_loglog([1.0], [2.0]), 1), (stats.fit_loglog([3.0, 3.0], [1.0, 2.0]), 2),
+                 (stats.fit_loglog([-1.0, 0.0, 2.0], [1.0, 1.0, 0.0]), 0), (stats.replicate_mean([np.nan]), 0)):
+        assert _all_floats(f) and all(math.isnan(v) for v in (f.slope, f.lo, f.hi, f.intercept)) and f.n == n
+    two = stats.fit_loglog([1.0, 4.0], [3.0, 48.0])                     # y = 3 x^2: slope and intercept, no interval
+    assert _all_floats(two) and (two.slope, two.n) == (pytest.approx(2.0), 2)
+    assert two.intercept == pytest.approx(math.log(3.0)) and math.isnan(two.lo) and math.isnan(two.hi)
+    one = stats.replicate_mean([np.nan, 4.0], [9.0, 1.5])
+    assert _all_floats(one) and math.isnan(one.lo) and math.isnan(one.hi) and one.intercept == 1.5
+    ints = stats.fit_loglog([1, 2, 4], [3, 12, 48])                    # whole numbers in, floats out
+    assert _all_floats(ints) and ints.slope == pytest.approx(2.0)
+    assert _all_floats(stats.replicate_mean([1, 3], [0, 2])) and stats.replicate_mean([1, 3], [0, 2]).slope == 2.0
