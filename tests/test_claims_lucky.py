@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 
-from imbalanced_cl import stats
+from imbalanced_cl import premises, stats
 from imbalanced_cl.claims import lucky
 from imbalanced_cl.claims.census import grid as census_grid
 from imbalanced_cl.validate import ParameterError
@@ -109,7 +109,7 @@ def test_the_push_tests_lemma_b1_by_its_effect_on_the_trained_rows_only():
     cfg, res = _cfg(), _results()
     rows = lucky.verdict_rows(res, cfg)
     assert lucky.with_push(rows, res, None, cfg) is rows
-    near = {"n_pairs": lucky.push_pairs(cfg), "t2": {"fit": stats.SlopeFit(1.06, 0.95, 1.17, 0, 2)},
+    near = {"n_pairs": premises.push_pairs(cfg.n_pairs), "t2": {"fit": stats.SlopeFit(1.06, 0.95, 1.17, 0, 2)},
             "lemma32": res["lemma32"]}
     by_id = {r.id: r for r in lucky.with_push(rows, res, near, cfg)}
     assert by_id["t2_minus_t1"].met_by_effect == ("k_poly",) and "moved by +0.01" in by_id["t2_minus_t1"].premise
@@ -125,7 +125,7 @@ def test_the_push_tests_lemma_b1_by_its_effect_on_the_trained_rows_only():
 def test_the_push_trains_with_four_times_the_pairs_and_the_same_seed():
     """measure_push is measure_t2 at push_pairs(cfg) = 4 × K (premises.EFFECTS), all else equal, and says its K."""
     cfg = _cfg(n_pairs=24)
-    assert lucky.push_pairs(cfg) == 96
+    assert premises.push_pairs(cfg.n_pairs) == 96
     seen = []
     orig = lucky.protocol.measure_t2
     try:

@@ -13,6 +13,7 @@ import pytest
 import torch
 import yaml
 
+from imbalanced_cl import premises
 from imbalanced_cl.book.record import MEASURES
 from imbalanced_cl.campaign import probe
 
@@ -120,7 +121,7 @@ def test_a_push_measured_at_another_K_needs_re_measuring():
     changed its factor) is told to measure again, never given the old numbers."""
     from imbalanced_cl.claims import stage1
     cfg = stage1.Stage1Config(d=4, d1=8, m=4, n_pairs=16, steps=8, fit_start=1, progress=False)
-    push = {"n_pairs": stage1.push_pairs(cfg), "rates": {"slope": (1.0, 0.9, 1.1)}}
+    push = {"n_pairs": premises.push_pairs(cfg.n_pairs), "rates": {"slope": (1.0, 0.9, 1.1)}}
     assert push["n_pairs"] == 64
     assert stage1.pushed_rates(push, cfg.replace(n_pairs=64)) is push["rates"]
     with pytest.raises(ValueError, match=r"needs re-measuring \(stage push: measured with K = 64 pairs a step, "

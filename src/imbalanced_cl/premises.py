@@ -150,6 +150,19 @@ ASYMPTOTIC: tuple[Effect, ...] = (
 EFFECTS: dict[str, Effect] = {e.premise: e for e in ASYMPTOTIC}
 
 
+def push_pairs(n_pairs: int) -> int:
+    """K of Lemma B.1's push: EFFECTS["k_poly"].factor × n_pairs pairs per step (the one place it is computed)."""
+    return int(EFFECTS["k_poly"].factor * n_pairs)
+
+
+def check_push(measured: int, asked: int) -> None:
+    """Refuse a push measured with another K than the effect test asks for (a record made before EFFECTS changed its
+    factor), naming both, so it is measured again rather than misread."""
+    if measured != asked:
+        raise ValueError(f"needs re-measuring (stage push: measured with K = {measured} pairs a step, the effect test "
+                         f"asks for K = {asked})")
+
+
 def check_asymptotic(declared: tuple[Effect, ...] = ASYMPTOTIC) -> None:
     """Refuse, with one line naming it, a declared asymptotic premise that is no premise (an unknown row id), or that
     has neither an effect test nor a reason why not (the build stops at import)."""

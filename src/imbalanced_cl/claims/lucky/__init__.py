@@ -17,6 +17,6 @@ Every public name of these modules is importable from here.
 from ..census.grid import CensusConfig, census_fits, mc_census_multi, paper_exponents, run_census  # noqa: F401,E501 (notebook 02)
 from .config import LuckyConfig  # noqa: F401
 from .metrics import coef_at, detect_t2, lemma32, norm2_at  # noqa: F401
-from .protocol import (lemma32_report, lemma32_run, measure_push, measure_t2, push_pairs, t2_grid,  # noqa: F401
+from .protocol import (lemma32_report, lemma32_run, measure_push, measure_t2, t2_grid,  # noqa: F401
                        workshop_figure, workshop_report)
 from .verdicts import PUSHED, census_rows, verdict_rows, with_push  # noqa: F401

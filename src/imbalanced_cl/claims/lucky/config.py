@@ -73,9 +73,9 @@ class LuckyConfig(SimConfig):
         """(config, steps) of every training notebook 02 runs (the census trains nothing): one run per train_eps_max
         and the Lemma 3.2 run, each again with 4 × K pairs (Lemma B.1 by its effect), and the figure's two arms, for
         the time estimate."""
-        from ...premises import EFFECTS
+        from ...premises import push_pairs
         out = []
-        for k in (self.n_pairs, int(EFFECTS["k_poly"].factor * self.n_pairs)):
+        for k in (self.n_pairs, push_pairs(self.n_pairs)):
             out += [(self.sim(eps_max=em, eps_min=em * self.ratio, n_pairs=k), self.steps) for em in self.train_eps_max]
             out.append((self.sim(m=self.lemma_m or self.m, n_pairs=k), self.lemma_steps or self.steps))
         fig = self.sim(m=self.fig_m, d=self.fig_d, n_minority=self.fig_minority)

@@ -7,7 +7,7 @@ from functools import partial
 import numpy as np
 
 from ... import stats
-from ...premises import EFFECTS
+from ...premises import push_pairs
 from ...sim import metrics, regime
 from ...sim.train import train
 from ..census.sets import census_of
@@ -57,15 +57,10 @@ def measure_t2(cfg: LuckyConfig) -> dict:
     return {"t2": t2, "lemma32": lemma32_run(cfg, runs), "regime": regime.measure(runs[max(runs)])}
 
 
-def push_pairs(cfg: LuckyConfig) -> int:
-    """K of Lemma B.1's push: premises.EFFECTS["k_poly"].factor × n_pairs."""
-    return int(EFFECTS["k_poly"].factor * cfg.n_pairs)
-
-
 def measure_push(cfg: LuckyConfig) -> dict:
-    """measure_t2 again with push_pairs(cfg) pairs a step, all else equal (same seed: the same dictionaries and
+    """measure_t2 again with premises.push_pairs(K) pairs a step, all else equal (same seed: the same dictionaries and
     initial weights): what Lemma B.1's effect on the trained rows is read from (verdicts.with_push)."""
-    c = cfg.replace(n_pairs=push_pairs(cfg))
+    c = cfg.replace(n_pairs=push_pairs(cfg.n_pairs))
     return {"n_pairs": c.n_pairs, **measure_t2(c)}
 
 

@@ -6,11 +6,11 @@ import math
 import torch
 
 from ... import stats
+from ... import premises as P
 from ... import verdict as V
 from ..census.grid import paper_exponents
 from ..premise_rows import by_effect
 from .config import LuckyConfig
-from .protocol import push_pairs
 
 
 # The trained rows (T2 - T1, Lemma 3.2) depend on the population gradient and on λ; the census rows are counts at
@@ -128,9 +128,7 @@ def with_push(rows: list["V.Verdict"], results: dict, push: dict | None, cfg: Lu
     notebook 02 measured its push) leaves the rows gated by the k_poly row, as before."""
     if push is None:
         return rows
-    if push["n_pairs"] != push_pairs(cfg):
-        raise ValueError(f"needs re-measuring (stage push: measured with K = {push['n_pairs']} pairs a step, the "
-                         f"effect test asks for {push_pairs(cfg)})")
+    P.check_push(push["n_pairs"], P.push_pairs(cfg.n_pairs))
     c = cfg.replace(n_pairs=push["n_pairs"])
     pushed = verdict_rows({**results, "t2": push["t2"], "lemma32": push["lemma32"]}, c)
     have = {r.id for r in rows} & {r.id for r in pushed}

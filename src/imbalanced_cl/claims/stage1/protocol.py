@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from ... import stats
-from ...premises import EFFECTS
+from ...premises import check_push, push_pairs
 from ...sim import data, regime, theory
 from ...sim.config import SimConfig
 from ...sim.train import Run, train
@@ -130,22 +130,15 @@ def measure_sweeps(cfg: Stage1Config) -> dict:
     return {"d1": t1_sweep(cfg, "d1"), "d": t1_sweep(cfg, "d")}
 
 
-def push_pairs(cfg: Stage1Config) -> int:
-    """K of Lemma B.1's push: premises.EFFECTS["k_poly"].factor × n_pairs (premise_rows.push_k asks for it)."""
-    return int(EFFECTS["k_poly"].factor * cfg.n_pairs)
-
-
 def measure_push(cfg: Stage1Config) -> dict:
-    """The main run again with push_pairs(cfg) pairs per step, all else equal (same seed: same dictionary and initial
-    weights): {"n_pairs": that K, "rates": its rate_results}, Lemma B.1 tested by its effect on the rows."""
-    c = cfg.replace(n_pairs=push_pairs(cfg))
+    """The main run again with premises.push_pairs(K) pairs per step, all else equal (same seed: same dictionary and
+    initial weights): {"n_pairs": that K, "rates": its rate_results}, Lemma B.1 tested by its effect on the rows."""
+    c = cfg.replace(n_pairs=push_pairs(cfg.n_pairs))
     return {"n_pairs": c.n_pairs, "rates": rate_results(train(c), c)}
 
 
 def pushed_rates(push: dict, c: Stage1Config) -> dict:
-    """The push's rates for the config the effect test asks for; a push measured at another K (a record made before
-    premises.EFFECTS changed its factor) raises, naming both, so it is measured again rather than misread."""
-    if push["n_pairs"] != c.n_pairs:
-        raise ValueError(f"needs re-measuring (stage push: measured with K = {push['n_pairs']} pairs a step, the "
-                         f"effect test asks for K = {c.n_pairs})")
+    """The push's rates for c, the config the effect test asks for (premise_rows.push_k); a push measured at another K
+    raises (premises.check_push)."""
+    check_push(push["n_pairs"], c.n_pairs)
     return push["rates"]
