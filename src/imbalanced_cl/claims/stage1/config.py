@@ -60,10 +60,9 @@ class Stage1Config(SimConfig):
         """(config, steps) of every training notebook 01 runs: the main run, its push with 4 × K pairs (Lemma B.1 by
         its effect), then each T1 sweep point for sweep_steps of its linear-theory T1, for the time estimate (kappa_j
         from a small Monte Carlo: an estimate needs T1 within a few percent, not the sweep's precision)."""
-        from ...premises import EFFECTS
+        from ...premises import push_pairs
         from ...sim import theory
-        push = int(EFFECTS["k_poly"].factor * self.n_pairs)
-        out = [(self.sim(), self.steps), (self.sim(n_pairs=push), self.steps)]
+        out = [(self.sim(), self.steps), (self.sim(n_pairs=push_pairs(self.n_pairs)), self.steps)]
         for axis, grid in (("d", self.d_grid), ("d1", self.d1_grid)):
             for v in grid:
                 base = self.sweep_base(axis, v)
