@@ -94,7 +94,8 @@ def test_verdict_levels_and_tolerances_come_from_the_config():
 
 
 @pytest.mark.parametrize("kw", [{"tol_omega": -0.1}, {"tol_t2": 0.0}, {"pr_b_min": 1.5}, {"forall_min": 0.0},
-                                {"rse_max": 0.0}, {"tol_ni_init": "0.1"}])
+                                {"rse_max": 0.0}, {"tol_ni_init": "0.1"},
+                                {"tol_share": 0.0}])
 def test_bad_tolerances_name_the_parameter(kw):
     with pytest.raises(ParameterError, match=list(kw)[0]):
         _cfg(**kw)
@@ -104,8 +105,9 @@ def test_the_push_tests_lemma_b1_by_its_effect_on_the_trained_rows_only():
     """Notebook 02's push (issue 49): the trained rows re-judged from the same trainings with 4 × K pairs. A row that
     moves less than its tolerance meets k_poly by its effect (T2 - T1: slope 1.05 [0.9, 1.15] against 1.06 [0.95,
     1.17], a change of 0.01 ± 0.08 inside ±0.2); one that moves more does not (slope 1.6 in the push); the census rows
-    and the workshop row are untouched; a row whose band has an open end (top hit: above chance) has no tolerance, so
-    it stays gated; no push (a record made before the stage) leaves the rows as they were."""
+    and the workshop row are untouched; a share row, whose band has an open end (top hit: above chance), is held to
+    tol_share: an unmoved share of interval ±0.17 is not shown within ±0.1 but is within ±0.5; a row untested in both
+    runs says its change cannot be shown; no push (a record made before the stage) leaves the rows as they were."""
     cfg, res = _cfg(), _results()
     rows = lucky.verdict_rows(res, cfg)
     assert lucky.with_push(rows, res, None, cfg) is rows
@@ -113,7 +115,11 @@ def test_the_push_tests_lemma_b1_by_its_effect_on_the_trained_rows_only():
             "lemma32": res["lemma32"]}
     by_id = {r.id: r for r in lucky.with_push(rows, res, near, cfg)}
     assert by_id["t2_minus_t1"].met_by_effect == ("k_poly",) and "moved by +0.01" in by_id["t2_minus_t1"].premise
-    assert by_id["top_hit_majority"].met_by_effect == () and "its band has an open end" in by_id["top_hit_majority"].premise
+    top = by_id["top_hit_majority"]
+    assert top.met_by_effect == () and "moved by +0 [-0.172, +0.172], not shown within ±0.1" in top.premise
+    wide = {r.id: r for r in lucky.with_push(rows, res, near, cfg.replace(tol_share=0.5))}["top_hit_majority"]
+    assert wide.met_by_effect == ("k_poly",) and "within its tolerance ±0.5: met for this row" in wide.premise
+    assert "its change cannot be shown" in by_id["lemma32_ordinary_bound"].premise
     assert all(by_id[r.id] == r for r in rows if "k_poly" not in r.depends)
     far = {**near, "t2": {"fit": stats.SlopeFit(1.6, 1.5, 1.7, 0, 2)}}
     moved = {r.id: r for r in lucky.with_push(rows, res, far, cfg)}["t2_minus_t1"]

@@ -106,12 +106,16 @@ def tolerance(r: V.Verdict) -> float:
     return (hi - lo) / 2 if math.isfinite(lo) and math.isfinite(hi) and hi > lo else math.nan
 
 
-def by_effect(rows: list[V.Verdict], pushed: list[V.Verdict], premise: str, ids: tuple) -> list[V.Verdict]:
+def by_effect(rows: list[V.Verdict], pushed: list[V.Verdict], premise: str, ids: tuple,
+              tolerances: dict[str, float] | None = None) -> list[V.Verdict]:
     """`rows`, with the asymptotic `premise` tested by its effect on each row of `ids`: `pushed` holds the same rows
     re-measured with the premise's quantity pushed (premises.EFFECTS). The premise is met for a row when the whole
     interval of the change lies within ± the row's tolerance (an equivalence test: half-width √(h² + h'²) from the
-    two rows' own intervals); the row's premise text states the change either way. An unknown id, a premise with no
-    effect test, or a row that does not depend on it is a VerdictError naming it."""
+    two rows' own intervals); the row's premise text states the change either way. The tolerance is the half-width of
+    the row's band, or, for a row whose band has an open end (a share judged "at ≥ 0.9"), the one `tolerances` names
+    for its id, fixed before the run. An unknown id, a premise with no effect test, or a row that does not depend on
+    it is a VerdictError naming it."""
+    tolerances = tolerances or {}
     e = P.EFFECTS.get(premise)
     if e is None or not e.push:
         raise V.VerdictError(f"premise {premise!r} has no effect test (premises.ASYMPTOTIC)")
@@ -124,18 +128,24 @@ def by_effect(rows: list[V.Verdict], pushed: list[V.Verdict], premise: str, ids:
     out = []
     for r in rows:
         if r.id in ids:
-            q, tol = after[r.id], tolerance(r)
+            q, tol = after[r.id], tolerances.get(r.id, tolerance(r))
             diff = q.measured - r.measured
             hw = math.hypot((r.hi - r.lo) / 2, (q.hi - q.lo) / 2)
             ok = math.isfinite(tol) and V.judge_target(diff - hw, diff + hw, 0.0, tol)[0] == V.HOLDS
-            held = (f"within its tolerance ±{tol:.3g}: met for this row" if ok else f"not shown within ±{tol:.3g}") \
-                if math.isfinite(tol) else "its band has an open end, so no tolerance to hold the change to: not shown"
-            text = (f"{P.name(premise)} by its effect: with {e.factor:g} × K pairs the row moved by {diff:+.3g} "
-                    f"[{diff - hw:+.3g}, {diff + hw:+.3g}], " + held)
+            text = f"{P.name(premise)} by its effect: " + _moved(e.factor, diff, hw, tol, ok)
             r = replace(r, premise="; ".join(x for x in (r.premise, text) if x),
                         met_by_effect=r.met_by_effect + ((premise,) if ok else ()))
         out.append(r)
     return out
+
+
+def _moved(factor: float, diff: float, hw: float, tol: float, ok: bool) -> str:
+    """How far the push moved a row, against its tolerance, in words."""
+    if not (math.isfinite(diff) and math.isfinite(hw)):
+        return "the row has no value in one of the two runs (not tested there), so its change cannot be shown"
+    held = (f"within its tolerance ±{tol:.3g}: met for this row" if ok else f"not shown within ±{tol:.3g}") \
+        if math.isfinite(tol) else "its band has an open end, so no tolerance to hold the change to: not shown"
+    return f"with {factor:g} × K pairs the row moved by {diff:+.3g} [{diff - hw:+.3g}, {diff + hw:+.3g}], " + held
 
 
 def push_k(measure: Callable[[SimConfig], list[V.Verdict]], cfg: SimConfig, rows: list[V.Verdict],

@@ -44,11 +44,12 @@ class LuckyConfig(SimConfig):
     pr_b_min: float = 0.9     # (1-p2)^(d-1) at the largest d (the proof of Lemma B.2(c) sets it to 1): holds at or above this
     forall_min: float = 0.9   # a "for every lucky pair" statement holds if the Wilson interval of its share is ≥ this
     tol_t2: float = 0.2       # band 1 ± tol_t2 for the slope of T2 - T1 on 1/eps_max (eq. 60)
+    tol_share: float = 0.1    # Lemma B.1 by its effect: a share row (Lemma 3.2, top hit) moved less than this by 4 × K
 
     def validate(self) -> None:
         super().validate()
         check_float("rse_max", self.rse_max, 0.0, lo_open=True)
-        for name in ("tol_omega", "tol_ni_init", "tol_t2"):
+        for name in ("tol_omega", "tol_ni_init", "tol_t2", "tol_share"):
             check_float(name, getattr(self, name), 0.0, lo_open=True)
         for name in ("pr_b_min", "forall_min"):
             check_float(name, getattr(self, name), 0.0, 1.0, lo_open=True)

@@ -124,12 +124,14 @@ def verdict_rows(results: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
 def with_push(rows: list["V.Verdict"], results: dict, push: dict | None, cfg: LuckyConfig) -> list["V.Verdict"]:
     """`rows` with Lemma B.1 tested by its effect on the trained rows (premise_rows.by_effect): `push` is measure_push's
     output, the same trainings with 4 × K pairs a step, judged by the same rules. A row that moves less than its own
-    tolerance meets K = poly(d1) for that row; the k_poly row stays, as information. push None (a record made before
-    notebook 02 measured its push) leaves the rows gated by the k_poly row, as before."""
+    tolerance (T2 - T1: tol_t2; the shares, whose bands have an open end: tol_share) meets K = poly(d1) for that row;
+    the k_poly row stays, as information. push None (a record made before notebook 02 measured its push) leaves the
+    rows gated by the k_poly row, as before."""
     if push is None:
         return rows
     P.check_push(push["n_pairs"], P.push_pairs(cfg.n_pairs))
     c = cfg.replace(n_pairs=push["n_pairs"])
     pushed = verdict_rows({**results, "t2": push["t2"], "lemma32": push["lemma32"]}, c)
     have = {r.id for r in rows} & {r.id for r in pushed}
-    return by_effect(rows, pushed, "k_poly", tuple(i for i in PUSHED if i in have))
+    shares = {i: cfg.tol_share for i in PUSHED if i != "t2_minus_t1"}   # open-ended bands: "at ≥ 0.9", "above chance"
+    return by_effect(rows, pushed, "k_poly", tuple(i for i in PUSHED if i in have), shares)
