@@ -23,7 +23,8 @@ def _point(d, rho, r_noise):
             "single_per_feat": np.where(minority, 1.0, 3.0)[None, :].repeat(R, 0),
             "neurons_per_feat": np.where(minority, 4.0, 5.0)[None, :].repeat(R, 0),
             "pure_per_feat": np.where(minority, 1.0, 3.0)[None, :].repeat(R, 0),
-            "alpha_p_scaled": alpha, "beta_scaled": np.full((R, M, 5), 2.0)}
+            "alpha_p_scaled": alpha, "beta_scaled": np.full((R, M, 5), 2.0),
+            "alpha_p_scaled_init": alpha * 4, "beta_scaled_init": np.full((R, M, 5), 0.5)}
 
 
 @pytest.fixture
@@ -135,8 +136,46 @@ def test_verdict_tolerances_come_from_the_config():
 
 
 @pytest.mark.parametrize("kw", [{"tol_A": -0.2}, {"tol_F": 0}, {"tol_tracking": (0.2, 0.5)}, {"precision_min": 0.0},
-                                {"precision_min": 1.2}, {"forall_min": (0.9, 0.5)}, {"tol_ni": 0.0}, {"tol_ni": (0.3, 0.1)}])
+                                {"precision_min": 1.2}, {"forall_min": (0.9, 0.5)}, {"tol_ni": 0.0}, {"tol_ni": (0.3, 0.1)},
+                                {"tol_share": 0.0}])
 def test_bad_tolerances_name_the_parameter(kw):
     from imbalanced_cl.validate import ParameterError
     with pytest.raises(ParameterError, match=list(kw)[0]):
         scaling.ScalingConfig(progress=False, **kw)
+
+
+def test_the_push_tests_lemma_b1_by_its_effect_on_every_trained_row(grid):
+    """Notebook 03's push: the whole grid re-judged at 4 × K. An unmoved grid meets k_poly for a row whose change's
+    interval fits its tolerance (the tracking slopes' band 1 ± 0.2; an exponent bound is held to tol_ni, a share to
+    tol_share), and is named "not shown" where it does not; a grid whose |N_i| grows as d^0.9 instead of d^0.5 moves
+    the exponent rows by +0.4, which no tolerance forgives; a push measured at another K is refused."""
+    cfg, res = grid
+    cfg = cfg.replace(n_pairs=32)
+    rows = scaling.verdict_rows(scaling.summarise(res, cfg), cfg)
+    assert scaling.with_push(rows, None, cfg) is rows
+    same = {r.id: r for r in scaling.with_push(rows, {"n_pairs": 128, "grid": res}, cfg)}
+    assert all("moved by +0" in same[r.id].premise for r in rows if "k_poly" in r.depends)
+    assert "within its tolerance ±0.1: met" in same["ni_exponent_1"].premise      # tol_ni, not the open band
+    assert same["ni_exponent_1"].met_by_effect == ("k_poly",)
+    assert "±0.1" in same["dominant_set_precision"].premise                        # tol_share
+    steeper = {k: {**v, "Ni_final": v["Ni_final"] * k[0] ** 0.4} for k, v in res.items()}
+    moved = {r.id: r for r in scaling.with_push(rows, {"n_pairs": 128, "grid": steeper}, cfg)}
+    assert moved["ni_exponent_1"].met_by_effect == () and "moved by +0.4" in moved["ni_exponent_1"].premise
+    assert moved["a_j_slope"].met_by_effect == same["a_j_slope"].met_by_effect      # A_j did not move
+    with pytest.raises(ValueError, match="measured with K = 64 pairs a step, the effect test asks for K = 128"):
+        scaling.with_push(rows, {"n_pairs": 64, "grid": res}, cfg)
+
+
+def test_the_push_trains_the_whole_grid_at_four_times_k_under_its_own_point_names():
+    """measure_push runs train_grid at premises.push_pairs(K), all else equal, through the runner it is given, with
+    the points named apart from the main grid's ("push_"), and says its K."""
+    cfg = scaling.ScalingConfig(ds=(10, 20), ratios=(1.0,), n_pairs=24, progress=False)
+    seen = {}
+
+    def run_grid(fn, c, axes, prefix):
+        seen.update(fn=fn, c=c, axes=axes, prefix=prefix)
+        return {"grid": True}
+    out = scaling.measure_push(cfg, run_grid)
+    assert out == {"n_pairs": 96, "grid": {"grid": True}}
+    assert seen["fn"] is scaling.train_grid and seen["axes"] == ("ds", "ratios") and seen["prefix"] == "push_"
+    assert seen["c"] == cfg.replace(n_pairs=96)

@@ -199,8 +199,9 @@ def memo(log=print) -> Memo:
     return Memo(folder(), log)
 
 
-def grid(fn, cfg, axes: tuple[str, ...], log=print, workers: int = 0) -> dict:
-    """`fn(cfg)` for a config whose fields `axes` are grids and whose result is a dict keyed by grid point.
+def grid(fn, cfg, axes: tuple[str, ...], log=print, workers: int = 0, prefix: str = "") -> dict:
+    """`fn(cfg)` for a config whose fields `axes` are grids and whose result is a dict keyed by grid point (`prefix`
+    names a second grid of the same unit, such as notebook 03's push, so that its points are kept apart).
 
     The points are independent (the caller's fn must compute each one on its own seed, with no shared state: tests
     check that the merged result equals fn(cfg)), so they are run as they are cheapest to run:
@@ -218,7 +219,7 @@ def grid(fn, cfg, axes: tuple[str, ...], log=print, workers: int = 0) -> dict:
     on_cuda = getattr(getattr(cfg, "torch_device", None), "type", "cpu") == "cuda"
     if keep.where is None and W.plan(workers, len(points), on_cuda) == 1:
         return fn(cfg)
-    names = [_name(axes, p) for p in points]
+    names = [prefix + _name(axes, p) for p in points]
     jobs = [(cfg.replace(**{a: (v,) for a, v in zip(axes, p)}),) for p in points]
     _, parts = W.pieces(fn, jobs, names, workers, keep, on_cuda,
                         f"{getattr(fn, '__name__', 'grid')} point, one thread per worker")

@@ -14,5 +14,6 @@ from .config import ScalingConfig  # noqa: F401
 from .metrics import (complement_coef, minority_ratio_over_time, ni_exponents, offset_alpha, stage3,  # noqa: F401
                       tracking_slope, tracking_slopes)
 from .protocol import (THRESHOLDS, amplitude_course, feature_ratios, mixing, ni_array, ni_fits,  # noqa: F401
-                       ni_report, offset_coefs, set_overlap, threshold_sweep, tracking, train_grid)
-from .verdicts import bound_row, verdict_rows  # noqa: F401
+                       measure_push, ni_report, offset_coefs, set_overlap, summarise, threshold_sweep, tracking,
+                       train_grid)
+from .verdicts import bound_row, verdict_rows, with_push  # noqa: F401

@@ -28,6 +28,7 @@ class ScalingConfig(SimConfig):
     tol_tracking: float = 0.2             # band 1 ± tol_tracking for the slope of the |N_i| exponent on 1 - rho^2
     tol_A: float = 0.2                    # band 1 ± tol_A for the log-log slope of A_min/A_maj on rho (eq. 13)
     tol_F: float = 0.3                    # band 2 ± tol_F for the log-log slope of F_min/F_maj on rho (eqs. 12-13)
+    tol_share: float = 0.1                # Lemma B.1's push: a share row (precision, "for all") moving less meets it
 
     def validate(self) -> None:
         super().validate()
@@ -37,11 +38,14 @@ class ScalingConfig(SimConfig):
             check_int(f"ds[{k}]", d, 3, self.d1)
         check_float("ni_rel", self.ni_rel, 0.0, 1.0, lo_open=True)
         check_float("gamma", self.gamma, 0.0, 1.0, hi_open=True)
-        for name in ("tol_ni", "tol_tracking", "tol_A", "tol_F"):
+        for name in ("tol_ni", "tol_tracking", "tol_A", "tol_F", "tol_share"):
             check_float(name, getattr(self, name), 0.0, lo_open=True)
         for name in ("precision_min", "forall_min"):
             check_float(name, getattr(self, name), 0.0, 1.0, lo_open=True)
 
     def workload(self) -> list[tuple[SimConfig, int]]:
-        """(config, steps) of every training notebook 03 runs, one per point of ds x ratios, for the time estimate."""
-        return [(self.sim(d=d, eps_min=r * self.eps_max), self.steps) for r in self.ratios for d in self.ds]
+        """(config, steps) of every training notebook 03 runs, one per point of ds x ratios, and again with 4 × K pairs
+        (Lemma B.1 by its effect), for the time estimate."""
+        from ...premises import push_pairs
+        return [(self.sim(d=d, eps_min=r * self.eps_max, n_pairs=k), self.steps)
+                for k in (self.n_pairs, push_pairs(self.n_pairs)) for r in self.ratios for d in self.ds]

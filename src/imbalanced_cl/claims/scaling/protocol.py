@@ -7,6 +7,7 @@ import numpy as np
 import torch
 
 from ... import stats
+from ...premises import push_pairs
 from ...sim import regime
 from ...sim.metrics import dominant_sets
 from ...sim.train import train
@@ -142,3 +143,22 @@ def amplitude_course(res: dict, cfg: ScalingConfig) -> dict:
         mean = stats.mean_ci(Y, dim=0)[0]
         out[r] = (v["steps_t"], Y, (float(mean[-1]), float(mean[len(mean) // 2])))
     return out
+
+
+def summarise(res: dict, cfg: ScalingConfig) -> dict:
+    """What verdict_rows reads, from one grid's final weights (`res`, train_grid's output): the |N_i| fits, the set
+    overlap, the tracking slopes, the feature ratios and the offset coefficients, trained and untrained."""
+    return {"fits": ni_fits(res, cfg), "overlap": set_overlap(res), "track": tracking(res, cfg),
+            "ratios": feature_ratios(res, cfg), "offset": offset_coefs(res),
+            "offset_null": offset_coefs(res, untrained=True)}
+
+
+def measure_push(cfg: ScalingConfig, run_grid=None) -> dict:
+    """The whole grid again with premises.push_pairs(K) pairs per step, all else equal (same seed: the same
+    dictionaries and initial weights): {"n_pairs": that K, "grid": its train_grid output}, what Lemma B.1's effect on
+    the rows is read from (verdicts.with_push). `run_grid(fn, cfg, axes, prefix=...)` runs the grid point by point
+    (the notebook passes campaign.checkpoint.grid, so a unit keeps each point apart from the main grid's); None
+    trains it in one call."""
+    c = cfg.replace(n_pairs=push_pairs(cfg.n_pairs))
+    grid = train_grid(c) if run_grid is None else run_grid(train_grid, c, ("ds", "ratios"), prefix="push_")
+    return {"n_pairs": c.n_pairs, "grid": grid}

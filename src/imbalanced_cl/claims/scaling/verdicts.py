@@ -5,12 +5,17 @@ import math
 
 import numpy as np
 
+from ... import premises as P
 from ... import stats
 from ... import verdict as V
+from ..premise_rows import by_effect
 from .config import ScalingConfig
+from .protocol import summarise
 
 # Theorem 3.1's rows depend on its premises measured on the run, by id (premises.CONDITIONS).
 DEPENDS = ("k_poly", "no_memorisation", "lambda_range", "step_window")
+# The share rows, whose bands have an open end ("holds at ≥ 0.9"): held to tol_share under Lemma B.1's push
+SHARES = ("dominant_set_precision", "singleton_neurons", "offset_alpha_bound", "offset_beta_bound")
 
 
 def _upper_bound(f: "stats.SlopeFit", e: float, tol: float) -> tuple[str, str]:
@@ -76,3 +81,22 @@ def verdict_rows(results: dict, cfg: ScalingConfig) -> list["V.Verdict"]:
     rows.append(bound_row("offset_beta_bound", "|β_ij| ≤ o(1/√d1)||w_i||: share of entries with √d1 |β|/||w|| < 1", "Thm 3.1, eq. (13)", "√d1 β/||w|| < 1 for all", be, be0,
                           cfg.forall_min))
     return rows
+
+
+def with_push(rows: list["V.Verdict"], push: dict | None, cfg: ScalingConfig) -> list["V.Verdict"]:
+    """`rows` with Lemma B.1 tested by its effect on every trained row (premise_rows.by_effect): `push` is
+    measure_push's output, the whole grid trained again with 4 × K pairs a step and judged by the same rules. A row
+    that moves less than its own tolerance meets K = poly(d1) for that row: the half-width of its band where both
+    ends are finite (tracking, A_j, F_j), else tol_ni for an exponent bound ("≤ 1 − ρ² + tol_ni") and tol_share for
+    a share (precision, the "for all" bounds). push None (a record made before notebook 03 measured its push) leaves
+    the rows gated by the k_poly row, as before."""
+    if push is None:
+        return rows
+    P.check_push(push["n_pairs"], P.push_pairs(cfg.n_pairs))
+    c = cfg.replace(n_pairs=push["n_pairs"])
+    pushed = verdict_rows(summarise(push["grid"], c), c)
+    have = {q.id for q in pushed}
+    ids = tuple(r.id for r in rows if "k_poly" in r.depends and r.id in have)
+    tols = {i: cfg.tol_ni if i.startswith("ni_exponent_") else cfg.tol_share for i in ids
+            if i.startswith("ni_exponent_") or i in SHARES}
+    return by_effect(rows, pushed, "k_poly", ids, tols)
