@@ -73,3 +73,20 @@ def test_raw_papermill_refuses_an_unknown_parameter(nb, tmp_path):
                           "-k", "python3", "--cwd", str(ROOT)], capture_output=True, text=True, timeout=300)
     assert out.returncode != 0
     assert "unknown parameter 'eps_minn'" in out.stderr + out.stdout
+
+
+def test_the_colab_install_line_names_the_repository_of_config_yml(tmp_path):
+    """The repository's address has one home, _config.yml: every notebook's Colab install line reads it (`params`
+    writes it there), and a fork that changes the one line gets its own address in every notebook."""
+    import shutil
+    url = cells.repository_url(ROOT)
+    with_install = [nb for nb in toc_notebooks(ROOT) if "imbalanced-cl @ git+" in nb.read_text()]
+    assert len(with_install) >= 10
+    for nb in with_install:
+        assert f'imbalanced-cl @ git+{url}\\"' in nb.read_text() and cells.sync(nb), nb.stem
+    fork = "https://example.org/someone/imbalanced-cl"
+    copy = tmp_path / with_install[0].name
+    shutil.copy(with_install[0], copy)
+    assert not cells.sync(copy, url=fork)
+    cells.sync(copy, write=True, url=fork)
+    assert f"git+{fork}" in copy.read_text() and f"git+{url}" not in copy.read_text() and cells.sync(copy, url=fork)

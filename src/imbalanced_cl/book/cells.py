@@ -19,10 +19,12 @@ import importlib
 import inspect
 import io
 import json
+import re
 import textwrap
 import tokenize
 from pathlib import Path
 
+from ..paths import repo_root
 from ..validate import ParameterError
 from .cost import COST_NOTE, COSTS, drivers
 
@@ -127,24 +129,47 @@ def parameters_cell(nb: dict) -> dict | None:
     return None
 
 
-def sync(path: Path, write: bool = False) -> bool:
-    """True when the notebook's parameters cell (source and tags) equals the one generated from its config
-    (rewrite it if `write`)."""
-    cls = config_class(path)
-    if cls is None:
-        return True
+# The Colab line of a notebook's first cell installs the package from the repository, whose address has one home:
+# _config.yml's repository.url (the launch buttons are built from it too); sync writes it into that line.
+INSTALL = re.compile(r'"imbalanced-cl @ git\+[^"]*"')
+
+
+def repository_url(root: Path | None = None) -> str:
+    """The repository's address, set once in _config.yml (repository.url)."""
+    import yaml
+    return yaml.safe_load((Path(root or repo_root()) / "_config.yml").read_text())["repository"]["url"]
+
+
+def _install_synced(nb: dict, url: str) -> bool:
+    """Point every Colab install line of `nb` at `url`; True when none had to change."""
+    want, same = f'"imbalanced-cl @ git+{url}"', True
+    for cell in nb["cells"]:
+        src = "".join(cell["source"])
+        new = INSTALL.sub(lambda _: want, src)
+        if new != src:
+            cell["source"], same = new.splitlines(keepends=True), False
+    return same
+
+
+def sync(path: Path, write: bool = False, url: str | None = None) -> bool:
+    """True when the notebook's parameters cell (source and tags) equals the one generated from its config, and its
+    Colab install line names the repository of _config.yml (or `url`); rewrite them if `write`."""
     nb = json.loads(Path(path).read_text())
-    cell = parameters_cell(nb)
-    want = parameters_source(cls)
-    have = "".join(cell["source"]) if cell else ""
-    tags = cell.get("metadata", {}).get("tags", []) if cell else []
-    if have == want and all(t in tags for t in TAGS):
-        return True
-    if write and cell is not None:
-        cell["source"] = want.splitlines(keepends=True)
-        cell.setdefault("metadata", {})["tags"] = list(TAGS) + [t for t in tags if t not in TAGS]
+    same = _install_synced(nb, url or repository_url())
+    cls = config_class(path)
+    cell = parameters_cell(nb) if cls is not None else None
+    if cell is not None:
+        want = parameters_source(cls)
+        tags = cell.get("metadata", {}).get("tags", [])
+        if "".join(cell["source"]) != want or not all(t in tags for t in TAGS):
+            cell["source"] = want.splitlines(keepends=True)
+            cell.setdefault("metadata", {})["tags"] = list(TAGS) + [t for t in tags if t not in TAGS]
+            same = False
+    elif cls is not None:
+        same = False                       # a config class but no parameters cell: nothing to write it into
+    if write and not same:
         Path(path).write_text(json.dumps(nb, indent=1, ensure_ascii=False) + "\n")
-    return False
+    return same
 
 
 def declared_defaults(cls: type) -> dict:
