@@ -32,12 +32,30 @@ def test_defaults_cell_is_tagged_for_papermill_and_folded_on_the_page(nb):
     assert cell is not None and {"parameters", "hide-cell"} <= set(cell["metadata"]["tags"])
 
 
-def test_comments_have_no_fullwidth_form_and_no_equals_sign():
+def test_comments_have_no_fullwidth_form_no_second_equals_sign_and_fit_the_width():
+    """A parameter line holds one '=' (papermill skips a line with a second), a help text's own '=' moves to the
+    comment lines below it, and no line is wider than ruff's bound (cells.WIDTH)."""
     text = _generated_text()
     assert not re.search("[\uff00-\uffef]", text), "a fullwidth form (drawn as an empty box with Debian's fonts)"
+    assert "≡" not in text, "a help text's '=' is written as '=' (on a comment line), never rewritten"
     for line in text.splitlines():
-        if not line.startswith("#"):
+        assert len(line) <= cells.WIDTH, line
+        if line and not line.startswith("#"):
             assert line.count("=") == 1, f"papermill skips a parameter line with a second '=': {line}"
+
+
+def test_the_cell_groups_the_fields_by_role():
+    """model (SimConfig's fields), protocol (the notebook's own), judging (tolerances and premise thresholds) and run
+    (validate.RUN_OPTIONS), each under its header, in that order."""
+    from imbalanced_cl.claims.lucky import LuckyConfig
+    text = cells.parameters_source(LuckyConfig)
+    heads = [text.index(cells.ROLE_HEADERS[r]) for r in cells.ROLES]
+    assert heads == sorted(heads)
+    where = {name: text.index(f"\n{name}: ") for name in ("sigma0", "train_eps_max", "tol_t2", "forall_min", "device")}
+    assert heads[0] < where["sigma0"] < heads[1] < where["train_eps_max"] < heads[2] < where["tol_t2"] < heads[3]
+    assert heads[2] < where["forall_min"] < heads[3] < where["device"]
+    assert [cells.role(n) for n in ("d", "lemma_m", "tol_share", "converge_window", "threads")] == \
+        ["model", "protocol", "judging", "judging", "run"]
 
 
 def test_every_symbol_in_the_comments_is_in_debians_monospace_fonts():
@@ -52,11 +70,13 @@ def test_every_symbol_in_the_comments_is_in_debians_monospace_fonts():
 
 
 def test_comment_symbols_and_papermill_reads_them():
-    assert cells._comment("a = b, c <= d, e >= f, g != h, i == j") == "a ≡ b, c ≤ d, e ≥ f, g ≠ h, i ≡ j"
+    assert cells._comment("a = b, c <= d, e >= f, g != h, i == j") == "a = b, c ≤ d, e ≥ f, g ≠ h, i == j"
 
     @dataclasses.dataclass(frozen=True)
     class Toy:
-        T1: float = 0.9     # T1 = first step where this fraction of neurons is >= the bound
+        T1: float = 0.9     # the first step where this fraction of neurons is >= the bound: T1 = that step
+        long: int = 3       # a help text that runs on for a while, longer than the line leaves room for, so that
+                            # its end wraps onto a comment line below the parameter, where papermill does not look
 
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(cells.parameters_source(Toy), metadata={"tags": ["parameters"]})]
@@ -64,7 +84,10 @@ def test_comment_symbols_and_papermill_reads_them():
     nb.metadata["language_info"] = {"name": "python"}
     found = pm.inspect_notebook(nb)  # papermill's own parser
     assert found["T1"]["default"] == "0.9"
-    assert found["T1"]["help"] == "T1 ≡ first step where this fraction of neurons is ≥ the bound"
+    assert found["T1"]["help"] == "the first step where this fraction of neurons is ≥ the bound: T1"
+    assert "#   = that step" in cells.parameters_source(Toy)
+    assert found["long"]["default"] == "3" and found["long"]["help"].startswith("a help text that runs on")
+    assert "where papermill does not look" in cells.parameters_source(Toy)      # the continuation is kept
 
 
 @pytest.mark.slow

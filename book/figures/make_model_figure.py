@@ -4,8 +4,8 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.patches import FancyArrowPatch, FancyBboxPatch  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 
 
 def box(ax, x, y, w, h, title, body, colour, dy=0.0):
@@ -37,8 +37,8 @@ def main(out: Path = Path(__file__).with_name("model.png")) -> None:
     box(ax, 2.9, 1.6, 1.9, 2.4, "attention (frozen)",
         "W_Q = W_K = W_V = I\nu⁽ʳ⁾ = Σ_l softmax(s⟨x⁽ˡ⁾, x⁽ʳ⁾⟩) x⁽ˡ⁾\n≈ token average", "#f3f3f3")
     box(ax, 5.3, 1.6, 2.4, 2.4, "MLP: m neurons (eq. 4)",
-        r"$h_i(X)=\sum_r \mathrm{BReLU}_{b_i}(\langle w_i,u^{(r)}\rangle)$" "\nonly w_i are trained\nb_i = 0 in Stage 1,\n"
-        "then ∝ ‖w_i‖", "#fff4e5")
+        r"$h_i(X)=\sum_r \mathrm{BReLU}_{b_i}(\langle w_i,u^{(r)}\rangle)$"
+        "\nonly w_i are trained\nb_i = 0 in Stage 1,\nthen ∝ ‖w_i‖", "#fff4e5")
     box(ax, 8.2, 1.6, 2.6, 2.4, "InfoNCE (eqs. 1-3)",
         "sim = ⟨f(X_n), StopGrad f(Y_n)⟩\nnegatives: other pairs' views\n"
         "θ ← (1-ηλ)θ - η g   (Alg. 1)\ng: eq. (21); with pruning eq. (5)", "#eafbea")

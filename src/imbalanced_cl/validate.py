@@ -5,6 +5,11 @@ import difflib
 import math
 from typing import Any, Iterable, Mapping
 
+# The run options: settings that decide how or where a run goes, never what it measures (a campaign record made under
+# other values still answers for today's; a parameters cell lists them under "# run"). The device, the data device,
+# the chunk and tf32 can move the last digits: a record shows them as its provenance.
+RUN_OPTIONS = ("device", "data_device", "tf32", "chunk", "threads", "workers", "progress")
+
 
 class ParameterError(ValueError):
     """A notebook parameter is outside its allowed range; the message names both."""
@@ -41,7 +46,8 @@ def check_int(name: str, v: Any, lo: int, hi: int | None = None, given: str = ""
 
 def check_float(name: str, v: Any, lo: float, hi: float | None = None,
                 lo_open: bool = False, hi_open: bool = False, given: str = "") -> None:
-    """Finite number in the interval [lo, hi] (ends open when asked); `given` names the parameters a bound comes from."""
+    """Finite number in the interval [lo, hi] (ends open when asked); `given` names the parameters a bound comes
+    from."""
     left, right = "(" if lo_open else "[", ")" if hi_open else "]"
     rng = f"a number in {left}{lo}, {hi if hi is not None else 'inf'}{right}"
     ok = _is_num(v) and (v > lo if lo_open else v >= lo)

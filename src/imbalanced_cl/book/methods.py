@@ -1,7 +1,7 @@
 """The methods page's tables: the verdict words (verdict.MEANINGS), the premises and predictions the book checks
 (premises.CONDITIONS), and every tolerance, smallest effect of interest and premise threshold, read off the configs.
 
-A judgement parameter is a config field whose name starts with tol_, sesoi_ or regime_, or one of JUDGEMENT below.
+A judgement parameter is a config field whose name starts with tol_, sesoi_ or regime_, or one of cells.JUDGEMENT.
 Its value is the config's default (the default profile); the page also shows what the ci and paper profiles change.
 """
 from __future__ import annotations
@@ -11,22 +11,9 @@ from pathlib import Path
 
 from .. import premises as P
 from .. import verdict as V
-from .cells import config_class, field_comments
+from .cells import config_class, field_comments, is_judgement
 from .profiles import params
 from .runner import toc_notebooks
-
-PREFIXES = ("tol_", "sesoi_", "regime_")
-JUDGEMENT = {"lemma_C", "ni_rel", "cos_threshold", "single_rel", "dead_rel", "degrade_tol", "align_threshold",
-             "rho_holds", "threshold", "lucky_gamma", "gamma", "t1_fraction", "t2_factor", "baseline_band",
-             "noise_align_max", "share_growth_min", "probe_gap_min", "trend_sesoi",
-             "precision_min", "pr_b_min", "forall_min", "mask_share_min", "rse_max", "share_min", "align_high",
-             "removal_min", "coverage_min",
-             "probe_max", "singleton_rel", "singleton_cos2", "effect_tol", "tol_converged"}
-
-
-def is_judgement(name: str) -> bool:
-    """Whether a config field decides a verdict (a tolerance, a SESOI or a premise threshold)."""
-    return name.startswith(PREFIXES) or name in JUDGEMENT
 
 
 def judgement_table(root: Path) -> list[dict]:
@@ -66,7 +53,8 @@ def conditions() -> str:
     """Markdown table of every condition the book checks: id, premise or prediction, source, statement, for a
     premise the theorem that needs it (premises.CONDITIONS), and for one stated asymptotically how it is tested by
     its effect on the rows, or why it is not (premises.ASYMPTOTIC)."""
-    esc = lambda t: t.replace("|", chr(92) + "|")
+    def esc(t):
+        return t.replace("|", chr(92) + "|")
     lines = ["| id | kind | the paper's source | statement | needed by | asymptotic: tested by its effect |",
              "|---|---|---|---|---|---|"]
     for c in P.CONDITIONS:

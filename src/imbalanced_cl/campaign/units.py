@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from ..validate import RUN_OPTIONS
+
 
 @dataclass(frozen=True)
 class Unit:
@@ -73,10 +75,9 @@ def plain(x):
     return json.loads(json.dumps(x, default=str))
 
 
-# Settings that decide how or where a unit runs, not what it measures (a campaign worker pins one thread whatever the
-# parameters say): a record made under other values of these still answers for today's parameters. The device, the
-# data device, the chunk and tf32 can move the last digits: they are the record's provenance, shown beside it.
-RUN_ONLY = ("threads", "progress", "workers", "device", "data_device", "chunk", "tf32")
+# Settings that decide how or where a unit runs, not what it measures (validate.RUN_OPTIONS; a campaign worker pins
+# one thread whatever the parameters say).
+RUN_ONLY = RUN_OPTIONS
 
 # Judging tolerances (the band a verdict row is held to, the smallest effect of interest): verdicts are computed again
 # from a record's measurements at every build, so a record made under other tolerances answers for today's. Until the
