@@ -1,19 +1,10 @@
 """The package's layers (issue 26): no module imports a layer above its own, and no two modules import each other.
 
 Read from the source with `ast`, every import counts: at the top, inside functions, under `if TYPE_CHECKING:`.
-Layers, top to bottom (docs/architecture.md draws them); a module may import its own layer and the layers below:
-
-    entry points   every __main__ (may import anything) and benchmarks/
-    campaign/      resumable campaigns of recorded units (issue 29); may import book/ and everything below
-    book/          the machinery that turns notebooks into a book
-    claims/        one sub-package per claim notebook
-    lt/            real images (Table 2); never book/ or claims/
-    sim/           the paper's model and its training; never lt/, claims/ or book/
-    verdict        the verdict rules
-    base           stats, validate, paths, workers (and the package's own __init__)
-
-Within a layer any direction is allowed, but no circle: a circle means neither module can be read, or imported,
-without the other. The checker is tested on hand-made fake packages that break each rule.
+The layers, top to bottom, are LAYERS below; docs/architecture.md is their map, with every module, and README's and
+CONTRIBUTING's module lists name every package (tested here). Within a layer any direction is allowed, but no
+circle: a circle means neither module can be read, or imported, without the other. The checker is tested on
+hand-made fake packages that break each rule.
 """
 from __future__ import annotations
 
@@ -281,5 +272,32 @@ def test_no_module_reaches_into_another_modules_private_names():
 def test_the_private_import_checker_sees_both_forms(tmp_path):
     """Hand-made: `from .a import _x` and `a._y` are named; a dunder and a module's own private name are not."""
     (tmp_path / "a.py").write_text("def _x():\n    pass\n\n\ndef _own():\n    return _x()\n")
-    (tmp_path / "b.py").write_text("from .a import _x, __doc__\nfrom . import a\n\n\ndef f():\n    return a._y, a.__name__\n")
+    (tmp_path / "b.py").write_text("from .a import _x, __doc__\nfrom . import a\n\n\n"
+                                   "def f():\n    return a._y, a.__name__\n")
     assert private_imports(tmp_path) == ["b.py:1 _x", "b.py:6 a._y"]
+
+
+def test_the_layer_map_has_one_home_and_the_module_lists_name_what_is_there():
+    """docs/architecture.md names every module of the package (a notebook's own figures by the plots_<name>
+    pattern); README's layout and CONTRIBUTING's table name every top-level package and module in backticks; the
+    package's and the claims' __init__ docstrings point to the map instead of drawing it again."""
+    import re
+    pkg = ROOT / "src" / "imbalanced_cl"
+    arch = (ROOT / "docs" / "architecture.md").read_text()
+    top = sorted(p.stem for p in pkg.iterdir() if p.name not in ("__init__.py", "__main__.py", "__pycache__")
+                 and (p.suffix == ".py" or (p / "__init__.py").exists()))
+    assert {"sim", "claims", "book", "campaign", "stats", "verdict"} <= set(top)
+    for doc in ("README.md", "CONTRIBUTING.md", "docs/architecture.md"):
+        text = (ROOT / doc).read_text()
+        missing = [t for t in top if not re.search(rf"`{t}(/|\.py)?`", text)]
+        assert not missing, f"{doc} does not name {missing}"
+    unnamed = [str(p.relative_to(pkg)) for p in pkg.rglob("*.py")
+               if p.name not in ("__init__.py", "__main__.py") and len(p.relative_to(pkg).parts) > 1
+               and not re.search(rf"\b{p.stem}\b", arch) and not p.stem.startswith("plots_")]
+    assert not unnamed, f"docs/architecture.md does not name {unnamed}"
+    claims = [p.name for p in (pkg / "claims").iterdir() if (p / "__init__.py").exists()]
+    assert not [c for c in claims if f"`{c}`" not in arch and f"{c}/" not in arch]
+    for init in [pkg / "__init__.py", pkg / "claims" / "__init__.py", *(pkg / "claims").glob("*/__init__.py")]:
+        doc = ast.get_docstring(ast.parse(init.read_text())) or ""
+        assert "in import order (each module imports only those above it)" not in doc, init
+        assert "config    " not in doc and "campaign/ resumable" not in doc, f"{init} draws the map again"

@@ -11,14 +11,8 @@ use one fixed test seed shared by every repeat and arm (App. A.2: "a fixed test 
 
 The metrics themselves are in metrics.py.
 
-The package, in import order (each module imports only those above it):
-
-    config    the config dataclass (the notebook's parameters), its constants and plain containers
-    metrics   measurements: pure functions of weights, histories and Runs (no training)
-    protocol  what is trained, in which order, and the summaries the notebook shows
-    verdicts  verdict_rows(results, cfg) and the rules and reports that judge a finished run
-
-Every public name of these modules is importable from here.
+Its modules, in import order, are mapped in docs/architecture.md ("Inside a claim package"); every public
+name is importable from here.
 """
 from .config import AppendixConfig, FIGURES, IMPROVES, METRICS, grid_points  # noqa: F401
 from .metrics import (align_count, align_max, eval_metrics, minority_alignment, normalised, ridge_errors,  # noqa: F401

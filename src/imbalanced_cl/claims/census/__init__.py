@@ -1,6 +1,7 @@
 """The census of Definition B.1 and Lemma B.2 at initialisation, shared by notebooks 02, 03, 04 and 08.
 
-    sets   Def. B.1 itself: thresholds (eq. 28), the ordinary and lucky sets of a coefficient array, exponents, Monte Carlo
+    sets   Def. B.1 itself: thresholds (eq. 28), the ordinary and lucky sets of a coefficient array, exponents,
+           Monte Carlo
     exact  exact expectations of the sets (Lemma B.2) and the paper's own approximations (eqs. 236-238)
     grid   the census on notebook 02's (d, eps_min/eps_max) grid: CensusConfig, run_census, fits, reports
 

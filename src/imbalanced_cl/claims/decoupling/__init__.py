@@ -6,14 +6,8 @@ eps_min/eps_max. Measured on held-out raw samples x = M z + xi (Def. 2.1): the f
 (Thm 3.2), cos(f(x), f(Mz)) (Thm 3.4), singleton neurons per atom (Thm 3.4) and a ridge probe of z from f(x)
 (Cor. 3.3/3.5). These are companion claims: their verdict rows carry kind = "companion", not the main paper's.
 
-The package, in import order (each module imports only those above it):
-
-    config    the config dataclass (the notebook's parameters), its constants and plain containers
-    metrics   measurements: pure functions of weights, histories and Runs (no training)
-    protocol  what is trained, in which order, and the summaries the notebook shows
-    verdicts  verdict_rows(results, cfg) and the rules and reports that judge a finished run
-
-Every public name of these modules is importable from here.
+Its modules, in import order, are mapped in docs/architecture.md ("Inside a claim package"); every public
+name is importable from here.
 """
 from .config import (AUGMENTED, COMPANION, DecouplingConfig, EXTRA_FIT, EXTRA_TEST, Raw,  # noqa: F401
                      STREAM_DECOUPLING, wen_li_scales)

@@ -7,13 +7,8 @@ ranges. `result(cfg, point)` trains once and measures the neuron x feature align
 threshold. The live notebook (book/plots_explorer.live) and the static gallery of the published book (`gallery(cfg)`)
 call the same functions, so the HTML shows exactly what the sliders would show at those settings.
 
-The package, in import order (each module imports only those above it):
-
-    config    the config dataclass (the notebook's parameters), its constants and plain containers
-    metrics   measurements: pure functions of weights, histories and Runs (no training)
-    protocol  what is trained, in which order, and the summaries the notebook shows
-
-Every public name of these modules is importable from here.
+Its modules, in import order, are mapped in docs/architecture.md ("Inside a claim package"); every public
+name is importable from here.
 """
 from .config import ExplorerConfig, Point  # noqa: F401
 from .metrics import Result, mask_effect, neuron_order  # noqa: F401

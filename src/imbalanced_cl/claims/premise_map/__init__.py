@@ -1,20 +1,14 @@
 """Notebook 10: where do the theorems apply? A premise map over d, lambda, eps_min/eps_max, m/d, K, alpha and the
 number of minority features, and claim 4 (pruning restores minority features) decided on it.
 
-The package, in import order (each module imports only those above it):
-
-    config    PremiseMapConfig (the notebook's parameters), the named lambdas, Cell (one grid point)
-    metrics   the premises of Theorems 3.1 and 3.2 at a cell: closed forms and measurements on its runs
-    protocol  what is trained at each cell (vanilla to convergence, a control and the pruned arms) and CellResult
-    verdicts  the per-cell verdict, and which of (a), (b), (c) the map supports
-
-Every public name of these modules is importable from here.
+Its modules, in import order, are mapped in docs/architecture.md ("Inside a claim package"); every public
+name is importable from here.
 """
 from .config import (BIAS_ONSETS, LAMBDAS, STAR_AXES, Cell, PremiseMapConfig, bias_fields, eq33_t1,  # noqa: F401
                      lambda_value, window)
 from .metrics import (CLOSED, MEASURED, Premise, closed_form, expected_lucky_minority, gain_of_pruning,  # noqa: F401
-                      judged, kappa, mask_share, measured, minority_dominant, minority_rates, neurons_needed, rate_table,
-                      rule)
+                      judged, kappa, mask_share, measured, minority_dominant, minority_rates, neurons_needed,
+                      rate_table, rule)
 from .protocol import ARM_TEXT, ARMS, ORACLES, Arm, CellResult, run_cell, run_map, train_to_convergence  # noqa: F401
 from .verdicts import (Conclusion, answer_text, arm_ok, arm_row, binding_premises, cell_rows, combine, conclusion,  # noqa: F401
                        conflicts, prediction_rows, verdict_rows)

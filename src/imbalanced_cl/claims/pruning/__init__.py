@@ -4,21 +4,13 @@ Protocol (Thm F.1 prunes from T4, after vanilla convergence): train vanilla for 
 from that checkpoint with the same training set (full-batch GD, so every step is one epoch) into a control
 (alpha = 0) and pruned runs. Nothing is fitted to the claim.
 
-The package, in import order (each module imports only those above it):
-
-    config    the config dataclass (the notebook's parameters), its constants and plain containers
-    metrics   measurements: pure functions of weights, histories and Runs (no training)
-    batch     runs as rows of one batch: branches on shared pairs, replicate shards in worker processes
-    control   the 2x2 random-mask control (beyond the paper, issue 14): its runs and rows
-    protocol  what is trained, in which order, and the summaries the notebook shows; measure_protocol, all of it
-    verdicts  verdict_rows(results, cfg) and the rules and reports that judge a finished run
-
-Every public name of these modules is importable from here.
+Its modules, in import order, are mapped in docs/architecture.md ("Inside a claim package"); every public
+name is importable from here.
 """
 from ...sim.prune import mask_for  # noqa: F401 (notebook 04 reads pruning.mask_for)
 from .config import PruningConfig  # noqa: F401
 from .metrics import (FEATURE_STATS, Convergence, convergence, learned_minority, lucky_minority, minority_dominant,  # noqa: F401
-                      paper_T, aligned_counts, amplitude_ratio, amplitude_ratio_history,  # noqa: F401
+                      paper_T, aligned_counts, amplitude_ratio, amplitude_ratio_history,
                       amplitudes, by_run, degradation, degradation_threshold, excess_by_alpha, excess_growth,
                       excess_growth_per_feature, feature_stats, gap_by_feature, growth_rates, main_index, mask_census,
                       mask_persistence, max_cosine, mechanism, mechanism_summary, minority_index, positive_gap,

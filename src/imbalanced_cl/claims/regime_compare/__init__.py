@@ -4,14 +4,8 @@ bias's E|z|/L factor removed, measured side by side (share, losses, Lemma B.1, m
 Every arm shares the dictionary, the initial weights and the held-out pairs of its replicate (data streams are
 per replicate), so the arms differ only in how the training pairs are drawn and in the bias factor.
 
-The package, in import order (each module imports only those above it):
-
-    config    the config dataclass (the notebook's parameters), its constants and plain containers
-    metrics   measurements: pure functions of weights, histories and Runs (no training)
-    protocol  what is trained, in which order, and the summaries the notebook shows
-    verdicts  verdict_rows(results, cfg) and the rules and reports that judge a finished run
-
-Every public name of these modules is importable from here.
+Its modules, in import order, are mapped in docs/architecture.md ("Inside a claim package"); every public
+name is importable from here.
 """
 from .config import ARMS, RegimeConfig  # noqa: F401
 from .metrics import share_history  # noqa: F401

@@ -11,9 +11,9 @@ The scaling rule (one grid point per d, every other setting fixed):
   * time is counted in the paper's clock tau_d = d log d / (eps_max eta loglog d), the scale of T2 - T1 (eq. 60)
     and of T1 in the workshop version (W351). Stage 1 runs until T1 is reached (eq. 34), Stage 2 until T2 is
     reached (eq. 61), and Stage 3 until the training loss has levelled off (Theorem 3.1's convergence, eq. (11):
-    its group means change by less than plateau_tol x their start between two windows 0.5 tau_d apart), each with a cap in tau_d.
-    That step is T_a: the Stage-3 quantities are measured there and the pruning branch starts there; the branch
-    lasts branch_tau tau_d. Reaching the same stage at every d is what makes the grid points comparable.
+    its group means change by less than plateau_tol x their start between two windows 0.5 tau_d apart), each with a
+    cap in tau_d. That step is T_a: the Stage-3 quantities are measured there and the pruning branch starts there;
+    the branch lasts branch_tau tau_d. Reaching the same stage at every d is what makes the grid points comparable.
 Every ratio group of one d trains in one batched call (slot = group x replicate; the groups share the dictionary
 and initial weights of a replicate and draw their pairs from the same random numbers, a paired design).
 
@@ -31,14 +31,8 @@ log2 d (per doubling of d); then the mean slope and its 95% t-interval over repl
 A failed premise (a stage not reached, data not sparse, no lucky pair, Remark 1's alpha m bound) makes the row
 "not comparable" and names the premise (verdict.row).
 
-The package, in import order (each module imports only those above it):
-
-    config    the config dataclass, the scaling rule d -> (d1, m, n_minority), the paper's clock tau_d, the result
-    metrics   measurements of one grid point: the loss plateau, the rate ratio, Fig. 1's alignment, minority neurons
-    protocol  one grid point trained through its stages in one batched call and measured; the whole grid (run)
-    verdicts  the trend rule above, the quantities along d and verdict_rows(result, cfg)
-
-Every public name of these modules is importable from here, so a notebook needs one import line.
+Its modules, in import order, are mapped in docs/architecture.md ("Inside a claim package"); every public
+name is importable from here, so a notebook needs one import line.
 """
 from .config import DERIVED, ScaleConfig, ScaleResult, clock, plan  # noqa: F401
 from .metrics import alignment, group_loss, minority_dominant, plateau, rate_ratio  # noqa: F401
