@@ -1,4 +1,5 @@
-"""Notebook 05 (App. A.2) timing: the whole default-profile computation, and the paper profile projected on this machine.
+"""Notebook 05 (App. A.2) timing: the whole default-profile computation, and the paper profile projected on this
+machine.
 
 The projection multiplies the wall time per replicate-step measured here (training, data and the Figs. 3-4
 evaluation included) by the paper profile's replicate-steps (60 grid points x 100 repeats x 2 arms x steps).
@@ -92,7 +93,8 @@ def main(argv=None) -> None:
     paper_flops = A.flops_per_training(paper, round(res.t1_mean)) * paper_steps / paper.steps
     print(f"\npaper profile: {len(A.grid_points(paper))} points x {paper.repeats} repeats x {len(paper.arms)} arms "
           f"x {paper.steps} steps = {paper_steps:,} replicate-steps; projected {hms(proj)} ({proj / 3600:.1f} h) "
-          f"on this machine at the rate measured here; target <= 3:00:00 {'met' if proj <= TARGETS['paper'] else 'NOT met'}")
+          f"on this machine at the rate measured here; target <= 3:00:00 "
+          f"{'met' if proj <= TARGETS['paper'] else 'NOT met'}")
     print(f"  paper training FLOPs {paper_flops / 1e12:.0f} TFLOP; at the full matmul rate ({rate:.1f} GFLOP/s) "
           f"the floor is {hms(paper_flops / rate / 1e9)}; to fit 3 h needs {paper_flops / TARGETS['paper'] / 1e9:.1f} "
           f"GFLOP/s sustained")

@@ -74,7 +74,7 @@ def per_replicate(seed: int, plan: list, replicates: list, where) -> list[torch.
     out = [torch.empty((len(replicates), *shape), device=where) for _, shape in plan]
     for k, r in enumerate(replicates):
         gen = D.generator(seed, r, D.STREAM_TRAIN, 1, where)
-        for buf, (kind, _) in zip(out, plan):
+        for buf, (kind, _) in zip(out, plan, strict=True):
             D._fill(buf[k], kind, gen)
     return out
 

@@ -55,7 +55,8 @@ def main() -> int:
             subprocess.run(["git", "worktree", "remove", "--force", str(old)], cwd=ROOT, capture_output=True)
     best = {k: min(r["s"] for r in v) for k, v in runs.items()}
     same = runs["now"][0]["bits"] == runs[args.against][0]["bits"]
-    print(f"CPU loop, {steps} steps at the default size (R 4, one thread), best of 3, alternating: now {best['now']:.2f} s, "
+    print(f"CPU loop, {steps} steps at the default size (R 4, one thread), best of 3, alternating: "
+          f"now {best['now']:.2f} s, "
           f"{args.against} {best[args.against]:.2f} s: ratio now/then {best['now'] / best[args.against]:.2f} "
           f"(target <= 1); same weights: {same}; T1 now {runs['now'][0]['T1']}")
     return 0

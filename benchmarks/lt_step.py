@@ -11,9 +11,10 @@ One run times, on the same uint8 batch and alternating so that a load change on 
 does: two kornia views, forward of both branches, NT-Xent, backward, SGD. The compile time of the optimised step
 is reported apart (it is paid once per process and graph). Random uint8 images stand in for CIFAR (the cost does
 not depend on the pixels). Printed: the three images/s, `speed-up: N.NNx` (parallel optimised over eager,
-medians over the timed steps of the whole step), the single-process speed-ups, CPU-seconds per step, the augmentation's share, and a projection of the `paper`
-profile's GPU-hours for Table 2 from a FLOP count and an assumed H100 utilisation (an estimate, not a measurement;
-on a CUDA machine the measured throughput is used as well).
+medians over the timed steps of the whole step), the single-process speed-ups, CPU-seconds per step, the
+augmentation's share, and a projection of the `paper` profile's GPU-hours for Table 2 from a FLOP count and an
+assumed H100 utilisation (an estimate, not a measurement; on a CUDA machine the measured throughput is used as
+well).
 """
 from __future__ import annotations
 
@@ -232,7 +233,8 @@ def _speedups(out: dict, how: str, workers: int) -> None:
           f"{torch.get_num_threads()} threads; target >= 1.7x at width 8, batch 256, 2 threads: "
           f"{'met' if out['speedup'] >= 1.7 else 'NOT met'})")
     print(f"one process: whole step {out['speedup_step']:.2f}x, network alone {out['speedup_net']:.2f}x, CPU-seconds "
-          f"per step {out['speedup_cpu']:.2f}x; the views take {out['optimised']['aug_s'] / out['optimised']['step_s']:.0%} "
+          f"per step {out['speedup_cpu']:.2f}x; "
+          f"the views take {out['optimised']['aug_s'] / out['optimised']['step_s']:.0%} "
           f"of the optimised step")
 
 
@@ -250,7 +252,8 @@ def main(argv=None) -> dict:
     pool = _start_pool(a, dev)
     print(f"config: ResNet-18 width {a.width}, batch {a.batch} images = {2 * a.batch} views of {a.size}x{a.size}, "
           f"method {a.method}, torch {torch.__version__}, device {a.device}, {torch.get_num_threads()} thread(s), "
-          f"{len(pool)} parallel process(es) of 1 thread, {a.steps} timed steps of each kind, alternating, after warm-up")
+          f"{len(pool)} parallel process(es) of 1 thread, {a.steps} timed steps of each kind, alternating, "
+          "after warm-up")
     warm = _warm_up(steps, pool)
     compiled = steps["optimised"].compiled and not speed.compile_status()
     out = {"warmup_s": warm, "compiled": compiled, **_medians(_timed(steps, pool, a.steps), warm, a.batch, len(pool))}

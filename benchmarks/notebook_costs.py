@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks import book_profile as BP  # noqa: E402
+from benchmarks import book_profile as BP
 
 SIMULATION = ("01_stage1_growth", "02_lucky_neurons", "03_Ni_scaling", "04_pruning_gains", "05_appendix_figures")
 QUICK = ("02_lucky_neurons",)          # --quick (python -m benchmarks --quick): the notebook issue 48 measured

@@ -86,7 +86,8 @@ def loop_rate(cfg: SimConfig, device: str, steps: int) -> float:
 
 
 def per_replicate_rate(cfg: SimConfig, device: str, steps: int) -> float:
-    """loop_rate with the GPU's per-replicate torch.Generator draws (the path without Triton), the fused draw held off."""
+    """loop_rate with the GPU's per-replicate torch.Generator draws (the path without Triton), the fused draw held
+    off."""
     from imbalanced_cl.sim import data
     held, data.BATCHED_DRAWS = data.BATCHED_DRAWS, ()
     try:

@@ -74,7 +74,7 @@ def sampler_parts(cfg, M, steps: int) -> dict[str, float]:
     """Seconds per step of each deterministic part of data.pairs_from_draws, timed on one step's drawn numbers."""
     from imbalanced_cl.sim import views as V
     gens = [D.generator(cfg.seed, r, D.STREAM_TRAIN, 1) for r in range(cfg.R)]
-    u = [torch.stack(t) for t in zip(*(D._draws(cfg, cfg.n_pairs, g) for g in gens))]
+    u = [torch.stack(t) for t in zip(*(D._draws(cfg, cfg.n_pairs, g) for g in gens), strict=True)]
 
     def timed(fn):
         fn()

@@ -74,7 +74,8 @@ def matmul_ceiling(shapes: collections.Counter, repeats: int = 5) -> tuple[float
 
 def peak_memory_mb(cfg: SimConfig) -> float:
     """Peak resident memory (MiB) of a fresh process that trains cfg."""
-    code = ("import resource, json; from imbalanced_cl.sim.config import SimConfig; from imbalanced_cl.sim.train import train;"
+    code = ("import resource, json; from imbalanced_cl.sim.config import SimConfig; "
+            "from imbalanced_cl.sim.train import train;"
             f"train(SimConfig(**json.loads({json.dumps(json.dumps(cfg.to_dict()))})));"
             "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)")
     return float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
@@ -112,7 +113,8 @@ def main(argv=None) -> None:
     # square matmul's rate, so the 60% target may sit above what these shapes allow at all.
     mm_s, mm_flops = matmul_ceiling(step_matmuls(cfg))
     ceiling = mm_flops / mm_s / 1e9
-    print(f"the step's own matrix products replayed alone at their shapes: {ceiling:.1f} GFLOP/s = {ceiling / peak:.0%} "
+    print(f"the step's own matrix products replayed alone at their shapes: {ceiling:.1f} GFLOP/s = "
+          f"{ceiling / peak:.0%} "
           f"of the square matmul (the ceiling for these shapes); the step reaches {achieved / ceiling:.0%} of it "
           f"({mm_flops / flops:.0%} of the counted FLOPs are these products)")
     fresh = cfg.replace(sampling="fresh")

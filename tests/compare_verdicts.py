@@ -32,8 +32,8 @@ def compare(before: dict, after: dict) -> list[str]:
         elif len(a) != len(b):
             out.append(f"{nb}: {len(a)} rows before, {len(b)} after")
         else:
-            out += [f"{nb}: row {k} ({x.get('claim')!r}): before {x}, after {y}" for k, (x, y) in enumerate(zip(a, b))
-                    if x != y]
+            out += [f"{nb}: row {k} ({x.get('claim')!r}): before {x}, after {y}"
+                    for k, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
     return out
 
 

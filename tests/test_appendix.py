@@ -225,7 +225,8 @@ def test_test_cosine_and_mse_by_hand():
     # features carry the target linearly: target = 2 f_1 - f_2 + 1
     g = torch.Generator().manual_seed(1)
     Utr, Ute = torch.randn(40, 1, 2, generator=g), torch.randn(30, 1, 2, generator=g)
-    tgt = lambda U: (2 * U[:, 0, 0] - U[:, 0, 1] + 1).unsqueeze(1)
+    def tgt(U):
+        return (2 * U[:, 0, 0] - U[:, 0, 1] + 1).unsqueeze(1)
     _, mse, nmse, _ = A.eval_metrics(W, b, Ute, Ute, Utr, tgt(Utr), tgt(Ute), 0.0)
     assert mse == pytest.approx(0.0, abs=1e-8) and nmse == pytest.approx(0.0, abs=1e-8)
     # a dead network (W = 0) predicts the training mean: MSE = mean (z - mean_tr)^2

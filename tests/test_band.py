@@ -96,7 +96,8 @@ def _rows_by_notebook() -> dict:
     out["08_scale"] = S.verdict_rows(res, cfg)
     from imbalanced_cl.claims import decoupling as DC
     from tests.test_decoupling import _result as dc_result
-    res = dc_result({("share", "random_mask"): [0.95, 0.96, 0.97, 0.96], ("align", "random_mask"): [0.1, 0.12, 0.1, 0.11],
+    res = dc_result({("share", "random_mask"): [0.95, 0.96, 0.97, 0.96],
+                     ("align", "random_mask"): [0.1, 0.12, 0.1, 0.11],
                      ("removal", "random_mask"): [0.95, 0.96, 0.95, 0.97],
                      ("singles", "random_mask"): torch.ones(4, 4, dtype=torch.long),
                      ("probe", "random_mask"): [0.1, 0.12, 0.11, 0.1], ("align", "identical"): [0.95, 0.96, 0.97, 0.96],
@@ -194,7 +195,8 @@ SHOWS = {
            "convergence": "InfoNCE, in nats", "prune_from_t4": "length, in steps", "alpha_bound": "in neurons"},
     "05": {"fig": "Spearman ρ"},
     "06": {"sdclr_acc_": "accuracy gain in percentage points", "alg1_acc_": "accuracy gain in percentage points",
-           "sdclr_delta20_": "Δ20 reduction in percentage points", "alg1_delta20_": "Δ20 reduction in percentage points"},
+           "sdclr_delta20_": "Δ20 reduction in percentage points",
+           "alg1_delta20_": "Δ20 reduction in percentage points"},
     "08": {"": "slope per doubling of d, in tolerance units"},
     "09": {"random_mask_share": "share", "paper_share": "share", "_align": "cos(f(x), f(ξ))",
            "_removal": "cos(f(x), f(Mz))", "_coverage": "share of atoms", "_probe": "normalised MSE",

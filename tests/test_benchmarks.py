@@ -6,9 +6,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks import train_speed as TS  # noqa: E402
-from imbalanced_cl.sim.config import SimConfig  # noqa: E402
-from imbalanced_cl.sim.runtime import step_flops  # noqa: E402
+from benchmarks import train_speed as TS
+from imbalanced_cl.sim.config import SimConfig
+from imbalanced_cl.sim.runtime import step_flops
 
 
 def test_a_steps_products_are_the_flops_that_step_flops_counts():

@@ -85,7 +85,8 @@ def test_scoreboard_says_which_verdicts_include_recorded_points(tmp_path, monkey
     page = scoreboard.render(board)
     assert "(with the recorded point d = 160" in page.split('<tr data-summary="08_scale">')[1].split("</tr>")[0]
     assert "recorded point" not in page.split('<tr data-summary="01_a">')[1].split("</tr>")[0]
-    assert "Includes the recorded point d = 160" in tables.VerdictTable("08_scale", [row], recorded_note([160]))._repr_html_()
+    assert ("Includes the recorded point d = 160"
+            in tables.VerdictTable("08_scale", [row], recorded_note([160]))._repr_html_())
 
 
 def test_provenance_and_verdict_table_show_once(monkeypatch):

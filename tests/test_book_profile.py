@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks import book_profile as BP  # noqa: E402
+from benchmarks import book_profile as BP
 
 CELL = ("__main__", "<cell 4>")
 PROTOCOL = ("imbalanced_cl.claims.pruning.protocol", "run_branches")

@@ -20,7 +20,7 @@ from imbalanced_cl.campaign.units import Unit
 from imbalanced_cl.validate import ParameterError
 
 sys.path.insert(0, str(Path(__file__).parent))
-import campaign_kinds as CK  # noqa: E402
+import campaign_kinds as CK
 
 ROOT = Path(__file__).resolve().parents[1]
 KINDS = {"tiny": CK.TINY, "flaky": CK.FLAKY}
@@ -283,7 +283,8 @@ def test_a_code_version_does_not_depend_on_the_python_that_computes_it():
     Def312 = type("FunctionDef", (ast.AST,), {"_fields": fields, "returns": None, "type_comment": None})
     node = Def312(name="f", args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
                   body=[ast.Pass()], decorator_list=[], returns=None, type_comment=None, type_params=[])
-    assert _dump(node) == "FunctionDef('f', arguments([], [], kwonlyargs=[], kw_defaults=[], defaults=[]), [Pass()], [])"
+    assert _dump(node) == ("FunctionDef('f', arguments([], [], kwonlyargs=[], kw_defaults=[], defaults=[]), "
+                           "[Pass()], [])")
     node.type_params = [ast.Name("T")]      # a def that uses one: then it counts
     assert "type_params=[Name('T'" in _dump(node)
 
@@ -425,7 +426,8 @@ def test_compare_records_sees_numbers_and_parameters_but_not_timings(tmp_path):
     write("b", "d40_x", {**old, "seconds": 460.0}, {"R": 4, "workers": 2})
     assert CR.compare(CR.newest(tmp_path / "a"), CR.newest(tmp_path / "b")) == []
     write("b", "d40_x", {**old, "gain": [1.5e-5, -2.1e-5]}, {"R": 4}, recorded="2026-11-26T06:00:00")   # newest
-    assert CR.compare(CR.newest(tmp_path / "a"), CR.newest(tmp_path / "b")) == ["premise_cell/d40_x: numbers differ in gain"]
+    assert CR.compare(CR.newest(tmp_path / "a"), CR.newest(tmp_path / "b")) == [
+        "premise_cell/d40_x: numbers differ in gain"]
     write("c", "d40_x", old, {"R": 8})
     assert CR.compare(CR.newest(tmp_path / "a"), CR.newest(tmp_path / "c")) == [
         "premise_cell/d40_x: parameters differ: R"]

@@ -22,7 +22,7 @@ from imbalanced_cl.campaign.units import Unit
 from imbalanced_cl.validate import ParameterError
 
 sys.path.insert(0, str(Path(__file__).parent))
-import campaign_kinds as CK  # noqa: E402
+import campaign_kinds as CK
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -47,7 +47,8 @@ def test_slurm_settings_are_checked_before_the_budget_starts(tmp_path, monkeypat
     fake_slurm(tmp_path, monkeypatch)
     slurm.check_slurm("long", 2)                                   # known partition: fine
     assert slurm.partitions() == ["debug", "long"]                 # the default's '*' dropped
-    with pytest.raises(ParameterError, match=r"partition='debg' is invalid: sinfo knows debug, long \(did you mean debug\?\)"):
+    with pytest.raises(ParameterError,
+                       match=r"partition='debg' is invalid: sinfo knows debug, long \(did you mean debug\?\)"):
         slurm.check_slurm("debg", 1)
     with pytest.raises(ParameterError, match="jobs=0 is invalid"):
         slurm.check_slurm("long", 0)

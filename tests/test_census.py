@@ -51,7 +51,7 @@ def test_lucky_is_subset_of_ordinary_and_unique():
 def test_paper_pr_B_tends_to_zero_for_imbalance():
     # brief §6 item 1: (1 - p2)^(d-1) -> 0 when rho < 1, so Pr[B_i] = 1 (L1967) cannot hold
     vals = [CE.paper_pr_B(d, 0.8, 0.1) for d in (10, 100, 1000, 10000)]
-    assert all(x > y for x, y in zip(vals, vals[1:])) and vals[-1] < 0.01
+    assert all(x > y for x, y in zip(vals, vals[1:], strict=False)) and vals[-1] < 0.01
 
 
 def test_fit_recovers_known_slope():

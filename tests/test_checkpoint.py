@@ -18,7 +18,7 @@ import torch
 from imbalanced_cl.campaign import checkpoint, record, status
 
 sys.path.insert(0, str(Path(__file__).parent))
-import campaign_kinds as CK  # noqa: E402
+import campaign_kinds as CK
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -51,7 +51,7 @@ def same(x, y) -> bool:
     if dataclasses.is_dataclass(x):
         return type(x) is type(y) and same(dataclasses.asdict(x), dataclasses.asdict(y))
     if isinstance(x, (list, tuple)):
-        return type(x) is type(y) and len(x) == len(y) and all(same(u, v) for u, v in zip(x, y))
+        return type(x) is type(y) and len(x) == len(y) and all(same(u, v) for u, v in zip(x, y, strict=True))
     if isinstance(x, torch.Tensor):
         return isinstance(y, torch.Tensor) and x.shape == y.shape and bool(((x == y) | (x.isnan() & y.isnan())).all())
     if isinstance(x, (np.ndarray, np.generic, float)):
@@ -244,7 +244,8 @@ def test_points_under_other_code_are_adopted_only_when_the_probe_gives_the_same_
         return False, "probe tiny moved: the code of c0ffee gives 1, today's gives 2"
 
     said = checkpoint.adopt(results, now, moved)
-    assert said == f"checkpoints {where.name} not adopted: probe tiny moved: the code of c0ffee gives 1, today's gives 2"
+    assert said == (f"checkpoints {where.name} not adopted: probe tiny moved: the code of c0ffee gives 1, "
+                    "today's gives 2")
     assert seen[0]["provenance"] == {"commit": "c0ffee", "dirty": False} and seen[0]["measure_code"] == "v0"
     assert seen[0]["params"] == old.params
     assert where.is_dir() and not checkpoint.unit_folder(results, now).exists()
@@ -351,7 +352,8 @@ def test_a_replayed_record_without_an_optional_stage_is_judged_without_it(tmp_pa
     monkeypatch.setenv(stages.STAGES_MODE_ENV, "replay")
     calls = []
     assert stages.measured("push", lambda: calls.append(1), optional=True) is None and calls == []
-    assert capsys.readouterr().out == "stage push: not in this record (made before the stage existed); judged without it\n"
+    assert capsys.readouterr().out == ("stage push: not in this record (made before the stage existed); "
+                                       "judged without it\n")
     with pytest.raises(stages.NeedsRemeasuring, match=r"needs re-measuring \(stage grid: not in the record\)"):
         stages.measured("grid", lambda: calls.append(1))
     monkeypatch.setenv(stages.STAGES_MODE_ENV, "record")

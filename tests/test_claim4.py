@@ -10,8 +10,9 @@ import torch
 from imbalanced_cl.claims import pruning as pa
 from imbalanced_cl.sim.prune import FixedMasker, Masker, oracle_keep
 
-# d = 4, eps_min = eps_max (rho = 1), gamma = 0.1: c1 = 2.2, c2 = 1.8 (eq. 28); thresholds on u_ij^2 = g_ij^2 / sum_j g^2:
-# a = 2.2 ln 4 / 4 = 0.76246 (lucky: big on j), b = 1.8 ln 4 / 4 = 0.62383 (ordinary: j in N_i). Minority j* = 3.
+# d = 4, eps_min = eps_max (rho = 1), gamma = 0.1: c1 = 2.2, c2 = 1.8 (eq. 28); thresholds on
+# u_ij^2 = g_ij^2 / sum_j g^2: a = 2.2 ln 4 / 4 = 0.76246 (lucky: big on j), b = 1.8 ln 4 / 4 = 0.62383 (ordinary:
+# j in N_i). Minority j* = 3.
 G = torch.tensor([[0.0, 0.0, 0.0, 1.0],    # u^2 = (0, 0, 0, 1): lucky for 3 (and only 3 ordinary)
                   [0.6, 0.0, 0.0, 1.0],    # u^2 = (0.265, 0, 0, 0.735): ordinary on 3, not big: j* in N_i, not lucky
                   [0.3, 0.0, 0.0, 1.0],    # u^2 = (0.083, 0, 0, 0.917): lucky for 3

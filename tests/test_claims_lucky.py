@@ -26,7 +26,8 @@ def _census():
     p_lucky_mc[0, 0, 0] = 1e-3
     return {"ds": DS, "rhos": np.array([1.0, 0.5]), "m": m,
             "exact": {"p_ord": p_ord, "p_lucky": p_lucky, "rse_lucky": rse,
-                      "paper_B": np.array([[1.0, 0.9], [1.0, 0.8], [1.0, 0.6]]), "B": np.array([[1.0, 0.5], [1.0, 0.2], [1.0, 0.1]])},
+                      "paper_B": np.array([[1.0, 0.9], [1.0, 0.8], [1.0, 0.6]]),
+                      "B": np.array([[1.0, 0.5], [1.0, 0.2], [1.0, 0.1]])},
             "mc": {"Ni": Ni, "p_lucky": p_lucky_mc}}
 
 
@@ -69,8 +70,10 @@ def _cfg(**kw):
 def test_verdict_rows_on_hand_made_results():
     rows = lucky.verdict_rows(_results(), _cfg())
     assert [r.verdict for r in rows] == [
-        FAILS, HOLDS, FAILS,          # rho = 1: no finite lucky fit although ω1 = 0.9 > 0; |M_j| ≤ d^1.1; |N_i| 0.5 » 0.1
-        HOLDS, HOLDS, INCONCLUSIVE,   # rho = 0.5: 3.0 ≥ ω1 = -2.4; 0.5 ≤ ω2 = 1.775; N_i [0.8, 0.9] straddles 0.775 + 0.1
+        FAILS, HOLDS, FAILS,          # rho = 1: no finite lucky fit although ω1 = 0.9 > 0; |M_j| ≤ d^1.1;
+                                      # |N_i| 0.5 » 0.1
+        HOLDS, HOLDS, INCONCLUSIVE,   # rho = 0.5: 3.0 ≥ ω1 = -2.4; 0.5 ≤ ω2 = 1.775;
+                                      # N_i [0.8, 0.9] straddles 0.775 + 0.1
         FAILS,                        # Pr[B_i]: (1-p2)^(d-1) = 0.6 at the largest d, a closed form below 0.9
         HOLDS,                        # the census's premise m = d^C_m (by construction)
         HOLDS,                        # T2 - T1 slope [0.9, 1.15] inside 1 ± 0.2

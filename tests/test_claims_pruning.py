@@ -58,7 +58,8 @@ def test_branches_trained_in_one_batch_equal_each_branch_trained_alone(change):
         assert torch.equal(runs[a].W, r.W) and torch.equal(runs[a].T1, r.T1), a
         assert runs[a].history.steps == r.history.steps and runs[a].history.steps[0] == 0, a
         for name in ("coef", "loss", "bias"):
-            assert all(torch.equal(x, y) for x, y in zip(getattr(runs[a].history, name), getattr(r.history, name)))
+            assert all(torch.equal(x, y)
+                       for x, y in zip(getattr(runs[a].history, name), getattr(r.history, name), strict=True))
         assert torch.equal(runs[a].pairs.UX, r.pairs.UX) and runs[a].cfg == r.cfg
 
 
@@ -155,13 +156,15 @@ def test_cell_stats_agree_with_the_branch_measurements(tiny):
     for k, a in enumerate(alphas):
         want = pa.amplitude_ratio(runs[a].W, runs[a].M, cfg) - pa.amplitude_ratio(runs[0.0].W, runs[0.0].M, cfg)
         torch.testing.assert_close(md["change over control"][:, k], want)
-        Amaj = lambda r: (r.W @ r.M).abs().amax(1)[:, :-1].mean(-1)      # A_j by hand, majority mean
+        def Amaj(r):
+            return (r.W @ r.M).abs().amax(1)[:, :-1].mean(-1)      # A_j by hand, majority mean
         torch.testing.assert_close(md["majority degradation"][:, k], 1 - Amaj(runs[a]) / Amaj(runs[0.0]))
     assert torch.all((md["first mask on minority-aligned"] >= 0) & (md["first mask on minority-aligned"] <= 1))
 
 
 def _made_stats(R=3, k=2, mag=(0.1, 0.12, 0.11), rand=(0.0, 0.01, -0.01), static=(0.1, 0.12, 0.11)):
-    col = lambda v: torch.tensor(v).unsqueeze(-1).expand(R, k)
+    def col(v):
+        return torch.tensor(v).unsqueeze(-1).expand(R, k)
     return {"magnitude/dynamic": {"A_j*/A_maj": col(mag)}, "random/dynamic": {"A_j*/A_maj": col(rand)},
             "magnitude/static": {"A_j*/A_maj": col(static)}, "random/static": {"A_j*/A_maj": col(rand)}}
 
@@ -222,10 +225,10 @@ def test_every_protocol_step_in_replicate_shards_equals_one_process():
 
     here, shards = everything(one), everything(two)
     assert len(here) == len(shards) == 1 + 3 + 4 + 2 * 2 + 4
-    for a, b in zip(here, shards):
+    for a, b in zip(here, shards, strict=True):
         assert a.replicates == b.replicates == [0, 1, 2] and a.cfg == b.cfg
         assert torch.equal(a.W, b.W) and torch.equal(a.T1, b.T1) and a.history.steps == b.history.steps
-        assert all(torch.equal(x, y) for x, y in zip(a.history.coef, b.history.coef))
+        assert all(torch.equal(x, y) for x, y in zip(a.history.coef, b.history.coef, strict=True))
 
 
 def test_concat_puts_shards_back_in_order_by_hand():

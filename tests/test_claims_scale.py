@@ -31,8 +31,9 @@ def test_scaling_rule_by_hand():
 
 @pytest.mark.parametrize("bad, name", [({"d": 40}, "d="), ({"m": 10}, "m="), ({"steps": 10}, "steps="),
                                        ({"ds": (40, 20)}, "ds"), ({"ds": (20,)}, "ds"), ({"ratios": (1.0,)}, "ratios"),
-                                       ({"ratios": (0.5, 0.5)}, "ratios"), ({"t2_cap": 5.0}, "t3_cap"), ({"t3_cap": 1.0}, "t3_cap"),
-                                       ({"minority_share": 0.6}, "minority_share"), ({"trend_sesoi": 0.0}, "trend_sesoi")])
+                                       ({"ratios": (0.5, 0.5)}, "ratios"), ({"t2_cap": 5.0}, "t3_cap"),
+                                       ({"t3_cap": 1.0}, "t3_cap"), ({"minority_share": 0.6}, "minority_share"),
+                                       ({"trend_sesoi": 0.0}, "trend_sesoi")])
 def test_config_refuses_bad_values(bad, name):
     with pytest.raises(ParameterError, match=name):
         S.ScaleConfig(**bad)
@@ -178,6 +179,6 @@ def test_points_in_two_worker_processes_give_the_numbers_of_one_process():
     cfg = _tiny(ds=(6, 8))
     here, two = S.run(cfg.replace(workers=1)), S.run(cfg.replace(workers=2))
     assert [p["d"] for p in two.points] == [p["d"] for p in here.points] == [6, 8]
-    for a, b in zip(here.points, two.points):
+    for a, b in zip(here.points, two.points, strict=True):
         arrays = [k for k, v in a.items() if isinstance(v, np.ndarray)]
         assert arrays and all(np.array_equal(a[k], b[k], equal_nan=True) for k in arrays), a["d"]

@@ -58,7 +58,8 @@ def test_overlap_mixing_and_offsets(grid):
     assert ov["precision"][0] == pytest.approx(0.5) and ov["recall"][0] == pytest.approx(0.4)
     assert ov["recall"][1] < 0.4 < ov["recall"][2]
     mix = scaling.mixing(res, cfg)
-    assert mix["dmax"] == 40 and np.allclose(mix["pure"], [[3, 1], [3, 1]]) and np.allclose(mix["mixed"], [[2, 3], [2, 3]])
+    assert (mix["dmax"] == 40 and np.allclose(mix["pure"], [[3, 1], [3, 1]])
+            and np.allclose(mix["mixed"], [[2, 3], [2, 3]]))
     ap, be = scaling.offset_coefs(res)
     assert ap.size == sum(R * M * d - R for d, _ in res)      # one NaN (j in N_i) per replicate dropped
     assert np.isfinite(ap).all() and (be == 2.0).all()
@@ -69,10 +70,12 @@ def _fit(s, lo, hi):
 
 
 def _results(**kw):
-    base = {"fits": {"Ni_final": {1.0: _fit(0.05, -0.1, 0.2), 0.5: _fit(1.2, 1.0, 1.4), 0.3: _fit(0.5, math.nan, math.nan)}},
+    base = {"fits": {"Ni_final": {1.0: _fit(0.05, -0.1, 0.2), 0.5: _fit(1.2, 1.0, 1.4),
+                                  0.3: _fit(0.5, math.nan, math.nan)}},
             "overlap": {"precision": (0.7, 0.6, 0.8)},
             "track": {"final (dominant set)": _fit(0.1, -0.1, 0.3), "init (Def. B.1)": _fit(0.95, 0.8, 1.1)},
-            "ratios": {"fitA": _fit(0.95, 0.8, 1.1), "fitF": _fit(2.0, 1.0, 3.0), "single_ok": np.array([True] * 9 + [False])},
+            "ratios": {"fitA": _fit(0.95, 0.8, 1.1), "fitF": _fit(2.0, 1.0, 3.0),
+                       "single_ok": np.array([True] * 9 + [False])},
             "offset": (np.array([0.1, 0.2, 2.0]), np.array([0.5, 0.5])),
             "offset_null": (np.array([0.5, 2.0, 2.0]), np.array([0.5, 2.0]))}
     return {**base, **kw}
@@ -83,7 +86,7 @@ def test_verdict_rows_on_hand_made_results():
     rows = scaling.verdict_rows(_results(), cfg)
     # |N_i| bounds e = 0, 0.75, 0.91 with band (-inf, e + 0.1]: [-0.1, 0.2] straddles 0.1; [1.0, 1.4] lies above 0.85
     assert [r.verdict for r in rows] == [INCONCLUSIVE, FAILS, UNTESTED,
-                                         INCONCLUSIVE,                # precision [0.6, 0.8] straddles the band's edge 0.8
+                                         INCONCLUSIVE,                # precision [0.6, 0.8] straddles the band edge 0.8
                                          FAILS, HOLDS,                # tracking slopes 0.1 and 0.95 against 1
                                          HOLDS, INCONCLUSIVE,         # A slope 0.95; F interval too wide
                                          INCONCLUSIVE, INCONCLUSIVE,  # 9/10 single, 2/3 alpha': Wilson intervals
@@ -100,7 +103,8 @@ def test_for_all_bounds_need_a_margin_over_the_untrained_null():
     # the untrained weights meet the band too (970/1000 below 1): the bound says nothing about training
     row = scaling.bound_row("b", "b", "eq. 13", "< 1", trained, np.r_[np.full(970, 0.5), np.full(30, 2.0)], 0.9)
     assert row.verdict == NOT_COMPARABLE and "0.970" in row.premise and row.would_be == HOLDS
-    row = scaling.bound_row("b", "b", "eq. 13", "< 1", np.r_[np.full(500, 0.5), np.full(500, 2.0)], np.full(100, 2.0), 0.9)
+    row = scaling.bound_row("b", "b", "eq. 13", "< 1", np.r_[np.full(500, 0.5), np.full(500, 2.0)], np.full(100, 2.0),
+                            0.9)
     assert row.verdict == FAILS and row.measured == pytest.approx(0.5)
 
 
@@ -136,8 +140,8 @@ def test_verdict_tolerances_come_from_the_config():
 
 
 @pytest.mark.parametrize("kw", [{"tol_A": -0.2}, {"tol_F": 0}, {"tol_tracking": (0.2, 0.5)}, {"precision_min": 0.0},
-                                {"precision_min": 1.2}, {"forall_min": (0.9, 0.5)}, {"tol_ni": 0.0}, {"tol_ni": (0.3, 0.1)},
-                                {"tol_share": 0.0}])
+                                {"precision_min": 1.2}, {"forall_min": (0.9, 0.5)}, {"tol_ni": 0.0},
+                                {"tol_ni": (0.3, 0.1)}, {"tol_share": 0.0}])
 def test_bad_tolerances_name_the_parameter(kw):
     from imbalanced_cl.validate import ParameterError
     with pytest.raises(ParameterError, match=list(kw)[0]):

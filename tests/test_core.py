@@ -207,7 +207,7 @@ def test_perp_ratio_is_one_under_pure_decay_and_nan_without_t1():
     run = train(cfg)
     decay = theory.perp_decay(cfg, run.history.get("steps")).float()
     run.history.norm2 = [n * 0 + (p ** 2) * d ** 2 for n, p, d in
-                         zip(run.history.norm2, [run.history.norm2[0].sqrt()] * len(decay), decay)]
+                         zip(run.history.norm2, [run.history.norm2[0].sqrt()] * len(decay), decay, strict=True)]
     run.history.coef = [c * 0 for c in run.history.coef]
     ratio = stage1.perp_ratio(run, cfg, torch.tensor([10, -1]))
     assert torch.allclose(ratio[0], torch.tensor(1.0), atol=1e-5) and torch.isnan(ratio[1])

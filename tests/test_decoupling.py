@@ -1,4 +1,5 @@
-"""Feature decoupling (notebook 09): view builders, measurements on hand-made weights, verdict rows on hand-made results."""
+"""Feature decoupling (notebook 09): view builders, measurements on hand-made weights, verdict rows on hand-made
+results."""
 from __future__ import annotations
 
 import math
@@ -116,7 +117,8 @@ def test_default_views_keep_the_pairs_as_written_before_the_hook():
     cfg = SimConfig(d=12, d1=40, L=3)
     M = D.make_dictionaries(cfg, [0, 1])
     P = D.make_pairs(cfg, M, [0, 1], n=64, extra=3)
-    u = [torch.stack(t) for t in zip(*(D._draws(cfg, 64, D.generator(cfg.seed, r, D.STREAM_TRAIN, 3)) for r in (0, 1)))]
+    u = [torch.stack(t)
+         for t in zip(*(D._draws(cfg, 64, D.generator(cfg.seed, r, D.STREAM_TRAIN, 3)) for r in (0, 1)), strict=True)]
     S, _, zx, zy = D.latents_from(cfg, u[0], u[1], [u[2:5], u[5:8]])
     us = []
     for z, xi in ((zx, u[8]), (zy, u[9])):
@@ -303,7 +305,7 @@ def test_the_main_and_the_sensitivity_run_in_two_workers_give_the_numbers_of_eac
                               record_every=2, checkpoints=2, n_test=50, n_probe=50, contrast_steps=4)
     cfgs = [cfg, cfg.contrast()]
     two = DC.run_grids(cfgs, workers=2)
-    for c, got in zip(cfgs, two):
+    for c, got in zip(cfgs, two, strict=True):
         here = DC.run_grid(c)
         assert got.cells == here.cells and got.steps == here.steps
         for name in ("share", "align", "probe", "raw_probe", "T1"):
@@ -362,7 +364,8 @@ def test_verdict_rows_on_a_hand_made_result():
 
 def test_the_paired_probe_gap_is_judged_against_its_smallest_effect():
     cfg = DC.DecouplingConfig(ratios=(1.0,), probe_gap_min=0.1)
-    gap = lambda res: [r for r in DC.verdict_rows(res, cfg) if r.claim.endswith("RandomMask (paired)")][0]
+    def gap(res):
+        return [r for r in DC.verdict_rows(res, cfg) if r.claim.endswith("RandomMask (paired)")][0]
     same = _result({("probe", "identical"): [0.5, 0.6, 0.7, 0.6], ("probe", "random_mask"): [0.5, 0.6, 0.7, 0.6]})
     assert gap(same).verdict == V.FAILS                       # exactly 0: a tight interval short of the effect
     small = _result({("probe", "identical"): [0.55, 0.66, 0.75, 0.65], ("probe", "random_mask"): [0.5, 0.6, 0.7, 0.6]})
@@ -384,7 +387,8 @@ def test_verdict_rows_are_not_comparable_before_convergence_or_without_the_bias(
 
 def test_verdict_rows_follow_the_thresholds_in_the_config():
     res = _result({("probe", "random_mask"): [0.3, 0.31, 0.3, 0.32]})
-    judge = lambda cfg: [r for r in DC.verdict_rows(res, cfg) if "RandomMask" in r.claim and "probe" in r.claim][0]
+    def judge(cfg):
+        return [r for r in DC.verdict_rows(res, cfg) if "RandomMask" in r.claim and "probe" in r.claim][0]
     assert judge(DC.DecouplingConfig(probe_max=0.5)).verdict == V.HOLDS
     assert judge(DC.DecouplingConfig(probe_max=0.1)).verdict == V.FAILS
     assert judge(DC.DecouplingConfig(probe_max=0.1)).predicted == "≤ 0.1"

@@ -90,7 +90,8 @@ def test_a_unit_gets_its_threads_and_checkpoints_without_touching_the_workers_st
             with pytest.raises(RuntimeError):
                 engine.run_unit(kind, unit, str(results), str(ROOT), time.time() + 60, threads=want)
         else:
-            assert engine.run_unit(kind, unit, str(results), str(ROOT), time.time() + 60, threads=want)["status"] == "ran"
+            assert engine.run_unit(kind, unit, str(results), str(ROOT), time.time() + 60,
+                                   threads=want)["status"] == "ran"
         where = checkpoint.unit_folder(results, unit)
         assert seen["threads"] == want and seen["folder"] == where
         assert seen["env"] == {"OMP_NUM_THREADS": str(want), "MKL_NUM_THREADS": str(want), checkpoint.ENV: str(where)}

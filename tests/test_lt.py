@@ -102,7 +102,7 @@ def test_pruning_ratio_zero_is_simclr():
     for method in ("sdclr", "alg1"):
         l, gr, _ = _loss_and_grads(method, 0.0, x1, x2)
         assert l == pytest.approx(l0, rel=1e-6, abs=1e-7)
-        for a, b in zip(gr, g0):
+        for a, b in zip(gr, g0, strict=True):
             torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-7)
     # with a real ratio the loss changes, so the comparison above could fail
     l9, _, _ = _loss_and_grads("sdclr", 0.9, x1, x2)
@@ -123,7 +123,7 @@ def test_pruning_ratio_zero_is_simclr_with_dual_bn():
     loss = nt_xent(z1, z2, 0.2)
     loss.backward()
     assert float(loss.detach()) == pytest.approx(l0, rel=1e-6, abs=1e-7)
-    for a, b in zip(masked_convs(net.backbone), masked_convs(ref.backbone)):
+    for a, b in zip(masked_convs(net.backbone), masked_convs(ref.backbone), strict=True):
         torch.testing.assert_close(a.weight.grad, b.weight.grad, rtol=1e-5, atol=1e-7)
     bn2, bn1 = net.backbone.stem[1], ref.backbone.stem[1]
     torch.testing.assert_close(bn2.bns[0].weight.grad + bn2.bns[1].weight.grad, bn1.bns[0].weight.grad,
@@ -185,13 +185,14 @@ def test_checkpoint_resume(tmp_path):
     cfg = LTConfig(dataset="digits", width=2, epochs=1, batch_size=64, lr=0.1, progress=False)
     run = (lt, "sdclr", 0, (data.mean, data.std))
     kw = dict(ckpt_path=tmp_path / "run.pt", opts=StepOptions(compile=False))
-    at = lambda epochs: (run[0], cfg.replace(epochs=epochs), *run[1:])
+    def at(epochs):
+        return (run[0], cfg.replace(epochs=epochs), *run[1:])
     first = pretrain(*at(1), **kw)
     assert (tmp_path / "run.pt").exists() and first.resumed_from == 0 and len(first.losses) == 1
     again = pretrain(*at(2), **kw)                        # resumes after epoch 1 and trains one more
     assert again.resumed_from == 1 and len(again.losses) == 2 and again.losses[0] == first.losses[0]
     done = pretrain(*at(2), **kw)                         # nothing left to train: same weights
-    for a, b in zip(done.net.state_dict().values(), again.net.state_dict().values()):
+    for a, b in zip(done.net.state_dict().values(), again.net.state_dict().values(), strict=True):
         torch.testing.assert_close(a, b)
 
 

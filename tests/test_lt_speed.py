@@ -46,9 +46,9 @@ def _flat(grads: dict) -> torch.Tensor:
 def _assert_same(fast, eager, exact):
     """`fast` computes what `eager` computes, to float32 rounding. The float64 eager step `exact` is the yardstick:
     the loss agrees to 1e-5, and the whole gradient and each parameter's gradient lie no further from `exact` than
-    4x the eager float32 step does (or 3e-5 relative, where the eager step happens to land closer). (Float32 rounding alone moves this small network's gradient by about 1e-3
-    relative, and some BatchNorm gradients, small sums of large terms, by 1e-2; a fixed tolerance would be either
-    loose or flaky.)"""
+    4x the eager float32 step does (or 3e-5 relative, where the eager step happens to land closer). (Float32
+    rounding alone moves this small network's gradient by about 1e-3 relative, and some BatchNorm gradients, small
+    sums of large terms, by 1e-2; a fixed tolerance would be either loose or flaky.)"""
     (lf, gf, _), (le, ge, _), (lx, gx, _) = fast, eager, exact
     assert lf == pytest.approx(lx, rel=1e-5) and le == pytest.approx(lx, rel=1e-5)
     assert gf.keys() == ge.keys() == gx.keys()
@@ -197,7 +197,8 @@ def test_cuda_bf16_step_errs_as_bf16_arithmetic_does(monkeypatch):
     assert speed.effective_precision(cuda, speed.StepOptions()) == "bf16"
     monkeypatch.setattr(speed, "autocast", lambda device, opts: torch.autocast("cpu", dtype=torch.bfloat16))
     cpu_bf = _step("simclr", speed.EAGER, x1, x2)
-    err = lambda r: float((_flat(r[1]) - _flat(exact[1])).norm() / _flat(exact[1]).norm())
+    def err(r):
+        return float((_flat(r[1]) - _flat(exact[1])).norm() / _flat(exact[1]).norm())
     assert bf[0] == pytest.approx(exact[0], rel=1e-3)       # the loss itself is computed in float32
     assert 0.5 * err(cpu_bf) <= err(bf) <= 2 * err(cpu_bf)  # below: autocast did not act; above: worse than bf16
 
@@ -224,7 +225,7 @@ def test_parallel_runs_give_the_sequential_rows():
     par = E.run_grid(cfg.replace(workers=2), log=lines.append)
     assert "2 worker processes" in lines[0]
     assert [r["method"] for r in par] == [r["method"] for r in seq] == ["random", "alg1", "alg1_dense"]
-    for a, b in zip(par, seq):
+    for a, b in zip(par, seq, strict=True):
         assert a["acc"] == pytest.approx(b["acc"], abs=1e-9) and a["per_class"] == pytest.approx(b["per_class"])
         assert a["losses"] == pytest.approx(b["losses"], rel=1e-6)
 

@@ -57,4 +57,5 @@ def test_scale_table_states_this_runs_settings():
     t = plots_lt.scale_table(cfg, data)
     n = sum(int(100 * 10 ** (-c / 9) + 1e-9) for c in range(10))      # the LT profile, by hand
     assert f"{n:,} images at $\\rho=10$" in t and "ResNet-18 of width 4" in t and "7 epochs" in t
-    assert "2 seed(s)" in t and "20 balanced images per class" in t and "| data | original CIFAR-10 binaries | a stub |" in t
+    assert ("2 seed(s)" in t and "20 balanced images per class" in t
+            and "| data | original CIFAR-10 binaries | a stub |" in t)

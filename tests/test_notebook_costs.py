@@ -9,10 +9,10 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from benchmarks import draw_cost as DC  # noqa: E402
-from benchmarks import notebook_costs as NC  # noqa: E402
-from imbalanced_cl.sim import train as TR  # noqa: E402
-from imbalanced_cl.sim.config import SimConfig  # noqa: E402
+from benchmarks import draw_cost as DC
+from benchmarks import notebook_costs as NC
+from imbalanced_cl.sim import train as TR
+from imbalanced_cl.sim.config import SimConfig
 
 
 def test_the_training_clock_times_trains_loop_once_and_puts_it_back():

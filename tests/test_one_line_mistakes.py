@@ -15,7 +15,7 @@ from imbalanced_cl.campaign import engine
 from imbalanced_cl.campaign.units import Unit
 
 sys.path.insert(0, str(Path(__file__).parent))
-import campaign_kinds as CK  # noqa: E402
+import campaign_kinds as CK
 
 ROOT = Path(__file__).resolve().parents[1]
 

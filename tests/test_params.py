@@ -69,8 +69,9 @@ def test_allowed_range_is_read_off_validate():
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
 def test_raw_papermill_refuses_an_unknown_parameter(nb, tmp_path):
     """papermill itself only warns about an undeclared -p name; the notebook's check cell makes it fail."""
-    out = subprocess.run([sys.executable, "-m", "papermill", str(nb), str(tmp_path / "out.ipynb"), "-p", "eps_minn", "3",
-                          "-k", "python3", "--cwd", str(ROOT)], capture_output=True, text=True, timeout=300)
+    out = subprocess.run([sys.executable, "-m", "papermill", str(nb), str(tmp_path / "out.ipynb"),
+                          "-p", "eps_minn", "3", "-k", "python3", "--cwd", str(ROOT)],
+                         capture_output=True, text=True, timeout=300)
     assert out.returncode != 0
     assert "unknown parameter 'eps_minn'" in out.stderr + out.stdout
 

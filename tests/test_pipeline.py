@@ -55,7 +55,8 @@ def test_notebook_has_kernel_metadata_and_no_outputs(nb):
     data = json.loads(nb.read_text())
     assert data["metadata"]["kernelspec"]["name"] == "python3"
     assert data["metadata"]["language_info"]["name"] == "python"
-    assert all(not c.get("outputs") for c in data["cells"] if c["cell_type"] == "code"), "commit sources without outputs"
+    assert all(not c.get("outputs") for c in data["cells"] if c["cell_type"] == "code"), (
+        "commit sources without outputs")
 
 
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=lambda p: p.stem)
@@ -205,7 +206,8 @@ class _Toy:
         if R < 1:
             raise ParameterError(f"parameter R={R!r} is invalid: allowed an integer in [1, inf]")
         if not 0 <= fit_start <= steps - 2:
-            raise ParameterError(f"parameter fit_start={fit_start!r} is invalid: allowed an integer in [0, {steps - 2}]")
+            raise ParameterError(f"parameter fit_start={fit_start!r} is invalid: "
+                                 f"allowed an integer in [0, {steps - 2}]")
 
 
 def test_check_values_reports_every_error_and_both_names_of_a_cross_error():
@@ -215,7 +217,8 @@ def test_check_values_reports_every_error_and_both_names_of_a_cross_error():
     assert len(lines) == 2, lines
     assert lines[0].startswith("parameter R=0 is invalid")
     assert "fit_start=5" in lines[1] and "steps=3" in lines[1], lines[1]  # the reader set steps, not fit_start
-    assert P.check_values(_Toy, dflt, {"fit_start": 70}) == ["parameter fit_start=70 is invalid: allowed an integer in [0, 58]"]
+    assert P.check_values(_Toy, dflt, {"fit_start": 70}) == [
+        "parameter fit_start=70 is invalid: allowed an integer in [0, 58]"]
 
 
 def test_check_notebook_uses_the_config_class_named_in_metadata(tmp_path):
@@ -314,7 +317,8 @@ def _interrupt_a_run(tmp_path):
     partial = executed.with_name(".a.partial.ipynb")
     # SIGINT back to its default in the child: a suite started in the background by a non-interactive shell inherits
     # SIGINT ignored, and Python then never raises KeyboardInterrupt (seen with `nohup bash .ci/run &`)
-    proc = subprocess.Popen([sys.executable, str(tmp_path / "run.py"), str(root), str(out), json.dumps({"build": False})],
+    proc = subprocess.Popen([sys.executable, str(tmp_path / "run.py"), str(root), str(out),
+                             json.dumps({"build": False})],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.time() + 120
@@ -362,7 +366,8 @@ def test_failed_html_build_keeps_the_previous_html(tmp_path):
     previous.write_text("the good build")
     rc = book.build_html(executed, out, strict=True)
     assert rc != 0
-    assert previous.read_text() == "the good build" and sorted(p.name for p in previous.parent.iterdir()) == ["index.html"]
+    assert (previous.read_text() == "the good build"
+            and sorted(p.name for p in previous.parent.iterdir()) == ["index.html"])
 
 
 # --- the bad-input table of book/reproducing.md, row by row ---

@@ -3,13 +3,13 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import torch
 
-from imbalanced_cl import stats  # noqa: E402
-from imbalanced_cl.book import plots  # noqa: E402
+from imbalanced_cl import stats
+from imbalanced_cl.book import plots
 
 
 @pytest.fixture
@@ -153,13 +153,16 @@ def test_cos2_heatmaps_one_panel_per_run_first_neurons_and_split_line():
 
 
 def test_regime_verdict_table_matches_rows_and_survives_missing_measurements():
-    """Hand-made rows: a stored record keeps NaN as null; such a row shows a dash, and changes are counted and marked."""
+    """Hand-made rows: a stored record keeps NaN as null; such a row shows a dash, and changes are counted and
+    marked."""
     from imbalanced_cl.book import plots_regime
     from imbalanced_cl.claims import regime_compare as RC
     fresh = [{"notebook": "03_Ni_scaling", "claim": "a", "verdict": "holds", "measured": 0.5},
              {"notebook": "03_Ni_scaling", "claim": "b", "verdict": "not tested", "measured": float("nan")},
-             {"notebook": "08_scale", "claim": "a", "verdict": "holds", "measured": 1.0},       # not a claim notebook 01-05
-             {"notebook": "04_pruning_gains", "claim": "c", "verdict": "holds", "measured": 2.0}]  # no fixed row
+             # not a claim notebook 01-05
+             {"notebook": "08_scale", "claim": "a", "verdict": "holds", "measured": 1.0},
+             # no fixed row
+             {"notebook": "04_pruning_gains", "claim": "c", "verdict": "holds", "measured": 2.0}]
     fixed = [{"notebook": "03_Ni_scaling", "claim": "a", "verdict": "does not hold", "measured": 0.25},
              {"notebook": "03_Ni_scaling", "claim": "b", "verdict": "not tested", "measured": None}]
     rows = RC.verdict_changes(fresh, fixed)

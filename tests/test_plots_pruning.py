@@ -5,12 +5,12 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import torch
 
-from imbalanced_cl.book import plots_pruning as pp  # noqa: E402
+from imbalanced_cl.book import plots_pruning as pp
 
 T975_1 = 12.7062047  # Student t, df = 1 (tan(0.475 pi)): two replicates
 

@@ -116,7 +116,7 @@ def _hand_run(cfg, norms, dominant):
     d, d1, m = cfg.d, cfg.d1, len(norms)
     M = torch.eye(d1)[:, :d].unsqueeze(0)
     W = torch.full((1, m, d1), 0.0)
-    for i, (n, j) in enumerate(zip(norms, dominant)):
+    for i, (n, j) in enumerate(zip(norms, dominant, strict=True)):
         v = torch.full((d1,), 0.01)
         v[j] = 1.0
         W[0, i] = n * v / v.norm()
@@ -125,7 +125,8 @@ def _hand_run(cfg, norms, dominant):
 
 
 def _regime(share=0.99, dev=0.001):
-    one = lambda v: torch.tensor([float(v), float(v) * 1.001])
+    def one(v):
+        return torch.tensor([float(v), float(v) * 1.001])
     return Regime(one(share), one(dev), one(dev), one(1.0), one(1.0), 0, (0, 1), (0, 1), 1.0, "fresh")
 
 
@@ -173,7 +174,8 @@ def test_each_measured_premise_fails_alone_and_predictions_never_gate():
 
 
 def _arm(name, gain, T_ok=True, bound=True, size=2.0):
-    p = lambda k, ok: Premise(k, k, 1.0, "t", ok)
+    def p(k, ok):
+        return Premise(k, k, 1.0, "t", ok)
     prem = {"prune_T": p("prune_T", T_ok), "bound": p("bound", bound), "bound_ext": p("bound_ext", bound)}
     g = torch.tensor(gain)
     return PM.Arm(name, torch.full(g.shape, size), 10.0, prem, g, 1.0, 0.5)
@@ -287,7 +289,7 @@ def test_cells_in_two_worker_processes_give_the_numbers_of_one_process():
     here = PM.run_map(cfg.replace(workers=1), progress=False)
     two = PM.run_map(cfg.replace(workers=2), progress=False)
     assert [r.cell.label for r in two] == [r.cell.label for r in here] and len(here) == 2
-    for a, b in zip(here, two):
+    for a, b in zip(here, two, strict=True):
         assert torch.equal(a.gain, b.gain) and a.extra == b.extra
         assert {k: (repr(p.value), p.holds) for k, p in a.premises.items()} == {k: (repr(p.value), p.holds)
                                                                                for k, p in b.premises.items()}
@@ -355,7 +357,8 @@ def test_a_star_cell_in_record_star_is_planned_for_the_campaign_and_not_trained_
     r = max(cfg.ratios)                                                         # the star sits at the largest ratio
     assert [PC.cell_name(c) for c in star] == [f"d6_mid_r{r:g}_m_over_d3", f"d6_mid_r{r:g}_m_over_d4"]
     plane = cfg.cell("plane", 6, "mid", 0.8)
-    assert PC.cell_params(cfg, plane)["cell"] == {"d": 6, "lam_name": "mid", "ratio": 0.8}   # plane records keep their key
+    # plane records keep their key
+    assert PC.cell_params(cfg, plane)["cell"] == {"d": 6, "lam_name": "mid", "ratio": 0.8}
     trained_here = cfg.replace(record_star=())
     assert [c.m for c in trained_here.cells() if c.axis == "m/d"] == [18, 24] and not trained_here.record_cells()
     with pytest.raises(ParameterError, match="record_star"):
@@ -366,11 +369,12 @@ def test_a_recorded_cell_is_judged_again_by_todays_rules_from_its_values():
     """A recorded cell's conditions are judged again from their recorded values at the cell's config (issue 47:
     verdicts are recomputed): a λ the record called inside the range is outside [d^-1.49, d^-1.01] at d = 10 (by
     hand: [0.0324, 0.0977]); a mask share of 0.85 holds against mask_share_min 0.8 though it was recorded failing
-    against 0.9; an arm's prune_T reads its own T; share, whose rule reads its interval, keeps its recorded judgement."""
+    against 0.9; an arm's prune_T reads its own T; share, whose rule reads its interval, keeps its recorded
+    judgement."""
     from imbalanced_cl.campaign.premise_cells import _cell_result
     cell = PM.PremiseMapConfig(**{**BASE, "mask_share_min": 0.8}).cell("plane", 10, "mid", 1.0)
-    item = lambda value, holds: {"text": "t", "value": value, "threshold": "as recorded", "holds": holds,
-                                 "required": True}
+    def item(value, holds):
+        return {"text": "t", "value": value, "threshold": "as recorded", "holds": holds, "required": True}
     rec = {"payload": {"premises": {"lambda": item(1e-3, True), "mask": item(0.85, False), "share": item(0.5, True)},
                        "gain": [0.1, 0.2], "seconds": 1.0, "extra": {},
                        "arms": {"alg1": {"size": [1.0, 1.0], "T": 30.0, "premises": {"prune_T": item(20.0, True)},

@@ -147,7 +147,8 @@ def _autograd(W, b, P, tau, tau_scaled, mask=None):
     FX = _h(Wm, P.UX, b)
     FY = _h(Wm, P.UY, b).detach()  # StopGrad (eq. 2)
     lg = FX @ FY.transpose(-1, -2) / tau
-    loss = -(torch.diagonal(lg, dim1=-2, dim2=-1) - torch.logsumexp(lg, -1)).mean(-1).sum() * (tau if tau_scaled else 1.0)
+    loss = (-(torch.diagonal(lg, dim1=-2, dim2=-1) - torch.logsumexp(lg, -1)).mean(-1).sum()
+            * (tau if tau_scaled else 1.0))
     (g,) = torch.autograd.grad(loss, Wv)
     return g
 
@@ -371,11 +372,13 @@ def test_one_batch_of_cells_equals_each_cell_trained_alone():
     base = train(cfg.replace(steps=10))
     cells = [(r, s, a) for r in prune.MASK_RULES for s in prune.SCHEDULES for a in (0.2, 0.6)]
     n = len(cells)
-    rep = lambda x: x.repeat(n, *[1] * (x.dim() - 1))                       # the checkpoint once per cell
+    def rep(x):
+        return x.repeat(n, *[1] * (x.dim() - 1))                       # the checkpoint once per cell
     pairs = Pairs(*(rep(getattr(base.pairs, f)) for f in ("UX", "UY", "S", "ZX", "ZY")))
     stacked = Run(cfg, base.replicates * n, rep(base.M), rep(base.W), rep(base.T1), base.step, History(), pairs,
                   rep(base.W0))
-    per_row = lambda f: [f(c) for c in cells for _ in base.replicates]
+    def per_row(f):
+        return [f(c) for c in cells for _ in base.replicates]
     mk = prune.Masker(per_row(lambda c: c[2]), per_row(lambda c: c[0] == "random"),
                       per_row(lambda c: c[1] == "static"), stacked.replicates, cfg.seed, 10, 1, "neuron")
     big = train(cfg.replace(prune_start=10), resume=stacked, masker=mk)
@@ -438,7 +441,7 @@ def test_random_masks_draw_from_their_own_stream():
     data's streams, and reproducible from those four numbers alone."""
     from imbalanced_cl.sim import data as D
     got = prune.random_rank(7, 3, [0, 2], 11)
-    for row, r in zip(got, (0, 2)):
+    for row, r in zip(got, (0, 2), strict=True):
         assert torch.equal(row, torch.randperm(7, generator=D.generator(3, r, D.STREAM_MASK, 11)))
     assert sorted(got[0].tolist()) == list(range(7))
 
@@ -454,7 +457,7 @@ def test_one_chunks_history_concatenates_to_itself():
     """History.concat of a single chunk is that chunk (a run with one chunk), of two the replicates side by side."""
     a = History(steps=[0, 5], loss=[torch.ones(2), torch.zeros(2)])
     one = History.concat([a])
-    assert one.steps == [0, 5] and all(torch.equal(x, y) for x, y in zip(one.loss, a.loss))
+    assert one.steps == [0, 5] and all(torch.equal(x, y) for x, y in zip(one.loss, a.loss, strict=True))
     two = History.concat([a, History(steps=[0, 5], loss=[torch.full((3,), 2.0), torch.full((3,), 3.0)])])
     assert two.steps == [0, 5] and torch.equal(two.loss[1], torch.tensor([0.0, 0, 3, 3, 3]))
 

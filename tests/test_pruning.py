@@ -20,7 +20,8 @@ TINY = dict(d=4, d1=8, L=2, m=6, n_pairs=16, R=2, record_every=5, progress=False
 @pytest.mark.parametrize("field,value", [
     ("alpha_grid", (0.1, 1.0)), ("alpha_grid", (0.0,)), ("alpha_grid", ()), ("alpha_main", 0.0),
     ("alpha_main", 1.2), ("eps_min_grid", (0.5, 1.5)), ("rate_window", 100), ("rate_window", 1),
-    ("vanilla_steps", 0), ("top_k", 7), ("tol_slope", (0.5, 0.2)), ("tol_slope", 0.0), ("tol_factor", (3.0,)), ("tol_factor", 1.0),
+    ("vanilla_steps", 0), ("top_k", 7), ("tol_slope", (0.5, 0.2)), ("tol_slope", 0.0), ("tol_factor", (3.0,)),
+    ("tol_factor", 1.0),
     ("cos_threshold", 0.0), ("degrade_tol", 1.0), ("n_minority", 0), ("prune_alpha", 1.0),
     ("mask_control", "yes"), ("effect_tol", 0.0), ("effect_tol", 1.0), ("prune_mask", "smallest"),
     ("prune_schedule", "once"),
@@ -134,7 +135,8 @@ def _results(cfg, alphas=(0.1, 0.2, 0.4), slope=1.0, R=3):
     deg = {"A_maj": torch.ones(R, len(alphas)), "A_maj0": torch.ones(R), "thr_A": torch.full((R,), float("nan")),
            "bound": torch.full((R,), 0.15)}
     ratios = {0.0: torch.full((R,), 0.5), "faithful (branch)": torch.tensor([0.6, 0.62, 0.58]),
-              "Alg. 1 from t=0": torch.tensor([0.4, 0.42, 0.38]), **{x: torch.tensor([0.6, 0.62, 0.58]) for x in alphas}}
+              "Alg. 1 from t=0": torch.tensor([0.4, 0.42, 0.38]),
+              **{x: torch.tensor([0.6, 0.62, 0.58]) for x in alphas}}
     return pa.Results(alphas, feats, exc, torch.tensor([0.01, 0.02, 0.015]), torch.ones(R), deg, ratios, sweep)
 
 
@@ -175,7 +177,8 @@ def test_a_failed_mask_share_is_judged_and_gates_no_row():
     assert not any("mask_share" in r.depends for r in b)
     # in a table, premise rows gate by id: a failed Lemma B.1 makes the Thm 3.2 rows not comparable, keeping their
     # verdicts; the premise that Algorithm 1's own row does not depend on (the step window) leaves it alone
-    prem = lambda id, v: V.Verdict(id, "s", "p", 1.0, 1.0, 1.0, v, kind="regime", id=id)
+    def prem(id, v):
+        return V.Verdict(id, "s", "p", 1.0, 1.0, 1.0, v, kind="regime", id=id)
     table = VerdictTable("04_pruning_gains", b + [prem("k_poly", HOLDS), prem("step_window", FAILS)])
     rows = {r.id: r for r in table.rows}
     assert rows["gain_main"].verdict == V.NOT_COMPARABLE and rows["gain_main"].would_be == HOLDS
@@ -226,8 +229,10 @@ def test_the_notebook_pipeline_on_a_tiny_model(tiny_runs):
         if not math.isnan(r.lo):
             assert r.lo <= r.measured <= r.hi, r.claim
     # row 7 is the paired change of A_j*/A_maj, computed here from the weights directly
-    A = lambda run: (run.W @ run.M).abs().amax(1)
-    ratio = lambda run: A(run)[:, -1] / A(run)[:, :-1].mean(-1)
+    def A(run):
+        return (run.W @ run.M).abs().amax(1)
+    def ratio(run):
+        return A(run)[:, -1] / A(run)[:, :-1].mean(-1)
     want = float((ratio(runs[cfg.alpha_main]) - ratio(runs[0.0])).mean())
     assert {r.id: r for r in rows}["gain_main"].measured == pytest.approx(want, rel=1e-5)
     helps = pa.where_it_helps(res.ratios, cen, sw, cfg)

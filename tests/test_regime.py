@@ -95,7 +95,8 @@ def test_fixed_set_runs_fit_their_pairs_and_fresh_runs_do_not():
     base = dict(TINY, steps=300, R=3, lr=1.0, sigma0=0.1)
     fixed = regime.measure(train(SimConfig(**base, sampling="fixed")), 4)
     fresh = regime.measure(train(SimConfig(**base, sampling="fresh")), 4)
-    gap = lambda r: float(((r.loss_heldout - r.loss_train) / r.loss_heldout).mean())
+    def gap(r):
+        return float(((r.loss_heldout - r.loss_train) / r.loss_heldout).mean())
     assert gap(fixed) > 0.1 > abs(gap(fresh))
 
 

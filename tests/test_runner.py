@@ -142,7 +142,8 @@ def test_help_has_a_description_examples_and_version():
     assert "python -m imbalanced_cl book --profile ci" in helped.stdout and "--version" in helped.stdout
     version = subprocess.run(run + ["--version"], cwd=ROOT, capture_output=True, text=True)
     assert version.returncode == 0
-    assert version.stdout.startswith(f"imbalanced-cl {__version__} (") and f"torch {torch.__version__}" in version.stdout
+    assert (version.stdout.startswith(f"imbalanced-cl {__version__} (")
+            and f"torch {torch.__version__}" in version.stdout)
 
 
 def test_a_notebook_is_built_from_a_record_only_at_the_records_own_parameters():

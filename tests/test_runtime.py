@@ -41,19 +41,20 @@ def test_no_estimate_without_a_rate_for_the_device_or_without_a_declared_workloa
 
 
 def test_the_pruning_workload_counts_every_branch_by_hand():
-    cfg = PruningConfig(vanilla_steps=100, prune_steps=10, rate_window=10, record_every=5, alpha_grid=(0.1, 0.2), eps_min=0.5,
-                        eps_min_grid=(0.5, 0.3))
+    cfg = PruningConfig(vanilla_steps=100, prune_steps=10, rate_window=10, record_every=5, alpha_grid=(0.1, 0.2),
+                        eps_min=0.5, eps_min_grid=(0.5, 0.3))
     steps = [s for _, s in cfg.workload()]
     # vanilla; control + two alphas + literal backward, 10 each; Algorithm 1 from t = 0; the other eps_min: vanilla and
     # its control and main branch
     assert steps == [100, 40, 110, 100, 20]
 
 
-def test_the_scaling_workload_is_one_training_per_grid_point():
-    cfg = ScalingConfig(ds=(10, 20, 30), ratios=(1.0, 0.5), steps=7)
+def test_the_scaling_workload_is_two_trainings_per_grid_point_at_k_and_at_the_push():
+    """Notebook 03 trains each (d, ρ) of its grid at K, and again at 4 × K (its push: Lemma B.1 by its effect)."""
+    cfg = ScalingConfig(ds=(10, 20, 30), ratios=(1.0, 0.5), steps=7, n_pairs=16)
     work = cfg.workload()
-    assert sorted((c.d, round(c.eps_min / cfg.eps_max, 6)) for c, _ in work) == sorted(
-        (d, r) for d in (10, 20, 30) for r in (1.0, 0.5)) and all(s == 7 for _, s in work)
+    assert sorted((c.d, round(c.eps_min / cfg.eps_max, 6), c.n_pairs) for c, _ in work) == sorted(
+        (d, r, k) for d in (10, 20, 30) for r in (1.0, 0.5) for k in (16, 64)) and all(s == 7 for _, s in work)
 
 
 def test_rates_files_that_are_missing_or_broken_give_no_rates(tmp_path):

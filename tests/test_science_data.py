@@ -1,4 +1,5 @@
-"""The data model against the paper, with oracles written out here: Def. 3.1 frequencies, Assumptions 3.2-3.4, attention.
+"""The data model against the paper, with oracles written out here: Def. 3.1 frequencies, Assumptions 3.2-3.4,
+attention.
 
 Nothing here calls the package's own formulas (token_prob, sample_prob, softmax_scale): every expected value is
 computed by hand from the paper's definition, and every measured value comes from the sampler's output.
@@ -102,7 +103,8 @@ def test_pair_structure_signs_and_magnitudes():
     Zx, Zy = zx.sum(1), zy.sum(1)
     assert torch.equal(Zx != 0, S) and torch.equal(Zy != 0, S)
     assert torch.equal(torch.sign(Zx), torch.sign(Zy))
-    assert bool((torch.sign(zx) * sign.unsqueeze(1) >= 0).all()) and bool((torch.sign(zy) * sign.unsqueeze(1) >= 0).all())
+    assert (bool((torch.sign(zx) * sign.unsqueeze(1) >= 0).all())
+            and bool((torch.sign(zy) * sign.unsqueeze(1) >= 0).all()))
     mags = zx[zx != 0].abs().double()
     assert float(mags.min()) >= 0.2 and float(mags.max()) <= 1.0
     # U[0.2, 1.0]: mean 0.6, variance 0.8^2/12; signs balanced
@@ -134,7 +136,8 @@ def _mean_pool_residuals(sigma, n=4000, d1=32, L=4, seed=0):
 
 
 def test_noise_is_independent_between_the_two_views():
-    """Ass. 3.3: xi and xi+ are drawn independently, so the views' residuals are uncorrelated (corr ~ N(0, 1/(n d1)))."""
+    """Ass. 3.3: xi and xi+ are drawn independently, so the views' residuals are uncorrelated
+    (corr ~ N(0, 1/(n d1)))."""
     RX, RY = _mean_pool_residuals(0.1)
     a, b = RX.flatten(), RY.flatten()
     corr = float(((a - a.mean()) * (b - b.mean())).mean() / (a.std() * b.std()))
@@ -240,7 +243,7 @@ def test_philox_gives_random123s_known_answers_on_ints_and_on_a_batch_of_tensors
         got = philox.philox4x32(*ctrs, *PHILOX_KAT[k][1])
         assert [int(g[0]) for g in got] == list(PHILOX_KAT[k][2])
     wide = philox.philox4x32(torch.zeros(5, 1, dtype=torch.int64), 0, torch.zeros(1, 3, dtype=torch.int64), 0, 0, 0)
-    assert all(w.shape == (5, 3) and bool((w == want).all()) for w, want in zip(wide, PHILOX_KAT[0][2]))
+    assert all(w.shape == (5, 3) and bool((w == want).all()) for w, want in zip(wide, PHILOX_KAT[0][2], strict=True))
     meta = philox.philox4x32(torch.arange(7, device="meta"), 1, 2, 3, 4, 5)
     assert all(w.device.type == "meta" and w.shape == (7,) for w in meta)
 
@@ -322,7 +325,7 @@ def test_a_batched_draw_in_small_slabs_gives_the_same_numbers(monkeypatch):
     whole = data.batched_draws(1, plan, [0, 3, 4], data.STREAM_TEST, 2, "cpu")
     monkeypatch.setattr(data, "SLAB_BLOCKS", 4)          # over three replicates: one block a pass
     sliced = data.batched_draws(1, plan, [0, 3, 4], data.STREAM_TEST, 2, "cpu")
-    assert all(torch.equal(a, b) for a, b in zip(whole, sliced))
+    assert all(torch.equal(a, b) for a, b in zip(whole, sliced, strict=True))
 
 
 FUSED_CHECK = """
@@ -350,7 +353,8 @@ def test_the_fused_kernel_draws_the_torch_op_paths_numbers():
     gives the very words of the torch-op Philox path: the same uniforms exactly and the same normals within float32
     rounding, at the counter's extreme fields (seed 2^64 - 1, replicate and step 2^32 - 1, purpose 2^16 - 1) and for
     entries whose length is not a multiple of 4 (the last block is cut). Needs Triton, which torch's CUDA builds bring
-    and the CPU build lacks: elsewhere the GPU check (`make gpu-check`) runs the compiled kernel against the same path."""
+    and the CPU build lacks: elsewhere the GPU check (`make gpu-check`) runs the compiled kernel against the same
+    path."""
     import importlib.util
     import os
     import subprocess

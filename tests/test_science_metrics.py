@@ -74,7 +74,8 @@ def test_paper_scales_by_hand():
     s = math.log(math.log(100)) / 100                                    # 0.0152718
     assert theory.loglog_over_d(100) == pytest.approx(0.0152718, rel=1e-5)
     rate = theory.paper_rate(cfg, torch.tensor([1.0, 0.3], dtype=torch.float64), C_z=2.0)
-    torch.testing.assert_close(rate, torch.tensor([0.5 * (2 * s - 0.001), 0.5 * (0.6 * s - 0.001)], dtype=torch.float64))
+    torch.testing.assert_close(rate, torch.tensor([0.5 * (2 * s - 0.001), 0.5 * (0.6 * s - 0.001)],
+                                                  dtype=torch.float64))
     torch.testing.assert_close(theory.paper_rate(cfg, torch.tensor([1.0], dtype=torch.float64)),
                                torch.tensor([0.5 * (s - 0.001)], dtype=torch.float64))     # C_z = 1 by default
     assert theory.t1_main(cfg) == pytest.approx(500 * math.log(100) / (0.5 * math.log(math.log(100))))
@@ -178,7 +179,8 @@ def test_grad_features_by_hand():
     from imbalanced_cl.sim import loss
     Q = torch.tensor([[[0.75, 0.25], [0.5, 0.5]]], dtype=torch.float64)
     V = torch.tensor([[[1.0, 0.0], [0.0, 2.0]]], dtype=torch.float64)
-    want = torch.tensor([[[(0.75 - 1) * 1.0 / 2, 0.25 * 2.0 / 2], [0.5 * 1.0 / 2, (0.5 - 1) * 2.0 / 2]]], dtype=torch.float64)
+    want = torch.tensor([[[(0.75 - 1) * 1.0 / 2, 0.25 * 2.0 / 2], [0.5 * 1.0 / 2, (0.5 - 1) * 2.0 / 2]]],
+                        dtype=torch.float64)
     torch.testing.assert_close(loss.grad_features(Q, V, 0.5, tau_scaled=True), want)
     torch.testing.assert_close(loss.grad_features(Q, V, 0.5, tau_scaled=False), want / 0.5)
 

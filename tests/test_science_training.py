@@ -63,7 +63,8 @@ def ref_share(W, M):
 
 
 def ref_bias(cfg, W, t, T1):
-    """The bias the config documents: 0 up to and including T1 (Lemma F.3), then coef (E|z|/L) sqrt(2 log d/d) ||w|| x capped ramp."""
+    """The bias the config documents: 0 up to and including T1 (Lemma F.3), then coef (E|z|/L) sqrt(2 log d/d) ||w||
+    x capped ramp."""
     e_abs_z = (cfg.mag_lo + cfg.mag_hi) / 2            # mean of U[mag_lo, mag_hi]
     base = cfg.bias_coef * e_abs_z / cfg.L * math.sqrt(2 * math.log(cfg.d) / cfg.d) * W.norm(dim=-1)
     out = torch.zeros_like(base)
@@ -140,7 +141,8 @@ def test_reference_gradient_matches_finite_differences():
     for idx in [(0, 0, 0), (0, 1, 3), (0, 2, 5)]:
         E = torch.zeros_like(W)
         E[idx] = h
-        fd = cfg.tau * (ref_infonce(ref_h(W + E, UX, b), FY, cfg.tau) - ref_infonce(ref_h(W - E, UX, b), FY, cfg.tau)) / (2 * h)
+        fd = cfg.tau * (ref_infonce(ref_h(W + E, UX, b), FY, cfg.tau)
+                        - ref_infonce(ref_h(W - E, UX, b), FY, cfg.tau)) / (2 * h)
         assert float(fd) == pytest.approx(float(got[idx]), rel=1e-6, abs=1e-9)
 
 
@@ -160,8 +162,8 @@ LOOP = dict(d=5, d1=10, m=6, L=3, n_pairs=24, R=2, steps=20, sigma0=0.05, p_scal
     dict(bias="none", prune_alpha=0.4, prune_every=1000, prune_start=3),
     dict(bias="none", prune_alpha=0.3, prune_unit="weight", prune_backward="literal", prune_start=3),
     dict(bias="none", prune_alpha=0.4, prune_backward="literal", prune_every=1000, prune_start=3),
-], ids=["vanilla", "fresh", "fresh-pruned", "tau-unscaled-decay", "prune-every-step", "prune-every-7-from-4", "prune-once-at-3", "weight-literal",
-        "neuron-literal-once"])
+], ids=["vanilla", "fresh", "fresh-pruned", "tau-unscaled-decay", "prune-every-step", "prune-every-7-from-4",
+        "prune-once-at-3", "weight-literal", "neuron-literal-once"])
 def test_training_loop_matches_algorithm1_by_autograd(kw):
     cfg = SimConfig(**{**LOOP, **kw})
     W_ref, _ = reference_train(cfg)
@@ -192,7 +194,8 @@ def _t1_from_history(run, frac_needed, threshold=0.5):
     steps = h.get("steps")
     out = []
     for r in range(share.shape[1]):
-        ok = [int(s) for s, f in zip(steps, (share[:, r] >= threshold).double().mean(-1)) if s >= 1 and f >= frac_needed]
+        ok = [int(s) for s, f in zip(steps, (share[:, r] >= threshold).double().mean(-1), strict=True)
+              if s >= 1 and f >= frac_needed]
         out.append(ok[0] if ok else -1)
     return torch.tensor(out)
 
@@ -274,8 +277,10 @@ def test_bias_factor_is_the_sampled_mean_magnitude_over_l():
     cfg = SimConfig(**{**BIAS, "p_scale": 3.0})
     _, _, zx, _ = data.sample_latents(cfg, 20000, data.generator(0, 0, data.STREAM_TRAIN))
     mags = zx[zx != 0].abs().double()
-    factor = encoder.bias_at(cfg, _bias_weights(), 3, torch.tensor([0, 0]))[0, 1] / (1.5 * math.sqrt(2 * math.log(16) / 16))
-    assert float(factor) == pytest.approx(float(mags.mean()) / cfg.L, abs=4 * float(mags.std()) / math.sqrt(mags.numel()) / cfg.L)
+    factor = (encoder.bias_at(cfg, _bias_weights(), 3, torch.tensor([0, 0]))[0, 1]
+              / (1.5 * math.sqrt(2 * math.log(16) / 16)))
+    assert float(factor) == pytest.approx(float(mags.mean()) / cfg.L,
+                                          abs=4 * float(mags.std()) / math.sqrt(mags.numel()) / cfg.L)
 
 
 def test_bias_is_zero_before_t1_and_without_t1():
@@ -455,7 +460,8 @@ def test_runs_and_pairs_move_between_devices():
 
 
 def test_heldout_pairs_come_from_the_test_stream():
-    """Run.heldout: n pairs (default K) from the test stream; sub-streams differ; the training pairs are not among them."""
+    """Run.heldout: n pairs (default K) from the test stream; sub-streams differ; the training pairs are not among
+    them."""
     run = train(SimConfig(**{**LOOP, "steps": 2}))
     h = run.heldout()
     assert h.UX.shape == run.pairs.UX.shape and run.heldout(n=7).UX.shape[1] == 7

@@ -56,7 +56,8 @@ def test_sizes_no_machine_holds_are_refused_in_one_line_with_the_numbers():
 
 def test_a_grid_counts_at_its_largest_point():
     from imbalanced_cl.claims.scale import ScaleConfig
-    cfg = ScaleConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in profile_params("ci", "08_scale").items()})
+    cfg = ScaleConfig(**{k: tuple(v) if isinstance(v, list) else v
+                         for k, v in profile_params("ci", "08_scale").items()})
     big = cfg.replace(ds=(20, 40, 4000))
     s = memory.sizes(big)
     assert s["d"] == 4000 and s["d1"] == round(cfg.c1 * 4000) and s["m"] >= cfg.m
@@ -78,7 +79,8 @@ def test_the_campaign_checks_a_units_sizes_against_its_slurm_jobs_memory():
     big = type(unit)(unit.kind, unit.name, unit.profile, {**unit.params, "d1": 20000}, unit.code)
     args = argparse.Namespace(slurm=True, memory="8GB")
     check_sizes([unit], ROOT, args)                          # the ci sizes fit 8 GB
-    with pytest.raises(ParameterError, match=r"d1=20000, .* need about 12\.\d GiB .* more than the 7\.5 GiB each Slurm job"):
+    with pytest.raises(ParameterError,
+                       match=r"d1=20000, .* need about 12\.\d GiB .* more than the 7\.5 GiB each Slurm job"):
         check_sizes([big], ROOT, args)
 
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-import slurm_node  # noqa: E402
+import slurm_node
 
-from imbalanced_cl.campaign import record  # noqa: E402
+from imbalanced_cl.campaign import record
 
 pytestmark = [pytest.mark.slow, pytest.mark.slurm]
 ROOT = Path(__file__).resolve().parents[1]

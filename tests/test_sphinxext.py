@@ -51,7 +51,8 @@ def test_a_folded_cells_summary_is_named_by_its_visible_text():
 
     from myst_nb.sphinx_ import depart_HideCellInput, visit_HideCellInput
     writer = SimpleNamespace(body=[])
-    node = {"classes": ["above-input"], "prompt_show": "Show code cell content", "prompt_hide": "Hide code cell content"}
+    node = {"classes": ["above-input"], "prompt_show": "Show code cell content",
+            "prompt_hide": "Hide code cell content"}
     visit_HideCellInput(writer, node)
     depart_HideCellInput(writer, node)
     markup = "".join(writer.body)

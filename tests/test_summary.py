@@ -200,7 +200,8 @@ def test_bullets_make_report_lines_a_markdown_list():
 
 
 def test_claim_4_reads_the_premise_maps_plain_words_answer():
-    """Claim 4's sentence carries the premise map's answer in plain words (its claim4_map row), where that row exists."""
+    """Claim 4's sentence carries the premise map's answer in plain words (its claim4_map row), where that row
+    exists."""
     claim4 = next(c for c in A.CLAIMS if c.key == "4")
     rule = "answer (b) — no cell meets every premise. In plain words: the vanilla run never converged."
     rows = [{**_row("Claim 4 on the map", V.NOT_COMPARABLE, notebook="10_premise_map"), "id": "claim4_map",

@@ -163,7 +163,7 @@ def test_on_a_gpu_chunks_draw_the_same_pairs_and_the_cpus_batched_uniforms(monke
     cfg = SimConfig(**{**SMALL, "R": 4}, device="cuda")
     plan = data.draw_plan(cfg, cfg.n_pairs)
     wide, alone = data.raw_draws(0, plan, [0, 1, 2, 3], 2, 1, "cuda"), data.raw_draws(0, plan, [2], 2, 1, "cuda")
-    assert all(torch.equal(a[2:3], b) for a, b in zip(wide, alone))
+    assert all(torch.equal(a[2:3], b) for a, b in zip(wide, alone, strict=True))
     whole, single = TR.train(cfg.replace(chunk=4)), TR.train(cfg.replace(chunk=1))
     assert torch.equal(whole.pairs.S, single.pairs.S) and torch.equal(whole.pairs.ZX, single.pairs.ZX)
     assert torch.equal(whole.T1, single.T1)

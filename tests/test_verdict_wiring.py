@@ -184,7 +184,8 @@ BREAK = {
     "alpha_bound_extended": {"fail": {"alpha_bound_extended": True}},
 }
 # the premise rows each notebook shows (its cell `premise_rows.rows(reg, cfg, which)`), by premise id
-SHOWN = {nb: {P.REGIME_IDS[k] for k in (("gradient", "loss", "lambda", "sigma") if nb.startswith("01") else regime.ROWS)}
+SHOWN = {nb: {P.REGIME_IDS[k]
+              for k in (("gradient", "loss", "lambda", "sigma") if nb.startswith("01") else regime.ROWS)}
          for nb in EXPECTED}
 SHOWN["04_pruning_gains"] |= {"convergence", "prune_from_t4", "alpha_bound", "alpha_bound_extended"}
 CASES = [(nb, p) for nb in sorted(EXPECTED) for p in BREAK if p in SHOWN[nb]]
@@ -332,7 +333,8 @@ def test_pruning_premise_band_edges():
     from tests.test_pruning import _results
     res = _results(cfg)
     res.premises = _pruning_premises(cfg)
-    by = lambda: {r.id: r for r in pa.premise_rows(res, cfg)}
+    def by():
+        return {r.id: r for r in pa.premise_rows(res, cfg)}
     res.premises["T"] = float(cfg.prune_steps)
     assert by()["prune_from_t4"].verdict == HOLDS
     res.premises["T"] = cfg.prune_steps + 1.0
@@ -398,7 +400,8 @@ def test_train_arms_prunes_exactly_the_named_set_and_the_magnitude_arm_the_small
     n = 3                                                                # rows: replicate j // n, arm j % n
     Wrows = W[[j // n for j in range(n * 2)]]
     keep = masker.at(Wrows, cfg.branch(0.0).prune_start).bool()
-    dropped = lambda j: (~keep[j]).nonzero().flatten().tolist()
+    def dropped(j):
+        return (~keep[j]).nonzero().flatten().tolist()
     assert dropped(0) == [] and dropped(3) == []                         # the control
     assert dropped(1) == [0, 1] and dropped(4) == [0, 1]                 # Algorithm 1 at 0.4: the two smallest
     assert dropped(2) == [3, 4] and dropped(5) == [4]                    # the oracle: its set, the largest here
@@ -512,7 +515,8 @@ def _meaning(vs: list[str]) -> str:
 JUDGED = (HOLDS, PARTLY, FAILS, INCONCLUSIVE)
 
 
-@pytest.mark.parametrize("vs", [list(c) for n in range(0, 4) for c in itertools.combinations_with_replacement(JUDGED, n)])
+@pytest.mark.parametrize("vs", [list(c) for n in range(0, 4)
+                                for c in itertools.combinations_with_replacement(JUDGED, n)])
 def test_combine_every_multiset_of_judged_verdicts(vs):
     for perm in set(itertools.permutations(vs)):
         assert V.combine(list(perm)) == _meaning(vs)
@@ -896,7 +900,8 @@ def test_a_row_takes_its_band_from_its_rule_unless_given():
 
 
 def test_tolerance_is_the_half_width_of_a_two_sided_band_only():
-    row = lambda lo, hi: V.Verdict("c", "s", "p", 1.0, 1.0, 1.0, HOLDS, id="c", band_lo=lo, band_hi=hi)
+    def row(lo, hi):
+        return V.Verdict("c", "s", "p", 1.0, 1.0, 1.0, HOLDS, id="c", band_lo=lo, band_hi=hi)
     assert premise_rows.tolerance(row(0.85, 1.15)) == pytest.approx(0.15)
     for lo, hi in ((0.85, math.inf), (-math.inf, 1.15), (1.0, 1.0), (math.nan, math.nan)):
         assert math.isnan(premise_rows.tolerance(row(lo, hi))), (lo, hi)
@@ -956,7 +961,8 @@ EXPECTED_MORE = {
     "08_scale": {"rate_ratio": SCALE_T1, "lucky_fraction": SCALE_T1 | {"lucky_exist"}, "alignment": SCALE_T3,
                  "ni_": SCALE_T3, "mask_share": SCALE_T3 | {"alpha_bound_extended"},
                  "pruning_gain": SCALE_T3 | {"alpha_bound_extended"}},
-    "09_decoupling": {"random_mask_": {"stage_reached", "companion_bias"}, "paper_": {"stage_reached", "companion_bias"},
+    "09_decoupling": {"random_mask_": {"stage_reached", "companion_bias"},
+                      "paper_": {"stage_reached", "companion_bias"},
                       "identical_": {"stage_reached"}, "probe_gap_": {"stage_reached", "companion_bias"}},
     # the predictions are judged over the cells that meet every premise: where one does, nothing gates them
     "10_premise_map": {"gain_": MAP_ARM, "gain_oracle_": MAP_ARM - {"alpha_bound"},   # an oracle: as in 04
@@ -1072,7 +1078,8 @@ def test_notebook_10_a_cell_premise_failing_alone_gates_the_arm_rows_and_a_predi
     from imbalanced_cl.claims.premise_map.metrics import IDS
     from tests.test_premise_map import ALL, _arm, _cell, _result
     cell = _cell()
-    arms = lambda: {a: _arm(a, [0.10, 0.12, 0.11]) for a in ("alg1", "oracle_lucky")}
+    def arms():
+        return {a: _arm(a, [0.10, 0.12, 0.11]) for a in ("alg1", "oracle_lucky")}
     base = [PM.arm_row(_result(cell, ALL, [0.1, 0.12, 0.11], arms=arms()), a, cell.cfg) for a in arms()]
     broken = [PM.arm_row(_result(cell, {**ALL, key: False}, [0.1, 0.12, 0.11], arms=arms()), a, cell.cfg)
               for a in arms()]
@@ -1095,7 +1102,8 @@ def test_the_maps_cell_hands_each_oracle_its_own_set_and_algorithm_1_a_magnitude
     from tests.test_premise_map import _cell
     cell = _cell()
     m, R = cell.cfg.m, 2
-    row = lambda *idx: [i in idx for i in range(m)]
+    def row(*idx):
+        return [i in idx for i in range(m)]
     lucky = torch.tensor([row(0, 1), row(2)])                  # on W0
     dominant = torch.tensor([row(3), row(4, 5, 6)])            # at T4, on W
     learned = torch.tensor([row(0, 1, 2), row(2, 3)])          # j* ∈ N_i at T4
@@ -1126,8 +1134,8 @@ def test_the_maps_cell_hands_each_oracle_its_own_set_and_algorithm_1_a_magnitude
     monkeypatch.setattr(MP, "train_arms", fake_arms)
     res = MP.run_cell(cell)
     assert list(res.arms) == list(MP.ARMS)
-    chosen = dict(zip(("control",) + MP.ARMS, seen["chosen"]))
-    alphas = dict(zip(("control",) + MP.ARMS, seen["alphas"]))
+    chosen = dict(zip(("control",) + MP.ARMS, seen["chosen"], strict=True))
+    alphas = dict(zip(("control",) + MP.ARMS, seen["alphas"], strict=True))
     assert chosen["oracle_lucky"] is lucky and chosen["oracle_dominant"] is dominant
     assert all(chosen[a] is None for a in ("control", "alg1", "alg1_strict", "alg1_extended"))
     assert alphas["control"] == alphas["oracle_lucky"] == alphas["oracle_dominant"] == 0.0
@@ -1148,7 +1156,8 @@ def test_the_mask_controls_against_the_smallest_effect(shift, want):
     k = alphas.index(cfg.alpha_main)
 
     def cs(diff):
-        ratio = lambda v: torch.full((3, len(alphas)), 0.5).index_put_((torch.arange(3), torch.full((3,), k)), v)
+        def ratio(v):
+            return torch.full((3, len(alphas)), 0.5).index_put_((torch.arange(3), torch.full((3,), k)), v)
         return {"magnitude/dynamic": {"A_j*/A_maj": ratio(0.5 + diff)},
                 "random/dynamic": {"A_j*/A_maj": ratio(torch.full((3,), 0.5))},
                 "magnitude/static": {"A_j*/A_maj": ratio(torch.full((3,), 0.5))}}

@@ -103,7 +103,8 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--profile", default="default", help=f"one of {PROFILES}")
     s.add_argument("--seeds", nargs="+", type=int, default=[0, 1], help="base seeds (at least two)")
     s.add_argument("--only", nargs="*", help="notebook names to include (default: all)")
-    w = sub.add_parser("show", help="print the verdict table of executed notebooks (e.g. papermill's output) in the terminal")
+    w = sub.add_parser("show", help="print the verdict table of executed notebooks (e.g. papermill's output) in the "
+                                    "terminal")
     w.add_argument("notebooks", nargs="+", metavar="OUT.ipynb", help="executed notebooks")
     w.add_argument("--width", type=int, default=None, help="columns of the table (default: the terminal's)")
     from .campaign.cli import add_parser as add_campaign   # campaign run|status (issue 29)

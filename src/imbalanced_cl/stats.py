@@ -216,6 +216,7 @@ def mean_ci_in(x, quantity: str = "real") -> tuple[float, float, float]:
         return mean, mean, mean
     hu = h / (hi_r - lo_r) / (u * (1.0 - u))                    # d logit(u) = du / (u (1 - u))
     z = math.log(u / (1.0 - u))
-    back = lambda v: lo_r + (hi_r - lo_r) / (1.0 + math.exp(-v))
+    def back(v):
+        return lo_r + (hi_r - lo_r) / (1.0 + math.exp(-v))
     return mean, back(z - hu), back(z + hu)
 

@@ -100,7 +100,7 @@ def map_in_processes(fn: Callable, jobs: Sequence[tuple], labels: Sequence[str],
     with tempfile.TemporaryDirectory(prefix="imbalanced-cl-runs-") as marks, \
             ProcessPoolExecutor(procs, mp_context=ctx) as ex:
         futures = [ex.submit(_run_marked, marks, label, fn, pickle.dumps(tuple(job), protocol=pickle.HIGHEST_PROTOCOL))
-                   for job, label in zip(jobs, labels)]
+                   for job, label in zip(jobs, labels, strict=True)]
         # the pool's Process objects, kept so that their exit codes can be read after the pool breaks
         # (concurrent.futures has no public accessor for them)
         workers = dict(getattr(ex, "_processes", None) or {})

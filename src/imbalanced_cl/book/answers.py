@@ -114,7 +114,8 @@ def premise_status(rows: list[dict], ev: list[dict], claim: Claim) -> tuple[list
     checked = {d for r in ev for d in r.get("checked") or ()}
     unmet = {d for r in ev for d in r.get("unmet") or ()}
     prem = {r.get("id"): r for r in rows if is_premise_row(r) and r.get("notebook") in claim.notebooks}
-    as_row = lambda pid: prem.get(pid, pid)
+    def as_row(pid):
+        return prem.get(pid, pid)
     met = [as_row(p) for p in wanted if p in checked and p not in unmet]
     failed = [as_row(p) for p in wanted if p in unmet]
     return met, failed, [p for p in wanted if p not in checked]
@@ -264,7 +265,8 @@ def render(items: list[Answer], base: str = "../notebooks/") -> str:
                     if a.verdict == V.NOT_COMPARABLE and a.measured not in ("—", V.NOT_COMPARABLE) else "")
         why = (f"<b>criterion</b>: {T.esc(rule)}<br><b>the paper's regime</b>: {T.esc(a.claim.regime)}; "
                f"<b>ours</b>: {T.esc(ours(a))}<br><b>why</b>: {T.esc(a.why)}")
-        cells = [f'<b>{T.esc(a.claim.key)}</b> {T.esc(a.claim.title)} <small>({T.esc(a.claim.source)}; {links})</small>',
+        cells = [f'<b>{T.esc(a.claim.key)}</b> {T.esc(a.claim.title)} '
+                 f'<small>({T.esc(a.claim.source)}; {links})</small>',
                  f"<small>{T.esc(a.claim.predicts)}</small>", meas,
                  f'<b style="color:{colour}">{T.esc(a.verdict)}</b>{measured}'
                  f'<details class="sb-why"><summary>why</summary><small>{why}</small></details>']

@@ -22,17 +22,18 @@ class Cost:
 
 
 COSTS = {
-    "Stage1Config": Cost("01_stage1_growth", ("d_grid", "d1_grid", "sweep_R", "sweep_d1", "horizon", "R", "d1", "steps"),
+    "Stage1Config": Cost("01_stage1_growth",
+                         ("d_grid", "d1_grid", "sweep_R", "sweep_d1", "horizon", "R", "d1", "steps"),
                          "the T1 sweep (every point of d_grid and d1_grid, sweep_R replicates, horizon × T1 steps) "
                          "takes most of the time; R, d, d1 and steps size only the main run"),
-    "LuckyConfig": Cost("02_lucky_neurons", ("census_ds", "census_neurons", "census_R", "lemma_m", "lemma_steps", "train_eps_max",
-                         "fig_steps", "R", "steps"),
+    "LuckyConfig": Cost("02_lucky_neurons", ("census_ds", "census_neurons", "census_R", "lemma_m", "lemma_steps",
+                                             "train_eps_max", "fig_steps", "R", "steps"),
                         "the census (census_ds × census_neurons × census_R) and the Lemma 3.2 run (lemma_m neurons, "
                         "lemma_steps) are most of it"),
     "ScalingConfig": Cost("03_Ni_scaling", ("ds", "ratios", "steps", "R", "d1", "n_pairs"),
                           "one training per point of ds × ratios, each of `steps` steps; the largest d dominates"),
-    "PruningConfig": Cost("04_pruning_gains", ("vanilla_steps", "prune_steps", "alpha_grid", "eps_min_grid", "mask_control", "R",
-                           "n_pairs", "d1"),
+    "PruningConfig": Cost("04_pruning_gains", ("vanilla_steps", "prune_steps", "alpha_grid", "eps_min_grid",
+                                               "mask_control", "R", "n_pairs", "d1"),
                           "the vanilla run, then one branch per alpha_grid value and per eps_min_grid value, and "
                           "the mask control's four cells"),
     "AppendixConfig": Cost("05_appendix_figures", ("repeats", "eps_12", "eps_34", "steps", "d1", "n_pairs", "pruning"),
@@ -44,7 +45,8 @@ COSTS = {
                            "one small training per gallery cell"),
     "ScaleConfig": Cost("08_scale", ("ds", "R", "ratios", "C_m", "c1", "t3_cap", "n_pairs"),
                         "the largest d of `ds` (m = d^C_m neurons, d1 = c1 d, steps in units of tau_d) dominates"),
-    "DecouplingConfig": Cost("09_feature_decoupling", ("steps", "contrast_steps", "ratios", "kinds", "R", "d1", "n_pairs"),
+    "DecouplingConfig": Cost("09_feature_decoupling",
+                             ("steps", "contrast_steps", "ratios", "kinds", "R", "d1", "n_pairs"),
                              "the 3 × 3 grid (kinds × ratios) of `steps` steps, and the sensitivity run of "
                              "contrast_steps"),
     "PremiseMapConfig": Cost("10_premise_map", ("ds", "star_m_over_d", "star_K", "lambdas", "ratios", "R", "n_pairs"),

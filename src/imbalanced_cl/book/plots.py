@@ -98,7 +98,7 @@ def series(ax, x, Ys: dict, fmt: str = "o-", **kw) -> list:
     """A per-grid-point summary: one error-bar series (mean and 95% interval over replicates, Y: (R, len(x))) per
     grid value, Ys = {label: Y}, in colours C0, C1, ... in order; returns the colours, to match reference curves."""
     colours = [f"C{i}" for i in range(len(Ys))]
-    for colour, (name, Y) in zip(colours, Ys.items()):
+    for colour, (name, Y) in zip(colours, Ys.items(), strict=True):
         errorbars(ax, x, Y, fmt=fmt, color=colour, label=name, **kw)
     return colours
 
@@ -162,7 +162,8 @@ def census_panels(axes, cen: dict, exponents: dict, rse_max: float):
         errorbars(axes[2], ds, mc["Ni"][:, k, :].T, color=col, label=f"MC ρ={rho}")
         axes[2].plot(ds, ex["Ni"][:, k], "-", color=col)
         axes[2].plot(ds, ds ** e["Ni"], ":", color=col)
-    for ax, title in zip(axes, ["E|M_j| (ordinary), m = d^C_m", "E|M_j*| (lucky), m = d^C_m", "|N_i| at init"]):
+    for ax, title in zip(axes, ["E|M_j| (ordinary), m = d^C_m", "E|M_j*| (lucky), m = d^C_m", "|N_i| at init"],
+                         strict=True):
         loglog(ax, "d", None, title)
     axes[1].set_ylim(1e-12, None)
     axes[0].legend()
@@ -193,7 +194,7 @@ def cos2_heatmaps(axes, cos2: dict, n_major: int, n_neurons: int, replicate: int
     """Workshop Figure 1: cos²(w_i, M_j) of the first n_neurons neurons (rows) against every atom (columns), one panel
     per run (cos2 = {title: (R, m, d)}), one replicate, on a shared 0..1 colour scale; a white line separates the
     majority atoms (the first n_major) from the minority ones. Returns the last image, for a colour bar."""
-    for ax, (name, c) in zip(axes, cos2.items()):
+    for ax, (name, c) in zip(axes, cos2.items(), strict=True):
         d = c.shape[-1]
         im = ax.imshow(_np(c[replicate, :n_neurons]), vmin=0, vmax=1, cmap="viridis", aspect="auto")
         ax.axvline(n_major - 0.5, color="w", lw=1.5)

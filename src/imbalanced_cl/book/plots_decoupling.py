@@ -36,7 +36,7 @@ def _series_pair(res, cfg, keys: tuple[str, str]):
     """Two panels side by side, one band per pair type in each: the checkpoint series res.series(key, kind)."""
     _, axes = plt.subplots(1, 2, figsize=(11, 3.8))
     for kind in cfg.kinds:
-        for ax, key in zip(axes, keys):
+        for ax, key in zip(axes, keys, strict=True):
             band(ax, res.steps, res.series(key, kind), DC.LABELS[kind], COLOURS[kind])
     return axes
 

@@ -1,4 +1,5 @@
-"""Figures, table and sliders of notebook 07 (the explorer): heatmaps of cos²(w_i, M_j), the gallery, the live widget."""
+"""Figures, table and sliders of notebook 07 (the explorer): heatmaps of cos²(w_i, M_j), the gallery, the live
+widget."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -141,7 +142,8 @@ def live(cfg: ExplorerConfig):
 
 
 def mask_effect_text(cfg: ExplorerConfig, results: list[Result]) -> str:
-    """Markdown: how much the pruned gallery rows differ from the unpruned ones, and the same under the literal backward."""
+    """Markdown: how much the pruned gallery rows differ from the unpruned ones, and the same under the literal
+    backward."""
     eff = mask_effect(results)
     if not eff:
         return "The gallery has no pruned point with an unpruned twin (gallery_alpha needs 0 and a value above 0)."
@@ -162,6 +164,7 @@ def mask_effect_text(cfg: ExplorerConfig, results: list[Result]) -> str:
         f"{probe.label()} changes by {lit['max_dcos2']:.3f} in cos² and by {lit['d_minority']:+.2f} (minority) and "
         f"{lit['d_majority']:+.2f} (majority) aligned neurons per feature. " + (
             "The mask moves the panels much more once it also removes the gradient: where the pruned rows look like "
-            "the unpruned ones, that is the faithful backward, not a drawing error." if lit["max_dcos2"] > 2 * big["max_dcos2"]
+            "the unpruned ones, that is the faithful backward, not a drawing error."
+            if lit["max_dcos2"] > 2 * big["max_dcos2"]
             else "The literal backward does not move them much more: at these settings the mask itself changes "
             "little."))

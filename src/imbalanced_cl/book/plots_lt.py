@@ -1,4 +1,5 @@
-"""Notebook 06's figure and page tables: per-class accuracy against class size, the scale beside Table 2, the time profile."""
+"""Notebook 06's figure and page tables: per-class accuracy against class size, the scale beside Table 2, the time
+profile."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -15,7 +16,7 @@ def per_class(results: list[dict], rhos, dataset: str):
     """One panel per rho: mean per-class accuracy (error bars: sd over seeds) against training images per class."""
     fig, axes = plt.subplots(1, len(rhos), figsize=(5.5 * len(rhos), 4), squeeze=False)
     present = [m for m in COLOURS if any(r["method"] == m for r in results)]
-    for ax, rho in zip(axes[0], rhos):
+    for ax, rho in zip(axes[0], rhos, strict=True):
         for m in present:
             rs = [r for r in results if r["method"] == m and r["rho"] == rho]
             if not rs:
@@ -44,7 +45,8 @@ def scale_table(cfg: LTConfig, data) -> str:
     rows = [("data", "original CIFAR-10 binaries", data.source),
             ("LT profile", "$n_c=\\lfloor 4500\\,\\rho^{-c/9}\\rfloor$",
              f"$n_c=\\lfloor {n_head}\\,\\rho^{{-c/{C - 1}}}\\rfloor$ ({sizes})"),
-            ("backbone", "ResNet-18 (width 64, 11.2 M parameters)", f"ResNet-18 of width {cfg.width} ({params:.2f} M parameters)"),
+            ("backbone", "ResNet-18 (width 64, 11.2 M parameters)",
+             f"ResNet-18 of width {cfg.width} ({params:.2f} M parameters)"),
             ("pre-training", "2,000 epochs, batch 512, SGD lr 0.5, $\\tau=0.2$",
              f"{cfg.epochs} epochs, batch {cfg.batch_size}, SGD lr {cfg.lr:g}, $\\tau={cfg.temperature:g}$"),
             ("pruning", "ratio 0.9, global, per epoch", f"ratio {cfg.prune_ratio:g}, global, per {cfg.mask_every}"),

@@ -29,7 +29,7 @@ def map_figure(results: list[CellResult], cfg: PremiseMapConfig, marks: dict | N
     ds = sorted({r.cell.d for r in plane})
     lams = [lam for lam in LAMBDAS if any(r.cell.lam_name == lam for r in plane)]
     fig, axes = plt.subplots(1, len(ratios), figsize=(4.6 * len(ratios) + 0.8, 1.3 * len(ds) + 1.6), squeeze=False)
-    for ax, ratio in zip(axes[0], ratios):
+    for ax, ratio in zip(axes[0], ratios, strict=True):
         grid = np.full((len(ds), len(lams)), np.nan)
         for r in plane:
             if r.cell.ratio != ratio:
@@ -38,7 +38,8 @@ def map_figure(results: list[CellResult], cfg: PremiseMapConfig, marks: dict | N
             ok, n, failed = _counts(r)
             grid[i, j] = ok / n
             verdict = arm_row(r, 'alg1', cfg).verdict
-            text = "all premises" if not failed else "fails: " + "\n".join(failed[:3]) + ("…" if len(failed) > 3 else "")
+            text = ("all premises" if not failed
+                    else "fails: " + "\n".join(failed[:3]) + ("…" if len(failed) > 3 else ""))
             where = "recorded\n" if r.source == "recorded" else "" if r.ran else "no record: closed forms only\n"
             ax.text(j, i, f"{where}{ok}/{n} met\n{text}\n[{verdict}]", ha="center", va="center", fontsize="x-small")
             if not failed and r.ran:
@@ -160,7 +161,8 @@ def arms_table(results: list[CellResult], cfg: PremiseMapConfig) -> list[dict]:
             out.append({"cell": r.cell.label, "arm": name, "pruned per replicate": ", ".join(f"{x:g}" for x in
                                                                                          a.size.tolist()),
                         "paper's T": "∞" if not math.isfinite(a.T) else f"{a.T:.0f}",
-                        "branch": r.extra.get("branch"), "strict / extended bound": f"{'✓' if a.premises['bound'].holds else '✗'} / "
+                        "branch": r.extra.get("branch"),
+                        "strict / extended bound": f"{'✓' if a.premises['bound'].holds else '✗'} / "
                         f"{'✓' if a.premises['bound_ext'].holds else '✗'}",
                         "gain [95%]": f"{m:+.3g} [{lo:+.3g}, {hi:+.3g}]",
                         "verdict": v.verdict + (f" (measured: {v.would_be})" if v.would_be else ""),
@@ -180,7 +182,8 @@ def convergence_table(results: list[CellResult], cfg: PremiseMapConfig) -> list[
         ws = math.ceil(r.cell.d * math.log(r.cell.d) / (r.cell.cfg.lr * math.log(math.log(r.cell.d))))
         onset = ("never" if r.cell.cfg.bias == "none" else "at the crossing" if r.cell.cfg.t1_onset_step < 0
                  else str(r.cell.cfg.t1_onset_step))
-        out.append({"cell": r.cell.label, "T4 (branch point)": e["T4"], "loss / ln K at T4": f"{e['loss_T4'] / e['ln_K']:.3f}",
+        out.append({"cell": r.cell.label, "T4 (branch point)": e["T4"],
+                    "loss / ln K at T4": f"{e['loss_T4'] / e['ln_K']:.3f}",
                     "l'_p at T4": f"{e['lp_T4']:.3g}", "converged": "yes" if c.holds else "no",
                     "bias onset": r.cell.bias_onset, "bias const": f"{r.cell.bias_coef:g}",
                     "bias on from step": onset,

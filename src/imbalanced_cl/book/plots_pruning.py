@@ -42,7 +42,9 @@ def bands_over_steps(curves: dict, ax=None, mark: float | None = None, xmin: flo
     if mark is not None:
         ax.axvline(mark, color="grey", ls=":")
     ax.set_xlim(xmin, None)
-    ax.set_xlabel("step"); ax.set_ylabel(ylabel); ax.set_title(title, fontsize="medium")
+    ax.set_xlabel("step")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize="medium")
     ax.legend(ncol=2)
     return ax
 
@@ -64,7 +66,9 @@ def per_alpha(ax, x, series: dict, colors: dict | None = None, logx: bool = Fals
         ax.axhline(0, color="grey", lw=0.8)
     if logx:
         ax.set_xscale("log")
-    ax.set_xlabel(xlabel); ax.set_ylabel(ylabel); ax.set_title(title, fontsize="medium")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize="medium")
     return ax
 
 
@@ -94,7 +98,8 @@ def feature_scatter(ax, share, y, minority: list, xlabel: str, ylabel: str):
     ax.scatter(share[:, minority].flatten(), y[:, minority].flatten(), s=60, color=MINORITY, marker="*",
                label="minority j*")
     ax.axhline(0, color="grey", lw=0.8)
-    ax.set_xlabel(xlabel); ax.set_ylabel(ylabel, fontsize="small")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel, fontsize="small")
     return ax
 
 
@@ -114,8 +119,10 @@ def appendix_figure(res, fig: int, ylabel: str):
         sig, eps, v = res.curves(fig, a)
         level_curves(ax, eps, v, [f"NSR = {cfg.nsr_of(s):.3g} (σ = {s:g})" for s in sig])
         ax.set_xlabel("eps_min")
-        ax.set_title("vanilla (as in the paper)" if arms[a] == 0 else f"Algorithm 1, α = {arms[a]:g} (not in the paper)")
-    axes[0][0].set_ylabel(ylabel); axes[0][0].legend()
+        ax.set_title("vanilla (as in the paper)" if arms[a] == 0
+                     else f"Algorithm 1, α = {arms[a]:g} (not in the paper)")
+    axes[0][0].set_ylabel(ylabel)
+    axes[0][0].legend()
     f.suptitle(f"Figure {fig}: mean over {cfg.repeats} repeats, band = 95% t-interval", fontsize="medium")
     f.tight_layout()
     return f
@@ -124,10 +131,12 @@ def appendix_figure(res, fig: int, ylabel: str):
 def appendix_panels(res, fig: int, metrics: dict, arm: int = 0, ylabel: str = ""):
     """Other metrics on one App. A.2 figure's grid (notebook 05), a panel per {metric: title}, one pruning arm."""
     f, axes = plt.subplots(1, len(metrics), figsize=(5.2 * len(metrics), 3.4), squeeze=False)
-    for ax, (metric, title) in zip(axes[0], metrics.items()):
+    for ax, (metric, title) in zip(axes[0], metrics.items(), strict=True):
         sig, eps, v = res.curves(fig, arm, metric)
         level_curves(ax, eps, v, [f"NSR = {res.cfg.nsr_of(s):.3g}" for s in sig])
-        ax.set_xlabel("eps_min"); ax.set_ylabel(ylabel); ax.set_title(title)
+        ax.set_xlabel("eps_min")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
     axes[0][0].legend()
     f.tight_layout()
     return f

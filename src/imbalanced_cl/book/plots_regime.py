@@ -15,7 +15,8 @@ def share_over_time(curves: dict, ax=None):
         ax.plot(steps, m, label=name)
         ax.fill_between(steps, lo, hi, alpha=0.2)
     ax.axhline(1.0, color="k", lw=0.8, ls=":")
-    ax.set(xlabel="step", ylabel=r"$\|MM^\top w_i\|^2/\|w_i\|^2$ (mean over neurons)", title="share in the feature span")
+    ax.set(xlabel="step", ylabel=r"$\|MM^\top w_i\|^2/\|w_i\|^2$ (mean over neurons)",
+           title="share in the feature span")
     ax.legend()
     return ax
 

@@ -43,8 +43,9 @@ def _reached(T: np.ndarray) -> str:
 def show_regime(res: S.ScaleResult) -> None:
     """The regime at every d: stages reached, sparsity realised, lucky-set sizes, Remark 1's bound, final loss."""
     cfg = res.cfg
-    head = ["d", "ρ", "T1 mean (reached)", "T2 mean (reached)", "T_a (T_a/τ_d)", "loss at T_a (change over 0.5 τ_d / start)",
-            "majority feature freq.: realised (model q_j)", "features per sample / d", "lucky (i,j) at init per replicate"]
+    head = ["d", "ρ", "T1 mean (reached)", "T2 mean (reached)", "T_a (T_a/τ_d)",
+            "loss at T_a (change over 0.5 τ_d / start)", "majority feature freq.: realised (model q_j)",
+            "features per sample / d", "lucky (i,j) at init per replicate"]
     rows = []
     for p in res.points:
         for g, rho in enumerate(cfg.groups):
@@ -75,21 +76,24 @@ def clock_figure(res: S.ScaleResult) -> None:
     ax[0].set(xlabel="t / τ_d", ylabel="A_j*/A_maj (mean over replicates)", yscale="log",
               title="solid: vanilla to T_a (dash-dot); dotted: control; dashed: pruned")
     ax[1].set(xlabel="t / τ_d", ylabel="InfoNCE (training pairs)", title="loss, minority group")
-    ax[0].legend(); ax[1].legend()
-    plt.tight_layout(); plt.show()
+    ax[0].legend()
+    ax[1].legend()
+    plt.tight_layout()
+    plt.show()
 
 
 def _ticks(ax, d, recorded=()) -> None:
     """Ticks at the grid's d, the points recorded by a campaign labelled so (they were not computed by this run)."""
-    ax.set_xticks(d, [f"{v:.0f}" + ("\nrecorded" if round(v) in recorded else "") for v in d]); ax.minorticks_off()
+    ax.set_xticks(d, [f"{v:.0f}" + ("\nrecorded" if round(v) in recorded else "") for v in d])
+    ax.minorticks_off()
 
 
 def quantity_figure(quants: list[S.Quantity], recorded: tuple = ()) -> None:
     """Each quantity against d: mean and 95% interval over replicates, the prediction and its band; the d's in
     `recorded` (campaign units, not computed by this run) are labelled on the axis."""
     fig, axes = plt.subplots(1, len(quants), figsize=(5.2 * len(quants), 3.6), squeeze=False)
-    for ax, q in zip(axes[0], quants):
-        d, m, lo, hi, target = (np.array(v, float) for v in list(zip(*q.per_d()))[:5])
+    for ax, q in zip(axes[0], quants, strict=True):
+        d, m, lo, hi, target = (np.array(v, float) for v in list(zip(*q.per_d(), strict=True))[:5])
         ax.errorbar(d, m, yerr=[m - lo, hi - m], fmt="o-", capsize=3, label="measured (95% CI)")
         ax.plot(d, target, "k--", label=f"prediction: {q.predicted}")
         if q.one_sided:
@@ -98,8 +102,10 @@ def quantity_figure(quants: list[S.Quantity], recorded: tuple = ()) -> None:
             ax.fill_between(d, target - q.tol, target + q.tol, color="k", alpha=0.1, label="band (± tol)")
         ax.set(xscale="log", xlabel="d", title=q.claim)
         _ticks(ax, d, recorded)
-        ax.title.set_fontsize("medium"); ax.legend()
-    plt.tight_layout(); plt.show()
+        ax.title.set_fontsize("medium")
+        ax.legend()
+    plt.tight_layout()
+    plt.show()
 
 
 def show_measurements(quants: list[S.Quantity], recorded: tuple = ()) -> None:
@@ -109,8 +115,8 @@ def show_measurements(quants: list[S.Quantity], recorded: tuple = ()) -> None:
     rows = []
     for q in quants:
         for d, m, lo, hi, t, g, glo, ghi in q.per_d():
-            rows.append([q.key, f"{d:.0f}" + (" (recorded)" if round(d) in recorded else ""), f"{fmt(m)} [{fmt(lo)}, {fmt(hi)}]", fmt(t),
-                         f"{fmt(g)} [{fmt(glo)}, {fmt(ghi)}]"])
+            rows.append([q.key, f"{d:.0f}" + (" (recorded)" if round(d) in recorded else ""),
+                         f"{fmt(m)} [{fmt(lo)}, {fmt(hi)}]", fmt(t), f"{fmt(g)} [{fmt(glo)}, {fmt(ghi)}]"])
     show(_md_table(head, rows))
 
 
@@ -120,7 +126,7 @@ def gap_figure(quants: list[S.Quantity], sesoi: float, recorded: tuple = ()) -> 
     n = len(quants)
     cols = min(4, n)
     fig, axes = plt.subplots(math.ceil(n / cols), cols, figsize=(3.6 * cols, 3.0 * math.ceil(n / cols)), squeeze=False)
-    for ax, q in zip(axes.flat, quants):
+    for ax, q in zip(axes.flat, quants, strict=False):  # the last row of the grid may have spare panels
         G = S.oriented(q)
         word, fit, _ = S.judge_trend(q, sesoi)
         m = np.nanmean(G, 0)
@@ -136,4 +142,5 @@ def gap_figure(quants: list[S.Quantity], sesoi: float, recorded: tuple = ()) -> 
     for ax in list(axes.flat)[n:]:
         ax.axis("off")
     axes[0][0].set_ylabel("gap / tol (+ = away)")
-    plt.tight_layout(); plt.show()
+    plt.tight_layout()
+    plt.show()

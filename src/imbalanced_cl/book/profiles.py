@@ -5,7 +5,7 @@ from pathlib import Path
 
 import yaml
 
-from ..paths import repo_root  # noqa: F401 (the book's modules and notebooks import it from here)
+from ..paths import repo_root  # the book's modules and notebooks import it from here
 from ..validate import ParameterError
 
 PROFILES = ("ci", "default", "paper")

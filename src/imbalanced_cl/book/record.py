@@ -271,7 +271,8 @@ def measure_code(root: Path, entry: str, notebook: Path | None = None) -> str:
 # runs them at the ci profile's sizes. A notebook not named here is versioned by all its code, and its records keep
 # their rows only.
 MEASURES = {"01_stage1_growth": "from imbalanced_cl.claims.stage1 import measure_main, measure_push, measure_sweeps",
-            "02_lucky_neurons": "from imbalanced_cl.claims.lucky import measure_push, measure_t2, run_census, workshop_figure",
+            "02_lucky_neurons": "from imbalanced_cl.claims.lucky import measure_push, measure_t2, run_census, "
+                                "workshop_figure",
             "03_Ni_scaling": "from imbalanced_cl.claims.scaling import measure_push, train_grid",
             "04_pruning_gains": "from imbalanced_cl.claims.pruning import measure_protocol",
             "05_appendix_figures": "from imbalanced_cl.claims.appendix import measure_appendix",

@@ -12,7 +12,8 @@ import nbformat
 
 from .. import verdict as V
 from . import glued
-from .record import recorded_provenance   # the commit and device the provenance cell recorded (one reader, in record.py)
+# the commit and device the provenance cell recorded (one reader, in record.py)
+from .record import recorded_provenance
 
 FIELDS = ("notebook", "profile", "commit", "id", "kind", "claim", "source", "predicted", "band", "measured", "lo", "hi",
           "verdict", "rule", "premise", "n")

@@ -330,8 +330,8 @@ def time_estimates(runs: list[tuple[Path, dict]], rates: dict | None = None) -> 
             total += est.seconds
     if len(lines) > 1:
         lines.append(f"[estimate] in all, about {duration(total)} of training where it is not cached "
-                     "(training alone: a notebook's measurements come on top, and at default on the 2-core host each took 2.4-6.8 "
-                     "times its training estimate; benchmarks/loop_rates.py measures this machine)")
+                     "(training alone: a notebook's measurements come on top, and at default on the 2-core host each "
+                     "took 2.4-6.8 times its training estimate; benchmarks/loop_rates.py measures this machine)")
     return lines
 
 

@@ -164,7 +164,8 @@ def _paper_stability(board: Board) -> str:
     items = _changed_items(s)
     return (f'<p class="sb-stability">At the <b>paper</b> scale (recorded campaign units of '
             f'{T.esc(", ".join(s["notebooks"]))}, base seeds {T.esc(s["seeds"])}): <b>{s["unchanged"]} of {s["rows"]} '
-            f'rows</b> ({100 * s["share_unchanged"]:.0f}%) keep their verdict{T.esc(_moving(s))}; conclusive flips (holds ↔ does not '
+            f'rows</b> ({100 * s["share_unchanged"]:.0f}%) keep their verdict{T.esc(_moving(s))}; '
+            'conclusive flips (holds ↔ does not '
             f'hold, partly ↔ does not hold): {s["flips"]}.</p><ul>{items}</ul>')
 
 
@@ -194,7 +195,8 @@ def _summary_table(board: Board, base: str) -> str:
     head = "".join(f'<th scope="col">{T.esc(v)}</th>' for v in V.VERDICTS)
     out = ['<div class="sb-scroll" style="overflow-x:auto" tabindex="0" role="region" aria-label="Verdicts per claim '
            'notebook (scrolls sideways on narrow screens)">'
-           '<table class="verdict-table sb-summary-table" style="margin-bottom:1em"><caption>Verdicts per claim notebook</caption>'
+           '<table class="verdict-table sb-summary-table" style="margin-bottom:1em">'
+           '<caption>Verdicts per claim notebook</caption>'
            f'<thead><tr><th scope="col">notebook</th>{head}<th scope="col">claims</th>'
            f'<th scope="col">premise rows not holding</th><th scope="col">paper scale</th></tr></thead><tbody>']
     for nb, status in board.status.items():
@@ -226,7 +228,8 @@ def _paper_cell(p: dict) -> str:
         return f'<small>{T.esc(p["status"])}</small>'
     colour = T.COLOURS.get(p["verdict"], "#000")
     return (f'<b style="color:{colour}">{T.esc(p["verdict"])}</b><br>{T.fmt(p["measured"])} '
-            f'[{T.fmt(p["lo"])}, {T.fmt(p["hi"])}]<br><small>{T.esc(p["device"])}, commit {T.esc(p["commit"])}, {T.esc(p.get("date", "?"))}'
+            f'[{T.fmt(p["lo"])}, {T.fmt(p["hi"])}]<br><small>{T.esc(p["device"])}, commit {T.esc(p["commit"])}, '
+            f'{T.esc(p.get("date", "?"))}'
             + (f', {T.esc(p["units"])} units' if p.get("units") else "") + "</small>")
 
 
@@ -237,7 +240,7 @@ def _rows_table(rows: list, base: str, paper: dict | None = None, profile: str =
             "paper scale"]
     out = ['<table class="verdict-table scoreboard" style="width:100%"><thead><tr>'
            + "".join(f'<th scope="col">{h}</th>' for h in head) + "</tr></thead><tbody>"]
-    for r, p in zip(rows, cols):
+    for r, p in zip(rows, cols, strict=True):
         nb = T.esc(r["notebook"])
         colour = colours.get(r["verdict"], "#000")
         flip = (f' <small>(was {T.esc(r["seed_verdict"])} at this seed; it changes with the seed)</small>'

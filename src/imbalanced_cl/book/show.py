@@ -52,7 +52,7 @@ def render(path: Path, width: int | None = None) -> str:
     for r in rows:
         claim = f"{r['claim']} ({r['source']})" if r.get("source") else r["claim"]
         left = [r["verdict"], _interval(r), V.predicted_with_band(r)]
-        cols = [textwrap.wrap(t, w) or [""] for t, w in zip(left + [claim], (wv, wm, wp, wc))]
+        cols = [textwrap.wrap(t, w) or [""] for t, w in zip(left + [claim], (wv, wm, wp, wc), strict=True)]
         for i in range(max(len(c) for c in cols)):
             cells = [c[i] if i < len(c) else "" for c in cols]
             out.append(f"{cells[0]:<{wv}}  {cells[1]:<{wm}}  {cells[2]:<{wp}}  {cells[3]}".rstrip())

@@ -189,13 +189,13 @@ def figure(items: list[A.Answer], profile: str, paper: dict | None = None):
     n = len(items)
     fig, axes = plt.subplots(n, 1, figsize=(8.0, 1.35 * n + 0.6), squeeze=False)
     colours = T.COLOURS
-    for ax, a in zip(axes[:, 0], items):
+    for ax, a in zip(axes[:, 0], items, strict=True):
         rows = [(f"{profile or 'this build'}", a.headline), ("paper scale", None)]
         p = paper_scale(a, paper or {})
         if p.get("status") == "ok":
             rows[1] = ("paper scale", p)
         xs = []
-        for y, (label, r) in zip((0.0, 1.4), rows):   # the paper-scale row well above the build's label
+        for y, (label, r) in zip((0.0, 1.4), rows, strict=True):   # the paper-scale row well above the build's label
             if r is None or T.fmt(r.get("measured")) == "–":
                 ax.text(0.02, y, f"{label}: {'not yet run' if y else 'no finite measurement'}", va="center",
                         transform=ax.get_yaxis_transform(), fontsize=11, color="#57606a")
@@ -327,7 +327,8 @@ class VerdictLegend:
     def _repr_html_(self):
         # The intro pastes glued outputs by their HTML ({glue} with :doc: renders no Markdown): render it here.
         from markdown_it import MarkdownIt
-        return '<div class="sb-legend">' + MarkdownIt("commonmark").enable("table").render(self._repr_markdown_()) + "</div>"
+        return ('<div class="sb-legend">' + MarkdownIt("commonmark").enable("table").render(self._repr_markdown_())
+                + "</div>")
 
     def __repr__(self):
         return self._repr_markdown_()

@@ -35,11 +35,13 @@ class VerdictTable:
 
     def to_json(self) -> list[dict]:
         """Rows as plain dicts (NaN and ±inf become None so the JSON is valid), each with its band in words."""
-        clean = lambda v: None if isinstance(v, float) and not math.isfinite(v) else v
+        def clean(v):
+            return None if isinstance(v, float) and not math.isfinite(v) else v
         return [{**{k: clean(v) for k, v in asdict(r).items()}, "band": band_text(r)} for r in self.rows]
 
     def _repr_json_(self):
-        return {"notebook": self.notebook, "rows": self.to_json(), **({"recorded": self.recorded} if self.recorded else {})}
+        return {"notebook": self.notebook, "rows": self.to_json(),
+                **({"recorded": self.recorded} if self.recorded else {})}
 
     def _repr_html_(self):
         note = f'<p class="vt-recorded">Includes {html.escape(self.recorded)}.</p>' if self.recorded else ""
@@ -106,7 +108,8 @@ def premises_note(rows: list[dict], map_page: str = "10_premise_map.html") -> st
     req = [r for r in rows if is_required_premise(r)]
     if not req:
         return ""
-    name = lambda r: r["claim"].removeprefix("regime: ")
+    def name(r):
+        return r["claim"].removeprefix("regime: ")
     met = [name(r) for r in req if r["verdict"] == HOLDS]
     not_met = [f'{name(r)} ({fmt(r["measured"])} vs {r["predicted"]}: {r["verdict"]})'
                for r in req if r["verdict"] in (FAILS, INCONCLUSIVE)]

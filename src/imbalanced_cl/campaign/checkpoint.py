@@ -4,12 +4,12 @@ disk, so that a unit stopped by its budget (or a killed worker) resumes from the
 
 The campaign worker names a folder (`kept`) before it runs a unit; a notebook's kernel gets it in its environment
 (ENV), passed to the kernel, never written into the worker's own. Outside a campaign there is no folder:
-`grid(fn, cfg, axes)` is exactly `fn(cfg)` and `memo()` just calls. The folder belongs to one unit key (its code version and parameters), so a point computed under other
-code or parameters is never read back. It lives in the campaign's results folder, beside the records
-(results/campaign/<profile>/checkpoints/), so that a commit carries a stopped unit's finished points to the next
-session, machine or cluster job, which resumes there: a unit longer than any one session still finishes. Notebook 03
-keeps its (d, rho) points (`grid`), notebook 05 its training batches (`memo`, passed to
-claims.appendix.run_appendix).
+`grid(fn, cfg, axes)` is exactly `fn(cfg)` and `memo()` just calls. The folder belongs to one unit key (its code
+version and parameters), so a point computed under other code or parameters is never read back. It lives in the
+campaign's results folder, beside the records (results/campaign/<profile>/checkpoints/), so that a commit carries a
+stopped unit's finished points to the next session, machine or cluster job, which resumes there: a unit longer than
+any one session still finishes. Notebook 03 keeps its (d, rho) points (`grid`), notebook 05 its training batches
+(`memo`, passed to claims.appendix.run_appendix).
 
 The points are pickles (numpy arrays and dataclasses inside): read back only for the exact unit key that wrote them,
 from the repository's own results folder, as trusted as the code beside it.
@@ -153,7 +153,7 @@ def folder() -> Path | None:
 
 def _name(axes: tuple[str, ...], point: tuple) -> str:
     """The name of one grid point: its axis values, as in 'ds=40_ratios=0.5'."""
-    return "_".join(f"{a}={v}" for a, v in zip(axes, point))
+    return "_".join(f"{a}={v}" for a, v in zip(axes, point, strict=True))
 
 
 def _write(path: Path, obj) -> None:
@@ -220,7 +220,7 @@ def grid(fn, cfg, axes: tuple[str, ...], log=print, workers: int = 0, prefix: st
     if keep.where is None and W.plan(workers, len(points), on_cuda) == 1:
         return fn(cfg)
     names = [prefix + _name(axes, p) for p in points]
-    jobs = [(cfg.replace(**{a: (v,) for a, v in zip(axes, p)}),) for p in points]
+    jobs = [(cfg.replace(**{a: (v,) for a, v in zip(axes, p, strict=True)}),) for p in points]
     _, parts = W.pieces(fn, jobs, names, workers, keep, on_cuda,
                         f"{getattr(fn, '__name__', 'grid')} point, one thread per worker")
     out = {}

@@ -41,8 +41,8 @@ def add_parser(sub) -> argparse.ArgumentParser:
                    "use 2 with --workers 1 to give one long unit both cores)")
     r.add_argument("--join-timeout", default="10m", help="end the campaign (exit 1) when no worker is connected for "
                    "this long: none joined (Slurm jobs that never start) or all left and none came back (default 10m)")
-    r.add_argument("--slurm", action="store_true", help="run on a Slurm cluster (dask-jobqueue SLURMCluster); its jobs' "
-                   "logs go to <results>/<profile>/slurm-logs/")
+    r.add_argument("--slurm", action="store_true", help="run on a Slurm cluster (dask-jobqueue SLURMCluster); "
+                   "its jobs' logs go to <results>/<profile>/slurm-logs/")
     r.add_argument("--jobs", type=int, default=1, help="with --slurm: how many single-worker jobs to keep (a job "
                    "that ends, at its wall time say, is replaced)")
     r.add_argument("--partition", default=None, help="with --slurm: the partition (queue); no default, required "
@@ -203,7 +203,8 @@ def execute(args, kinds, units, opts, root: Path, results: Path) -> int:
     for r in out.ran:
         print(f"[recorded] {r['unit']} in {r['wall_s']:.0f} s -> {r['path']}")
     for r in out.skipped:
-        print(f"[skipped]  {r['unit']}: {'another campaign holds its lock' if r['status'] == 'locked' else 'already recorded'}")
+        print(f"[skipped]  {r['unit']}: "
+              f"{'another campaign holds its lock' if r['status'] == 'locked' else 'already recorded'}")
     left = len(out.not_started)
     print(f"campaign {args.profile}: {len(out.ran)} recorded, {len(out.skipped)} skipped, {len(out.failed)} failed, "
           f"{left} not run (budget or stop; they run next time)")

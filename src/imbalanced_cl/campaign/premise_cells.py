@@ -63,8 +63,9 @@ def run(unit: Unit, root: Path) -> dict:
     from ..claims.premise_map import run_cell
     cfg = _config(unit.params)
     res = run_cell(cell_of(cfg, unit.params["cell"]))
-    prem = lambda ps: {k: {"text": p.text, "value": p.value, "threshold": p.threshold, "holds": p.holds,
-                           "required": p.required} for k, p in ps.items()}
+    def prem(ps):
+        return {k: {"text": p.text, "value": p.value, "threshold": p.threshold, "holds": p.holds,
+                    "required": p.required} for k, p in ps.items()}
     arms = {n: {"size": a.size.tolist(), "T": a.T if a.T != float("inf") else "inf", "premises": prem(a.premises),
                 "gain": a.gain.tolist(), "loss": a.loss, "pos_prob": a.pos_prob} for n, a in res.arms.items()}
     return {"premises": prem(res.premises), "gain": res.gain.tolist(), "seconds": res.seconds, "arms": arms,
@@ -121,8 +122,9 @@ def _cell_result(cell, rec: dict):
 
     from ..claims.premise_map import Arm, CellResult, judged
     pay = rec["payload"]
-    prem = lambda ps, T=float("nan"): {k: judged(k, v["text"], v["value"], cell.cfg, v["required"], T,
-                                                 threshold=v["threshold"], holds=v["holds"]) for k, v in ps.items()}
+    def prem(ps, T=float("nan")):
+        return {k: judged(k, v["text"], v["value"], cell.cfg, v["required"], T,
+                          threshold=v["threshold"], holds=v["holds"]) for k, v in ps.items()}
     arms = {n: Arm(n, torch.tensor(a["size"]), float(a["T"]), prem(a["premises"], float(a["T"])),
                    torch.tensor(a["gain"]), a["loss"], a["pos_prob"]) for n, a in pay.get("arms", {}).items()}
     return CellResult(cell, prem(pay["premises"]), torch.tensor(pay["gain"]), pay["seconds"], source="recorded",

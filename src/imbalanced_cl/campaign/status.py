@@ -15,7 +15,8 @@ class Coverage:
 
     done: list = field(default_factory=list)        # [Unit]
     pending: list = field(default_factory=list)     # [Unit]
-    stale: list = field(default_factory=list)       # [(path, record, why)]: a planned unit's record that no longer answers
+    # [(path, record, why)]: a planned unit's record that no longer answers
+    stale: list = field(default_factory=list)
     outside: list = field(default_factory=list)     # [(path, record)]: units this plan does not name (--kind, --only)
     corrupt: list = field(default_factory=list)     # [(path, why)]
     running: dict = field(default_factory=dict)     # {unit label: lock holder}
@@ -152,8 +153,8 @@ def report(cov: Coverage, profile: str, results: Path, workers: int = 1) -> list
         lines.append("  checkpoints of no pending unit of this plan (other code, parameters or selection): "
                      + ", ".join(p.name for p in cov.unclaimed))
     if cov.outside:
-        lines.append(f"  other    {len(cov.outside):3d} records of units this plan does not name (other kinds, names, seeds "
-                     "or a unit no longer planned)")
+        lines.append(f"  other    {len(cov.outside):3d} records of units this plan does not name "
+                     "(other kinds, names, seeds or a unit no longer planned)")
     secs, unknown = cov.time_left(workers)
     known = len(cov.pending) - len(unknown)
     if cov.pending:

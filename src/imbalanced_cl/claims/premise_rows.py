@@ -151,6 +151,7 @@ def _moved(factor: float, diff: float, hw: float, tol: float, ok: bool) -> str:
 def push_k(measure: Callable[[SimConfig], list[V.Verdict]], cfg: SimConfig, rows: list[V.Verdict],
            ids: tuple) -> list[V.Verdict]:
     """Lemma B.1 by its effect (by_effect): the rows `ids` re-measured by `measure` at cfg with K × the factor of
-    premises.EFFECTS["k_poly"] pairs per step, all else equal (same seed, so the same dictionary and initial weights)."""
+    premises.EFFECTS["k_poly"] pairs per step, all else equal (same seed, so the same dictionary and initial
+    weights)."""
     pushed = measure(cfg.replace(n_pairs=P.push_pairs(cfg.n_pairs)))
     return by_effect(rows, pushed, "k_poly", ids)

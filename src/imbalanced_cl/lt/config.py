@@ -44,7 +44,8 @@ class LTConfig:
     # --- pruning: SDCLR ratio 0.9 on CIFAR; one global magnitude threshold over the conv weights ---
     prune_ratio: float = 0.9
     mask_every: str = "epoch"         # "epoch" (SDCLR; the paper's §2) or "step" (Algorithm 1 as written)
-    baseline_band: float = 10.0       # premise: our SimCLR accuracy within this many points of Table 2's SimCLR, else "not comparable"
+    baseline_band: float = 10.0       # premise: our SimCLR accuracy within this many points of Table 2's SimCLR,
+                                      # else "not comparable"
     dual_bn: bool = True              # SDCLR: the pruned branch has its own BatchNorms (multi-BN ResNet)
     # --- linear probe (frozen features, balanced train set) ---
     probe_l2: float = 1e-4
@@ -53,14 +54,16 @@ class LTConfig:
     # --- where things are, and how to run ---
     data_dir: str = ""                # "" -> $IMBALANCED_CL_DATA or ~/.cache/imbalanced_cl/data
     download: bool = True             # fetch the original CIFAR release when it is not on disk
-    cifar10_source: str = "auto"      # auto (original if on disk, else ../shared JPEG pack, else download) | jpeg | original
+    cifar10_source: str = "auto"      # auto (original if on disk, else ../shared JPEG pack, else download)
+                                      # | jpeg | original
     imagenet_root: str = ""           # ILSVRC-2012 root holding train/ and val/
     imagenet_lists: str = ""          # folder of ImageNet_LT_{train,test}.txt ("" -> imagenet_root)
     device: str = "auto"              # auto | cpu | cuda
-    threads: int = 0                  # torch CPU threads per run (0: torch's default; with workers > 1: cores / workers)
+    threads: int = 0                  # torch CPU threads per run (0: torch's default; with workers > 1: cores/workers)
     workers: int = 0                  # runs in parallel, one process each (0: one per CPU core on the CPU, 1 on CUDA)
     # --- speed (lt/speed.py): none of these changes the CPU arithmetic beyond float32 rounding ---
-    compile: bool = True              # torch.compile the training backbone on CUDA (on the CPU it does not pay); eager if it fails
+    compile: bool = True              # torch.compile the training backbone on CUDA (on the CPU it does not pay);
+                                      # eager if it fails
     channels_last: bool = True        # NHWC memory layout for images, activations and conv weights
     precision: str = "bf16"           # CUDA autocast: bf16 | fp32 (the CPU always runs float32)
     ckpt_dir: str = ""                # checkpoints (resumed when present); "" -> none

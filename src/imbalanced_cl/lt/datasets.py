@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .images import DatasetMissing, ImageData, Split, default_data_dir  # noqa: F401 (re-exported)
+from .images import DatasetMissing, ImageData, Split, default_data_dir  # re-exported
 # The JPEG pack's loader and checks live in jpeg_pack.py; their names are also reachable from here.
 from .jpeg_pack import (PACK_BYTES, PACK_KEYS, PACK_SHA256, DatasetCorrupt, default_cache_dir,  # noqa: F401
                         file_digest, jpeg_pack, load_cifar10_jpeg, pack_help, read_jpeg_pack, shared_jpeg_pack)
@@ -85,8 +85,10 @@ def load_cifar_original(name: str, data_dir: Path, download: bool = True) -> Ima
         xte, yte = te[b"data"], np.asarray(te[b"fine_labels"])
         classes = [c.decode() for c in unpickle("meta")[b"fine_label_names"]]
         mean, std = (0.5071, 0.4865, 0.4409), (0.2673, 0.2564, 0.2762)
-    reshape = lambda x: np.ascontiguousarray(x.reshape(-1, 3, 32, 32).astype(np.uint8))
-    mk = lambda x, y: Split(np.asarray(y, dtype=np.int64), torch.from_numpy(reshape(x)), None, 32, 3)
+    def reshape(x):
+        return np.ascontiguousarray(x.reshape(-1, 3, 32, 32).astype(np.uint8))
+    def mk(x, y):
+        return Split(np.asarray(y, dtype=np.int64), torch.from_numpy(reshape(x)), None, 32, 3)
     return ImageData(name, mk(xtr, ytr), mk(xte, yte), classes, f"original {name} release ({folder})", mean, std)
 
 
@@ -102,7 +104,8 @@ def load_digits_data(test_fraction: float = 0.3) -> ImageData:
     for c in range(10):
         idx = rng.permutation(np.flatnonzero(y == c))
         te[idx[:int(round(test_fraction * len(idx)))]] = True
-    mk = lambda m: Split(y[m], torch.from_numpy(np.ascontiguousarray(x[m])), None, 8, 1)
+    def mk(m):
+        return Split(y[m], torch.from_numpy(np.ascontiguousarray(x[m])), None, 8, 1)
     return ImageData("digits", mk(~te), mk(te), [str(i) for i in range(10)],
                      "scikit-learn load_digits (8x8, 16 grey levels)", (0.3,), (0.4,))
 
@@ -142,7 +145,7 @@ def imagenet_balanced_probe(data: ImageData, per_class: int, seed: int) -> Split
     """A class-balanced probe-train set for ImageNet-LT: `per_class` images of each class from its train folder."""
     rng = np.random.default_rng(seed)
     by_class: dict[int, str] = {}
-    for f, y in zip(data.train.files, data.train.labels):
+    for f, y in zip(data.train.files, data.train.labels, strict=True):
         by_class.setdefault(int(y), str(Path(f).parent))
     files, labels = [], []
     for y in sorted(by_class):

@@ -57,8 +57,9 @@ def run_key(cfg: LTConfig, rho: float, method: str, seed: int, precision: str = 
 
     compile and channels_last change only float32 rounding, so they are left out; `precision` is what the run
     actually used (speed.effective_precision) and enters the key only when it is bf16, so CPU runs keep their keys."""
-    skip = {"rhos", "seeds", "methods", "data_dir", "download", "device", "threads", "workers", "ckpt_dir", "ckpt_every",
-            "results_dir", "progress", "imagenet_root", "imagenet_lists", "compile", "channels_last", "precision"}
+    skip = {"rhos", "seeds", "methods", "data_dir", "download", "device", "threads", "workers", "ckpt_dir",
+            "ckpt_every", "results_dir", "progress", "imagenet_root", "imagenet_lists", "compile", "channels_last",
+            "precision"}
     if method != "sdclr":    # only SDCLR's pruned branch uses the second BatchNorm
         skip.add("dual_bn")
     if method == "random":   # an untrained backbone ignores the pre-training settings
@@ -189,7 +190,7 @@ def run_grid(cfg: LTConfig, data: D.ImageData | None = None, log=print, memo=Non
         labels = [f"rho={jobs[k][0]:g} seed={jobs[k][1]} method={jobs[k][2]}" for k in todo]
         settings = f"dataset {cfg.dataset}, width {cfg.width}, batch {cfg.batch_size}, {threads} thread(s) per worker"
         units = [(wcfg, jobs[k][0], jobs[k][2], jobs[k][1]) for k in todo]
-        for k, rows in zip(todo, map_in_processes(run_one, units, labels, procs, settings)):
+        for k, rows in zip(todo, map_in_processes(run_one, units, labels, procs, settings), strict=True):
             rows_of[k] = keep(names[k], lambda rows=rows: rows)          # kept as each run arrives
             report(rows, jobs[k][0], jobs[k][1])
         for k in sorted(set(range(len(jobs))) - set(todo)):
@@ -264,8 +265,8 @@ def verdict_rows(results: list[dict], dataset: str, band: float = 10.0) -> list:
         checks = []
         if ref:
             off = ours - ref[0][0]
-            checks = [("baseline_reproduced", f"our SimCLR {ours:.1f}% within {band:g} points of the paper's {ref[0][0]:.2f}% "
-                       f"(off by {off:+.1f})", abs(off) <= band)]
+            checks = [("baseline_reproduced", f"our SimCLR {ours:.1f}% within {band:g} points of the paper's "
+                       f"{ref[0][0]:.2f}% (off by {off:+.1f})", abs(off) <= band)]
         else:
             checks = [("baseline_reproduced", f"Table 2 has a SimCLR number for {dataset}-LT ρ={rho:g} to compare with",
                        False)]
@@ -336,7 +337,8 @@ def summary_table(summary: list[dict]) -> str:
         col = {"simclr": (0, 2), "sdclr": (1, 3), "alg1": (1, 3), "alg1_dense": (1, 3)}.get(s["method"])
         lines.append(f"| {s['rho']:g} | {LABELS[s['method']]} | {s['n_seeds']} | {_pm(s['acc'], s['acc_std'])} | "
                      f"{_ref_cell(ref, col[0]) if col else '–'} | {_pm(s['delta20'], s['delta20_std'])} | "
-                     f"{_ref_cell(ref, col[1]) if col else '–'} | {s['many']:.1f} | {s['medium']:.1f} | {s['few']:.1f} |")
+                     f"{_ref_cell(ref, col[1]) if col else '–'} | {s['many']:.1f} | {s['medium']:.1f} | "
+                     f"{s['few']:.1f} |")
     return "\n".join(lines)
 
 

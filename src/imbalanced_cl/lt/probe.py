@@ -1,4 +1,5 @@
-"""Linear probe on frozen features and the long-tail metrics of Table 2: accuracy, per-class accuracy, Δ20, many/medium/few.
+"""Linear probe on frozen features and the long-tail metrics of Table 2: accuracy, per-class accuracy, Δ20,
+many/medium/few.
 
 Table 2 (L342-352) follows SDCLR: a linear classifier on frozen backbone features, trained on a balanced train
 set, evaluated per class on the balanced test set. Δ20 = mean accuracy of the top-20% classes by training

@@ -63,7 +63,7 @@ class SimCLRNet(nn.Module):
         `backbone` is a callable sharing self.backbone's parameters (its torch.compile'd version), or None."""
         out = []
         encode = backbone if backbone is not None else self.backbone
-        for x, m in zip((x1, x2), modes):
+        for x, m in zip((x1, x2), modes, strict=True):
             set_mode(self.backbone, m)
             out.append(self.head(encode(x)))
         set_mode(self.backbone, "dense")

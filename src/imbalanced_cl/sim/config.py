@@ -1,4 +1,5 @@
-"""SimConfig: the validated configuration of the paper's model, data and training; every experiment config extends it."""
+"""SimConfig: the validated configuration of the paper's model, data and training; every experiment config extends
+it."""
 from __future__ import annotations
 
 import dataclasses
@@ -46,28 +47,38 @@ class SimConfig:
     mag_hi: float = 1.0
     sigma_xi: float = 0.05      # token noise std (Assumption 3.3); NSR = sigma_xi^2 * d1 (App. A.2)
     n_pairs: int = 512          # K: pairs per step (eq. 3); negatives are the other pairs' Y
-    sampling: str = "fresh"     # "fresh": K new pairs every step (online SGD, the population regime of Lemma B.1); "fixed": one set reused
-    views: str = "paper"        # how the two views of a pair are built (sim/views.py): "paper" (Assumption 3.4), "identical" copies, "random_mask" (Wen & Li Def. 2.3)
+    sampling: str = "fresh"     # "fresh": K new pairs every step (online SGD, the population regime of Lemma B.1);
+                                # "fixed": one set reused
+    views: str = "paper"        # how the two views of a pair are built (sim/views.py):
+                                # "paper" (Assumption 3.4), "identical" copies, "random_mask" (Wen & Li Def. 2.3)
     # --- encoder: eq. (4) with W_Q = W_K = W_V = I frozen ---
     attention: str = "softmax"  # "softmax" (identity attention) or "mean" (exact token average)
     attn_scale: float = 0.0     # softmax scale s; 0 means 1/sqrt(d1)
     m: int = 50                 # neurons
     sigma0: float = 1e-3        # w_i ~ N(0, sigma0^2 I_d1) (Alg. 1 step 1)
     bias: str = "schedule"      # "schedule" (0 until T1, then prop. to ||w_i||) or "none" (b = 0 always)
-    bias_coef: float = 1.0      # b_i(T1) = bias_coef * a * sqrt(2 log d / d) * ||w_i|| (Thm C.1(b,c)); a: bias_token_factor
-    bias_token_factor: bool = True  # a = E|z|/L converts that feature-coefficient threshold into pre-activation units (eq. 98); False: a = 1
+    bias_coef: float = 1.0      # b_i(T1) = bias_coef * a * sqrt(2 log d / d) * ||w_i|| (Thm C.1(b,c));
+                                # a: bias_token_factor
+    bias_token_factor: bool = True  # a = E|z|/L converts that feature-coefficient threshold into pre-activation units
+                                    # (eq. 98); False: a = 1
     bias_ramp: float = 0.0      # extra per-step growth of b after T1, (1+bias_ramp)^(t-T1) (W eq. 70 uses eta/d)
     bias_ramp_max: float = 2.0  # cap on that growth factor (the uncapped ramp explodes)
     t1_fraction: float = 0.9    # T1 = first step where this fraction of neurons satisfies eq. (34)
     t1_max: int = 0             # force T1 at this step if not reached (0: never force)
-    bias_onset: str = "crossing"  # when the bias switches on, a choice the paper leaves open (b = 0 up to T1, Lemma F.3): "crossing" (at the measured eq. (34) T1), "eq33" (eq. (33)'s T1 with unit constants), "workshop" (the workshop version's T1 with unit constants)
+    bias_onset: str = "crossing"  # when the bias switches on, a choice the paper leaves open
+                                  # (b = 0 up to T1, Lemma F.3): "crossing" (at the measured eq. (34) T1),
+                                  # "eq33" (eq. (33)'s T1 with unit constants),
+                                  # "workshop" (the workshop version's T1 with unit constants)
     # --- loss and optimiser: eqs. (1)-(3), Algorithm 1 ---
     tau: float = 1.0            # InfoNCE temperature
     tau_scaled: bool = True     # optimise tau * InfoNCE so the gradient is eq. (5)/(21) exactly (no 1/tau)
     lr: float = 0.5             # eta
-    weight_decay: float = 1e-3  # lambda, decoupled: theta <- (1 - eta lambda) theta - eta g; lambda_rule other than "value" sets it from d
-    lambda_rule: str = "value"  # "value": lambda = weight_decay as given; "bottom" | "mid" | "top": lambda = d^-1.49 | d^-1.25 | d^-1.01, in the proof's range (App. E.3)
-    steps: int = 300            # full-batch gradient steps
+    weight_decay: float = 1e-3  # lambda, decoupled: theta <- (1 - eta lambda) theta - eta g;
+                                # lambda_rule other than "value" sets it from d
+    lambda_rule: str = "value"  # "value": lambda = weight_decay as given;
+                                # "bottom" | "mid" | "top": lambda = d^-1.49 | d^-1.25 | d^-1.01,
+                                # in the proof's range (App. E.3)
+    steps: int = 300            # training steps, each on K pairs (fresh every step, or one fixed set: sampling)
     # --- Algorithm 1: forward magnitude pruning (prune.py) ---
     prune_alpha: float = 0.0    # fraction pruned, in [0, 1)
     prune_unit: str = "neuron"  # "neuron" (smallest ||w_i||) or "weight" (smallest |w_ik|)
@@ -75,7 +86,8 @@ class SimConfig:
     prune_start: int = 0        # first step at which the mask takes effect
     prune_every: int = 1        # recompute the mask every this many steps (1 = every iteration, as Algorithm 1 states)
     prune_mask: str = "magnitude"     # "magnitude" (Alg. 1: smallest units) or "random" (a control, beyond the paper)
-    prune_schedule: str = "dynamic"   # "dynamic" (recomputed every prune_every steps) or "static" (fixed at prune_start)
+    prune_schedule: str = "dynamic"   # "dynamic" (recomputed every prune_every steps)
+                                      # or "static" (fixed at prune_start)
     # --- replicates, seeds, bookkeeping ---
     R: int = 4                  # independent replicates trained in one batched computation
     seed: int = 0
@@ -83,14 +95,19 @@ class SimConfig:
     chunk: int = 0              # replicates per training chunk, to bound memory (0: auto, about 64 MiB per chunk)
     progress: bool = True       # tqdm progress bar
     # --- regime premises (sim/regime.py; thresholds fixed before any run, listed in book/methods.md) ---
-    regime_share_min: float = 0.9    # feature-span share at the end that counts as Theorem 3.1's regime (beta bound: share -> 1)
-    regime_grad_poly: float = 1.0    # Lemma B.1: the population regime needs ||g_K - g_pop|| <= ||w|| / d1^p; p = 1 is the weakest poly(d1)
+    regime_share_min: float = 0.9    # feature-span share at the end that counts as Theorem 3.1's regime
+                                     # (beta bound: share -> 1)
+    regime_grad_poly: float = 1.0    # Lemma B.1: the population regime needs ||g_K - g_pop|| <= ||w|| / d1^p;
+                                     # p = 1 is the weakest poly(d1)
     regime_loss_gap_max: float = 0.05  # largest relative gap (held-out - train) / held-out InfoNCE without memorisation
     pop_batches: int = 16         # held-out batches of K pairs averaged into the population gradient
     # --- where it runs ---
     device: str = "auto"        # "auto" (cuda when available), "cpu" or "cuda"
-    data_device: str = "auto"   # where pairs are drawn: "auto" (on the run's device), "cpu" (on the CPU and copied: the CPU's numbers on every device, slow on a GPU), "run" (on the run's device); a GPU's generator draws the same law with other numbers
-    tf32: bool = False          # allow TF32 matmuls on CUDA (faster, ~1e-3 relative error); exact float32 is what the theory checks need
+    data_device: str = "auto"   # where pairs are drawn: "auto" (on the run's device),
+                                # "cpu" (on the CPU and copied: the CPU's numbers on every device, slow on a GPU),
+                                # "run" (on the run's device); a GPU's generator draws the same law with other numbers
+    tf32: bool = False          # allow TF32 matmuls on CUDA (faster, ~1e-3 relative error);
+                                # exact float32 is what the theory checks need
 
     def __post_init__(self):
         check_choice("lambda_rule", self.lambda_rule, ("value",) + tuple(LAMBDA_EXPONENTS))

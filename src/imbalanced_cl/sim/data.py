@@ -56,7 +56,7 @@ def raw_draws(seed: int, plan: list, replicates: list, purpose: int, extra: int,
     out = [torch.empty((len(replicates), *shape), device=where) for _, shape in plan]   # filled in place: no copy
     for k, r in enumerate(replicates):
         gen = generator(seed, r, purpose, extra, where)
-        for buf, (kind, _) in zip(out, plan):
+        for buf, (kind, _) in zip(out, plan, strict=True):
             _fill(buf[k], kind, gen)
     return out
 

@@ -50,7 +50,8 @@ def embed(W: torch.Tensor, U: torch.Tensor, b: torch.Tensor | None = None):
 
 
 def bias_at(cfg: SimConfig, W: torch.Tensor, t: int, T1: torch.Tensor) -> torch.Tensor:
-    """Per-neuron bias b_i(t) (R, m): 0 up to and including T1 (or the fixed onset step, cfg.bias_onset), then bias_coef * a * sqrt(2 log d / d) * ||w_i|| * ramp.
+    """Per-neuron bias b_i(t) (R, m): 0 up to and including T1 (or the fixed onset step, cfg.bias_onset), then
+    bias_coef * a * sqrt(2 log d / d) * ||w_i|| * ramp.
 
     Lemma F.3 keeps b = 0 in Stage 1 so the dynamics are linear; Thm C.1(b,c) and Lemma D.1 fit
     together if the threshold on |<w_i, M_j>| is sqrt(2 log d / d) ||w_i(T1)|| (brief §1). The bias acts on

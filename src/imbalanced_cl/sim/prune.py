@@ -101,7 +101,8 @@ class Masker:
 
     @classmethod
     def from_config(cls, cfg, replicates) -> "Masker":
-        """Every row as the config says: prune_alpha, prune_mask, prune_schedule, prune_start, prune_every, prune_unit."""
+        """Every row as the config says: prune_alpha, prune_mask, prune_schedule, prune_start, prune_every,
+        prune_unit."""
         n = len(replicates)
         return cls([cfg.prune_alpha] * n, [cfg.prune_mask == "random"] * n, [cfg.prune_schedule == "static"] * n,
                    replicates, cfg.seed, cfg.prune_start, cfg.prune_every, cfg.prune_unit)

@@ -123,8 +123,8 @@ def rows(reg: Regime, cfg: SimConfig, which=ROWS) -> list[Verdict]:
         nan = float("nan")
         return [Verdict(f"regime: {w} (the network is dead)", "sim/regime.py", "an active network", nan, nan, nan,
                         UNTESTED, DEAD, kind="regime") for w in which]
-    add = lambda claim, source, pred, m, lo, hi, judged: out.append(
-        Verdict(claim, source, pred, m, lo, hi, judged[0], judged[1], n=n, kind="regime"))
+    def add(claim, source, pred, m, lo, hi, judged):
+        out.append(Verdict(claim, source, pred, m, lo, hi, judged[0], judged[1], n=n, kind="regime"))
     if "share" in which:
         m, lo, hi = _ci(reg.share)
         add("regime: weight lies in the feature span (share at the end)", "Thm 3.1, β bound (eq. 13)",
@@ -159,7 +159,8 @@ def rows(reg: Regime, cfg: SimConfig, which=ROWS) -> list[Verdict]:
                            kind="regime", band_lo=t3, band_hi=t4))
     if "lambda" in which:
         lo_l, hi_l = reg.lam_range
-        out.append(Verdict("regime: weight decay λ inside the proof's range [d^-1.49, d^-1.01]", "App. E.3 (proof of Thm E.1)",
+        out.append(Verdict("regime: weight decay λ inside the proof's range [d^-1.49, d^-1.01]",
+                           "App. E.3 (proof of Thm E.1)",
                            f"[{lo_l:.2g}, {hi_l:.2g}]", cfg.weight_decay, cfg.weight_decay, cfg.weight_decay,
                            "holds" if lo_l <= cfg.weight_decay <= hi_l else "does not hold",
                            "holds if λ lies in the range", kind="regime", band_lo=lo_l, band_hi=hi_l))

@@ -38,7 +38,7 @@ class History:
 
     def add(self, t, coef, norm2, bias, loss, pos_prob):
         """Append one snapshot."""
-        for name, v in zip(_FIELDS, (t, coef, norm2, bias, loss, pos_prob)):
+        for name, v in zip(_FIELDS, (t, coef, norm2, bias, loss, pos_prob), strict=True):
             getattr(self, name).append(v)
 
     def get(self, name: str) -> torch.Tensor:
@@ -57,7 +57,7 @@ class History:
         """Join histories of replicate chunks along the replicate dimension."""
         out = History(steps=list(parts[0].steps))
         for name in _FIELDS[1:]:
-            setattr(out, name, [torch.cat(v, dim=0) for v in zip(*(getattr(p, name) for p in parts))])
+            setattr(out, name, [torch.cat(v, dim=0) for v in zip(*(getattr(p, name) for p in parts), strict=True)])
         return out
 
 
@@ -72,7 +72,8 @@ class Run:
     T1: torch.Tensor       # (R,) first step satisfying eq. (34) for t1_fraction of neurons; -1 if never
     step: int              # number of steps taken
     history: History
-    pairs: D.Pairs         # the training set ("fixed"); under "fresh", the batch of step `step`, which no step trained on
+    # the training set ("fixed"); under "fresh", the batch of step `step`, which no step trained on
+    pairs: D.Pairs
     W0: torch.Tensor       # (R, m, d1) initial weights
 
     def to(self, device) -> "Run":
@@ -379,7 +380,8 @@ def train(cfg: SimConfig, replicates=None, resume: Run | None = None, sampler=No
     if len(runs) == 1:
         out = runs[0]
     else:
-        cat = lambda name: torch.cat([getattr(r, name) for r in runs])
+        def cat(name):
+            return torch.cat([getattr(r, name) for r in runs])
         pairs = D.Pairs(*(torch.cat([getattr(r.pairs, f) for r in runs]) for f in ("UX", "UY", "S", "ZX", "ZY")))
         out = Run(cfg, reps, cat("M"), cat("W"), cat("T1"), cfg.steps,
                   History.concat([r.history for r in runs]), pairs, cat("W0"))

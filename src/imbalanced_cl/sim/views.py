@@ -1,4 +1,5 @@
-"""Two views of one sample: identical copies, Wen & Li's RandomMask (Def. 2.3), or the main paper's pairs (Assumption 3.4).
+"""Two views of one sample: identical copies, Wen & Li's RandomMask (Def. 2.3), or the main paper's pairs
+(Assumption 3.4).
 
 Every builder is a pure function of token latents, the dictionary and random numbers already drawn (data._draws),
 so the sampler calls the same code for a fixed training set and for fresh pairs every step, on any device, and
@@ -20,7 +21,8 @@ def signal(z: torch.Tensor, M: torch.Tensor) -> torch.Tensor:
 
 
 def noisy_signal(z: torch.Tensor, M: torch.Tensor, sigma_xi: float, xi: torch.Tensor) -> torch.Tensor:
-    """Tokens x = M z + sigma xi (eq. 6): one fused batched matmul-add, the same numbers as signal(z, M) + sigma * xi."""
+    """Tokens x = M z + sigma xi (eq. 6): one fused batched matmul-add, the same numbers as signal(z, M) +
+    sigma * xi."""
     R, n, L, d = z.shape
     return torch.baddbmm(xi.reshape(R, n * L, -1), z.reshape(R, n * L, d), M.transpose(1, 2),
                          beta=sigma_xi).view(R, n, L, M.shape[1])

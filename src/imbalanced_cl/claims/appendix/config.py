@@ -45,22 +45,26 @@ class AppendixConfig(SimConfig):
     n_test: int = 5000                                # Figs. 3-4: test pairs, fixed test seed
     test_seed: int = 2024                             # the fixed test seed
     n_probe_train: int = 1000                         # Fig. 4: pairs the regression head is trained on
-    reg_target: str = "latent"                        # Fig. 4 target: "latent" (token-summed z of X, all d) or "minority"
+    reg_target: str = "latent"                        # Fig. 4 target: "latent" (token-summed z of X, all d)
+                                                      # or "minority"
     ridge: float = 1e-6                               # ridge penalty, relative to tr(F^T F)/m
     # --- verdict ---
     boot: int = 2000                                  # bootstrap resamples of the repeats
     boot_seed: int = 0
     rho_holds: float = 0.8                            # holds if the interval of the rank correlation lies beyond this
     threads: int = 0                                  # torch CPU threads while computing (0: leave torch's default)
-    workers: int = 0                                  # processes for the batches, one thread each (0: one per torch thread on the CPU, one on CUDA)
+    workers: int = 0                                  # processes for the batches, one thread each
+                                                      # (0: one per torch thread on the CPU, one on CUDA)
 
     def validate(self) -> None:
         """SimConfig checks plus the grids, sizes and verdict settings of App. A.2."""
         super().validate()
         check_int("n_minority", self.n_minority, 1, self.d)
         check_choice("eps_profile", self.eps_profile, ("two_level",))
-        eps_ok = lambda name, v: check_float(name, v, 0.0, min(1.0, self.eps_max), lo_open=True)
-        sig_ok = lambda name, v: check_float(name, v, 0.0)
+        def eps_ok(name, v):
+            return check_float(name, v, 0.0, min(1.0, self.eps_max), lo_open=True)
+        def sig_ok(name, v):
+            return check_float(name, v, 0.0)
         for name in ("eps_12", "eps_34"):
             check_grid(name, getattr(self, name), eps_ok)
         for name in ("sigmas_12", "sigmas_3", "sigmas_4"):

@@ -1,4 +1,5 @@
-"""Notebook 05's runs: every (eps_min, sigma, repeat) point trained once per pruning arm, in batches, and measured for Figs. 1-4."""
+"""Notebook 05's runs: every (eps_min, sigma, repeat) point trained once per pruning arm, in batches, and measured
+for Figs. 1-4."""
 from __future__ import annotations
 
 import collections
@@ -124,7 +125,8 @@ class AppendixResult:
     workers: int = 1                          # processes that trained the batches (workers.plan)
 
     def curves(self, fig: int, arm: int, metric: str | None = None) -> tuple[tuple, tuple, np.ndarray]:
-        """(sigmas, eps, array (n_sigma, n_eps, repeats)) of one figure and pruning arm (or another metric on its grid)."""
+        """(sigmas, eps, array (n_sigma, n_eps, repeats)) of one figure and pruning arm (or another metric on its
+        grid)."""
         sig, eps = self.cfg.figure_grid(fig)
         idx = {p: k for k, p in enumerate(self.points)}
         v = self.values[metric or METRICS[fig]][arm]
@@ -210,7 +212,8 @@ def _measure_batch(cfg: AppendixConfig, batch: list, test_cache: dict) -> dict:
         for a, run in enumerate(runs):
             cos, mse, nmse, nmse_min = eval_metrics(run.W[j], biases[a][j], UX, UY, probe.UX[0], Ztr, Zte,
                                                     cfg.ridge, last=min(cfg.n_minority, Zte.shape[-1]))
-            for name, v in (("test_cos", cos), ("test_mse", mse), ("test_nmse", nmse), ("test_nmse_minority", nmse_min)):
+            for name, v in (("test_cos", cos), ("test_mse", mse), ("test_nmse", nmse),
+                            ("test_nmse_minority", nmse_min)):
                 vals[name][a, j] = v
     return {"values": vals, "t1": t1, "trained": TRAINING_LOG - before}
 
@@ -233,7 +236,7 @@ def _run(cfg: AppendixConfig, memo) -> AppendixResult:
                             cfg.workers, memo, cfg.torch_device.type == "cuda",
                             f"notebook 05, d1 {cfg.d1}, m {cfg.m}, K {cfg.n_pairs}, {cfg.steps} steps")
     t1s, trained = [], collections.Counter()
-    for (_, batch), part in zip(batches, parts):
+    for (_, batch), part in zip(batches, parts, strict=True):
         k = [pidx[p] for p, _ in batch], [r for _, r in batch]
         for name, v in part["values"].items():
             for a in range(len(cfg.arms)):
@@ -245,7 +248,8 @@ def _run(cfg: AppendixConfig, memo) -> AppendixResult:
 
 
 def flops_per_training(cfg: AppendixConfig, t1: int) -> float:
-    """FLOPs of one replicate's training: linear steps before T1, token-level (BReLU) steps after (runtime.step_flops)."""
+    """FLOPs of one replicate's training: linear steps before T1, token-level (BReLU) steps after
+    (runtime.step_flops)."""
     sim = cfg.sim(R=1)
     t1 = min(max(t1, 0), cfg.steps)
     return t1 * runtime.step_flops(sim, 1, True) + (cfg.steps - t1) * runtime.step_flops(sim, 1, False)

@@ -20,7 +20,7 @@ def trend_report(res: AppendixResult, fig: int) -> str:
         rho, lo, hi, per = trend(eps, v, cfg.boot, cfg.boot_seed)
         arm = "vanilla" if alpha == 0 else f"pruned α={alpha:g}"
         lines.append(f"{arm:>15}: Spearman ρ(eps_min, mean curve) per NSR "
-                     + ", ".join(f"{cfg.nsr_of(s):.3g}: {r:+.2f}" for s, r in zip(sig, per))
+                     + ", ".join(f"{cfg.nsr_of(s):.3g}: {r:+.2f}" for s, r in zip(sig, per, strict=True))
                      + f"; mean {rho:+.2f} [{lo:+.2f}, {hi:+.2f}]")
     if len(cfg.arms) > 1:  # paired by construction: same M, W0 and data in both arms
         diff = res.curves(fig, 1)[2] - res.curves(fig, 0)[2]          # (n_sigma, n_eps, repeats)

@@ -194,7 +194,8 @@ def pr_b_report(cen: dict) -> list[str]:
     """Per ratio, the paper's (1 - p2)^(d-1) (set to 1 at L1967) at the ends of the d grid and the exact Pr[B_i] at the
     largest d."""
     ds, ex = cen["ds"], cen["exact"]
-    return [f"rho={rho}: (1-p2)^(d-1) at d={ds[0]}: {ex['paper_B'][0, k]:.3g}, at d={ds[-1]}: {ex['paper_B'][-1, k]:.3g}; "
+    return [f"rho={rho}: (1-p2)^(d-1) at d={ds[0]}: {ex['paper_B'][0, k]:.3g}, "
+            f"at d={ds[-1]}: {ex['paper_B'][-1, k]:.3g}; "
             f"exact Pr[B_i] at d={ds[-1]}: {ex['B'][-1, k]:.3g}" for k, rho in enumerate(cen["rhos"])]
 
 
@@ -206,10 +207,12 @@ def pr_b_trend_report(cen: dict) -> list[str]:
     if imb:
         falls = all(ex["paper_B"][-1, k] < ex["paper_B"][0, k] for k in imb)
         small = max(float(ex["paper_B"][-1, k]) for k in imb)
-        out.append(f"Where the paper is inconsistent, §1: for every ρ < 1 on this grid, (1-p2)^(d-1) {'falls' if falls else 'does not always fall'} "
+        out.append(f"Where the paper is inconsistent, §1: for every ρ < 1 on this grid, "
+                   f"(1-p2)^(d-1) {'falls' if falls else 'does not always fall'} "
                    f"with d and is at most {small:.3g} at d={ds[-1]}: the argument "
                    f"{'stands' if falls and small < 0.5 else 'is not confirmed here'}.")
     for k in [k for k, rho in enumerate(cen["rhos"]) if rho >= 1.0]:
-        out.append(f"at ρ=1, (1-p2)^(d-1) ranges {ex['paper_B'][:, k].min():.2f}–{ex['paper_B'][:, k].max():.2f} over d "
+        out.append(f"at ρ=1, (1-p2)^(d-1) ranges "
+                   f"{ex['paper_B'][:, k].min():.2f}–{ex['paper_B'][:, k].max():.2f} over d "
                    "(the paper uses 1).")
     return out

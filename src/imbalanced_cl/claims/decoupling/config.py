@@ -1,4 +1,5 @@
-"""Notebook 09's configuration: the grid of pair types x eps ratios at Wen & Li's scales, the measurement schedule, the verdict thresholds; the held-out samples' container (Raw)."""
+"""Notebook 09's configuration: the grid of pair types x eps ratios at Wen & Li's scales, the measurement schedule,
+the verdict thresholds; the held-out samples' container (Raw)."""
 from __future__ import annotations
 
 import math
@@ -42,15 +43,20 @@ class DecouplingConfig(SimConfig):
     removal_min: float = 0.9          # with augmentation cos(f(x), f(Mz)) reaches this (Thm 3.4)
     coverage_min: float = 0.9         # with augmentation this fraction of atoms has a singleton neuron (Thm 3.4)
     probe_max: float = 0.5            # a probe succeeds at a normalised MSE of at most this (Cor. 3.3/3.5)
-    probe_gap_min: float = 0.1        # smallest effect of interest: identical copies' probe MSE minus the augmented one's, paired
+    probe_gap_min: float = 0.1        # smallest effect of interest:
+                                      # identical copies' probe MSE minus the augmented one's, paired
     tol_bound: float = 0.02           # slack of every bound rule (verdict.judge_bound)
-    tol_converged: float = 0.02       # premise t of at least T3: a row's measurement moved at most this over the last checkpoint interval
+    tol_converged: float = 0.02       # premise t of at least T3:
+                                      # a row's measurement moved at most this over the last checkpoint interval
     # --- sensitivity run: identical copies vs RandomMask under the main paper's optimiser values ---
-    contrast_weight_decay: float = 1e-3   # lambda of the sensitivity run (the main paper's, below Wen & Li's range here)
+    contrast_weight_decay: float = 1e-3   # lambda of the sensitivity run
+                                          # (the main paper's, below Wen & Li's range here)
     contrast_tau: float = 1.0             # tau of the sensitivity run (the main paper's)
     contrast_steps: int = 5000            # length of the sensitivity run; 0 skips it
-    threads: int = 1                  # torch CPU threads while computing (0: torch's default); one is fastest on a shared machine
-    workers: int = 0                  # processes for the main and the sensitivity run, one thread each (0: one per core, one on CUDA); results do not depend on it
+    threads: int = 1                  # torch CPU threads while computing (0: torch's default);
+                                      # one is fastest on a shared machine
+    workers: int = 0                  # processes for the main and the sensitivity run, one thread each
+                                      # (0: one per core, one on CUDA); results do not depend on it
     # --- SimConfig fields set to Wen & Li's values (wen_li_scales) ---
     d1: int = 200                     # ambient dimension (Wen & Li: d1 is poly(d))
     L: int = 1                        # tokens per sample; 1 makes the main paper's encoder Wen & Li's network
@@ -63,7 +69,8 @@ class DecouplingConfig(SimConfig):
     weight_decay: float = 0.0236      # lambda; Wen & Li: in [d^-1.499, d^-1.001], here d^-1.25
     tau: float = 3.0                  # temperature; Wen & Li: polylog(d), here log d
     steps: int = 2000                 # training steps (the measurements flatten well before)
-    t1_max: int = 193                 # the bias switches on at this step at the latest: Wen & Li's T1 (§2.2), d log(d1) / (eta loglog d)
+    t1_max: int = 193                 # the bias switches on at this step at the latest:
+                                      # Wen & Li's T1 (§2.2), d log(d1) / (eta loglog d)
     progress: bool = False            # progress bar while training
 
     def validate(self) -> None:

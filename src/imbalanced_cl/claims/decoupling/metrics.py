@@ -71,7 +71,8 @@ def measure(W, b, M, test: Raw, fit: Raw, energy: torch.Tensor, cfg: DecouplingC
     probe (R, d) and singles (R, d). Cosines are averaged over test samples with z != 0."""
     fx = encode(W, test.x, b, cfg)
     has = test.z.abs().sum(-1) > 0                               # samples that carry a feature
-    avg = lambda c: (c * has).sum(-1) / has.sum(-1).clamp(min=1)
+    def avg(c):
+        return (c * has).sum(-1) / has.sum(-1).clamp(min=1)
     return {
         "share": feature_share(W, M),
         "align": avg(cosine(fx, encode(W, test.xi, b, cfg))),

@@ -1,4 +1,5 @@
-"""Notebook 09's runs: the grid's pairs and held-out samples, every cell trained in one batched run and measured on a schedule; the view correlations."""
+"""Notebook 09's runs: the grid's pairs and held-out samples, every cell trained in one batched run and measured on
+a schedule; the view correlations."""
 from __future__ import annotations
 
 import math
@@ -59,7 +60,8 @@ class GridSampler:
         if not fresh and self._fixed is not None:
             return self._fixed
         draws = self._draws(extra=t + 1 if fresh else 0)
-        parts = [D.pairs_from_draws(cc, self.M, draws[:len(plan)]) for cc, plan in zip(self.cell_cfgs, self.plans)]
+        parts = [D.pairs_from_draws(cc, self.M, draws[:len(plan)])
+                 for cc, plan in zip(self.cell_cfgs, self.plans, strict=True)]
         pairs = D.Pairs(*(torch.cat([getattr(p, f) for p in parts]) for f in ("UX", "UY", "S", "ZX", "ZY")))
         if not fresh:
             self._fixed = pairs
@@ -169,7 +171,8 @@ def _run_grid(cfg: DecouplingConfig) -> DecouplingResult:
     held = [(raw_samples(cc, M, ids, cfg.n_test, EXTRA_TEST), raw_samples(cc, M, ids, cfg.n_probe, EXTRA_FIT))
             for cc in sampler.cell_cfgs]
     energy = [latent_energy(cc) for cc in sampler.cell_cfgs]
-    part = lambda c: slice(c * R, (c + 1) * R)
+    def part(c):
+        return slice(c * R, (c + 1) * R)
     out = {k: [] for k in ("share", "align", "removal", "probe", "singles")}
     run = None
     for t in cfg.schedule():
@@ -210,5 +213,6 @@ def _correlations(cfg: SimConfig, M: torch.Tensor, n: int) -> dict:
     fa, fb = A @ M[0].double(), B @ M[0].double()                      # coordinates on the atoms
     rho_f = (fa * fb).mean(0).mean()
     rho_p = ((A * B).sum(-1).mean() - (fa * fb).sum(-1).mean()) / (cfg.d1 - cfg.d)   # trace over M-perp
-    rate = lambda rho: math.log(1 - cfg.lr * cfg.weight_decay + cfg.lr * gain(cfg) * float(rho))
+    def rate(rho):
+        return math.log(1 - cfg.lr * cfg.weight_decay + cfg.lr * gain(cfg) * float(rho))
     return {"rho_F": float(rho_f), "rho_perp": float(rho_p), "rate_F": rate(rho_f), "rate_perp": rate(rho_p)}

@@ -26,8 +26,8 @@ def split_mean(x: torch.Tensor, minority: torch.Tensor) -> tuple[torch.Tensor, t
 def _premises(result, cfg, series: torch.Tensor, kinds: tuple, bias: bool) -> list[tuple[str, str, bool]]:
     """A row's premises: its measurement has stopped moving (t >= T3), and the bias schedule switched on."""
     moved = float((series[-1] - series[-2]).mean().abs()) if series.shape[0] > 1 else math.inf
-    checks = [("stage_reached", f"t ≥ T3: the measurement moved by {moved:.3g} ≤ {cfg.tol_converged:g} over the last checkpoint "
-               f"interval", moved <= cfg.tol_converged)]
+    checks = [("stage_reached", f"t ≥ T3: the measurement moved by {moved:.3g} ≤ {cfg.tol_converged:g} "
+               f"over the last checkpoint interval", moved <= cfg.tol_converged)]
     if bias:
         on = all(bool((result.T1[result.cell(k, 1.0)] >= 0).all()) for k in kinds)
         checks.append(("companion_bias", "the bias schedule switched on in every replicate", on))
@@ -47,7 +47,8 @@ def _bound_row(result, cfg, claim, source, name, kind, bound, at_least, bias_pre
 
 
 def _gap_row(result, cfg, kind) -> V.Verdict:
-    """"Only with augmentation": identical copies' probe MSE minus `kind`'s, paired by replicate, above probe_gap_min."""
+    """"Only with augmentation": identical copies' probe MSE minus `kind`'s, paired by replicate, above
+    probe_gap_min."""
     series = (result.series("probe", VW.IDENTICAL) - result.series("probe", kind)).float()
     m, lo, hi = (float(v) for v in mean_ci(series[-1]))
     return V.row(f"The probe needs augmentation: its MSE without minus with {LABELS[kind]} (paired)",
@@ -73,7 +74,8 @@ def verdict_rows(result: DecouplingResult, cfg: DecouplingConfig) -> list[V.Verd
                        "align", kind, cfg.noise_align_max, False),
             _bound_row(result, cfg, f"{w}, the noise is removed: cos(f(x), f(Mz)) → 1", "Thm 3.4",
                        "removal", kind, cfg.removal_min, True),
-            _bound_row(result, cfg, f"{w}, every atom has a singleton neuron (N_i = {{j}}): share of atoms that have one",
+            _bound_row(result, cfg,
+                       f"{w}, every atom has a singleton neuron (N_i = {{j}}): share of atoms that have one",
                        "Thm 3.4 (Ω(1) neurons per atom)", "coverage", kind, cfg.coverage_min, True),
             _bound_row(result, cfg, f"{w}, a linear probe recovers z (normalised MSE)", "Cor. 3.5",
                        "probe", kind, cfg.probe_max, False),
@@ -112,7 +114,8 @@ def differences(result: DecouplingResult, kind_a: str, kind_b: str, ratio: float
 def imbalance_table(result: DecouplingResult) -> list[dict]:
     """Per pair type and eps ratio, at the last step: majority and minority probe MSE and atom coverage,
     and the minority-minus-majority gaps (paired within each network), each as (mean, lo, hi)."""
-    ci = lambda x: tuple(float(v) for v in mean_ci(x))
+    def ci(x):
+        return tuple(float(v) for v in mean_ci(x))
     rows = []
     for c, (kind, ratio) in enumerate(result.cells):
         pm, pn = split_mean(result.probe[-1, c], result.minority)
@@ -126,7 +129,8 @@ def imbalance_answer(result: DecouplingResult, cfg: DecouplingConfig) -> list[st
     """Does augmentation protect the minority features? One sentence per pair type at the smallest ratio,
     read off the intervals of the minority probe MSE against cfg.probe_max and of the minority-majority gap."""
     r = min(cfg.ratios)
-    learned = lambda lo, hi: "recovered" if hi <= cfg.probe_max else "not recovered" if lo > cfg.probe_max else "undecided"
+    def learned(lo, hi):
+        return "recovered" if hi <= cfg.probe_max else "not recovered" if lo > cfg.probe_max else "undecided"
     lines = []
     for row in (x for x in imbalance_table(result) if x["ratio"] == r):
         (mn, mn_lo, mn_hi), (mj, mj_lo, mj_hi) = row["probe_minor"], row["probe_major"]

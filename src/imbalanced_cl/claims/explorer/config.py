@@ -1,4 +1,5 @@
-"""Notebook 07's configuration: a slider setting (Point) and the small model, gallery grids and slider ranges around it."""
+"""Notebook 07's configuration: a slider setting (Point) and the small model, gallery grids and slider ranges around
+it."""
 from __future__ import annotations
 
 import itertools

@@ -1,4 +1,5 @@
-"""What one explorer point shows (Result: the alignment |cos(w_i, M_j)|, aligned-neuron counts) and the mask's effect between twins."""
+"""What one explorer point shows (Result: the alignment |cos(w_i, M_j)|, aligned-neuron counts) and the mask's effect
+between twins."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,4 +1,5 @@
-"""Notebook 02's configuration: the census grid (census.grid.CensusConfig), the training grid over eps_max, the workshop figure and the verdict tolerances."""
+"""Notebook 02's configuration: the census grid (census.grid.CensusConfig), the training grid over eps_max, the
+workshop figure and the verdict tolerances."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -10,12 +11,16 @@ from ..census.grid import CensusConfig
 
 @dataclass(frozen=True)
 class LuckyConfig(SimConfig):
-    """Notebook 02: census grid (see census.grid.CensusConfig), training grid over eps_max, workshop figure, tolerances."""
+    """Notebook 02: census grid (see census.grid.CensusConfig), training grid over eps_max, workshop figure,
+    tolerances."""
 
     # notebook 02's model (overrides of SimConfig)
     m: int = 100                     # neurons of the training runs
-    lambda_rule: str = "mid"         # lambda = d^-1.25, the middle of the proof's range (App. E.3, proof of Theorem E.1: where Theorem 3.1 applies); the book's old setting is "value" with weight_decay = 0.001
-    eps_min: float = 0.8             # minority frequency (the lucky-neuron regime needs a ratio near 1: see Where the paper is inconsistent, §1)
+    lambda_rule: str = "mid"         # lambda = d^-1.25, the middle of the proof's range
+                                     # (App. E.3, proof of Theorem E.1: where Theorem 3.1 applies);
+                                     # the book's old setting is "value" with weight_decay = 0.001
+    eps_min: float = 0.8             # minority frequency (the lucky-neuron regime needs a ratio near 1:
+                                     # see Where the paper is inconsistent, §1)
     n_minority: int = 10             # how many features are minority (the last ones)
     record_every: int = 1            # history every step (T2 detection needs it)
     progress: bool = False           # tqdm progress bar
@@ -27,10 +32,10 @@ class LuckyConfig(SimConfig):
     census_max_elems: int = 2000000
     census_R: int = 4
     exact_samples: int = 4000
-    train_eps_max: tuple = (0.5, 1.0, 2.0)   # eps_max grid for T2 - T1 (eps_min = eps_max * eps_min/eps_max of the base)
+    train_eps_max: tuple = (0.5, 1.0, 2.0)   # eps_max grid for T2 - T1 (eps_min = eps_max * the base's eps_min/eps_max)
     t2_factor: float = 0.0    # T2 = first step with max_i ||w_i||^2 >= t2_factor ||w_i(T1)||^2 (eq. 61); 0 means d
     lemma_C: float = 3.0      # the O(1) constant of eq. (10) used to judge it
-    lemma_m: int = 1000          # neurons in the Lemma 3.2 run (0: m); lucky pairs are rare, so more neurons, more cases
+    lemma_m: int = 1000          # neurons in the Lemma 3.2 run (0: m); lucky pairs are rare: more neurons, more cases
     lemma_steps: int = 150      # steps of the Lemma 3.2 run (0: steps); it must reach T2
     fig_m: int = 30           # workshop Figure 1 (workshop version, §4): m = 30, d = 9, 5 majority + 4 minority
     fig_d: int = 9
@@ -41,7 +46,7 @@ class LuckyConfig(SimConfig):
     rse_max: float = 0.3      # exact lucky-count expectations with a larger relative standard error are not fitted
     tol_omega: float = 0.1    # |M_j*| and |M_j| exponent bounds (Lemma B.2(c)) are relaxed by this much
     tol_ni_init: float = 0.1  # the |N_i| exponent bound at initialisation (Lemma B.2(d)) is relaxed by this much
-    pr_b_min: float = 0.9     # (1-p2)^(d-1) at the largest d (the proof of Lemma B.2(c) sets it to 1): holds at or above this
+    pr_b_min: float = 0.9     # (1-p2)^(d-1) at the largest d (the proof of Lemma B.2(c) sets it to 1): holds if ≥ this
     forall_min: float = 0.9   # a "for every lucky pair" statement holds if the Wilson interval of its share is ≥ this
     tol_t2: float = 0.2       # band 1 ± tol_t2 for the slope of T2 - T1 on 1/eps_max (eq. 60)
     tol_share: float = 0.1    # Lemma B.1 by its effect: a share row (Lemma 3.2, top hit) moved less than this by 4 × K

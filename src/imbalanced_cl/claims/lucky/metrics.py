@@ -42,9 +42,10 @@ def norm2_at(run, step: int, r: int) -> np.ndarray:
 
 
 def lemma32(run, T2: np.ndarray, gamma: float) -> dict:
-    """Lemma 3.2 at T2 for each replicate: (a) lucky i in M_j*: ratio |<w_i(T2),M_j>|^2 / (2 eps_j/eps_max ||w_i(T1)||^2)
-    (>= 1 claimed); (b) max over ordinary i' in M_j of |<w_i',M_j>| / max over lucky i of |<w_i,M_j>| (O(1) claimed).
-    Also whether the neuron luckiest at init (largest u_ij^2) is the feature's top neuron at T2."""
+    """Lemma 3.2 at T2 for each replicate: (a) lucky i in M_j*: ratio
+    |<w_i(T2),M_j>|^2 / (2 eps_j/eps_max ||w_i(T1)||^2) (>= 1 claimed); (b) max over ordinary i' in M_j of
+    |<w_i',M_j>| / max over lucky i of |<w_i,M_j>| (O(1) claimed). Also whether the neuron luckiest at init
+    (largest u_ij^2) is the feature's top neuron at T2."""
     from ...sim.data import eps_vector
     cfg = run.cfg
     rho = cfg.eps_min / cfg.eps_max
@@ -58,7 +59,7 @@ def lemma32(run, T2: np.ndarray, gamma: float) -> dict:
         cT2 = np.abs(coef_at(run, int(T2[r]), r))
         n1 = norm2_at(run, int(run.T1[r]), r)
         lucky, ordi = cen["lucky"][r].numpy(), cen["ordinary"][r].numpy()
-        for i, j in zip(*np.nonzero(lucky)):
+        for i, j in zip(*np.nonzero(lucky), strict=True):
             a_ratios.append(cT2[i, j] ** 2 / (2 * eps[j] / cfg.eps_max * n1[i]))
         for j in range(cfg.d):
             li = np.nonzero(lucky[:, j])[0]

@@ -47,7 +47,8 @@ def census_rows(cen: dict, fits: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
         w1, w2, e = exps[rho]["lucky"], exps[rho]["ordinary"], exps[rho]["Ni"]
         if math.isnan(fl.slope):   # no finite expectation to fit: the claim fails if it asks for growth (w1 > 0)
             nan = float("nan")
-            rows.append(_census(V.Verdict(f"|M_j*| ≥ Ω(d^ω1), ρ={rho}: exponent of d in E|M_j*|", "Lemma B.2(c), eqs. 31-32",
+            rows.append(_census(V.Verdict(f"|M_j*| ≥ Ω(d^ω1), ρ={rho}: exponent of d in E|M_j*|",
+                                          "Lemma B.2(c), eqs. 31-32",
                                           f"exponent ≥ {w1:.2f}", nan, nan, nan, V.FAILS if w1 > 0 else V.UNTESTED,
                                           "the exact expectation is 0 (a = c1 log d / d ≥ 1) or unresolved on the "
                                           "whole grid", band_lo=w1 - cfg.tol_omega, band_hi=math.inf),
@@ -56,15 +57,19 @@ def census_rows(cen: dict, fits: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
             lo = fl.lo if not math.isnan(fl.lo) else fl.slope
             hi = fl.hi if not math.isnan(fl.hi) else fl.slope
             verd, rule = V.judge_bound(lo, hi, w1, True, cfg.tol_omega)
-            rows.append(_census(V.Verdict(f"|M_j*| ≥ Ω(d^ω1), ρ={rho}: exponent of d in E|M_j*|", "Lemma B.2(c), eqs. 31-32",
+            rows.append(_census(V.Verdict(f"|M_j*| ≥ Ω(d^ω1), ρ={rho}: exponent of d in E|M_j*|",
+                                          "Lemma B.2(c), eqs. 31-32",
                                           f"exponent ≥ {w1:.2f}", fl.slope, lo, hi, verd,
-                                          "fit of exact E|M_j*| over d; " + rule), f"lucky_exponent_{V.id_part(rho)}", cfg))
+                                          "fit of exact E|M_j*| over d; " + rule),
+                                f"lucky_exponent_{V.id_part(rho)}", cfg))
         verd, rule = V.judge_bound(fo.lo, fo.hi, w2, False, cfg.tol_omega)
-        rows.append(_census(V.Verdict(f"|M_j| ≤ O(d^ω2), ρ={rho}: exponent of d in E|M_j|", "Lemma B.2(c)", f"exponent ≤ {w2:.2f}", fo.slope,
-                                      fo.lo, fo.hi, verd, "fit of exact E|M_j| over d; " + rule),
+        rows.append(_census(V.Verdict(f"|M_j| ≤ O(d^ω2), ρ={rho}: exponent of d in E|M_j|", "Lemma B.2(c)",
+                                      f"exponent ≤ {w2:.2f}", fo.slope, fo.lo, fo.hi, verd,
+                                      "fit of exact E|M_j| over d; " + rule),
                             f"ordinary_exponent_{V.id_part(rho)}", cfg))
         verd, rule = V.judge_bound(fnr.lo, fnr.hi, e, False, cfg.tol_ni_init)
-        rows.append(_census(V.Verdict(f"|N_i| ≤ O(d^(1-ρ²(1-γ))) at init, ρ={rho}: exponent of d in |N_i|", "Lemma B.2(d)",
+        rows.append(_census(V.Verdict(f"|N_i| ≤ O(d^(1-ρ²(1-γ))) at init, ρ={rho}: exponent of d in |N_i|",
+                                      "Lemma B.2(d)",
                                       f"exponent ≤ {e:.2f}", fnr.slope, fnr.lo, fnr.hi, verd,
                                       "MC slope over replicates; " + rule), f"ni_init_exponent_{V.id_part(rho)}", cfg))
     for k, rho in enumerate(cen["rhos"]):
@@ -74,7 +79,8 @@ def census_rows(cen: dict, fits: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
         pB = cen["exact"]["paper_B"][:, k]
         v = float(pB[-1])
         verd, rule = V.judge_share(v, v, cfg.pr_b_min, f"closed form (1-p2)^(d-1) at d={ds[-1]}")
-        rows.append(V.Verdict(f"Pr[B_i] = (1-p2)^(d-1) = 1 (ρ={rho}): its value at the largest d", "proof of Lemma B.2(c), App. G.3", "1 for all d",
+        rows.append(V.Verdict(f"Pr[B_i] = (1-p2)^(d-1) = 1 (ρ={rho}): its value at the largest d",
+                              "proof of Lemma B.2(c), App. G.3", "1 for all d",
                               v, v, v, verd, rule + f"; exact Pr[B_i] at d={ds[-1]}: "
                               f"{float(cen['exact']['B'][-1, k]):.3g}; (1-p2)^(d-1) at d={ds[0]}: {float(pB[0]):.3g}",
                               id=f"pr_b_{V.id_part(rho)}", quantity="fraction"))
@@ -88,18 +94,21 @@ def verdict_rows(results: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
     rows = census_rows(results["census"], results["census_fits"], cfg)
     f = results["t2"]["fit"]
     verd, rule = V.judge_target(f.lo, f.hi, 1.0, cfg.tol_t2)
-    rows.append(V.Verdict("T2 - T1 ∝ 1/eps_max: log-log slope of T2 - T1 on 1/eps_max", "Thm D.1, eq. (60)", "slope 1", f.slope, f.lo, f.hi, verd,
+    rows.append(V.Verdict("T2 - T1 ∝ 1/eps_max: log-log slope of T2 - T1 on 1/eps_max", "Thm D.1, eq. (60)", "slope 1",
+                          f.slope, f.lo, f.hi, verd,
                           rule + f"; T2 rule: ||w||² ≥ {cfg.t2_factor or cfg.d}·||w(T1)||² (eq. 61)",
                           id="t2_minus_t1", depends=TRAINED))
     L = results["lemma32"]
     a, b = L["a_ratio"], L["b_ratio"]
-    rows.append(V.count_row("lucky neurons reach |<w,M_j>|² ≥ 2(eps_j/eps_max)||w(T1)||² at T2: share of lucky pairs", "Lemma 3.2(a), eq. (9)",
-                            "fraction 1", float((a >= 1).sum()), a.size, cfg.forall_min, f"; {a.size} lucky (i,j) pairs",
+    rows.append(V.count_row("lucky neurons reach |<w,M_j>|² ≥ 2(eps_j/eps_max)||w(T1)||² at T2: share of lucky pairs",
+                            "Lemma 3.2(a), eq. (9)", "fraction 1", float((a >= 1).sum()), a.size, cfg.forall_min,
+                            f"; {a.size} lucky (i,j) pairs",
                             id="lemma32_lucky_level", depends=TRAINED)
                 if a.size else
                 _untested("lemma32_lucky_level", "lucky neurons reach the eq. (9) level at T2", "Lemma 3.2(a), eq. (9)",
                           "fraction 1", "no lucky neuron at this (d, m, ρ)"))
-    rows.append(V.count_row(f"ordinary ≤ C · lucky at T2 (C = {cfg.lemma_C:g}): share of features", "Lemma 3.2(b), eq. (10)",
+    rows.append(V.count_row(f"ordinary ≤ C · lucky at T2 (C = {cfg.lemma_C:g}): share of features",
+                            "Lemma 3.2(b), eq. (10)",
                             "fraction 1", float((b <= cfg.lemma_C).sum()), b.size, cfg.forall_min,
                             id="lemma32_ordinary_bound", depends=TRAINED) if b.size else
                 _untested("lemma32_ordinary_bound", "ordinary ≤ C · lucky at T2", "Lemma 3.2(b), eq. (10)",
@@ -109,14 +118,17 @@ def verdict_rows(results: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
             mu, lo, hi = stats.mean_ci_in(torch.tensor(arr, dtype=torch.float64), "fraction")
             verd, rule = V.judge_positive(lo - L["chance"], hi - L["chance"], "excess over chance 1/m")
             rule = V.Rule(rule, (L["chance"], math.inf))     # the band on the share shown: above chance
-            rows.append(V.Verdict(f"the luckiest-at-init neuron is the {name} feature's top neuron at T2: share of features",
+            rows.append(V.Verdict(f"the luckiest-at-init neuron is the {name} feature's top neuron at T2: "
+                                  "share of features",
                                   "Remark 2; Thm D.1(c)", "well above chance", mu, lo, hi, verd,
                                   rule + " (share of features; 95% interval on the logit scale)",
                                   id=f"top_hit_{name}", depends=TRAINED, quantity="fraction"))
     mu, lo, hi = results["workshop"]["gap"]
     verd, rule = V.judge_positive(lo, hi, "majority − minority best cos²")
-    rows.append(V.Verdict("majority atoms are learned better than minority ones (Fig. 1): majority − minority best cos²", "workshop §4, Fig. 1",
-                          "majority best cos² > minority", mu, lo, hi, verd, rule + " (95% interval on Fisher's z scale)",
+    rows.append(V.Verdict("majority atoms are learned better than minority ones (Fig. 1): "
+                          "majority − minority best cos²",
+                          "workshop §4, Fig. 1", "majority best cos² > minority", mu, lo, hi, verd,
+                          rule + " (95% interval on Fisher's z scale)",
                           id="workshop_fig1_gap", quantity="cosine"))
     return rows
 

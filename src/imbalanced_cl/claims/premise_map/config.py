@@ -67,8 +67,9 @@ class Cell:
     bias_coef: float = 1.0
     vanilla_block: int = 100       # the vanilla run trains in blocks of this many steps until its loss plateaus
     C_z: float = 1.0               # App. F.4's constant in the paper's T
-    converge: tuple = (0.5, 0.5, 0.02)  # the convergence tolerances: (loss fraction of ln K, l'_p constant c in 1 - c/tau, change)
-    star: tuple = ()               # a star cell's variation as (PremiseMapConfig.cell's keyword, value); () on the plane
+    converge: tuple = (0.5, 0.5, 0.02)  # the convergence tolerances:
+                                        # (loss fraction of ln K, l'_p constant c in 1 - c/tau, change)
+    star: tuple = ()               # a star cell's variation: (PremiseMapConfig.cell's keyword, value); () on the plane
 
     @property
     def label(self) -> str:
@@ -100,29 +101,39 @@ class PremiseMapConfig(SimConfig):
     d1_over_d: int = 5                # ambient dimension per feature (d1 = 5d, as notebook 08)
     m_over_d: float = 5.0             # neurons per feature at the centre (m = round(m_over_d * d))
     alpha: float = 0.1                # pruning ratio of every cell's pruned branch (neurons, by ||w_i||)
-    star_m_over_d: tuple = (500.0,)   # star cells: other m/d at the centre (d = ds[0], lambda mid, ratio max); 500: E|M*_j*| >= 1 at d=10, rho=0.8
+    star_m_over_d: tuple = (500.0,)   # star cells: other m/d at the centre (d = ds[0], lambda mid, ratio max);
+                                      # 500: E|M*_j*| >= 1 at d=10, rho=0.8
     star_K: tuple = (2048,)           # star cells: other K (pairs per step)
     star_alpha: tuple = (0.3,)        # star cells: other pruning ratios
     star_n_minority: tuple = (3,)     # star cells: other numbers of minority features
-    star_bias_onset: tuple = ("eq33", "workshop", "none")  # star cells: other bias onsets (the centre's is "crossing", the eq. (34) crossing)
+    star_bias_onset: tuple = ("eq33", "workshop", "none")  # star cells: other bias onsets
+                                                           # (the centre's is "crossing", the eq. (34) crossing)
     star_bias_coef: tuple = (0.5, 2.0)  # star cells: other bias constants (the centre's is bias_coef)
-    vanilla_block: int = 100          # the vanilla run trains in blocks of this many steps until the loss plateaus (converge_change over one block)
-    vanilla_max: int = 400            # most vanilla steps: T4, the branch point, is the first block end where the convergence premise holds, or this
-    prune_max: int = 100              # cap on the branch length; where App. F.4's T is longer, "pruned for the paper's T" fails
-    C_z: float = 1.0                  # App. F.4's constant C_z in T (the paper leaves it free; the book's value, as notebook 04)
-    converge_loss_frac: float = 0.5   # convergence premise: the final InfoNCE is at most this times ln K ("well below ln K")
+    vanilla_block: int = 100          # the vanilla run trains in blocks of this many steps until the loss plateaus
+                                      # (converge_change over one block)
+    vanilla_max: int = 400            # most vanilla steps: T4, the branch point, is the first block end
+                                      # where the convergence premise holds, or this
+    prune_max: int = 100              # cap on the branch length;
+                                      # where App. F.4's T is longer, "pruned for the paper's T" fails
+    C_z: float = 1.0                  # App. F.4's constant C_z in T
+                                      # (the paper leaves it free; the book's value, as notebook 04)
+    converge_loss_frac: float = 0.5   # convergence premise: final InfoNCE at most this times ln K ("well below ln K")
     converge_lp_c: float = 0.5        # convergence premise: the final mean l'_p is at least 1 - converge_lp_c / tau
-    converge_change: float = 0.02     # convergence premise and stopping rule: relative change of the loss over the last block
-    record_ds: tuple = (20, 40)       # d's of the plane computed ahead by the campaign (kind premise_cell) and read back, marked "recorded"; () for none
-    record_star: tuple = ("m/d",)     # star axes computed ahead by the campaign and read back, marked "recorded" (the m/d = 500 cell is most of the notebook's time); () for none
+    converge_change: float = 0.02     # convergence premise and stopping rule: relative loss change over the last block
+    record_ds: tuple = (20, 40)       # d's of the plane computed ahead by the campaign (kind premise_cell)
+                                      # and read back, marked "recorded"; () for none
+    record_star: tuple = ("m/d",)     # star axes computed ahead by the campaign and read back, marked "recorded"
+                                      # (the m/d = 500 cell is most of the notebook's time); () for none
     estimate_ds: tuple = (10, 20, 40, 80, 160, 320, 640)  # d of the closed-form estimates (no training)
     kappa_pairs: int = 4000           # Monte-Carlo pairs per replicate for kappa_j (sim/theory.kappa_mc)
-    require_sigma: bool = False       # count Assumption 3.3's noise scale as a required premise (the book follows App. A.2's sigma)
+    require_sigma: bool = False       # count Assumption 3.3's noise scale as a required premise
+                                      # (the book follows App. A.2's sigma)
     lucky_gamma: float = 0.1          # gamma of eq. (28) in Def. B.1's lucky sets
     mask_share_min: float = 0.9       # premise: the mask's share on minority-dominant neurons is at least this
     effect_tol: float = 0.02          # smallest effect of interest for the pruning gain in A_j*/A_maj
     threads: int = 0                  # torch threads for the notebook (0: torch's default); results do not depend on it
-    workers: int = 0                  # processes for the cells, one thread each (0: one per torch thread on the CPU, one on CUDA); results do not depend on it
+    workers: int = 0                  # processes for the cells, one thread each
+                                      # (0: one per torch thread on the CPU, one on CUDA); results do not depend on it
 
     def validate(self) -> None:
         """SimConfig's checks plus the grid's: a grid with no cell or a lambda name outside LAMBDAS stops here."""
@@ -147,14 +158,17 @@ class PremiseMapConfig(SimConfig):
               "a list (may be empty) of integers in [2, 1e6]")
         check("star_alpha", self.star_alpha, _numbers(self.star_alpha, 0.0, 1.0),
               "a list (may be empty) of numbers in (0, 1)")
-        check("star_n_minority", self.star_n_minority, _numbers(self.star_n_minority, 1, min(self.ds) - 1, integer=True),
-              f"a list (may be empty) of integers in [1, min(ds) - 1 = {min(self.ds) - 1}]", given=f"ds={list(self.ds)}")
+        check("star_n_minority", self.star_n_minority,
+              _numbers(self.star_n_minority, 1, min(self.ds) - 1, integer=True),
+              f"a list (may be empty) of integers in [1, min(ds) - 1 = {min(self.ds) - 1}]",
+              given=f"ds={list(self.ds)}")
         check("star_bias_onset", self.star_bias_onset, isinstance(self.star_bias_onset, (tuple, list)) and all(
             v in BIAS_ONSETS for v in self.star_bias_onset), f"a list (may be empty) of {BIAS_ONSETS}")
         check("star_bias_coef", self.star_bias_coef, _numbers(self.star_bias_coef, 0.0, 100.0),
               "a list (may be empty) of numbers in (0, 100]")
         check_int("vanilla_block", self.vanilla_block, 2, 10 ** 6)
-        check_int("vanilla_max", self.vanilla_max, self.vanilla_block, 10 ** 7, given=f"vanilla_block={self.vanilla_block}")
+        check_int("vanilla_max", self.vanilla_max, self.vanilla_block, 10 ** 7,
+                  given=f"vanilla_block={self.vanilla_block}")
         check_int("prune_max", self.prune_max, 2 * max(1, self.vanilla_block // 10), 10 ** 7,
                   given=f"vanilla_block={self.vanilla_block}: two snapshots of a branch")
         check_float("C_z", self.C_z, 0.0, lo_open=True)
@@ -223,13 +237,15 @@ class PremiseMapConfig(SimConfig):
         """An upper bound on notebook 10's trainings, for the time estimate: every trained cell's vanilla run to
         vanilla_max (it stops earlier once converged) and six branches of prune_max (control, Algorithm 1 at the
         map's alpha and at Remark 1's two bounds, two oracle masks)."""
-        return [w for c in self.cells() for w in ((c.cfg.vanilla(), self.vanilla_max), (c.cfg.sim(), 6 * self.prune_max))]
+        return [w for c in self.cells()
+                for w in ((c.cfg.vanilla(), self.vanilla_max), (c.cfg.sim(), 6 * self.prune_max))]
 
 
 def _numbers(xs, lo, hi, integer: bool = False) -> bool:
     """Whether xs is a list/tuple of numbers in (lo, hi] (integers in [lo, hi] when `integer`)."""
     if not isinstance(xs, (tuple, list)):
         return False
-    ok = lambda v: isinstance(v, int) if integer else isinstance(v, (int, float))
+    def ok(v):
+        return isinstance(v, int) if integer else isinstance(v, (int, float))
     return all(ok(v) and not isinstance(v, bool) and math.isfinite(v) and
                ((lo <= v <= hi) if integer else (lo < v <= hi)) for v in xs)

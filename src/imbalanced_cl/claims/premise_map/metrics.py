@@ -156,7 +156,8 @@ def closed_form(cfg: PruningConfig, kappa: torch.Tensor, require_sigma: bool = F
 
 
 def mask_share(W: torch.Tensor, M: torch.Tensor, alpha: float, cfg: PruningConfig) -> torch.Tensor:
-    """(R,) share of the neurons the magnitude mask removes (the alpha m smallest ||w_i||) that are minority-dominant."""
+    """(R,) share of the neurons the magnitude mask removes (the alpha m smallest ||w_i||) that are
+    minority-dominant."""
     pruned = mask_for(W, alpha, "neuron") == 0
     dom = minority_dominant(W, M, cfg)
     return (pruned & dom).sum(-1).float() / pruned.sum(-1).clamp(min=1).float()

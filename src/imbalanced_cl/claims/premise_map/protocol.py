@@ -145,10 +145,11 @@ def run_cell(cell: Cell, train_it: bool = True) -> CellResult:
     chosen = [None] + [sets[a] if a in ORACLES else None for a in arms]
     runs = train_arms(base, bcfg, alphas, chosen)
     ctl = amplitude_ratio(runs[0].W, runs[0].M, cfg)
-    end = lambda r, f: float(r.history.get(f)[-1].mean())
+    def end(r, f):
+        return float(r.history.get(f)[-1].mean())
     out = {a: Arm(a, sizes[a], Ts[a], _arm_premises(a, sizes[a], Ts[a], length, strict, extended, cfg),
                   amplitude_ratio(r.W, r.M, cfg) - ctl, end(r, "loss"), end(r, "pos_prob"))
-           for a, r in zip(arms, runs[1:])}
+           for a, r in zip(arms, runs[1:], strict=True)}
     res = CellResult(cell, cell_premises(cell, kap, base, reg, conv), out["alg1"].gain, time.time() - t0, arms=out)
     res.extra = {"grad_dev": float(reg.grad_dev.mean()), "share": float(reg.share.mean()), "T4": base.step,
                  "branch": length, "T1": base.T1.tolist(), "T1_eq33": eq33_t1(cell.d, cfg.d1, cfg.lr),

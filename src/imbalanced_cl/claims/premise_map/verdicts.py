@@ -243,7 +243,8 @@ def answer_text(results: list[CellResult], kind: str, verdict: str, cfg: Premise
     conv = [r for r in ran if r.premises["convergence"].holds]
     best = min(ran, key=lambda r: r.extra["loss_T4"] / r.extra["ln_K"])
     parts = [f"Convergence (Thm 3.1 eq. (11), the start of Thm F.1): the vanilla run converged at {len(conv)} of "
-             f"{len(ran)} cells; its lowest loss at the branch point was {best.extra['loss_T4'] / best.extra['ln_K']:.2f}"
+             f"{len(ran)} cells; its lowest loss at the branch point was "
+             f"{best.extra['loss_T4'] / best.extra['ln_K']:.2f}"
              f" ln K ({best.cell.label}, T4 = {best.extra['T4']} steps)."]
     parts.append("Theorem 3.2 as a conditional statement (the pruned set chosen, not found by norm): "
                  + "; ".join(_arm_tally(results, a, cfg) for a in ORACLES) + ".")
@@ -294,7 +295,8 @@ def conclusion(results: list[CellResult], rates: list[dict], cfg: PremiseMapConf
                 f"(mask share, minority smallest, minority-dominant exist, feature span): {', '.join(preds)}. "
                 f"Claim 4: {v}.")
         c = Conclusion("a", v, text, binding, len(ok), len(ran),
-                       fact=f"every premise holds at {len(pairs)} (cell, arm) pairs, and there the claim {PREDICATE[v]}")
+                       fact=f"every premise holds at {len(pairs)} (cell, arm) pairs, "
+                            f"and there the claim {PREDICATE[v]}")
     else:
         found = conflicts(results, rates)
         names = ", ".join(SHORT.get(k, k) for k in binding) if binding else "none in every cell"
@@ -314,7 +316,8 @@ def conclusion(results: list[CellResult], rates: list[dict], cfg: PremiseMapConf
 def headline(results: list[CellResult], cfg: PremiseMapConfig) -> CellResult | None:
     """The cell whose gain the claim-4 row shows: the run cell meeting the most required premises (first on ties)."""
     ran = [r for r in results if r.ran]
-    score = lambda r: sum(p.holds for p in r.premises.values() if p.required and not p.prediction)
+    def score(r):
+        return sum(p.holds for p in r.premises.values() if p.required and not p.prediction)
     return max(ran, key=score) if ran else None
 
 

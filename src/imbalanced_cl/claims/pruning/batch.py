@@ -111,10 +111,10 @@ def train_branches(base: Run, cfgs: list, workers: int = 0) -> list[Run]:
     # Contiguous shards of the replicates, one per worker process of one thread; each returns its runs of every
     # branch, joined back along the replicate dimension (concat). Same numbers: the rows are independent.
     cuts = [R * k // procs for k in range(procs + 1)]
-    shards = [list(range(lo, hi)) for lo, hi in zip(cuts, cuts[1:])]
+    shards = [list(range(lo, hi)) for lo, hi in zip(cuts, cuts[1:], strict=False)]
     _, parts = W.pieces(_branches, [(rows_of(base, s), cfgs) for s in shards],
                         [f"branches rows {s[0]}-{s[-1]}" for s in shards], procs, settings="branches")
-    return [concat(list(runs)) for runs in zip(*parts)]
+    return [concat(list(runs)) for runs in zip(*parts, strict=True)]
 
 
 def _branches(base: Run, cfgs: list) -> list[Run]:
@@ -122,7 +122,8 @@ def _branches(base: Run, cfgs: list) -> list[Run]:
     lead, R, n = _batch_config(cfgs), len(base.replicates), len(cfgs)
     # Row j is replicate j // n in branch j % n, and a training chunk holds whole replicates (all n branches of
     # each), so every chunk draws each of its replicates' pairs once. Memory: at least n rows at a time.
-    rows = lambda f: [f(cfgs[j % n]) for j in range(n * R)]
+    def rows(f):
+        return [f(cfgs[j % n]) for j in range(n * R)]
     masker = Masker(rows(lambda c: c.prune_alpha), rows(lambda c: c.prune_mask == "random"),
                     rows(lambda c: c.prune_schedule == "static"), [base.replicates[j // n] for j in range(n * R)],
                     lead.seed, lead.prune_start, lead.prune_every, lead.prune_unit)
@@ -145,7 +146,8 @@ def train_arms(base: Run, cfg, alphas: list, chosen: list) -> list[Run]:
     exactly those neurons for the whole branch (an oracle set P; alphas[k] is then ignored). alpha 0 with no set is
     the control. Each run keeps `base`'s history before the branch point."""
     n, R, m = len(alphas), len(base.replicates), base.W.shape[1]
-    per = lambda a: [float(x) for x in a] if isinstance(a, (list, tuple, torch.Tensor)) else [float(a)] * R
+    def per(a):
+        return [float(x) for x in a] if isinstance(a, (list, tuple, torch.Tensor)) else [float(a)] * R
     ratios = [per(a) if chosen[k] is None else [0.0] * R for k, a in enumerate(alphas)]
     keep = torch.ones(n * R, m)
     for k, c in enumerate(chosen):
@@ -171,7 +173,8 @@ def train_arms(base: Run, cfg, alphas: list, chosen: list) -> list[Run]:
 def concat(runs: list[Run]) -> Run:
     """Runs of disjoint replicates (shards of one batch, same config and step) joined along the replicate
     dimension, in order: the inverse of select."""
-    cat = lambda name: torch.cat([getattr(r, name) for r in runs])
+    def cat(name):
+        return torch.cat([getattr(r, name) for r in runs])
     pairs = D.Pairs(*(torch.cat([getattr(r.pairs, f) for r in runs]) for f in PAIR_FIELDS))
     return Run(runs[0].cfg, [k for r in runs for k in r.replicates], cat("M"), cat("W"), cat("T1"), runs[0].step,
                History.concat([r.history for r in runs]), pairs, cat("W0"))

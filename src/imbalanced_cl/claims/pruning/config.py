@@ -1,4 +1,5 @@
-"""Notebook 04's configuration: the vanilla run, the branches over an alpha grid, the backward variants, the eps_min sweep, the random-mask control and the tolerances."""
+"""Notebook 04's configuration: the vanilla run, the branches over an alpha grid, the backward variants, the eps_min
+sweep, the random-mask control and the tolerances."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -31,14 +32,20 @@ class PruningConfig(SimConfig):
     tol_slope: float = 0.25   # band predicted ± tol_slope for the log-log slopes
     tol_factor: float = 3.0   # band [d / tol_factor, d × tol_factor] for the minority-excess ratio
     threads: int = 0                 # torch threads for the notebook (0: torch's default); results do not depend on it
-    workers: int = 0                 # processes for independent runs (branch shards, Step 6's variants, the eps_min sweep), one thread each (0: one per torch thread on the CPU, one on CUDA); results do not depend on it
+    workers: int = 0                 # processes for independent runs
+                                     # (branch shards, Step 6's variants, the eps_min sweep), one thread each
+                                     # (0: one per torch thread on the CPU, one on CUDA); results do not depend on it
     mask_control: bool = True        # run the 2x2 random-mask control of Step 8 (beyond the paper); True or False
-    mask_share_min: float = 0.9      # "the mask removes minority-aligned neurons" holds if the share's interval is ≥ this
+    mask_share_min: float = 0.9      # "the mask removes minority-aligned neurons"
+                                     # holds if the share's interval is ≥ this
     effect_tol: float = 0.02         # smallest effect of interest for Step 8's paired differences of A_j*/A_maj
     threshold_alphas: tuple = (0.6, 0.8)  # Step 8's threshold curve only: ratios above alpha_grid, all four cells
-    converge_loss_frac: float = 0.5  # convergence premise at the branch point: InfoNCE at most this times ln K ("well below ln K", eq. (11))
-    converge_lp_c: float = 0.5       # convergence premise: mean l'_p at least 1 - converge_lp_c / tau (App. F: l'_p = 1 - Theta(1/tau))
-    converge_change: float = 0.02    # convergence premise: relative change of the loss over the last converge_window steps at most this
+    converge_loss_frac: float = 0.5  # convergence premise at the branch point: InfoNCE at most this times ln K
+                                     # ("well below ln K", eq. (11))
+    converge_lp_c: float = 0.5       # convergence premise: mean l'_p at least 1 - converge_lp_c / tau
+                                     # (App. F: l'_p = 1 - Theta(1/tau))
+    converge_change: float = 0.02    # convergence premise:
+                                     # relative change of the loss over the last converge_window steps at most this
     converge_window: int = 100       # steps before the branch point over which the loss must be flat
     C_z: float = 1.0                 # App. F.4's free constant C_z in the paper's T (the book's value)
 
@@ -47,7 +54,8 @@ class PruningConfig(SimConfig):
         super().validate()
         check_int("vanilla_steps", self.vanilla_steps, 1)
         check_int("prune_steps", self.prune_steps, 2)
-        alpha = lambda n, v: check_float(n, v, 0.0, 1.0, lo_open=True, hi_open=True)
+        def alpha(n, v):
+            return check_float(n, v, 0.0, 1.0, lo_open=True, hi_open=True)
         check_grid("alpha_grid", self.alpha_grid, alpha)
         alpha("alpha_main", self.alpha_main)
         check_grid("eps_min_grid", self.eps_min_grid,
@@ -69,7 +77,8 @@ class PruningConfig(SimConfig):
         top = max(self.alpha_grid)
         check("threshold_alphas", self.threshold_alphas, isinstance(self.threshold_alphas, (tuple, list)) and all(
             isinstance(a, (int, float)) and not isinstance(a, bool) and top < a < 1 for a in self.threshold_alphas),
-              f"a list (may be empty) of ratios in ({top:g}, 1), above alpha_grid", given=f"alpha_grid={list(self.alpha_grid)}")
+              f"a list (may be empty) of ratios in ({top:g}, 1), above alpha_grid",
+              given=f"alpha_grid={list(self.alpha_grid)}")
         check_float("converge_loss_frac", self.converge_loss_frac, 0.0, 1.0, lo_open=True, hi_open=True)
         check_float("converge_lp_c", self.converge_lp_c, 0.0, lo_open=True)
         check_float("converge_change", self.converge_change, 0.0, 1.0, lo_open=True)

@@ -54,7 +54,7 @@ def run_cells(cfg: PruningConfig, base: Run, runs: dict, alphas: list) -> dict:
     (batch.train_branches: the same pairs as the branches, drawn once per step)."""
     items = [(c, a) for c in CELLS for a in alphas if not (c == CELLS[0] and a in runs)]
     out = {(CELLS[0], a): runs[a] for a in alphas if a in runs}
-    out.update(zip(items, train_branches(base, [cell_config(cfg, c, a) for c, a in items], cfg.workers)))
+    out.update(zip(items, train_branches(base, [cell_config(cfg, c, a) for c, a in items], cfg.workers), strict=True))
     return out
 
 
@@ -88,7 +88,8 @@ def cell_stats(cells: dict, control: Run, base: Run, alphas: list, cfg: PruningC
     majority degradation 1 - A_maj / A_maj(control), the share of the first mask on minority-aligned neurons, the
     norm of the neurons pruned at T_a over the others' at the end; and per replicate (R,) the first alpha whose
     degradation exceeds degrade_tol (NaN: none in the grid)."""
-    amaj = lambda r: split_mean(amplitudes(r.W, r.M), cfg)[1]
+    def amaj(r):
+        return split_mean(amplitudes(r.W, r.M), cfg)[1]
     ratio0, A0 = amplitude_ratio(control.W, control.M, cfg), amaj(control)
     out = {}
     for c in CELLS:
@@ -120,7 +121,8 @@ def control_rows(cs: dict | None, alphas: list, cfg: PruningConfig) -> list:
               "dynamic − static", "magnitude/dynamic",
               "magnitude/static", "> {tol:g} (dynamic - static)")]
     rows = []
-    for (claim, a_cell, b_cell, pred), id in zip(specs, ("control_magnitude_vs_random", "control_dynamic_vs_static")):
+    for (claim, a_cell, b_cell, pred), id in zip(specs, ("control_magnitude_vs_random", "control_dynamic_vs_static"),
+                                                 strict=True):
         pred = pred.format(tol=cfg.effect_tol)
         src = "Beyond the paper: random-mask control; Remark 2"
         if cs is None:

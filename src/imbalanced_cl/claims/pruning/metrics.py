@@ -1,4 +1,5 @@
-"""Notebook 04's measurements on trained Runs: feature statistics, growth rates, the Remark 2 mechanism, the mask census.
+"""Notebook 04's measurements on trained Runs: feature statistics, growth rates, the Remark 2 mechanism, the mask
+census.
 
 Everything here is a pure function of weights, histories or Runs (sim/); the protocol and the verdicts are in
 protocol.py and verdicts.py. The minority features j* are the last `n_minority` ones (data.eps_vector).
@@ -149,7 +150,8 @@ def mask_census(run: Run, alpha: float, cfg: PruningConfig) -> dict:
     dead = norm < cfg.dead_rel * norm.median(dim=-1, keepdim=True).values
     rho = cfg.eps_min / cfg.eps_max
     lucky = census_of(run.W0 @ M, cfg.d, rho, cfg.lucky_gamma)["lucky"]  # (R, m, d)
-    share = lambda sel: (sel & pruned).sum(-1).float() / pruned.sum(-1).clamp(min=1).float()
+    def share(sel):
+        return (sel & pruned).sum(-1).float() / pruned.sum(-1).clamp(min=1).float()
     rank = torch.argsort(torch.argsort(norm, dim=-1), dim=-1).float() / (cfg.m - 1)
     dom_rank = torch.where(mino_dom, rank, torch.nan)
     return {"minority_aligned": share(mino_aligned), "minority_dominant": share(mino_dom),
@@ -181,7 +183,8 @@ def degradation_threshold(alphas, majority: torch.Tensor, control: torch.Tensor,
 
 
 def t5_elapsed(cfg: SimConfig, alpha: float, C_z: float = 1.0) -> float:
-    """Theorem 3.2 proof (F.4): steps after T4 to convergence, ((eps_max/eps_j*) - 1) d / (eta alpha eps_j*^2 C_z loglog d).
+    """Theorem 3.2 proof (F.4): steps after T4 to convergence,
+    ((eps_max/eps_j*) - 1) d / (eta alpha eps_j*^2 C_z loglog d).
 
     eps is taken relative to eps_max (eps_max = 1 in the paper's normalisation); C_z = 1 is a free constant.
     """
@@ -257,7 +260,8 @@ def mechanism_summary(base: Run, runs: dict, cfg: PruningConfig) -> dict:
     pruned = (mech["mask"] == 0).float()
     share = (dom * pruned.unsqueeze(-1)).sum(1) / pruned.sum(1, keepdim=True).clamp(min=1)   # (R, d)
     exc = excess_growth_per_feature(runs[cfg.alpha_main], runs[0.0], cfg) if cfg.alpha_main in runs else None
-    corr = lambda y: float(torch.corrcoef(torch.stack([share.flatten(), y.flatten()]))[0, 1])
+    def corr(y):
+        return float(torch.corrcoef(torch.stack([share.flatten(), y.flatten()]))[0, 1])
     return {"gaps": {k: split_mean(v, cfg)[0] for k, v in gaps.items()}, "gap_diff": gap_diff,
             "share_pruned": share, "rise_excess": rw - rwo, "excess_growth": exc,
             "corr_rise": corr(rw - rwo), "corr_growth": float("nan") if exc is None else corr(exc)}
@@ -267,7 +271,8 @@ def degradation(runs: dict, tables: dict, census: dict, alphas: list, cfg: Pruni
     """Step 5 (Remark 1): majority amplitude and aligned count per alpha (R, k) and in the control (R,),
     the first alpha whose drop exceeds degrade_tol (R,), and the bound |M_j*|/m (minority-aligned neurons at
     T_a over m) (R,)."""
-    amaj = lambda r: split_mean(amplitudes(r.W, r.M), cfg)[1]
+    def amaj(r):
+        return split_mean(amplitudes(r.W, r.M), cfg)[1]
     A, A0 = torch.stack([amaj(runs[a]) for a in alphas], 1), amaj(runs[0.0])
     N, N0 = by_run(tables, alphas, "aligned")["majority (mean)"], tables[0.0]["aligned"][1]
     return {"A_maj": A, "A_maj0": A0, "N_maj": N, "N_maj0": N0,
@@ -277,7 +282,8 @@ def degradation(runs: dict, tables: dict, census: dict, alphas: list, cfg: Pruni
 
 
 def pruned_norm_history(run: Run, pruned: torch.Tensor, cfg: PruningConfig) -> tuple[torch.Tensor, torch.Tensor]:
-    """Mean ||w_i|| over the neurons `pruned` (R, m) selects, at every recorded step from T_a: (steps (T',), (T', R))."""
+    """Mean ||w_i|| over the neurons `pruned` (R, m) selects, at every recorded step from T_a:
+    (steps (T',), (T', R))."""
     s, n = run.history.get("steps"), run.history.get("norm2").sqrt()
     sel = s >= cfg.vanilla_steps
     return s[sel], (n[sel] * pruned).sum(-1) / pruned.sum(-1).clamp(min=1)

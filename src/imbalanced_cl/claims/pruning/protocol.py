@@ -1,6 +1,6 @@
-"""Notebook 04's protocol (Thm F.1 prunes from T4, after vanilla convergence): the vanilla run, the branches from its checkpoint,
-the backward variants, the eps_min sweep, and the summaries the verdict rows read; measure_protocol runs it all and
-keeps what was measured (the measurement stage a campaign record keeps, never a Run)."""
+"""Notebook 04's protocol (Thm F.1 prunes from T4, after vanilla convergence): the vanilla run, the branches from its
+checkpoint, the backward variants, the eps_min sweep, and the summaries the verdict rows read; measure_protocol runs
+it all and keeps what was measured (the measurement stage a campaign record keeps, never a Run)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -26,7 +26,7 @@ def run_branches(cfg: PruningConfig, alphas, base: Run, backward: str = "faithfu
     in one batch on the same pairs (train_branches, its replicates in shards on cfg.workers processes)."""
     keys = [0.0] + [float(a) for a in alphas]
     cfgs = [cfg.branch(0.0, **changes)] + [cfg.branch(a, backward, **changes) for a in keys[1:]]
-    return dict(zip(keys, train_branches(base, cfgs, cfg.workers)))
+    return dict(zip(keys, train_branches(base, cfgs, cfg.workers), strict=True))
 
 
 ORACLES = ("oracle: P = M*_j* (Def. B.1)", "oracle: minority-dominant at T_a")
@@ -36,7 +36,8 @@ def oracle_sets(base: Run, cfg: PruningConfig) -> dict:
     """The two oracle pruned sets at the branch point, (R, m) bool each: Def. B.1's lucky minority neurons on the
     initial weights (P = M*_j*, Theorem F.1's hypothesis) and the neurons whose largest |cos(w_i, M_j)| is on a
     minority feature at T_a."""
-    return dict(zip(ORACLES, (lucky_minority(base.W0, base.M, cfg), minority_dominant(base.W, base.M, cfg))))
+    return dict(zip(ORACLES, (lucky_minority(base.W0, base.M, cfg), minority_dominant(base.W, base.M, cfg)),
+                    strict=True))
 
 
 def run_oracles(cfg: PruningConfig, base: Run, runs: dict) -> dict:
@@ -50,7 +51,7 @@ def run_oracles(cfg: PruningConfig, base: Run, runs: dict) -> dict:
                                                                                    resume=base)
     k = round(cfg.alpha_main * cfg.m)
     out = {f"Algorithm 1 (magnitude, alpha={cfg.alpha_main:g})": (mag, torch.full((len(base.replicates),), float(k)))}
-    out.update({name: (r, sets[name].sum(-1).float()) for name, r in zip(sets, trained)})
+    out.update({name: (r, sets[name].sum(-1).float()) for name, r in zip(sets, trained, strict=True)})
     return {name: {"run": r, "size": size, "gain": amplitude_ratio(r.W, r.M, cfg) - ctl} for name, (r, size) in
             out.items()}
 
@@ -95,7 +96,7 @@ def run_variants(cfg: PruningConfig, base: Run, runs: dict) -> dict:
     _, (lit, t0) = W.pieces(_variant, [(cfg, base, "literal"), (cfg, base, "t=0")], ["literal", "Alg. 1 from t=0"],
                             cfg.workers, on_cuda=cfg.torch_device.type == "cuda", settings="notebook 04, Step 6")
     faith = runs[cfg.alpha_main] if cfg.alpha_main in runs else train(cfg.branch(cfg.alpha_main), resume=base)
-    return dict(zip(VARIANTS, (runs[0.0], faith, lit, t0)))
+    return dict(zip(VARIANTS, (runs[0.0], faith, lit, t0), strict=True))
 
 
 def variant_stats(variants: dict, base: Run, cfg: PruningConfig) -> dict:
@@ -128,9 +129,10 @@ def eps_sweep(cfg: PruningConfig, base: Run, control: Run, pruned: Run) -> dict:
     others = [e for e in grid if e != cfg.eps_min]
     _, trained = W.pieces(_sweep_point, [(cfg, e) for e in others], [f"eps_min={e:g}" for e in others], cfg.workers,
                           on_cuda=cfg.torch_device.type == "cuda", settings="notebook 04, Step 7")
-    trained = dict(zip(others, trained))
+    trained = dict(zip(others, trained, strict=True))
     runs = {e: (cfg.replace(eps_min=e), *trained[e]) if e != cfg.eps_min else (cfg, control, pruned) for e in grid}
-    ratio = lambda k: torch.stack([amplitude_ratio(runs[e][k].W, runs[e][k].M, runs[e][0]) for e in grid], 1)
+    def ratio(k):
+        return torch.stack([amplitude_ratio(runs[e][k].W, runs[e][k].M, runs[e][0]) for e in grid], 1)
     xr = torch.tensor(grid) / cfg.eps_max
     ar_ctl, ar_pr = ratio(1), ratio(2)
     exc = torch.stack([excess_growth(runs[e][2], runs[e][1], runs[e][0])[0] for e in grid], 1)

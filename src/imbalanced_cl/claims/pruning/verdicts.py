@@ -26,7 +26,7 @@ GAIN = "change in A_j*/A_maj, pruned − control"
 EXCESS = "minority excess growth rate of log|<w, M_j*>| over the control, per step"
 RATIO_SLOPE = "log-log slope of A_j*/A_maj on eps_min/eps_max"
 
-ORACLE_IDS = dict(zip(ORACLES, ("gain_oracle_lucky", "gain_oracle_dominant")))
+ORACLE_IDS = dict(zip(ORACLES, ("gain_oracle_lucky", "gain_oracle_dominant"), strict=True))
 
 
 def _nan3() -> tuple:
@@ -48,7 +48,8 @@ def premise_rows(res: Results, cfg: PruningConfig) -> list:
                        c.loss, HOLDS if c.holds else FAILS,
                        f"worst replicate: InfoNCE {c.loss:.3g} (ln K = {c.ln_k:.3g}), l'_p {c.pos_prob:.3g}, change "
                        f"{c.change:.3g} over the last {cfg.converge_window} steps", kind="regime", id="convergence",
-                       quantity="positive", band_lo=0.0, band_hi=c.loss_max))   # the loss shown; l'_p and the plateau too
+                       # the loss shown; l'_p and the plateau too
+                       quantity="positive", band_lo=0.0, band_hi=c.loss_max))
     T = p["T"]
     out.append(Verdict(f"regime: pruned for App. F.4's T at alpha={cfg.alpha_main:g} (C_z = {cfg.C_z:g}): the "
                        "branch's length, in steps",

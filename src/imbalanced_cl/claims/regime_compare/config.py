@@ -1,4 +1,5 @@
-"""The regime page's configuration: the arms (fixed pairs, fresh pairs, bias without the token factor) and notebook 04's model."""
+"""The regime page's configuration: the arms (fixed pairs, fresh pairs, bias without the token factor) and notebook
+04's model."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -18,7 +19,7 @@ class RegimeConfig(SimConfig):
     steps: int = 1500                # notebook 04's vanilla_steps
     record_every: int = 50           # history every this many steps (the share over time)
     progress: bool = False           # tqdm progress bar
-    cos_threshold: float = 0.3       # a neuron is aligned with the minority feature if cos(w_i, M_j*) >= this (App. A.2)
+    cos_threshold: float = 0.3       # a neuron aligns with the minority feature if cos(w_i, M_j*) >= this (App. A.2)
 
     def validate(self) -> None:
         """SimConfig's checks plus the alignment threshold."""

@@ -26,7 +26,8 @@ def summary(runs: dict[str, Run], cfg: RegimeConfig) -> list[dict]:
             "training InfoNCE": reg.loss_train,
             "held-out InfoNCE": reg.loss_heldout,
             "||g_K − g_pop|| / ||w|| (Lemma B.1)": reg.grad_dev,
-            f"neurons with cos(w, M_j*) ≥ {cfg.cos_threshold:g}": aligned_counts(run.W, run.M, cfg.cos_threshold)[:, J].mean(-1),
+            f"neurons with cos(w, M_j*) ≥ {cfg.cos_threshold:g}":
+                aligned_counts(run.W, run.M, cfg.cos_threshold)[:, J].mean(-1),
             "best minority cosine max_i cos(w_i, M_j*)": max_cosine(run.W, run.M)[:, J].mean(-1),
             "A_min / A_maj": amplitude_ratio(run.W, run.M, run.cfg),
         }

@@ -1,4 +1,5 @@
-"""Notebook 08's grid: the config dataclass, the scaling rule d -> (d1, m, n_minority), the paper's clock tau_d, the result."""
+"""Notebook 08's grid: the config dataclass, the scaling rule d -> (d1, m, n_minority), the paper's clock tau_d, the
+result."""
 from __future__ import annotations
 
 import math
@@ -32,7 +33,7 @@ class ScaleConfig(SimConfig):
     t2_cap: float = 2.0               # Stage 2 runs until every slot reached T2 (eq. 61), at most t2_cap tau_d steps
     t3_min: float = 1.5               # Stage 3: at least t3_min tau_d steps, then until the loss levels off (T_a)
     t3_cap: float = 4.0               # ... at most t3_cap tau_d steps
-    plateau_tol: float = 0.02         # the loss has levelled off when it changes by less than this x its start over 0.5 tau_d
+    plateau_tol: float = 0.02         # the loss levels off when it changes by less than this x its start over 0.5 tau_d
     loss_drop: float = 0.1            # ... and it lies this fraction below its start (the flat start is not Stage 3)
     branch_tau: float = 0.5           # the pruning branch and its control last branch_tau tau_d steps
     records_per_tau: int = 50         # history records per tau_d after Stage 1 (Stage 1 is recorded every step)
@@ -50,8 +51,11 @@ class ScaleConfig(SimConfig):
     tol_share: float = 0.1            # share of the mask on minority-dominant neurons: band [1 - tol_share, 1]
     tol_gain: float = 0.1             # pruning gain in A_j*/A_maj: band (1 - rho) ± tol_gain
     trend_sesoi: float = 0.25         # smallest slope of interest of the gap, in tolerance units per doubling of d
-    threads: int = 1                  # torch threads while training (0: torch's default); 1 is robust on a shared 2-core machine, where 2 threads oversubscribe; results do not depend on it
-    workers: int = 0                  # processes for the values of d, one thread each (0: one per core, one on CUDA); results do not depend on it
+    threads: int = 1                  # torch threads while training (0: torch's default);
+                                      # 1 is robust on a shared 2-core machine, where 2 threads oversubscribe;
+                                      # results do not depend on it
+    workers: int = 0                  # processes for the values of d, one thread each (0: one per core, one on CUDA);
+                                      # results do not depend on it
     # SimConfig fields with another default here
     R: int = 4                        # replicates per ratio group and d (intervals are over these)
     n_pairs: int = 256                # K: fresh pairs per step, the same at every d (Lemma B.1 asks K = poly(d1))
@@ -117,7 +121,8 @@ class ScaleConfig(SimConfig):
 
 
 def clock(cfg: SimConfig) -> float:
-    """tau_d = d log d / (eps_max eta loglog d): the scale of T2 - T1 (eq. 60) and of the workshop's T1 (workshop version, eq. (40))."""
+    """tau_d = d log d / (eps_max eta loglog d): the scale of T2 - T1 (eq. 60) and of the workshop's T1 (workshop
+    version, eq. (40))."""
     return cfg.d * math.log(cfg.d) / (cfg.eps_max * cfg.lr * math.log(math.log(cfg.d)))
 
 

@@ -1,4 +1,5 @@
-"""Measurements of one grid point of notebook 08 (each (R,) over replicates unless stated): the loss plateau, the Stage-1 rate ratio, Fig. 1's alignment, the minority-dominant neurons."""
+"""Measurements of one grid point of notebook 08 (each (R,) over replicates unless stated): the loss plateau, the
+Stage-1 rate ratio, Fig. 1's alignment, the minority-dominant neurons."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,5 @@
-"""Notebook 08's runs: every ratio group of one d trained through its stages in one batched call, then measured; the whole grid (run)."""
+"""Notebook 08's runs: every ratio group of one d trained through its stages in one batched call, then measured; the
+whole grid (run)."""
 from __future__ import annotations
 
 import time
@@ -80,7 +81,8 @@ def train_point(cfg: ScaleConfig, d: int) -> dict:
     run, sample = start(groups, cfg.R)
     every = max(1, round(tau / cfg.records_per_tau))
     cap1, cap2, cap3 = max(2, round(cfg.t1_cap * tau)), round(cfg.t2_cap * tau), round(cfg.t3_cap * tau)
-    step = lambda frac: max(2, round(frac * tau))
+    def step(frac):
+        return max(2, round(frac * tau))
     while bool((run.T1 < 0).any()) and run.step < cap1:              # Stage 1, every step recorded
         run = advance(run, min(cap1, run.step + step(0.05)), 1, sample)
     while (t2_of(run, cfg.t2_factor) < 0).any() and run.step < cap2:  # Stage 2
@@ -141,7 +143,8 @@ def measure_point(cfg: ScaleConfig, d: int) -> dict:
     s_c, a_c = PA.amplitude_ratio_history(control)
     s_p, a_p = PA.amplitude_ratio_history(pruned)
     freq = torch.stack([r.pairs.realised_frequency() for r in runs])                          # (G, R, d)
-    cen = [CS.census_of(r.W0 @ r.M, d, g.eps_min / g.eps_max, cfg.gamma)["lucky"] for r, g in zip(runs, groups)]
+    cen = [CS.census_of(r.W0 @ r.M, d, g.eps_min / g.eps_max, cfg.gamma)["lucky"]
+           for r, g in zip(runs, groups, strict=True)]
     return {
         "d": d, "d1": groups[0].d1, "m": groups[0].m, "n_minority": groups[0].n_minority, "tau": tp["tau"],
         "T_a": tp["T_a"], "branch": control.step - tp["T_a"], "T1": tp["T1"], "T2": tp["T2"],

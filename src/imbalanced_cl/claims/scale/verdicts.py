@@ -1,4 +1,5 @@
-"""Notebook 08's trend rule: each quantity's gap to its prediction along d, the slope of that gap, and the verdict rows."""
+"""Notebook 08's trend rule: each quantity's gap to its prediction along d, the slope of that gap, and the verdict
+rows."""
 from __future__ import annotations
 
 import math
@@ -45,7 +46,7 @@ class Quantity:
         """Per column: (d, mean x, lo, hi, target, mean gap, gap lo, gap hi) over replicates."""
         m, lo, hi = (v.numpy() for v in stats.mean_ci(torch.tensor(self.x, dtype=torch.float64)))
         g = [(v - self.target) / self.tol for v in (m, lo, hi)]
-        return list(zip(self.at, m, lo, hi, self.target, *g))
+        return list(zip(self.at, m, lo, hi, self.target, *g, strict=True))
 
 
 def oriented(q: Quantity) -> np.ndarray:
@@ -112,7 +113,8 @@ def quantities(res: ScaleResult) -> list[Quantity]:
     lo_r, hi_r = ratios[-1], ratios[0]
     ones = np.ones(len(ds))
     sparse = ("sparse_data",
-              f"data sparse at every d (largest q_j = 1 - (1 - p_j)^L <= {cfg.sparsity_max:g}, Def. 3.1)", _all([p["q_max"].max() <= cfg.sparsity_max for p in P]))
+              f"data sparse at every d (largest q_j = 1 - (1 - p_j)^L <= {cfg.sparsity_max:g}, Def. 3.1)",
+              _all([p["q_max"].max() <= cfg.sparsity_max for p in P]))
     t1 = ("stage_reached", f"T1 reached in every replicate at every d (ρ={lo_r:g})",
           _all([(p["T1"][-1] >= 0).all() for p in P]))
     window = ("stage_reached", "Stage-1 fit window [fit_start, T1) holds >= 3 steps at every d",
@@ -124,8 +126,10 @@ def quantities(res: ScaleResult) -> list[Quantity]:
     lucky_ok = ("lucky_exist", f"lucky pairs in >= 2 replicates at every d (ρ={hi_r:g})",
                 _all([(p["lucky_pairs"][0] > 0).sum() >= 2 for p in P]))
     remark1 = ("alpha_bound_extended",
-               "Remark 1: alpha m <= minority-dominant neurons at T_a at every d (mean over replicates)", _all([cfg.prune_alpha * p["m"] <= p["dominant"].mean() for p in P]))
-    X = lambda key: res.stack(key)
+               "Remark 1: alpha m <= minority-dominant neurons at T_a at every d (mean over replicates)",
+               _all([cfg.prune_alpha * p["m"] <= p["dominant"].mean() for p in P]))
+    def X(key):
+        return res.stack(key)
     out = [
         Quantity("rate_ratio", f"Stage-1 majority/minority rate ratio (ρ={lo_r:g})", "Lemma 3.1, eq. (7)",
                  f"eps_max/eps_min = {1 / lo_r:g}", ds, X("rate_ratio"), ones / lo_r, cfg.tol_ratio / lo_r,

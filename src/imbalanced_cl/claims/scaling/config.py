@@ -14,7 +14,9 @@ class ScalingConfig(SimConfig):
 
     # notebook 03's model (overrides of SimConfig)
     n_minority: int = 3              # how many features are minority (the last ones)
-    lambda_rule: str = "mid"         # lambda = d^-1.25, the middle of the proof's range (App. E.3, proof of Theorem E.1: where Theorem 3.1 applies); the book's old setting is "value" with weight_decay = 0.001
+    lambda_rule: str = "mid"         # lambda = d^-1.25, the middle of the proof's range
+                                     # (App. E.3, proof of Theorem E.1: where Theorem 3.1 applies);
+                                     # the book's old setting is "value" with weight_decay = 0.001
     steps: int = 1500                # long enough to reach Stage 3 at d = 40
     record_every: int = 50           # history every this many steps
     progress: bool = False           # tqdm progress bar

@@ -1,4 +1,5 @@
-"""Notebook 03's measurements: the Stage-3 structure of Theorem 3.1 (eqs. 12-14) on a Run, and the |N_i| exponents over d."""
+"""Notebook 03's measurements: the Stage-3 structure of Theorem 3.1 (eqs. 12-14) on a Run, and the |N_i| exponents
+over d."""
 from __future__ import annotations
 
 import numpy as np

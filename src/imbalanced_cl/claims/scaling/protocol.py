@@ -1,4 +1,5 @@
-"""Notebook 03's runs and summaries: the (d, rho) grid trained to Stage 3, the fits of |N_i|, the feature ratios, the mixing and threshold diagnostics."""
+"""Notebook 03's runs and summaries: the (d, rho) grid trained to Stage 3, the fits of |N_i|, the feature ratios, the
+mixing and threshold diagnostics."""
 from __future__ import annotations
 
 from functools import partial

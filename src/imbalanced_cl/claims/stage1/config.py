@@ -13,7 +13,9 @@ class Stage1Config(SimConfig):
 
     # notebook 01's model (overrides of SimConfig): a geometric spread of eps_j, recorded every step of Stage 1
     R: int = 8                       # replicates trained together
-    lambda_rule: str = "mid"         # lambda = d^-1.25, the middle of the proof's range (App. E.3, proof of Theorem E.1: where Theorem 3.1 applies); the book's old setting is "value" with weight_decay = 0.001
+    lambda_rule: str = "mid"         # lambda = d^-1.25, the middle of the proof's range
+                                     # (App. E.3, proof of Theorem E.1: where Theorem 3.1 applies);
+                                     # the book's old setting is "value" with weight_decay = 0.001
     d1: int = 200                    # ambient dimension, d1 >= d
     eps_min: float = 0.1             # smallest frequency of the geometric spread
     eps_profile: str = "geometric"   # eps_j log-spaced from eps_max to eps_min, so the rate fit sees many eps values

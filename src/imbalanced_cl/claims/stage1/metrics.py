@@ -1,4 +1,5 @@
-"""Notebook 01's measurements on a Run: feature energies, Stage-1 growth rates (eq. 7), the non-feature decay (eq. 8)."""
+"""Notebook 01's measurements on a Run: feature energies, Stage-1 growth rates (eq. 7), the non-feature decay
+(eq. 8)."""
 from __future__ import annotations
 
 import torch

@@ -21,13 +21,16 @@ def verdict_rows(results: dict, cfg: Stage1Config) -> list[Verdict]:
 
     ratio = cfg.eps_max / cfg.eps_min
     return [
-        row("rate_slope", "Stage-1 rate/η+λ ∝ ε_j (log-log slope)", "Lemma 3.1, eq. (7)", "1", 1.0, *results["slope"], cfg.tol_slope),
-        row("rate_vs_linear", "Measured rate equals the parameter-free linear prediction (ratio)", "eq. (7) with κ_j by Monte Carlo",
-            "ratio 1", 1.0, *results["ratio"], cfg.tol_ratio, relative=True),
+        row("rate_slope", "Stage-1 rate/η+λ ∝ ε_j (log-log slope)", "Lemma 3.1, eq. (7)", "1", 1.0, *results["slope"],
+            cfg.tol_slope),
+        row("rate_vs_linear", "Measured rate equals the parameter-free linear prediction (ratio)",
+            "eq. (7) with κ_j by Monte Carlo", "ratio 1", 1.0, *results["ratio"], cfg.tol_ratio, relative=True),
         row("rate_ratio", "Majority/minority rate ratio equals ε_max/ε_min", "Lemma 3.1, eq. (7)", f"{ratio:.3g}",
             ratio, *results["maj_min"], cfg.tol_ratio, relative=True),
         row("perp_decay", "Non-feature part only decays, ||P⊥w(T1)|| / decay-only", "eq. (8), Lemma C.1(c)", "ratio 1",
             1.0, *results["perp"], cfg.tol_ratio, relative=True),
-        row("t1_d1_exponent", "T1 grows linearly in d1 (exponent of d1)", "eq. (33)", "1", 1.0, *results["d1"], cfg.tol_exponent),
-        row("t1_d1_workshop", "T1 does not depend on d1 (exponent of d1)", "workshop eq. (40)", "0", 0.0, *results["d1"], cfg.tol_exponent),
+        row("t1_d1_exponent", "T1 grows linearly in d1 (exponent of d1)", "eq. (33)", "1", 1.0, *results["d1"],
+            cfg.tol_exponent),
+        row("t1_d1_workshop", "T1 does not depend on d1 (exponent of d1)", "workshop eq. (40)", "0", 0.0,
+            *results["d1"], cfg.tol_exponent),
     ]
