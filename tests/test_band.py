@@ -49,15 +49,34 @@ def test_a_rule_holds_exactly_when_the_interval_lies_in_the_band_it_carries(name
 
 def test_the_band_travels_from_the_rule_to_the_row_and_reads_in_words():
     v, rule = V.judge_bound(0.812, 0.836, 0.9, True, 0.1)
-    r = V.Verdict("|M_j*| exponent", "Lemma B.2(c)", "exponent ≥ 0.90", 0.824, 0.812, 0.836, v, "fit; " + rule,
-                  id="x")
+    r = V.Verdict(
+        claim="|M_j*| exponent",
+        source="Lemma B.2(c)",
+        predicted="exponent ≥ 0.90",
+        measured=0.824,
+        lo=0.812,
+        hi=0.836,
+        verdict=v,
+        rule="fit; " + rule,
+        id="x",
+    )
     assert v == HOLDS and (r.band_lo, r.band_hi) == pytest.approx((0.8, INF)) and type(r.rule) is str
     assert V.predicted_with_band(r) == "exponent ≥ 0.90 (holds at ≥ 0.8)"       # the issue's example, no contradiction
-    assert V.band_text(V.Verdict("t", "s", "1", 1.0, 0.9, 1.1, *V.judge_target(0.9, 1.1, 1.0, 0.15), id="t")) \
+    assert V.band_text(V.row("t", "s", "1", 1.0, 0.9, 1.1, V.judge_target(0.9, 1.1, 1.0, 0.15), id="t")) \
         == "holds within [0.85, 1.15]"
-    assert V.band_text(V.Verdict("b", "s", "≤", 0.1, 0.0, 0.2, *V.judge_bound(0.0, 0.2, 0.25, False, 0.0),
-                                 id="b")) == "holds at ≤ 0.25"
-    nb = V.Verdict("n", "s", "p", math.nan, math.nan, math.nan, UNTESTED, "no data", id="n")
+    assert V.band_text(V.row("b", "s", "≤", 0.1, 0.0, 0.2, V.judge_bound(0.0, 0.2, 0.25, False, 0.0), id="b")) \
+        == "holds at ≤ 0.25"
+    nb = V.Verdict(
+        claim="n",
+        source="s",
+        predicted="p",
+        measured=math.nan,
+        lo=math.nan,
+        hi=math.nan,
+        verdict=UNTESTED,
+        rule="no data",
+        id="n",
+    )
     assert V.band_text(nb) == "" and V.predicted_with_band(nb) == "p"
 
 
@@ -139,8 +158,18 @@ def test_no_row_reads_holds_with_its_value_outside_the_band_it_shows():
 def test_the_check_catches_a_row_whose_band_was_widened_after_the_rule():
     """The test above can fail: a row that holds, shown with a band other than its rule's, is caught."""
     r = next(r for r in _rows_by_notebook()["08_scale"] if r.verdict == HOLDS and not math.isnan(r.band_lo))
-    moved = V.Verdict(r.claim, r.source, r.predicted, r.measured, r.lo, r.hi, r.verdict, band_lo=r.hi + 1.0,
-                      band_hi=INF, id=r.id)
+    moved = V.Verdict(
+        claim=r.claim,
+        source=r.source,
+        predicted=r.predicted,
+        measured=r.measured,
+        lo=r.lo,
+        hi=r.hi,
+        verdict=r.verdict,
+        band_lo=r.hi + 1.0,
+        band_hi=INF,
+        id=r.id,
+    )
     assert _held([moved]) and not _inside(moved, moved.measured)
 
 
@@ -152,9 +181,19 @@ def test_every_judged_row_shows_a_band():
 
 def test_the_band_is_shown_in_the_notebook_table_show_and_the_csv(tmp_path):
     v, rule = V.judge_bound(0.812, 0.836, 0.9, True, 0.1)
-    row = V.Verdict("|M_j*| exponent", "Lemma B.2(c)", "exponent ≥ 0.90", 0.824, 0.812, 0.836, v, rule, id="x",
-                    band_lo=0.8)
-    open_ = V.Verdict("gain", "Thm", "> 0.02", 0.1, 0.05, 0.15, *V.judge_positive(0.05, 0.15, "gain", 0.02), id="g")
+    row = V.Verdict(
+        claim="|M_j*| exponent",
+        source="Lemma B.2(c)",
+        predicted="exponent ≥ 0.90",
+        measured=0.824,
+        lo=0.812,
+        hi=0.836,
+        verdict=v,
+        rule=rule,
+        id="x",
+        band_lo=0.8,
+    )
+    open_ = V.row("gain", "Thm", "> 0.02", 0.1, 0.05, 0.15, V.judge_positive(0.05, 0.15, "gain", 0.02), id="g")
     table = tables.VerdictTable("02_lucky_neurons", [row, open_])
     js = table.to_json()
     assert js[0]["band"] == "holds at ≥ 0.8" and js[0]["band_hi"] is None        # valid JSON: no Infinity
@@ -251,6 +290,16 @@ def test_the_methods_page_explains_the_band_once_with_the_rows_own_words():
     md = " ".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown").replace("\n", " ")
     assert md.count("**Every row shows its band.**") == 1 and md.count("**The band.**") == 1
     v, rule = V.judge_bound(0.812, 0.836, 0.9, True, 0.1)
-    row = V.Verdict("exponent", "s", "exponent ≥ 0.90", 0.824, 0.812, 0.836, v, rule, id="x")
+    row = V.Verdict(
+        claim="exponent",
+        source="s",
+        predicted="exponent ≥ 0.90",
+        measured=0.824,
+        lo=0.812,
+        hi=0.836,
+        verdict=v,
+        rule=rule,
+        id="x",
+    )
     assert v == HOLDS and f'"{V.predicted_with_band(row)}"' in md
     assert "label ends with the number it shows, with its unit" in md

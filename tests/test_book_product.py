@@ -32,7 +32,17 @@ def _executed_nb(path, name, rows, profile=None, recorded=""):
 
 def test_scoreboard_gathers_rows_and_names_missing_notebooks(tmp_path, monkeypatch):
     monkeypatch.setattr(scoreboard, "claim_notebooks", lambda root=None: ["01_a", "02_b", "03_c"])
-    row = verdict.Verdict("growth", "eq. (7)", "1", 1.02, 0.9, 1.1, verdict.HOLDS, "rule", id="growth")
+    row = verdict.Verdict(
+        claim="growth",
+        source="eq. (7)",
+        predicted="1",
+        measured=1.02,
+        lo=0.9,
+        hi=1.1,
+        verdict=verdict.HOLDS,
+        rule="rule",
+        id="growth",
+    )
     _executed_nb(tmp_path / "01_a.ipynb", "01_a", [row, replace(row, id="growth_again")])
     _executed_nb(tmp_path / "02_b.ipynb", "02_b", [])
     board = scoreboard.gather(str(tmp_path))
@@ -47,8 +57,28 @@ def test_scoreboard_gathers_rows_and_names_missing_notebooks(tmp_path, monkeypat
 def test_scoreboard_names_profile_commit_date_and_opens_on_a_summary(tmp_path, monkeypatch):
     monkeypatch.setattr(scoreboard, "claim_notebooks", lambda root=None: ["01_a", "02_b"])
     monkeypatch.setenv("IMBALANCED_CL_PROFILE", "ci")
-    holds = verdict.Verdict("growth", "eq. (7)", "1", 1.02, 0.9, 1.1, verdict.HOLDS, "rule", id="growth")
-    fails = verdict.Verdict("decay", "eq. (8)", "1", 3.0, 2.9, 3.1, verdict.FAILS, "rule", id="decay")
+    holds = verdict.Verdict(
+        claim="growth",
+        source="eq. (7)",
+        predicted="1",
+        measured=1.02,
+        lo=0.9,
+        hi=1.1,
+        verdict=verdict.HOLDS,
+        rule="rule",
+        id="growth",
+    )
+    fails = verdict.Verdict(
+        claim="decay",
+        source="eq. (8)",
+        predicted="1",
+        measured=3.0,
+        lo=2.9,
+        hi=3.1,
+        verdict=verdict.FAILS,
+        rule="rule",
+        id="decay",
+    )
     _executed_nb(tmp_path / "01_a.ipynb", "01_a", [holds, replace(holds, id="growth_again"), fails], profile="ci")
     _executed_nb(tmp_path / "02_b.ipynb", "02_b", [fails], profile="default")
     board = scoreboard.gather(str(tmp_path))
@@ -76,7 +106,17 @@ def test_scoreboard_says_which_verdicts_include_recorded_points(tmp_path, monkey
     """Notebook 08's verdicts with a campaign's d = 160 point say so, on its table and on the scoreboard's line."""
     from imbalanced_cl.campaign.kinds import recorded_note
     monkeypatch.setattr(scoreboard, "claim_notebooks", lambda root=None: ["01_a", "08_scale"])
-    row = verdict.Verdict("growth", "eq. (7)", "1", 1.02, 0.9, 1.1, verdict.HOLDS, "rule", id="growth")
+    row = verdict.Verdict(
+        claim="growth",
+        source="eq. (7)",
+        predicted="1",
+        measured=1.02,
+        lo=0.9,
+        hi=1.1,
+        verdict=verdict.HOLDS,
+        rule="rule",
+        id="growth",
+    )
     assert recorded_note([]) == "" and "d = 160, 320 (2 campaign units" in recorded_note([160, 320])
     _executed_nb(tmp_path / "01_a.ipynb", "01_a", [row])
     _executed_nb(tmp_path / "08_scale.ipynb", "08_scale", [row], recorded=recorded_note([160]))
@@ -98,14 +138,34 @@ def test_provenance_and_verdict_table_show_once(monkeypatch):
     monkeypatch.setattr("IPython.display.display", lambda *objs, **kw: shown.extend(objs))
     assert provenance.show({"seed": 3}) is None
     assert len(shown) == 1 and "Provenance" in shown[0].data and "| profile |" in shown[0].data
-    row = verdict.Verdict("growth", "eq. (7)", "1", 1.02, 0.9, 1.1, verdict.HOLDS, "rule", id="growth")
+    row = verdict.Verdict(
+        claim="growth",
+        source="eq. (7)",
+        predicted="1",
+        measured=1.02,
+        lo=0.9,
+        hi=1.1,
+        verdict=verdict.HOLDS,
+        rule="rule",
+        id="growth",
+    )
     assert tables.VerdictTable("01_a", [row]).glue() is None
 
 
 def test_a_verdict_table_refuses_rows_it_cannot_identify_or_range_with_one_line():
     """Bad input fails the build with one line naming the notebook and the row."""
-    ok = verdict.Verdict("growth", "eq. (7)", "1", 0.5, 0.4, 0.6, verdict.HOLDS, "rule", id="growth",
-                         quantity="fraction")
+    ok = verdict.Verdict(
+        claim="growth",
+        source="eq. (7)",
+        predicted="1",
+        measured=0.5,
+        lo=0.4,
+        hi=0.6,
+        verdict=verdict.HOLDS,
+        rule="rule",
+        id="growth",
+        quantity="fraction",
+    )
     for bad, match in ((replace(ok, id=""), "^01_a: row 'growth' has no id$"),
                        (replace(ok, depends=("no_such_premise",)), "^01_a: row 'growth' depends on 'no_such_premise'"),
                        (replace(ok, hi=1.2), r"^01_a: row 'growth': interval \[0.4, 1.2\] leaves the range \[0, 1\]")):

@@ -178,7 +178,10 @@ def test_a_failed_mask_share_is_judged_and_gates_no_row():
     # in a table, premise rows gate by id: a failed Lemma B.1 makes the Thm 3.2 rows not comparable, keeping their
     # verdicts; the premise that Algorithm 1's own row does not depend on (the step window) leaves it alone
     def prem(id, v):
-        return V.Verdict(id, "s", "p", 1.0, 1.0, 1.0, v, kind="regime", id=id)
+        return V.Verdict(
+            claim=id, source="s", predicted="p", measured=1.0, lo=1.0, hi=1.0, verdict=v, kind="regime", id=id
+        )
+
     table = VerdictTable("04_pruning_gains", b + [prem("k_poly", HOLDS), prem("step_window", FAILS)])
     rows = {r.id: r for r in table.rows}
     assert rows["gain_main"].verdict == V.NOT_COMPARABLE and rows["gain_main"].would_be == HOLDS

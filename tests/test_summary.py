@@ -58,9 +58,29 @@ def test_sentence_names_the_premise_that_failed_and_the_outcome_measured_there()
     """A headline row that depends on Lemma B.1's premise, gated by the verdict layer where that premise fails: the
     sentence names the premise and shows what was measured there anyway."""
     from dataclasses import asdict
-    head = V.Verdict(HEAD, "eq. (7)", "10", 10.2, 9.8, 10.6, V.HOLDS, id=CLAIM1.headline[0], depends=("k_poly",))
-    prem = V.Verdict("K-pair gradient tracks the population gradient", "Lemma B.1", "≤ 1/d1", 0.1, 0.05, 0.15,
-                     V.FAILS, kind="regime", id="k_poly")
+
+    head = V.Verdict(
+        claim=HEAD,
+        source="eq. (7)",
+        predicted="10",
+        measured=10.2,
+        lo=9.8,
+        hi=10.6,
+        verdict=V.HOLDS,
+        id=CLAIM1.headline[0],
+        depends=("k_poly",),
+    )
+    prem = V.Verdict(
+        claim="K-pair gradient tracks the population gradient",
+        source="Lemma B.1",
+        predicted="≤ 1/d1",
+        measured=0.1,
+        lo=0.05,
+        hi=0.15,
+        verdict=V.FAILS,
+        kind="regime",
+        id="k_poly",
+    )
     rows = [{**asdict(r), "notebook": "01_stage1_growth"} for r in V.gate([head, prem], "01_stage1_growth")]
     a = A.answer(rows, CLAIM1)
     assert a.verdict == V.NOT_COMPARABLE
@@ -73,10 +93,39 @@ def test_a_headline_row_that_reads_otherwise_than_its_claim_says_so():
     otherwise), the sentence says what that row reads and what was measured there, so the number and the verdict
     beside it can be checked against each other."""
     from dataclasses import asdict
-    head = V.Verdict(HEAD, "eq. (7)", "10", 2.0, 1.8, 2.2, V.FAILS, id=CLAIM1.headline[0], depends=("k_poly",))
-    other = V.Verdict("another row", "eq. (7)", "1", 1.0, 0.2, 1.9, V.INCONCLUSIVE, id="other")
-    prem = V.Verdict("K-pair gradient tracks the population gradient", "Lemma B.1", "≤ 1/d1", 0.1, 0.05, 0.15,
-                     V.FAILS, kind="regime", id="k_poly")
+
+    head = V.Verdict(
+        claim=HEAD,
+        source="eq. (7)",
+        predicted="10",
+        measured=2.0,
+        lo=1.8,
+        hi=2.2,
+        verdict=V.FAILS,
+        id=CLAIM1.headline[0],
+        depends=("k_poly",),
+    )
+    other = V.Verdict(
+        claim="another row",
+        source="eq. (7)",
+        predicted="1",
+        measured=1.0,
+        lo=0.2,
+        hi=1.9,
+        verdict=V.INCONCLUSIVE,
+        id="other",
+    )
+    prem = V.Verdict(
+        claim="K-pair gradient tracks the population gradient",
+        source="Lemma B.1",
+        predicted="≤ 1/d1",
+        measured=0.1,
+        lo=0.05,
+        hi=0.15,
+        verdict=V.FAILS,
+        kind="regime",
+        id="k_poly",
+    )
     rows = [{**asdict(r), "notebook": "01_stage1_growth"} for r in V.gate([head, other, prem], "01_stage1_growth")]
     a = A.answer(rows, CLAIM1)
     text = S.paragraph(a, "default")
@@ -230,9 +279,29 @@ def test_the_first_screens_sentence_is_at_most_40_words_with_the_headline_number
 
 def test_the_sentence_stays_under_40_words_with_long_names_and_says_what_failed():
     from dataclasses import asdict
-    head = V.Verdict(HEAD, "eq. (7)", "10 " + LONG, 10.2, 9.8, 10.6, V.HOLDS, id=CLAIM1.headline[0],
-                     depends=("k_poly",))
-    prem = V.Verdict("gradient", "Lemma B.1", "≤ 1/d1", 0.1, 0.05, 0.15, V.FAILS, kind="regime", id="k_poly")
+
+    head = V.Verdict(
+        claim=HEAD,
+        source="eq. (7)",
+        predicted="10 " + LONG,
+        measured=10.2,
+        lo=9.8,
+        hi=10.6,
+        verdict=V.HOLDS,
+        id=CLAIM1.headline[0],
+        depends=("k_poly",),
+    )
+    prem = V.Verdict(
+        claim="gradient",
+        source="Lemma B.1",
+        predicted="≤ 1/d1",
+        measured=0.1,
+        lo=0.05,
+        hi=0.15,
+        verdict=V.FAILS,
+        kind="regime",
+        id="k_poly",
+    )
     rows = [{**asdict(r), "notebook": "01_stage1_growth"} for r in V.gate([head, prem], "01_stage1_growth")]
     a = A.answer(rows, CLAIM1)
     text = S.sentence(a, "default")

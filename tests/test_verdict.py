@@ -118,7 +118,18 @@ def _claim(id, depends=(), lo=0.2, hi=0.3, kind="paper"):
 
 
 def _premise(id, verdict):
-    return V.Verdict(f"premise {id}", "Lemma", "in range", 0.5, 0.5, 0.5, verdict, "", kind="regime", id=id)
+    return V.Verdict(
+        claim=f"premise {id}",
+        source="Lemma",
+        predicted="in range",
+        measured=0.5,
+        lo=0.5,
+        hi=0.5,
+        verdict=verdict,
+        rule="",
+        kind="regime",
+        id=id,
+    )
 
 
 def test_a_premise_the_row_does_not_depend_on_leaves_its_verdict():
@@ -155,8 +166,28 @@ def test_a_row_without_an_id_or_with_an_unknown_premise_fails_with_one_line():
 
 def test_a_point_estimate_outside_its_range_is_an_error():
     with pytest.raises(ValueError, match="outside the range"):
-        V.Verdict("cos", "s", "p", 1.2, 1.1, 1.3, HOLDS, quantity="cosine", id="c")
-    r = V.Verdict("cos", "s", "p", 0.767, 0.34, 1.194, HOLDS, quantity="cosine_abs", id="c")
+        V.Verdict(
+            claim="cos",
+            source="s",
+            predicted="p",
+            measured=1.2,
+            lo=1.1,
+            hi=1.3,
+            verdict=HOLDS,
+            quantity="cosine",
+            id="c",
+        )
+    r = V.Verdict(
+        claim="cos",
+        source="s",
+        predicted="p",
+        measured=0.767,
+        lo=0.34,
+        hi=1.194,
+        verdict=HOLDS,
+        quantity="cosine_abs",
+        id="c",
+    )
     assert not r.interval_in_range()
 
 
@@ -209,7 +240,10 @@ def test_verdict_tables_glue_exactly_as_myst_nb_does_without_needing_it(monkeypa
     seen = []
     monkeypatch.setattr(IPython.display, "display", lambda *a, **k: seen.append((a, k)))
     monkeypatch.setattr(mg, "ipy_display", lambda *a, **k: seen.append((a, k)))
-    table = T.VerdictTable("01_x", [V.Verdict("c", "s", "1", 1.0, 0.5, 1.5, V.HOLDS, id="c_row")])
+    table = T.VerdictTable(
+        "01_x",
+        [V.Verdict(claim="c", source="s", predicted="1", measured=1.0, lo=0.5, hi=1.5, verdict=V.HOLDS, id="c_row")],
+    )
     T.glue_shown("01_x_verdicts", table)
     mg.glue("01_x_verdicts", table, display=True)
     ours, theirs = seen

@@ -563,8 +563,8 @@ def test_combine_never_reads_holds_from_inconclusive_rows_alone():
 # ----------------------------------------------------------------------------------------------------------------
 
 def _target_row(id, m, hw=0.01, depends=("k_poly",)):
-    return V.Verdict(f"row {id}", "Lemma 3.1", "1", m, m - hw, m + hw, *V.judge_target(m - hw, m + hw, 1.0, 0.15),
-                     id=id, depends=depends)
+    return V.row(f"row {id}", "Lemma 3.1", "1", m, m - hw, m + hw, V.judge_target(m - hw, m + hw, 1.0, 0.15),
+                 id=id, depends=depends)
 
 
 def test_a_row_that_does_not_move_under_the_push_is_judged_and_one_that_moves_is_gated():
@@ -577,8 +577,18 @@ def test_a_row_that_does_not_move_under_the_push_is_judged_and_one_that_moves_is
     assert by["still"].met_by_effect == ("k_poly",) and by["moves"].met_by_effect == ()
     assert "moved by +0.02 [+0.00586, +0.0341], within its tolerance ±0.15: met for this row" in by["still"].premise
     assert "moved by +0.3" in by["moves"].premise and "not shown within ±0.15" in by["moves"].premise
-    prem = V.Verdict("regime: K-pair gradient", "Lemma B.1", "≤ 0.005", 0.014, 0.012, 0.016, FAILS, kind="regime",
-                     id="k_poly", quantity="positive")
+    prem = V.Verdict(
+        claim="regime: K-pair gradient",
+        source="Lemma B.1",
+        predicted="≤ 0.005",
+        measured=0.014,
+        lo=0.012,
+        hi=0.016,
+        verdict=FAILS,
+        kind="regime",
+        id="k_poly",
+        quantity="positive",
+    )
     g = {r.id: r for r in V.gate(out + [prem], "01")}
     assert g["still"].verdict == HOLDS and g["still"].unmet == () and "k_poly" in g["still"].checked
     assert g["moves"].verdict == NOT_COMPARABLE and g["moves"].would_be == HOLDS
@@ -594,8 +604,8 @@ def test_the_push_is_an_equivalence_test_on_the_change(moved, want):
 
 
 def test_a_row_without_a_two_sided_band_is_never_met_by_effect():
-    r = V.Verdict("gain", "Thm", "> 0.1", 0.3, 0.25, 0.35, *V.judge_positive(0.25, 0.35, "gain", 0.1), id="g",
-                  depends=("k_poly",))
+    r = V.row("gain", "Thm", "> 0.1", 0.3, 0.25, 0.35, V.judge_positive(0.25, 0.35, "gain", 0.1), id="g",
+              depends=("k_poly",))
     assert premise_rows.by_effect([r], [r], "k_poly", ("g",))[0].met_by_effect == ()
 
 
@@ -742,16 +752,31 @@ def test_rows_as_dicts_without_optional_fields():
     assert V.band_text({"band_lo": 1.0, "band_hi": 1.0}) == "holds at 1"
     assert V.band_text({"band_lo": 0.123456, "band_hi": 2.0}) == "holds within [0.123, 2]"
     assert V.band_text({}) == "" and V.band_text({"band_words": "by construction"}) == "by construction"
-    r = V.Verdict("c", "s", "p", 0.5, 0.4, 0.6, HOLDS, id="c", band_lo=-math.inf, band_hi=math.inf)
+    r = V.Verdict(
+        claim="c",
+        source="s",
+        predicted="p",
+        measured=0.5,
+        lo=0.4,
+        hi=0.6,
+        verdict=HOLDS,
+        id="c",
+        band_lo=-math.inf,
+        band_hi=math.inf,
+    )
     assert V.band_text(r) == "holds at any value"
     assert V.predicted_with_band({"predicted": "x"}) == "x"
     assert V.predicted_with_band({"band_lo": 0.8}) == " (holds at ≥ 0.8)"
 
 
 def test_interval_in_range_checks_both_ends():
-    r = V.Verdict("f", "s", "p", 0.5, -0.1, 0.9, HOLDS, id="f", quantity="fraction")
+    r = V.Verdict(
+        claim="f", source="s", predicted="p", measured=0.5, lo=-0.1, hi=0.9, verdict=HOLDS, id="f", quantity="fraction"
+    )
     assert not r.interval_in_range()
-    assert V.Verdict("f", "s", "p", 0.5, 0.1, 0.9, HOLDS, id="f", quantity="fraction").interval_in_range()
+    assert V.Verdict(
+        claim="f", source="s", predicted="p", measured=0.5, lo=0.1, hi=0.9, verdict=HOLDS, id="f", quantity="fraction"
+    ).interval_in_range()
 
 
 def test_trend_rule_names_its_side_and_the_legend_has_one_line_per_word():
@@ -801,14 +826,54 @@ def test_premises_text_and_row_defaults():
 
 
 def test_gate_orders_the_premise_text_and_leaves_premise_rows_alone():
-    claim = V.Verdict("c", "s", "p", 0.2, 0.15, 0.25, HOLDS, id="c", premise="own note",
-                      depends=("k_poly", "lambda_range"))
-    bad = V.Verdict("g", "Lemma B.1", "≤ 0.005", 0.0141, 0.012, 0.016, FAILS, kind="regime", id="k_poly",
-                    quantity="positive")
-    good = V.Verdict("l", "App. E.3", "[a, b]", 0.01, 0.01, 0.01, HOLDS, kind="regime", id="lambda_range",
-                     quantity="positive")
-    other = V.Verdict("w", "Thm 3.1", "[a, b]", 5.0, 5.0, 5.0, HOLDS, kind="regime", id="step_window",
-                      depends=("k_poly",))
+    claim = V.Verdict(
+        claim="c",
+        source="s",
+        predicted="p",
+        measured=0.2,
+        lo=0.15,
+        hi=0.25,
+        verdict=HOLDS,
+        id="c",
+        premise="own note",
+        depends=("k_poly", "lambda_range"),
+    )
+    bad = V.Verdict(
+        claim="g",
+        source="Lemma B.1",
+        predicted="≤ 0.005",
+        measured=0.0141,
+        lo=0.012,
+        hi=0.016,
+        verdict=FAILS,
+        kind="regime",
+        id="k_poly",
+        quantity="positive",
+    )
+    good = V.Verdict(
+        claim="l",
+        source="App. E.3",
+        predicted="[a, b]",
+        measured=0.01,
+        lo=0.01,
+        hi=0.01,
+        verdict=HOLDS,
+        kind="regime",
+        id="lambda_range",
+        quantity="positive",
+    )
+    other = V.Verdict(
+        claim="w",
+        source="Thm 3.1",
+        predicted="[a, b]",
+        measured=5.0,
+        lo=5.0,
+        hi=5.0,
+        verdict=HOLDS,
+        kind="regime",
+        id="step_window",
+        depends=("k_poly",),
+    )
     g = {r.id: r for r in V.gate([claim, bad, good, other], "nb")}
     assert g["c"].premise == ("not met: Lemma B.1's gradient bound (K = poly(d1)) (measured 0.0141: does not hold); "
                               "own note; met: λ in the proof's range")
@@ -888,20 +953,60 @@ def test_rule_texts_state_their_bands_and_ids_read_numbers():
 
 def test_a_row_takes_its_band_from_its_rule_unless_given():
     v, rule = V.judge_bound(0.1, 0.2, 0.5, False, 0.1)
-    assert (V.Verdict("c", "s", "p", 0.15, 0.1, 0.2, v, rule, id="c").band_hi) == pytest.approx(0.6)
-    given = V.Verdict("c", "s", "p", 0.15, 0.1, 0.2, v, rule, id="c", band_lo=0.0, band_hi=0.3)
+    assert (
+        V.Verdict(
+            claim="c", source="s", predicted="p", measured=0.15, lo=0.1, hi=0.2, verdict=v, rule=rule, id="c"
+        ).band_hi
+    ) == pytest.approx(0.6)
+    given = V.Verdict(
+        claim="c",
+        source="s",
+        predicted="p",
+        measured=0.15,
+        lo=0.1,
+        hi=0.2,
+        verdict=v,
+        rule=rule,
+        id="c",
+        band_lo=0.0,
+        band_hi=0.3,
+    )
     assert (given.band_lo, given.band_hi) == (0.0, 0.3)
-    plain = V.Verdict("c", "s", "p", 0.15, 0.1, 0.2, v, str(rule), id="c")
+    plain = V.Verdict(
+        claim="c", source="s", predicted="p", measured=0.15, lo=0.1, hi=0.2, verdict=v, rule=str(rule), id="c"
+    )
     assert math.isnan(plain.band_lo) and math.isnan(plain.band_hi)
     with pytest.raises(ValueError, match=r"^verdict must be one of .*got 'maybe'$"):
-        V.Verdict("c", "s", "p", 0.15, 0.1, 0.2, "maybe", id="c")
+        V.Verdict(claim="c", source="s", predicted="p", measured=0.15, lo=0.1, hi=0.2, verdict="maybe", id="c")
     with pytest.raises(ValueError, match=r"^row 'c': measured 1\.5 lies outside the range \[0, 1\] of a fraction$"):
-        V.Verdict("x", "s", "p", 1.5, 0.1, 0.2, HOLDS, id="c", quantity="fraction")
+        V.Verdict(
+            claim="x",
+            source="s",
+            predicted="p",
+            measured=1.5,
+            lo=0.1,
+            hi=0.2,
+            verdict=HOLDS,
+            id="c",
+            quantity="fraction",
+        )
 
 
 def test_tolerance_is_the_half_width_of_a_two_sided_band_only():
     def row(lo, hi):
-        return V.Verdict("c", "s", "p", 1.0, 1.0, 1.0, HOLDS, id="c", band_lo=lo, band_hi=hi)
+        return V.Verdict(
+            claim="c",
+            source="s",
+            predicted="p",
+            measured=1.0,
+            lo=1.0,
+            hi=1.0,
+            verdict=HOLDS,
+            id="c",
+            band_lo=lo,
+            band_hi=hi,
+        )
+
     assert premise_rows.tolerance(row(0.85, 1.15)) == pytest.approx(0.15)
     for lo, hi in ((0.85, math.inf), (-math.inf, 1.15), (1.0, 1.0), (math.nan, math.nan)):
         assert math.isnan(premise_rows.tolerance(row(lo, hi))), (lo, hi)

@@ -89,9 +89,9 @@ PREDICATE = {HOLDS: "holds", PARTLY: "partly holds", FAILS: "does not hold", INC
              NOT_COMPARABLE: "is not comparable", UNTESTED: "was not tested"}
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Verdict:
-    """One row of a verdict table."""
+    """One row of a verdict table; built by keyword only (verdict.row builds one from a judge_* result)."""
 
     claim: str          # the paper's statement, short
     source: str         # where the paper says it ("Lemma 3.1, eq. (7)")
@@ -329,8 +329,9 @@ def count_row(claim: str, source: str, predicted: str, k: float, n: int, at_leas
     """A "for all" row: k of n cases satisfy the statement, shown as the fraction k/n with its Wilson interval (inside
     [0, 1]), judged by judge_count; `extra` is appended to the rule."""
     verdict, rule = judge_count(k, n, at_least)
-    return Verdict(claim, source, predicted, k / max(n, 1), *binom_ci(k, n), verdict, rule + extra, id=id,
-                   depends=depends, quantity="fraction")
+    lo, hi = binom_ci(k, n)
+    return Verdict(claim=claim, source=source, predicted=predicted, measured=k / max(n, 1), lo=lo, hi=hi,
+                   verdict=verdict, rule=rule + extra, id=id, depends=depends, quantity="fraction")
 
 
 def id_part(x: float) -> str:
@@ -369,10 +370,26 @@ def row(claim: str, source: str, predicted: str, measured: float, lo: float, hi:
         verdict, would_be = NOT_COMPARABLE, verdict
     need = replicates_needed(lo, hi, band, n) if verdict == INCONCLUSIVE else math.nan
     deps = tuple(dict.fromkeys(tuple(depends) + tuple(c[0] for c in checks)))
-    return Verdict(claim, source, predicted, measured, lo, hi, verdict, rule, premise=text, n=n, n_needed=need,
-                   kind=kind, id=id, depends=deps, would_be=would_be, quantity=quantity,
-                   checked=tuple(dict.fromkeys(c[0] for c in checks)),
-                   unmet=tuple(dict.fromkeys(c[0] for c in checks if not c[2])))
+    return Verdict(
+        claim=claim,
+        source=source,
+        predicted=predicted,
+        measured=measured,
+        lo=lo,
+        hi=hi,
+        verdict=verdict,
+        rule=rule,
+        premise=text,
+        n=n,
+        n_needed=need,
+        kind=kind,
+        id=id,
+        depends=deps,
+        would_be=would_be,
+        quantity=quantity,
+        checked=tuple(dict.fromkeys(c[0] for c in checks)),
+        unmet=tuple(dict.fromkeys(c[0] for c in checks if not c[2])),
+    )
 
 
 def check_ids(rows: list[Verdict], notebook: str) -> None:

@@ -281,8 +281,20 @@ def verdict_rows(results: list[dict], dataset: str, band: float = 10.0) -> list:
                 claim = f"{LABELS[method]} vs SimCLR: {what} in percentage points, {dataset}-LT ρ={rho:g}"
                 id = f"{method}_{metric}_{dataset}_rho{rho:g}".replace("-", "_").replace(".", "p").lower()
                 if len(d) < 2:
-                    rows.append(V.Verdict(claim, "Table 2; §4", pred, math.nan, math.nan, math.nan, V.UNTESTED,
-                                          "fewer than two paired seeds", id=id, depends=("baseline_reproduced",)))
+                    rows.append(
+                        V.Verdict(
+                            claim=claim,
+                            source="Table 2; §4",
+                            predicted=pred,
+                            measured=math.nan,
+                            lo=math.nan,
+                            hi=math.nan,
+                            verdict=V.UNTESTED,
+                            rule="fewer than two paired seeds",
+                            id=id,
+                            depends=("baseline_reproduced",),
+                        )
+                    )
                     continue
                 m, lo, hi = stats.ci(torch.tensor(d))
                 rows.append(V.row(claim, "Table 2; §4", pred, m, lo, hi, V.judge_positive(lo, hi, what),

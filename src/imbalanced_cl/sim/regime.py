@@ -121,10 +121,37 @@ def rows(reg: Regime, cfg: SimConfig, which=ROWS) -> list[Verdict]:
     n = int(reg.share.numel())
     if reg.all_dead:
         nan = float("nan")
-        return [Verdict(f"regime: {w} (the network is dead)", "sim/regime.py", "an active network", nan, nan, nan,
-                        UNTESTED, DEAD, kind="regime") for w in which]
+        return [
+            Verdict(
+                claim=f"regime: {w} (the network is dead)",
+                source="sim/regime.py",
+                predicted="an active network",
+                measured=nan,
+                lo=nan,
+                hi=nan,
+                verdict=UNTESTED,
+                rule=DEAD,
+                kind="regime",
+            )
+            for w in which
+        ]
+
     def add(claim, source, pred, m, lo, hi, judged):
-        out.append(Verdict(claim, source, pred, m, lo, hi, judged[0], judged[1], n=n, kind="regime"))
+        out.append(
+            Verdict(
+                claim=claim,
+                source=source,
+                predicted=pred,
+                measured=m,
+                lo=lo,
+                hi=hi,
+                verdict=judged[0],
+                rule=judged[1],
+                n=n,
+                kind="regime",
+            )
+        )
+
     if "share" in which:
         m, lo, hi = _ci(reg.share)
         add("regime: weight lies in the feature span (share at the end)", "Thm 3.1, β bound (eq. 13)",
@@ -140,9 +167,19 @@ def rows(reg: Regime, cfg: SimConfig, which=ROWS) -> list[Verdict]:
             m, lo, hi, (verdict, rule + GRADIENT_SCOPE))
     if "loss" in which and reg.sampling == "fresh":
         nan = float("nan")
-        out.append(Verdict("regime: training InfoNCE equals held-out InfoNCE (no memorised pairs)",
-                           "Lemma B.1 (population loss)", "a check for sampling='fixed'", nan, nan, nan, UNTESTED,
-                           FRESH_LOSS, kind="regime"))
+        out.append(
+            Verdict(
+                claim="regime: training InfoNCE equals held-out InfoNCE (no memorised pairs)",
+                source="Lemma B.1 (population loss)",
+                predicted="a check for sampling='fixed'",
+                measured=nan,
+                lo=nan,
+                hi=nan,
+                verdict=UNTESTED,
+                rule=FRESH_LOSS,
+                kind="regime",
+            )
+        )
     elif "loss" in which:
         gap = (reg.loss_heldout - reg.loss_train) / reg.loss_heldout.abs()
         m, lo, hi = _ci(gap)
@@ -153,23 +190,55 @@ def rows(reg: Regime, cfg: SimConfig, which=ROWS) -> list[Verdict]:
     if "window" in which:
         t3, t4 = reg.window
         inside = t3 <= reg.steps <= t4
-        out.append(Verdict("regime: steps inside Theorem 3.1's window [d^1.01/η, d^1.99/η]", "Thm 3.1",
-                           f"[{t3:.0f}, {t4:.0f}]", float(reg.steps), float(reg.steps), float(reg.steps),
-                           "holds" if inside else "does not hold", "holds if the run's step count lies in the window",
-                           kind="regime", band_lo=t3, band_hi=t4))
+        out.append(
+            Verdict(
+                claim="regime: steps inside Theorem 3.1's window [d^1.01/η, d^1.99/η]",
+                source="Thm 3.1",
+                predicted=f"[{t3:.0f}, {t4:.0f}]",
+                measured=float(reg.steps),
+                lo=float(reg.steps),
+                hi=float(reg.steps),
+                verdict="holds" if inside else "does not hold",
+                rule="holds if the run's step count lies in the window",
+                kind="regime",
+                band_lo=t3,
+                band_hi=t4,
+            )
+        )
     if "lambda" in which:
         lo_l, hi_l = reg.lam_range
-        out.append(Verdict("regime: weight decay λ inside the proof's range [d^-1.49, d^-1.01]",
-                           "App. E.3 (proof of Thm E.1)",
-                           f"[{lo_l:.2g}, {hi_l:.2g}]", cfg.weight_decay, cfg.weight_decay, cfg.weight_decay,
-                           "holds" if lo_l <= cfg.weight_decay <= hi_l else "does not hold",
-                           "holds if λ lies in the range", kind="regime", band_lo=lo_l, band_hi=hi_l))
+        out.append(
+            Verdict(
+                claim="regime: weight decay λ inside the proof's range [d^-1.49, d^-1.01]",
+                source="App. E.3 (proof of Thm E.1)",
+                predicted=f"[{lo_l:.2g}, {hi_l:.2g}]",
+                measured=cfg.weight_decay,
+                lo=cfg.weight_decay,
+                hi=cfg.weight_decay,
+                verdict="holds" if lo_l <= cfg.weight_decay <= hi_l else "does not hold",
+                rule="holds if λ lies in the range",
+                kind="regime",
+                band_lo=lo_l,
+                band_hi=hi_l,
+            )
+        )
     if "sigma" in which:
         r = reg.sigma_ratio
-        out.append(Verdict("regime: noise σ_ξ² on Assumption 3.3's scale √(log d)/d (this book follows App. A.2's σ)",
-                           "Assumption 3.3", "ratio Θ(1)", r, r, r, judge_target(r, r, 1.0, 0.9, relative=True)[0],
-                           "holds if the ratio lies within 1 ± 0.9 (an order-of-magnitude check; constants are free)",
-                           kind="regime", band_lo=0.1, band_hi=1.9))
+        out.append(
+            Verdict(
+                claim="regime: noise σ_ξ² on Assumption 3.3's scale √(log d)/d (this book follows App. A.2's σ)",
+                source="Assumption 3.3",
+                predicted="ratio Θ(1)",
+                measured=r,
+                lo=r,
+                hi=r,
+                verdict=judge_target(r, r, 1.0, 0.9, relative=True)[0],
+                rule="holds if the ratio lies within 1 ± 0.9 (an order-of-magnitude check; constants are free)",
+                kind="regime",
+                band_lo=0.1,
+                band_hi=1.9,
+            )
+        )
     return out
 
 

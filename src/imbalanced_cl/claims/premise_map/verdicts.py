@@ -78,10 +78,21 @@ def arm_row(res: CellResult, name: str, cfg: PremiseMapConfig) -> Verdict:
     label, pred = res.cell.label, f"> {cfg.effect_tol:g} (Thm 3.2(c): the minority coefficient becomes dominant)"
     rid = f"gain_{name}_{slug(label)}"
     if name not in res.arms:
-        return Verdict(f"{ARM_TEXT[name]}: {CLAIM} at {label}: {GAIN}", SOURCE, pred, math.nan, math.nan, math.nan,
-                       UNTESTED, "the cell was not run" if not res.ran else "its set of neurons is empty in some "
-                       "replicate (nothing to prune)",
-                       kind="paper", id=rid, depends=tuple(c[0] for c in cell_checks(res)))
+        return Verdict(
+            claim=f"{ARM_TEXT[name]}: {CLAIM} at {label}: {GAIN}",
+            source=SOURCE,
+            predicted=pred,
+            measured=math.nan,
+            lo=math.nan,
+            hi=math.nan,
+            verdict=UNTESTED,
+            rule="the cell was not run"
+            if not res.ran
+            else "its set of neurons is empty in some " "replicate (nothing to prune)",
+            kind="paper",
+            id=rid,
+            depends=tuple(c[0] for c in cell_checks(res)),
+        )
     arm = res.arms[name]
     m, lo, hi = arm.gain_ci()
     judged = judge_positive(lo, hi, "gain in A_j*/A_maj", cfg.effect_tol)
@@ -329,12 +340,22 @@ def verdict_rows(results: list[CellResult], rates: list[dict], cfg: PremiseMapCo
     m, lo, hi = top.gain_ci() if top else (math.nan,) * 3
     where = f"Algorithm 1's gain at {top.cell.label}, the cell meeting the most premises" if top else "no cell run"
     deps = tuple(dict.fromkeys(i for r in results if r.ran for i in (c_[0] for c_ in cell_checks(r))))
-    rows.append(Verdict(f"claim 4 on the premise map: {CLAIM} where Theorem 3.2's premises hold: Algorithm 1's "
-                        f"{GAIN}, at the cell meeting the most premises", SOURCE,
-                        f"(a), (b) or (c); the claim itself: gain > {cfg.effect_tol:g}", m, lo, hi, c.verdict,
-                        f"answer ({c.kind}) — {c.text} Decided by: {c.fact}. In plain words: {c.answer}",
-                        premise=f"cells meeting every premise: {c.cells_ok} of "
-                        f"{c.cells_run}; shown: {where}", kind="paper", id="claim4_map",
-                        depends=deps + ("prune_from_t4", "alpha_bound"),
-                        band_words=f"the gain > {cfg.effect_tol:g} at the cells meeting every premise (answer (a))"))
+    rows.append(
+        Verdict(
+            claim=f"claim 4 on the premise map: {CLAIM} where Theorem 3.2's premises hold: Algorithm 1's "
+            f"{GAIN}, at the cell meeting the most premises",
+            source=SOURCE,
+            predicted=f"(a), (b) or (c); the claim itself: gain > {cfg.effect_tol:g}",
+            measured=m,
+            lo=lo,
+            hi=hi,
+            verdict=c.verdict,
+            rule=f"answer ({c.kind}) — {c.text} Decided by: {c.fact}. In plain words: {c.answer}",
+            premise=f"cells meeting every premise: {c.cells_ok} of " f"{c.cells_run}; shown: {where}",
+            kind="paper",
+            id="claim4_map",
+            depends=deps + ("prune_from_t4", "alpha_bound"),
+            band_words=f"the gain > {cfg.effect_tol:g} at the cells meeting every premise (answer (a))",
+        )
+    )
     return rows

@@ -126,8 +126,20 @@ def control_rows(cs: dict | None, alphas: list, cfg: PruningConfig) -> list:
         pred = pred.format(tol=cfg.effect_tol)
         src = "Beyond the paper: random-mask control; Remark 2"
         if cs is None:
-            rows.append(Verdict(claim.format(a=alphas[k]), src, pred, float("nan"), float("nan"), float("nan"),
-                                UNTESTED, "mask_control=False: the control was not run", kind="diagnostic", id=id))
+            rows.append(
+                Verdict(
+                    claim=claim.format(a=alphas[k]),
+                    source=src,
+                    predicted=pred,
+                    measured=float("nan"),
+                    lo=float("nan"),
+                    hi=float("nan"),
+                    verdict=UNTESTED,
+                    rule="mask_control=False: the control was not run",
+                    kind="diagnostic",
+                    id=id,
+                )
+            )
             continue
         diff = cs[a_cell]["A_j*/A_maj"][:, k] - cs[b_cell]["A_j*/A_maj"][:, k]
         d = stats.ci(diff)

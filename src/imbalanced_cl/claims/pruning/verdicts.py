@@ -41,32 +41,67 @@ def premise_rows(res: Results, cfg: PruningConfig) -> list:
         return []
     p, out = res.premises, []
     c = p["convergence"]
-    out.append(Verdict("regime: the vanilla run converged at the branch point (InfoNCE well below ln K, l'_p near "
-                       "1 − Θ(1/τ), the loss flat): the worst replicate's InfoNCE, in nats",
-                       "Thm 3.1 eq. (11); App. F",
-                       f"InfoNCE ≤ {c.loss_max:.3g}, l'_p ≥ {c.lp_min:.3g}, change ≤ {c.change_max:g}", c.loss, c.loss,
-                       c.loss, HOLDS if c.holds else FAILS,
-                       f"worst replicate: InfoNCE {c.loss:.3g} (ln K = {c.ln_k:.3g}), l'_p {c.pos_prob:.3g}, change "
-                       f"{c.change:.3g} over the last {cfg.converge_window} steps", kind="regime", id="convergence",
-                       # the loss shown; l'_p and the plateau too
-                       quantity="positive", band_lo=0.0, band_hi=c.loss_max))
+    out.append(
+        Verdict(
+            claim="regime: the vanilla run converged at the branch point (InfoNCE well below ln K, l'_p near "
+            "1 − Θ(1/τ), the loss flat): the worst replicate's InfoNCE, in nats",
+            source="Thm 3.1 eq. (11); App. F",
+            predicted=f"InfoNCE ≤ {c.loss_max:.3g}, l'_p ≥ {c.lp_min:.3g}, change ≤ {c.change_max:g}",
+            measured=c.loss,
+            lo=c.loss,
+            hi=c.loss,
+            verdict=HOLDS if c.holds else FAILS,
+            rule=f"worst replicate: InfoNCE {c.loss:.3g} (ln K = {c.ln_k:.3g}), l'_p {c.pos_prob:.3g}, change "
+            f"{c.change:.3g} over the last {cfg.converge_window} steps",
+            kind="regime",
+            id="convergence",
+            # the loss shown; l'_p and the plateau too
+            quantity="positive",
+            band_lo=0.0,
+            band_hi=c.loss_max,
+        )
+    )
     T = p["T"]
-    out.append(Verdict(f"regime: pruned for App. F.4's T at alpha={cfg.alpha_main:g} (C_z = {cfg.C_z:g}): the "
-                       "branch's length, in steps",
-                       "Thm F.1; App. F.4", f"branch ≥ T = {T:.4g} steps", float(cfg.prune_steps),
-                       float(cfg.prune_steps), float(cfg.prune_steps), HOLDS if cfg.prune_steps >= T else FAILS,
-                       f"branch {cfg.prune_steps} steps against T = {T:.4g}", kind="regime", id="prune_from_t4",
-                       quantity="count", band_lo=T, band_hi=math.inf))
+    out.append(
+        Verdict(
+            claim=f"regime: pruned for App. F.4's T at alpha={cfg.alpha_main:g} (C_z = {cfg.C_z:g}): the "
+            "branch's length, in steps",
+            source="Thm F.1; App. F.4",
+            predicted=f"branch ≥ T = {T:.4g} steps",
+            measured=float(cfg.prune_steps),
+            lo=float(cfg.prune_steps),
+            hi=float(cfg.prune_steps),
+            verdict=HOLDS if cfg.prune_steps >= T else FAILS,
+            rule=f"branch {cfg.prune_steps} steps against T = {T:.4g}",
+            kind="regime",
+            id="prune_from_t4",
+            quantity="count",
+            band_lo=T,
+            band_hi=math.inf,
+        )
+    )
     k = round(cfg.alpha_main * cfg.m)
     for pid, name, bound in (("alpha_bound", "|M*_j*| (Def. B.1 on the initial weights; strict)", p["strict"]),
                              ("alpha_bound_extended", "the neurons with j* ∈ N_i at T_a (extended)", p["extended"])):
         ok = bool((bound >= k).all()) and k >= 1
-        out.append(Verdict(f"regime: alpha_main m = {k} within Remark 1's bound, {name}, every replicate: the "
-                           f"smallest bound over replicates, in neurons",
-                           "Remark 1", "α·m ≤ the bound in every replicate", float(bound.min()), float(bound.min()),
-                           float(bound.max()), HOLDS if ok else FAILS,
-                           f"bound per replicate {[int(b) for b in bound.tolist()]} against α·m = {k}", kind="regime",
-                           id=pid, quantity="count", band_lo=float(k), band_hi=math.inf))   # the smallest bound shown
+        out.append(
+            Verdict(
+                claim=f"regime: alpha_main m = {k} within Remark 1's bound, {name}, every replicate: the "
+                f"smallest bound over replicates, in neurons",
+                source="Remark 1",
+                predicted="α·m ≤ the bound in every replicate",
+                measured=float(bound.min()),
+                lo=float(bound.min()),
+                hi=float(bound.max()),
+                verdict=HOLDS if ok else FAILS,
+                rule=f"bound per replicate {[int(b) for b in bound.tolist()]} against α·m = {k}",
+                kind="regime",
+                id=pid,
+                quantity="count",
+                band_lo=float(k),
+                band_hi=math.inf,
+            )
+        )  # the smallest bound shown
     return out
 
 
@@ -83,8 +118,20 @@ def oracle_rows(res: Results, cfg: PruningConfig) -> list:
         if o is None or bool((o["size"] < 1).any()):
             why = "not run" if o is None else (f"the set is empty in {int((o['size'] < 1).sum())} of "
                                                f"{o['size'].numel()} replicates: nothing to prune")
-            out.append(Verdict(claim, src, f"> {cfg.effect_tol:g}", math.nan, math.nan, math.nan, UNTESTED, why,
-                               id=rid, depends=deps))
+            out.append(
+                Verdict(
+                    claim=claim,
+                    source=src,
+                    predicted=f"> {cfg.effect_tol:g}",
+                    measured=math.nan,
+                    lo=math.nan,
+                    hi=math.nan,
+                    verdict=UNTESTED,
+                    rule=why,
+                    id=rid,
+                    depends=deps,
+                )
+            )
             continue
         g = stats.ci(o["gain"])
         out.append(row(claim, src, f"> {cfg.effect_tol:g} (pruned - control)", *g,
@@ -107,7 +154,7 @@ def verdict_rows(res: Results, cfg: PruningConfig) -> list:
 
     # 7 arguments: the row's id, words (claim, source, predicted), (m, lo, hi), the judgement and its premises
     def add(id, claim, src, pred, v, judged, depends=THM32, quantity="real"):
-        rows.append(Verdict(claim, src, pred, *v, *judged, id=id, depends=depends, quantity=quantity))
+        rows.append(row(claim, src, pred, *v, judged, id=id, depends=depends, quantity=quantity))
 
     change = "> 0 (pruned - control)"
     ek = stats.ci(ex["minority"][:, k])

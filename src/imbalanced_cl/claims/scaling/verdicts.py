@@ -49,33 +49,64 @@ def verdict_rows(results: dict, cfg: ScalingConfig) -> list["V.Verdict"]:
     rows = []
     for r, f in results["fits"]["Ni_final"].items():
         verdict, rule = _upper_bound(f, 1 - r ** 2, cfg.tol_ni)
-        rows.append(V.Verdict(f"|N_i| = O(d^(1-ρ²)) after training, ρ={r}: exponent of d in |N_i|", "Thm 3.1, eq. (14)",
-                              f"exponent ≤ {1 - r ** 2:.2f}",
-                              f.slope, f.lo, f.hi, verdict, rule + f"; N_i: |<w,M_j>| ≥ {cfg.ni_rel}·max",
-                              id=f"ni_exponent_{V.id_part(r)}", depends=DEPENDS))
+        rows.append(
+            V.Verdict(
+                claim=f"|N_i| = O(d^(1-ρ²)) after training, ρ={r}: exponent of d in |N_i|",
+                source="Thm 3.1, eq. (14)",
+                predicted=f"exponent ≤ {1 - r ** 2:.2f}",
+                measured=f.slope,
+                lo=f.lo,
+                hi=f.hi,
+                verdict=verdict,
+                rule=rule + f"; N_i: |<w,M_j>| ≥ {cfg.ni_rel}·max",
+                id=f"ni_exponent_{V.id_part(r)}",
+                depends=DEPENDS,
+            )
+        )
     pm, pl, ph = results["overlap"]["precision"]
     verdict, rule = V.judge_share(pl, ph, cfg.precision_min, "precision")
-    rows.append(V.Verdict("final dominant set ⊆ set at initialisation: precision (share of the final set)", "Thm 3.1",
-                          "precision ≈ 1",
-                          pm, pl, ph, verdict, rule, id="dominant_set_precision", depends=DEPENDS,
-                          quantity="fraction"))
+    rows.append(
+        V.Verdict(
+            claim="final dominant set ⊆ set at initialisation: precision (share of the final set)",
+            source="Thm 3.1",
+            predicted="precision ≈ 1",
+            measured=pm,
+            lo=pl,
+            hi=ph,
+            verdict=verdict,
+            rule=rule,
+            id="dominant_set_precision",
+            depends=DEPENDS,
+            quantity="fraction",
+        )
+    )
     for lab, f in results["track"].items():
         if len(cfg.ratios) < 2 or math.isnan(f.lo):
             verdict, rule = V.UNTESTED, "needs two ratios and two replicates"
         else:
             verdict, rule = V.judge_target(f.lo, f.hi, 1.0, cfg.tol_tracking)
-        rows.append(V.Verdict(f"|N_i| exponent follows 1-ρ² — {lab}: slope of the exponent on 1 − ρ²",
-                              "claim 3; eq. (14) as a scaling law",
-                              "slope 1", f.slope, f.lo, f.hi, verdict, rule, id=f"ni_tracking_{lab.split()[0]}",
-                              depends=DEPENDS))
+        rows.append(
+            V.Verdict(
+                claim=f"|N_i| exponent follows 1-ρ² — {lab}: slope of the exponent on 1 − ρ²",
+                source="claim 3; eq. (14) as a scaling law",
+                predicted="slope 1",
+                measured=f.slope,
+                lo=f.lo,
+                hi=f.hi,
+                verdict=verdict,
+                rule=rule,
+                id=f"ni_tracking_{lab.split()[0]}",
+                depends=DEPENDS,
+            )
+        )
     fr = results["ratios"]
     for id, claim, source, pred, f, target, tol in (
             ("a_j_slope", "A_j ∝ eps_j/eps_max: log-log slope of A_j on eps_j/eps_max", "Thm 3.1, eq. (13)",
              "log-log slope 1", fr["fitA"], 1.0, cfg.tol_A),
             ("f_j_slope", "F_j ∝ (eps_j/eps_max)²: log-log slope of F_j on eps_j/eps_max", "Thm 3.1, eqs. (12)-(13)",
              "log-log slope 2", fr["fitF"], 2.0, cfg.tol_F)):
-        rows.append(V.Verdict(claim, source, pred, f.slope, f.lo, f.hi, *V.judge_target(f.lo, f.hi, target, tol),
-                              id=id, depends=DEPENDS))
+        rows.append(V.row(claim, source, pred, f.slope, f.lo, f.hi, V.judge_target(f.lo, f.hi, target, tol),
+                          id=id, depends=DEPENDS))
     ok = fr["single_ok"]
     rows.append(V.count_row("≥ m d^(-(eps_max/eps_min)²) neurons with N_i = {j} (minority j): "
                             "share of (d, ρ, replicate) cells", "Thm 3.1",

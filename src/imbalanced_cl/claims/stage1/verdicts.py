@@ -17,7 +17,18 @@ def verdict_rows(results: dict, cfg: Stage1Config) -> list[Verdict]:
     # 10 arguments: the row's id, its words (claim, source, predicted), its target, the interval (m, lo, hi), the band
     def row(id, claim, source, predicted, target, m, lo, hi, tol, relative=False):
         v, rule = judge_target(lo, hi, target, tol, relative=relative)
-        return Verdict(claim, source, predicted, m, lo, hi, v, rule, id=id, depends=DEPENDS)
+        return Verdict(
+            claim=claim,
+            source=source,
+            predicted=predicted,
+            measured=m,
+            lo=lo,
+            hi=hi,
+            verdict=v,
+            rule=rule,
+            id=id,
+            depends=DEPENDS,
+        )
 
     ratio = cfg.eps_max / cfg.eps_min
     return [
