@@ -329,9 +329,8 @@ def count_row(claim: str, source: str, predicted: str, k: float, n: int, at_leas
     """A "for all" row: k of n cases satisfy the statement, shown as the fraction k/n with its Wilson interval (inside
     [0, 1]), judged by judge_count; `extra` is appended to the rule."""
     verdict, rule = judge_count(k, n, at_least)
-    lo, hi = binom_ci(k, n)
-    return Verdict(claim=claim, source=source, predicted=predicted, measured=k / max(n, 1), lo=lo, hi=hi,
-                   verdict=verdict, rule=rule + extra, id=id, depends=depends, quantity="fraction")
+    return row(claim, source, predicted, k / max(n, 1), *binom_ci(k, n), (verdict, rule + extra), id=id,
+               depends=depends, quantity="fraction")
 
 
 def id_part(x: float) -> str:
@@ -357,14 +356,17 @@ def premises(checks: list[Check]) -> tuple[bool, str]:
 
 def row(claim: str, source: str, predicted: str, measured: float, lo: float, hi: float, judged: tuple[str, str],
         checks: list[Check] = (), n: int = 0, band: float = math.nan, kind: str = "paper", *, id: str = "",
-        depends: tuple[str, ...] = (), quantity: str = "real") -> Verdict:
-    """A verdict row from a judge_* result. `depends`: the premise ids the row depends on; `checks`: premises checked
-    here, as (premise id, text, met) triples (their ids join `depends`). A failed check makes the row "not
-    comparable" and keeps its own verdict in `would_be`; an inconclusive row states the replicates that would settle
-    it (band: the half-width the interval must get under)."""
+        depends: tuple[str, ...] = (), quantity: str = "real", **extra) -> Verdict:
+    """The one builder of a verdict row, from a judge_* result `judged` = (verdict, rule). `depends`: the premise ids
+    the row depends on; `checks`: premises checked here, as (premise id, text, met) triples (their ids join
+    `depends`). A failed check makes the row "not comparable" and keeps its own verdict in `would_be`; an inconclusive
+    row states the replicates that would settle it (band: the half-width the interval must get under). `extra`: the
+    other fields of Verdict as given (premise, sensitivity, band_lo, band_hi, band_words); a premise text given here
+    comes before the checks' text."""
     verdict, rule = judged
     checks = list(checks)
     ok, text = premises(checks)
+    text = "; ".join(x for x in (extra.pop("premise", ""), text) if x)
     would_be = ""
     if not ok and verdict not in (UNTESTED, NOT_COMPARABLE):
         verdict, would_be = NOT_COMPARABLE, verdict
@@ -389,6 +391,7 @@ def row(claim: str, source: str, predicted: str, measured: float, lo: float, hi:
         quantity=quantity,
         checked=tuple(dict.fromkeys(c[0] for c in checks)),
         unmet=tuple(dict.fromkeys(c[0] for c in checks if not c[2])),
+        **extra,
     )
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import html
 import math
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 from ..stats import RANGES
 from ..verdict import (FAILS, HOLDS, INCONCLUSIVE, NOT_COMPARABLE, PARTLY, UNTESTED, Verdict, VerdictError, band_text,
@@ -25,7 +25,7 @@ class VerdictTable:
 
     def __init__(self, notebook: str, rows: list[Verdict], recorded: str = ""):
         self.notebook = notebook
-        self.rows = [Verdict(**{**asdict(r), "notebook": notebook}) for r in gate(list(rows), notebook)]
+        self.rows = [replace(r, notebook=notebook) for r in gate(list(rows), notebook)]
         for r in self.rows:
             if not r.interval_in_range():
                 lo, hi = RANGES[r.quantity]

@@ -33,10 +33,19 @@ def _share_row(reg: regime.Regime, cfg: SimConfig, kind: str) -> V.Verdict:
     """Theorem 3.1's prediction that the weights lie in the feature span, judged as a claim row."""
     m, lo, hi = stats.mean_ci_in(reg.share, "fraction")
     verdict, rule = V.judge_bound(lo, hi, cfg.regime_share_min, True, 0.0)
-    return V.Verdict(claim="weight lies in the feature span (share at the end)", source="Thm 3.1, β bound (eq. 13)",
-                     predicted=f"→ 1; holds at ≥ {cfg.regime_share_min:g}", measured=m, lo=lo, hi=hi, verdict=verdict,
-                     rule=rule + " (95% interval on the logit scale)", n=int(reg.share.numel()), kind=kind,
-                     id="feature_span", quantity="fraction")
+    return V.row(
+        claim="weight lies in the feature span (share at the end)",
+        source="Thm 3.1, β bound (eq. 13)",
+        predicted=f"→ 1; holds at ≥ {cfg.regime_share_min:g}",
+        measured=m,
+        lo=lo,
+        hi=hi,
+        judged=(verdict, rule + " (95% interval on the logit scale)"),
+        n=int(reg.share.numel()),
+        kind=kind,
+        id="feature_span",
+        quantity="fraction",
+    )
 
 
 def _gradient_row(reg: regime.Regime, cfg: SimConfig) -> V.Verdict:
@@ -51,7 +60,7 @@ def _gradient_row(reg: regime.Regime, cfg: SimConfig) -> V.Verdict:
     sens = (f"the exponent p of poly(d1) is the book's choice (p = {p:g}); at p = {SENSITIVITY_POLY:g} the bound is "
             f"{half:.3g} and this row {v_half}; at p = {p:g} the bound needs K ≈ {k_need:,.0f} pairs per step "
             f"(now {cfg.n_pairs}; the deviation falls like K^-1/2)")
-    return V.Verdict(
+    return V.row(
         claim=f"regime: K-pair gradient tracks the population gradient ({reg.sampling} pairs): "
         "||g_K − g_pop|| / ||w||",
         source="Lemma B.1",
@@ -60,8 +69,7 @@ def _gradient_row(reg: regime.Regime, cfg: SimConfig) -> V.Verdict:
         measured=m,
         lo=lo,
         hi=hi,
-        verdict=verdict,
-        rule=rule + " (95% interval on the log scale)" + regime.GRADIENT_SCOPE,
+        judged=(verdict, rule + " (95% interval on the log scale)" + regime.GRADIENT_SCOPE),
         n=int(reg.grad_dev.numel()),
         kind="regime",
         id="k_poly",
@@ -77,28 +85,26 @@ def _rate_rows(cfg: SimConfig) -> list[V.Verdict]:
     tau_exp = math.log(cfg.tau) / math.log(math.log(cfg.d)) if cfg.d > 2 else float("nan")
     eta_exp = math.log(1.0 / cfg.lr) / math.log(cfg.d)
     return [
-        V.Verdict(
+        V.row(
             claim=f"regime: temperature τ = {cfg.tau:g} = (log d)^{tau_exp:.2g}",
             source=P.BY_ID["tau_polylog"].source,
             predicted="τ = polylog(d)",
             measured=cfg.tau,
             lo=cfg.tau,
             hi=cfg.tau,
-            verdict=V.UNTESTED,
-            rule=why,
+            judged=(V.UNTESTED, why),
             kind="regime",
             id="tau_polylog",
             quantity="positive",
         ),
-        V.Verdict(
+        V.row(
             claim=f"regime: learning rate η = {cfg.lr:g} = d^-{eta_exp:.2g}",
             source=P.BY_ID["eta_poly"].source,
             predicted="η = 1/poly(d)",
             measured=cfg.lr,
             lo=cfg.lr,
             hi=cfg.lr,
-            verdict=V.UNTESTED,
-            rule=why,
+            judged=(V.UNTESTED, why),
             kind="regime",
             id="eta_poly",
             quantity="positive",

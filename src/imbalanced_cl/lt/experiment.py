@@ -282,15 +282,14 @@ def verdict_rows(results: list[dict], dataset: str, band: float = 10.0) -> list:
                 id = f"{method}_{metric}_{dataset}_rho{rho:g}".replace("-", "_").replace(".", "p").lower()
                 if len(d) < 2:
                     rows.append(
-                        V.Verdict(
+                        V.row(
                             claim=claim,
                             source="Table 2; §4",
                             predicted=pred,
                             measured=math.nan,
                             lo=math.nan,
                             hi=math.nan,
-                            verdict=V.UNTESTED,
-                            rule="fewer than two paired seeds",
+                            judged=(V.UNTESTED, "fewer than two paired seeds"),
                             id=id,
                             depends=("baseline_reproduced",),
                         )

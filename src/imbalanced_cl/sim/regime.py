@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import torch
 
 from .. import stats
-from ..verdict import UNTESTED, Verdict, judge_bound, judge_target
+from ..verdict import UNTESTED, Verdict, judge_bound, judge_target, row
 from .config import SimConfig
 from .encoder import bias_at
 from .metrics import feature_share
@@ -122,15 +122,14 @@ def rows(reg: Regime, cfg: SimConfig, which=ROWS) -> list[Verdict]:
     if reg.all_dead:
         nan = float("nan")
         return [
-            Verdict(
+            row(
                 claim=f"regime: {w} (the network is dead)",
                 source="sim/regime.py",
                 predicted="an active network",
                 measured=nan,
                 lo=nan,
                 hi=nan,
-                verdict=UNTESTED,
-                rule=DEAD,
+                judged=(UNTESTED, DEAD),
                 kind="regime",
             )
             for w in which
@@ -138,15 +137,14 @@ def rows(reg: Regime, cfg: SimConfig, which=ROWS) -> list[Verdict]:
 
     def add(claim, source, pred, m, lo, hi, judged):
         out.append(
-            Verdict(
+            row(
                 claim=claim,
                 source=source,
                 predicted=pred,
                 measured=m,
                 lo=lo,
                 hi=hi,
-                verdict=judged[0],
-                rule=judged[1],
+                judged=(judged[0], judged[1]),
                 n=n,
                 kind="regime",
             )
@@ -168,15 +166,14 @@ def rows(reg: Regime, cfg: SimConfig, which=ROWS) -> list[Verdict]:
     if "loss" in which and reg.sampling == "fresh":
         nan = float("nan")
         out.append(
-            Verdict(
+            row(
                 claim="regime: training InfoNCE equals held-out InfoNCE (no memorised pairs)",
                 source="Lemma B.1 (population loss)",
                 predicted="a check for sampling='fixed'",
                 measured=nan,
                 lo=nan,
                 hi=nan,
-                verdict=UNTESTED,
-                rule=FRESH_LOSS,
+                judged=(UNTESTED, FRESH_LOSS),
                 kind="regime",
             )
         )
@@ -191,15 +188,14 @@ def rows(reg: Regime, cfg: SimConfig, which=ROWS) -> list[Verdict]:
         t3, t4 = reg.window
         inside = t3 <= reg.steps <= t4
         out.append(
-            Verdict(
+            row(
                 claim="regime: steps inside Theorem 3.1's window [d^1.01/η, d^1.99/η]",
                 source="Thm 3.1",
                 predicted=f"[{t3:.0f}, {t4:.0f}]",
                 measured=float(reg.steps),
                 lo=float(reg.steps),
                 hi=float(reg.steps),
-                verdict="holds" if inside else "does not hold",
-                rule="holds if the run's step count lies in the window",
+                judged=("holds" if inside else "does not hold", "holds if the run's step count lies in the window"),
                 kind="regime",
                 band_lo=t3,
                 band_hi=t4,
@@ -208,15 +204,17 @@ def rows(reg: Regime, cfg: SimConfig, which=ROWS) -> list[Verdict]:
     if "lambda" in which:
         lo_l, hi_l = reg.lam_range
         out.append(
-            Verdict(
+            row(
                 claim="regime: weight decay λ inside the proof's range [d^-1.49, d^-1.01]",
                 source="App. E.3 (proof of Thm E.1)",
                 predicted=f"[{lo_l:.2g}, {hi_l:.2g}]",
                 measured=cfg.weight_decay,
                 lo=cfg.weight_decay,
                 hi=cfg.weight_decay,
-                verdict="holds" if lo_l <= cfg.weight_decay <= hi_l else "does not hold",
-                rule="holds if λ lies in the range",
+                judged=(
+                    "holds" if lo_l <= cfg.weight_decay <= hi_l else "does not hold",
+                    "holds if λ lies in the range",
+                ),
                 kind="regime",
                 band_lo=lo_l,
                 band_hi=hi_l,
@@ -225,15 +223,17 @@ def rows(reg: Regime, cfg: SimConfig, which=ROWS) -> list[Verdict]:
     if "sigma" in which:
         r = reg.sigma_ratio
         out.append(
-            Verdict(
+            row(
                 claim="regime: noise σ_ξ² on Assumption 3.3's scale √(log d)/d (this book follows App. A.2's σ)",
                 source="Assumption 3.3",
                 predicted="ratio Θ(1)",
                 measured=r,
                 lo=r,
                 hi=r,
-                verdict=judge_target(r, r, 1.0, 0.9, relative=True)[0],
-                rule="holds if the ratio lies within 1 ± 0.9 (an order-of-magnitude check; constants are free)",
+                judged=(
+                    judge_target(r, r, 1.0, 0.9, relative=True)[0],
+                    "holds if the ratio lies within 1 ± 0.9 (an order-of-magnitude check; constants are free)",
+                ),
                 kind="regime",
                 band_lo=0.1,
                 band_hi=1.9,

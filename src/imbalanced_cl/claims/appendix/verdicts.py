@@ -6,7 +6,7 @@ import numpy as np
 import torch
 
 from ...stats import mean_ci, trend
-from ...verdict import Verdict, id_part, judge_trend
+from ...verdict import id_part, judge_trend, row
 from .config import FIGURES, IMPROVES
 from .protocol import AppendixResult
 
@@ -69,10 +69,18 @@ def _trend_row(res: AppendixResult, fig: int, arm: int, metric: str | None, clai
     sig, eps, v = res.curves(fig, arm, metric)
     rho, lo, hi, _ = trend(eps, v, cfg.boot, cfg.boot_seed)
     verdict, rule = judge_trend(lo, hi, direction, cfg.rho_holds)
-    return Verdict(claim=f"{claim}: {SHOWN}", source=source, predicted=predicted + f"; mean over {len(sig)} NSR levels",
-                   measured=rho, lo=lo, hi=hi, verdict=verdict,
-                   rule=rule + f" (95% percentile bootstrap over {cfg.repeats} repeats, {cfg.boot} resamples)",
-                   id=id, kind=kind, quantity="cosine")
+    return row(
+        claim=f"{claim}: {SHOWN}",
+        source=source,
+        predicted=predicted + f"; mean over {len(sig)} NSR levels",
+        measured=rho,
+        lo=lo,
+        hi=hi,
+        judged=(verdict, rule + f" (95% percentile bootstrap over {cfg.repeats} repeats, {cfg.boot} resamples)"),
+        id=id,
+        kind=kind,
+        quantity="cosine",
+    )
 
 
 def verdict_rows(res: AppendixResult) -> list:

@@ -23,15 +23,14 @@ PUSHED = ("t2_minus_t1", "lemma32_lucky_level", "lemma32_ordinary_bound", "top_h
 
 def _untested(id: str, claim: str, source: str, predicted: str, why: str) -> "V.Verdict":
     nan = float("nan")
-    return V.Verdict(
+    return V.row(
         claim=claim,
         source=source,
         predicted=predicted,
         measured=nan,
         lo=nan,
         hi=nan,
-        verdict=V.UNTESTED,
-        rule=why,
+        judged=(V.UNTESTED, why),
         id=id,
         depends=TRAINED,
     )
@@ -45,15 +44,14 @@ def _census(r: "V.Verdict", id: str, cfg: LuckyConfig) -> "V.Verdict":
 
 def census_premise(cfg: LuckyConfig) -> "V.Verdict":
     """The census's premise row: m = d^C_m at every d of the census, true by construction (Lemma B.2)."""
-    return V.Verdict(
+    return V.row(
         claim=f"regime: m = d^C_m neurons in the census (C_m = {cfg.C_m:g} at every d)",
         source="Lemma B.2",
         predicted="m = d^C_m",
         measured=cfg.C_m,
         lo=cfg.C_m,
         hi=cfg.C_m,
-        verdict=V.HOLDS,
-        rule="holds by construction: the census draws " "m = d^C_m neurons at each d",
+        judged=(V.HOLDS, "holds by construction: the census draws " "m = d^C_m neurons at each d"),
         kind="regime",
         id="m_poly",
         quantity="positive",
@@ -70,15 +68,17 @@ def census_rows(cen: dict, fits: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
             nan = float("nan")
             rows.append(
                 _census(
-                    V.Verdict(
+                    V.row(
                         claim=f"|M_j*| ≥ Ω(d^ω1), ρ={rho}: exponent of d in E|M_j*|",
                         source="Lemma B.2(c), eqs. 31-32",
                         predicted=f"exponent ≥ {w1:.2f}",
                         measured=nan,
                         lo=nan,
                         hi=nan,
-                        verdict=V.FAILS if w1 > 0 else V.UNTESTED,
-                        rule="the exact expectation is 0 (a = c1 log d / d ≥ 1) or unresolved on the " "whole grid",
+                        judged=(
+                            V.FAILS if w1 > 0 else V.UNTESTED,
+                            "the exact expectation is 0 (a = c1 log d / d ≥ 1) or unresolved on the " "whole grid",
+                        ),
                         band_lo=w1 - cfg.tol_omega,
                         band_hi=math.inf,
                     ),
@@ -92,15 +92,14 @@ def census_rows(cen: dict, fits: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
             verd, rule = V.judge_bound(lo, hi, w1, True, cfg.tol_omega)
             rows.append(
                 _census(
-                    V.Verdict(
+                    V.row(
                         claim=f"|M_j*| ≥ Ω(d^ω1), ρ={rho}: exponent of d in E|M_j*|",
                         source="Lemma B.2(c), eqs. 31-32",
                         predicted=f"exponent ≥ {w1:.2f}",
                         measured=fl.slope,
                         lo=lo,
                         hi=hi,
-                        verdict=verd,
-                        rule="fit of exact E|M_j*| over d; " + rule,
+                        judged=(verd, "fit of exact E|M_j*| over d; " + rule),
                     ),
                     f"lucky_exponent_{V.id_part(rho)}",
                     cfg,
@@ -109,15 +108,14 @@ def census_rows(cen: dict, fits: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
         verd, rule = V.judge_bound(fo.lo, fo.hi, w2, False, cfg.tol_omega)
         rows.append(
             _census(
-                V.Verdict(
+                V.row(
                     claim=f"|M_j| ≤ O(d^ω2), ρ={rho}: exponent of d in E|M_j|",
                     source="Lemma B.2(c)",
                     predicted=f"exponent ≤ {w2:.2f}",
                     measured=fo.slope,
                     lo=fo.lo,
                     hi=fo.hi,
-                    verdict=verd,
-                    rule="fit of exact E|M_j| over d; " + rule,
+                    judged=(verd, "fit of exact E|M_j| over d; " + rule),
                 ),
                 f"ordinary_exponent_{V.id_part(rho)}",
                 cfg,
@@ -126,15 +124,14 @@ def census_rows(cen: dict, fits: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
         verd, rule = V.judge_bound(fnr.lo, fnr.hi, e, False, cfg.tol_ni_init)
         rows.append(
             _census(
-                V.Verdict(
+                V.row(
                     claim=f"|N_i| ≤ O(d^(1-ρ²(1-γ))) at init, ρ={rho}: exponent of d in |N_i|",
                     source="Lemma B.2(d)",
                     predicted=f"exponent ≤ {e:.2f}",
                     measured=fnr.slope,
                     lo=fnr.lo,
                     hi=fnr.hi,
-                    verdict=verd,
-                    rule="MC slope over replicates; " + rule,
+                    judged=(verd, "MC slope over replicates; " + rule),
                 ),
                 f"ni_init_exponent_{V.id_part(rho)}",
                 cfg,
@@ -147,10 +144,10 @@ def census_rows(cen: dict, fits: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
         pB = cen["exact"]["paper_B"][:, k]
         v = float(pB[-1])
         verd, rule = V.judge_share(v, v, cfg.pr_b_min, f"closed form (1-p2)^(d-1) at d={ds[-1]}")
-        rows.append(V.Verdict(claim=f"Pr[B_i] = (1-p2)^(d-1) = 1 (ρ={rho}): its value at the largest d",
+        rows.append(V.row(claim=f"Pr[B_i] = (1-p2)^(d-1) = 1 (ρ={rho}): its value at the largest d",
                               source="proof of Lemma B.2(c), App. G.3", predicted="1 for all d",
-                              measured=v, lo=v, hi=v, verdict=verd, rule=rule + f"; exact Pr[B_i] at d={ds[-1]}: "
-                              f"{float(cen['exact']['B'][-1, k]):.3g}; (1-p2)^(d-1) at d={ds[0]}: {float(pB[0]):.3g}",
+                              measured=v, lo=v, hi=v, judged=(verd, rule + f"; exact Pr[B_i] at d={ds[-1]}: "
+                              f"{float(cen['exact']['B'][-1, k]):.3g}; (1-p2)^(d-1) at d={ds[0]}: {float(pB[0]):.3g}"),
                               id=f"pr_b_{V.id_part(rho)}", quantity="fraction"))
     return rows + [census_premise(cfg)]
 
@@ -163,15 +160,14 @@ def verdict_rows(results: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
     f = results["t2"]["fit"]
     verd, rule = V.judge_target(f.lo, f.hi, 1.0, cfg.tol_t2)
     rows.append(
-        V.Verdict(
+        V.row(
             claim="T2 - T1 ∝ 1/eps_max: log-log slope of T2 - T1 on 1/eps_max",
             source="Thm D.1, eq. (60)",
             predicted="slope 1",
             measured=f.slope,
             lo=f.lo,
             hi=f.hi,
-            verdict=verd,
-            rule=rule + f"; T2 rule: ||w||² ≥ {cfg.t2_factor or cfg.d}·||w(T1)||² (eq. 61)",
+            judged=(verd, rule + f"; T2 rule: ||w||² ≥ {cfg.t2_factor or cfg.d}·||w(T1)||² (eq. 61)"),
             id="t2_minus_t1",
             depends=TRAINED,
         )
@@ -197,15 +193,14 @@ def verdict_rows(results: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
             verd, rule = V.judge_positive(lo - L["chance"], hi - L["chance"], "excess over chance 1/m")
             rule = V.Rule(rule, (L["chance"], math.inf))  # the band on the share shown: above chance
             rows.append(
-                V.Verdict(
+                V.row(
                     claim=f"the luckiest-at-init neuron is the {name} feature's top neuron at T2: " "share of features",
                     source="Remark 2; Thm D.1(c)",
                     predicted="well above chance",
                     measured=mu,
                     lo=lo,
                     hi=hi,
-                    verdict=verd,
-                    rule=rule + " (share of features; 95% interval on the logit scale)",
+                    judged=(verd, rule + " (share of features; 95% interval on the logit scale)"),
                     id=f"top_hit_{name}",
                     depends=TRAINED,
                     quantity="fraction",
@@ -214,15 +209,14 @@ def verdict_rows(results: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
     mu, lo, hi = results["workshop"]["gap"]
     verd, rule = V.judge_positive(lo, hi, "majority − minority best cos²")
     rows.append(
-        V.Verdict(
+        V.row(
             claim="majority atoms are learned better than minority ones (Fig. 1): " "majority − minority best cos²",
             source="workshop §4, Fig. 1",
             predicted="majority best cos² > minority",
             measured=mu,
             lo=lo,
             hi=hi,
-            verdict=verd,
-            rule=rule + " (95% interval on Fisher's z scale)",
+            judged=(verd, rule + " (95% interval on Fisher's z scale)"),
             id="workshop_fig1_gap",
             quantity="cosine",
         )

@@ -78,17 +78,16 @@ def arm_row(res: CellResult, name: str, cfg: PremiseMapConfig) -> Verdict:
     label, pred = res.cell.label, f"> {cfg.effect_tol:g} (Thm 3.2(c): the minority coefficient becomes dominant)"
     rid = f"gain_{name}_{slug(label)}"
     if name not in res.arms:
-        return Verdict(
+        return row(
             claim=f"{ARM_TEXT[name]}: {CLAIM} at {label}: {GAIN}",
             source=SOURCE,
             predicted=pred,
             measured=math.nan,
             lo=math.nan,
             hi=math.nan,
-            verdict=UNTESTED,
-            rule="the cell was not run"
+            judged=(UNTESTED, "the cell was not run"
             if not res.ran
-            else "its set of neurons is empty in some " "replicate (nothing to prune)",
+            else "its set of neurons is empty in some " "replicate (nothing to prune)"),
             kind="paper",
             id=rid,
             depends=tuple(c[0] for c in cell_checks(res)),
@@ -341,7 +340,7 @@ def verdict_rows(results: list[CellResult], rates: list[dict], cfg: PremiseMapCo
     where = f"Algorithm 1's gain at {top.cell.label}, the cell meeting the most premises" if top else "no cell run"
     deps = tuple(dict.fromkeys(i for r in results if r.ran for i in (c_[0] for c_ in cell_checks(r))))
     rows.append(
-        Verdict(
+        row(
             claim=f"claim 4 on the premise map: {CLAIM} where Theorem 3.2's premises hold: Algorithm 1's "
             f"{GAIN}, at the cell meeting the most premises",
             source=SOURCE,
@@ -349,8 +348,7 @@ def verdict_rows(results: list[CellResult], rates: list[dict], cfg: PremiseMapCo
             measured=m,
             lo=lo,
             hi=hi,
-            verdict=c.verdict,
-            rule=f"answer ({c.kind}) — {c.text} Decided by: {c.fact}. In plain words: {c.answer}",
+            judged=(c.verdict, f"answer ({c.kind}) — {c.text} Decided by: {c.fact}. In plain words: {c.answer}"),
             premise=f"cells meeting every premise: {c.cells_ok} of " f"{c.cells_run}; shown: {where}",
             kind="paper",
             id="claim4_map",

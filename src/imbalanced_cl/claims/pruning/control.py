@@ -16,7 +16,7 @@ from ... import stats
 from ...sim import metrics
 from ...sim.prune import Masker
 from ...sim.train import Run
-from ...verdict import UNTESTED, Verdict, judge_positive, row
+from ...verdict import UNTESTED, judge_positive, row
 from .batch import train_branches
 from .config import PruningConfig
 from .metrics import (aligned_counts, amplitude_ratio, amplitudes, degradation_threshold, main_index, minority_index,
@@ -127,15 +127,14 @@ def control_rows(cs: dict | None, alphas: list, cfg: PruningConfig) -> list:
         src = "Beyond the paper: random-mask control; Remark 2"
         if cs is None:
             rows.append(
-                Verdict(
+                row(
                     claim=claim.format(a=alphas[k]),
                     source=src,
                     predicted=pred,
                     measured=float("nan"),
                     lo=float("nan"),
                     hi=float("nan"),
-                    verdict=UNTESTED,
-                    rule="mask_control=False: the control was not run",
+                    judged=(UNTESTED, "mask_control=False: the control was not run"),
                     kind="diagnostic",
                     id=id,
                 )

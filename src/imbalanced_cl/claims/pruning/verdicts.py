@@ -8,7 +8,7 @@ import math
 import torch
 
 from ... import stats
-from ...verdict import (FAILS, HOLDS, UNTESTED, Verdict, judge_at_least, judge_factor, judge_positive, judge_share,
+from ...verdict import (FAILS, HOLDS, UNTESTED, judge_at_least, judge_factor, judge_positive, judge_share,
                         judge_target, row)
 from .config import PruningConfig
 from .control import control_rows
@@ -42,7 +42,7 @@ def premise_rows(res: Results, cfg: PruningConfig) -> list:
     p, out = res.premises, []
     c = p["convergence"]
     out.append(
-        Verdict(
+        row(
             claim="regime: the vanilla run converged at the branch point (InfoNCE well below ln K, l'_p near "
             "1 − Θ(1/τ), the loss flat): the worst replicate's InfoNCE, in nats",
             source="Thm 3.1 eq. (11); App. F",
@@ -50,9 +50,11 @@ def premise_rows(res: Results, cfg: PruningConfig) -> list:
             measured=c.loss,
             lo=c.loss,
             hi=c.loss,
-            verdict=HOLDS if c.holds else FAILS,
-            rule=f"worst replicate: InfoNCE {c.loss:.3g} (ln K = {c.ln_k:.3g}), l'_p {c.pos_prob:.3g}, change "
-            f"{c.change:.3g} over the last {cfg.converge_window} steps",
+            judged=(
+                HOLDS if c.holds else FAILS,
+                f"worst replicate: InfoNCE {c.loss:.3g} (ln K = {c.ln_k:.3g}), l'_p {c.pos_prob:.3g}, change "
+                f"{c.change:.3g} over the last {cfg.converge_window} steps",
+            ),
             kind="regime",
             id="convergence",
             # the loss shown; l'_p and the plateau too
@@ -63,7 +65,7 @@ def premise_rows(res: Results, cfg: PruningConfig) -> list:
     )
     T = p["T"]
     out.append(
-        Verdict(
+        row(
             claim=f"regime: pruned for App. F.4's T at alpha={cfg.alpha_main:g} (C_z = {cfg.C_z:g}): the "
             "branch's length, in steps",
             source="Thm F.1; App. F.4",
@@ -71,8 +73,7 @@ def premise_rows(res: Results, cfg: PruningConfig) -> list:
             measured=float(cfg.prune_steps),
             lo=float(cfg.prune_steps),
             hi=float(cfg.prune_steps),
-            verdict=HOLDS if cfg.prune_steps >= T else FAILS,
-            rule=f"branch {cfg.prune_steps} steps against T = {T:.4g}",
+            judged=(HOLDS if cfg.prune_steps >= T else FAILS, f"branch {cfg.prune_steps} steps against T = {T:.4g}"),
             kind="regime",
             id="prune_from_t4",
             quantity="count",
@@ -85,7 +86,7 @@ def premise_rows(res: Results, cfg: PruningConfig) -> list:
                              ("alpha_bound_extended", "the neurons with j* ∈ N_i at T_a (extended)", p["extended"])):
         ok = bool((bound >= k).all()) and k >= 1
         out.append(
-            Verdict(
+            row(
                 claim=f"regime: alpha_main m = {k} within Remark 1's bound, {name}, every replicate: the "
                 f"smallest bound over replicates, in neurons",
                 source="Remark 1",
@@ -93,8 +94,10 @@ def premise_rows(res: Results, cfg: PruningConfig) -> list:
                 measured=float(bound.min()),
                 lo=float(bound.min()),
                 hi=float(bound.max()),
-                verdict=HOLDS if ok else FAILS,
-                rule=f"bound per replicate {[int(b) for b in bound.tolist()]} against α·m = {k}",
+                judged=(
+                    HOLDS if ok else FAILS,
+                    f"bound per replicate {[int(b) for b in bound.tolist()]} against α·m = {k}",
+                ),
                 kind="regime",
                 id=pid,
                 quantity="count",
@@ -119,15 +122,14 @@ def oracle_rows(res: Results, cfg: PruningConfig) -> list:
             why = "not run" if o is None else (f"the set is empty in {int((o['size'] < 1).sum())} of "
                                                f"{o['size'].numel()} replicates: nothing to prune")
             out.append(
-                Verdict(
+                row(
                     claim=claim,
                     source=src,
                     predicted=f"> {cfg.effect_tol:g}",
                     measured=math.nan,
                     lo=math.nan,
                     hi=math.nan,
-                    verdict=UNTESTED,
-                    rule=why,
+                    judged=(UNTESTED, why),
                     id=rid,
                     depends=deps,
                 )

@@ -50,15 +50,14 @@ def verdict_rows(results: dict, cfg: ScalingConfig) -> list["V.Verdict"]:
     for r, f in results["fits"]["Ni_final"].items():
         verdict, rule = _upper_bound(f, 1 - r ** 2, cfg.tol_ni)
         rows.append(
-            V.Verdict(
+            V.row(
                 claim=f"|N_i| = O(d^(1-ρ²)) after training, ρ={r}: exponent of d in |N_i|",
                 source="Thm 3.1, eq. (14)",
                 predicted=f"exponent ≤ {1 - r ** 2:.2f}",
                 measured=f.slope,
                 lo=f.lo,
                 hi=f.hi,
-                verdict=verdict,
-                rule=rule + f"; N_i: |<w,M_j>| ≥ {cfg.ni_rel}·max",
+                judged=(verdict, rule + f"; N_i: |<w,M_j>| ≥ {cfg.ni_rel}·max"),
                 id=f"ni_exponent_{V.id_part(r)}",
                 depends=DEPENDS,
             )
@@ -66,15 +65,14 @@ def verdict_rows(results: dict, cfg: ScalingConfig) -> list["V.Verdict"]:
     pm, pl, ph = results["overlap"]["precision"]
     verdict, rule = V.judge_share(pl, ph, cfg.precision_min, "precision")
     rows.append(
-        V.Verdict(
+        V.row(
             claim="final dominant set ⊆ set at initialisation: precision (share of the final set)",
             source="Thm 3.1",
             predicted="precision ≈ 1",
             measured=pm,
             lo=pl,
             hi=ph,
-            verdict=verdict,
-            rule=rule,
+            judged=(verdict, rule),
             id="dominant_set_precision",
             depends=DEPENDS,
             quantity="fraction",
@@ -86,15 +84,14 @@ def verdict_rows(results: dict, cfg: ScalingConfig) -> list["V.Verdict"]:
         else:
             verdict, rule = V.judge_target(f.lo, f.hi, 1.0, cfg.tol_tracking)
         rows.append(
-            V.Verdict(
+            V.row(
                 claim=f"|N_i| exponent follows 1-ρ² — {lab}: slope of the exponent on 1 − ρ²",
                 source="claim 3; eq. (14) as a scaling law",
                 predicted="slope 1",
                 measured=f.slope,
                 lo=f.lo,
                 hi=f.hi,
-                verdict=verdict,
-                rule=rule,
+                judged=(verdict, rule),
                 id=f"ni_tracking_{lab.split()[0]}",
                 depends=DEPENDS,
             )
