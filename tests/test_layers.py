@@ -301,3 +301,20 @@ def test_the_layer_map_has_one_home_and_the_module_lists_name_what_is_there():
         doc = ast.get_docstring(ast.parse(init.read_text())) or ""
         assert "in import order (each module imports only those above it)" not in doc, init
         assert "config    " not in doc and "campaign/ resumable" not in doc, f"{init} draws the map again"
+
+
+def test_one_builder_makes_every_verdict_row():
+    """`Verdict` is keyword-only, and the package calls it in one place, verdict.row (issue 50: rows were built in
+    many ways, positional and keyword, by local builders too)."""
+    import dataclasses
+    from imbalanced_cl import verdict
+    calls = []
+    for name, path in modules([(ROOT / "src", "imbalanced_cl")]).items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "Verdict":
+                calls.append((name, node.lineno))
+    assert [n for n, _ in calls] == ["imbalanced_cl.verdict"] and len(calls) == 1, calls
+    assert all(f.kw_only for f in dataclasses.fields(verdict.Verdict))
+    import pytest
+    with pytest.raises(TypeError):
+        verdict.Verdict("claim", "source", "1", 1.0, 0.9, 1.1, verdict.HOLDS)    # positional: refused
