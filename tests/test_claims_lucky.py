@@ -80,10 +80,14 @@ def test_verdict_rows_on_hand_made_results():
         INCONCLUSIVE, UNTESTED,       # 2 of 3 lucky pairs; no ordinary/lucky pair
         HOLDS,                        # majority hit rate above chance (minority has a single replicate: no row)
         HOLDS]                        # workshop gap above 0
-    assert math.isnan(rows[0].measured) and (rows[3].lo, rows[3].hi) == (3.0, 3.0)
-    assert rows[7].kind == "regime" and rows[7].id == "m_poly"
-    assert all(r.depends == ("m_poly",) for r in rows[:6]) and len({r.id for r in rows}) == len(rows)
-    pb = rows[6]
+    by = {r.id: r for r in rows}
+    assert math.isnan(by["lucky_exponent_1"].measured)
+    assert (by["lucky_exponent_0p5"].lo, by["lucky_exponent_0p5"].hi) == (3.0, 3.0)
+    assert by["m_poly"].kind == "regime"
+    census = [r for r in rows if r.id.endswith(("exponent_1", "exponent_0p5"))]
+    assert len(census) == 6 and all(r.depends == ("m_poly",) for r in census)
+    assert len({r.id for r in rows}) == len(rows)
+    pb = by["pr_b_0p5"]
     # a closed form has no interval: the row shows the value itself, and the rule the exact Pr[B_i] and the smallest d
     assert (pb.measured, pb.lo, pb.hi) == (0.6, 0.6, 0.6) and "d=1000" in pb.rule
     assert "exact Pr[B_i] at d=1000: 0.1" in pb.rule and ": 0.9" in pb.rule
@@ -91,9 +95,9 @@ def test_verdict_rows_on_hand_made_results():
 
 
 def test_verdict_levels_and_tolerances_come_from_the_config():
-    rows = lucky.verdict_rows(_results(), _cfg(pr_b_min=0.5, tol_t2=0.01))
-    assert rows[6].verdict == HOLDS and "at or above 0.5" in rows[6].rule
-    assert {r.id: r for r in rows}["t2_minus_t1"].verdict == INCONCLUSIVE   # [0.9, 1.15] straddles 1 ± 0.01
+    rows = {r.id: r for r in lucky.verdict_rows(_results(), _cfg(pr_b_min=0.5, tol_t2=0.01))}
+    assert rows["pr_b_0p5"].verdict == HOLDS and "at or above 0.5" in rows["pr_b_0p5"].rule
+    assert rows["t2_minus_t1"].verdict == INCONCLUSIVE   # [0.9, 1.15] straddles 1 ± 0.01
 
 
 @pytest.mark.parametrize("kw", [{"tol_omega": -0.1}, {"tol_t2": 0.0}, {"pr_b_min": 1.5}, {"forall_min": 0.0},

@@ -85,15 +85,18 @@ def test_verdict_rows_on_hand_made_results():
     cfg = scaling.ScalingConfig(ratios=(1.0, 0.5, 0.3), progress=False)
     rows = scaling.verdict_rows(_results(), cfg)
     # |N_i| bounds e = 0, 0.75, 0.91 with band (-inf, e + 0.1]: [-0.1, 0.2] straddles 0.1; [1.0, 1.4] lies above 0.85
-    assert [r.verdict for r in rows] == [INCONCLUSIVE, FAILS, UNTESTED,
-                                         INCONCLUSIVE,                # precision [0.6, 0.8] straddles the band edge 0.8
-                                         FAILS, HOLDS,                # tracking slopes 0.1 and 0.95 against 1
-                                         HOLDS, INCONCLUSIVE,         # A slope 0.95; F interval too wide
-                                         INCONCLUSIVE, INCONCLUSIVE,  # 9/10 single, 2/3 alpha': Wilson intervals
-                                                                      # [0.60, 0.98], [0.21, 0.94] straddle 0.9
-                                         NOT_COMPARABLE]              # beta: the null's 1/2 reaches 0.91 ≥ 0.9
-    assert rows[8].measured == pytest.approx(0.9) and (rows[8].lo, rows[8].hi) == pytest.approx(stats.binom_ci(9, 10))
-    assert rows[1].predicted == "exponent ≤ 0.75"
+    assert {r.id: r.verdict for r in rows} == {
+        "ni_exponent_1": INCONCLUSIVE, "ni_exponent_0p5": FAILS, "ni_exponent_0p3": UNTESTED,
+        "dominant_set_precision": INCONCLUSIVE,                      # precision [0.6, 0.8] straddles the band edge 0.8
+        "ni_tracking_final": FAILS, "ni_tracking_init": HOLDS,       # tracking slopes 0.1 and 0.95 against 1
+        "a_j_slope": HOLDS, "f_j_slope": INCONCLUSIVE,               # A slope 0.95; F interval too wide
+        "singleton_neurons": INCONCLUSIVE, "offset_alpha_bound": INCONCLUSIVE,   # 9/10 single, 2/3 alpha': Wilson
+                                                                     # intervals [0.60, 0.98], [0.21, 0.94] straddle 0.9
+        "offset_beta_bound": NOT_COMPARABLE}                         # beta: the null's 1/2 reaches 0.91 ≥ 0.9
+    by = {r.id: r for r in rows}
+    single = by["singleton_neurons"]
+    assert single.measured == pytest.approx(0.9) and (single.lo, single.hi) == pytest.approx(stats.binom_ci(9, 10))
+    assert by["ni_exponent_0p5"].predicted == "exponent ≤ 0.75"
 
 
 def test_for_all_bounds_need_a_margin_over_the_untrained_null():
@@ -131,12 +134,15 @@ def test_untrained_null_of_beta_is_the_gaussian_share_below_one():
 
 def test_verdict_tolerances_come_from_the_config():
     loose = scaling.ScalingConfig(ratios=(1.0, 0.5, 0.3), progress=False, tol_ni=0.5, precision_min=0.6)
-    rows = scaling.verdict_rows(_results(), loose)
-    assert rows[1].verdict == INCONCLUSIVE and "≤ 1.25" in rows[1].rule   # [1.0, 1.4] straddles 0.75 + 0.5
-    assert scaling.verdict_rows(_results(), loose.replace(tol_ni=0.7))[1].verdict == HOLDS   # inside (-inf, 1.45]
-    assert rows[3].verdict == HOLDS
-    tight = scaling.verdict_rows(_results(), scaling.ScalingConfig(ratios=(1.0, 0.5, 0.3), progress=False, tol_A=0.01))
-    assert tight[6].verdict == INCONCLUSIVE and "1 ± 0.01" in tight[6].rule   # A slope [0.8, 1.1] straddles 1 ± 0.01
+    def judged(cfg):
+        return {r.id: r for r in scaling.verdict_rows(_results(), cfg)}
+    rows = judged(loose)
+    ni = rows["ni_exponent_0p5"]
+    assert ni.verdict == INCONCLUSIVE and "≤ 1.25" in ni.rule   # [1.0, 1.4] straddles 0.75 + 0.5
+    assert judged(loose.replace(tol_ni=0.7))["ni_exponent_0p5"].verdict == HOLDS   # inside (-inf, 1.45]
+    assert rows["dominant_set_precision"].verdict == HOLDS
+    tight = judged(scaling.ScalingConfig(ratios=(1.0, 0.5, 0.3), progress=False, tol_A=0.01))["a_j_slope"]
+    assert tight.verdict == INCONCLUSIVE and "1 ± 0.01" in tight.rule   # A slope [0.8, 1.1] straddles 1 ± 0.01
 
 
 @pytest.mark.parametrize("kw", [{"tol_A": -0.2}, {"tol_F": 0}, {"tol_tracking": (0.2, 0.5)}, {"precision_min": 0.0},

@@ -22,18 +22,24 @@ def test_verdict_rows_on_hand_made_results():
     rows = stage1.verdict_rows(_results(ratio=(0.5, 0.45, 0.55), perp=NAN3), cfg)
     # slope inside 1 ± 0.15; ratio wholly below 1 ± 10% but > 0 (a real effect, size off); maj/min inside 10 ± 10%;
     # no T1 ratio; d1 exponent [0, 0.2] reaches 0 and misses 1 ± 0.25; the same interval lies inside 0 ± 0.25
-    assert [r.verdict for r in rows] == [HOLDS, PARTLY, HOLDS, UNTESTED, FAILS, HOLDS]
-    assert rows[2].predicted == "10"                          # eps_max / eps_min, the target of the ratio row
-    assert (rows[4].measured, rows[4].lo, rows[4].hi) == (0.1, 0.0, 0.2)   # both T1 rows judge the d1 exponent
-    assert rows[4].source == "eq. (33)" and rows[5].source == "workshop eq. (40)"
+    assert {r.id: r.verdict for r in rows} == {"rate_slope": HOLDS, "rate_vs_linear": PARTLY, "rate_ratio": HOLDS,
+                                               "perp_decay": UNTESTED, "t1_d1_exponent": FAILS,
+                                               "t1_d1_workshop": HOLDS}
+    rows = {r.id: r for r in rows}
+    # eps_max / eps_min, the target of the ratio row
+    assert rows["rate_ratio"].predicted == "10"
+    # both T1 rows judge the d1 exponent
+    assert (rows["t1_d1_exponent"].measured, rows["t1_d1_exponent"].lo, rows["t1_d1_exponent"].hi) == (0.1, 0.0, 0.2)
+    assert rows["t1_d1_exponent"].source == "eq. (33)" and rows["t1_d1_workshop"].source == "workshop eq. (40)"
 
 
 def test_verdict_tolerances_come_from_the_config():
     res = _results(slope=(1.1, 1.09, 1.11))
-    loose = stage1.verdict_rows(res, stage1.Stage1Config(progress=False))
-    tight = stage1.verdict_rows(res, stage1.Stage1Config(progress=False, tol_slope=0.01))
-    assert loose[0].verdict == HOLDS and tight[0].verdict == PARTLY     # wholly outside 1 ± 0.01, but > 0
-    assert "1 ± 0.01" in tight[0].rule
+    def slope_row(**kw):
+        return {r.id: r for r in stage1.verdict_rows(res, stage1.Stage1Config(progress=False, **kw))}["rate_slope"]
+    loose, tight = slope_row(), slope_row(tol_slope=0.01)
+    assert loose.verdict == HOLDS and tight.verdict == PARTLY     # wholly outside 1 ± 0.01, but > 0
+    assert "1 ± 0.01" in tight.rule
 
 
 def test_t1_fits_and_curves_recover_known_exponents():

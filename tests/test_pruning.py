@@ -143,22 +143,37 @@ def _results(cfg, alphas=(0.1, 0.2, 0.4), slope=1.0, R=3):
 def test_verdict_rows_on_hand_made_results():
     cfg = pa.PruningConfig(**{**TINY, "alpha_grid": (0.1, 0.2, 0.4), "alpha_main": 0.2, "d": 10, "d1": 20, "m": 20})
     rows = pa.verdict_rows(_results(cfg), cfg)
-    assert len(rows) == 20 and len({r.claim for r in rows}) == 20 and len({r.id for r in rows}) == 20
-    assert [r.id for r in rows[16:18]] == ["gain_oracle_lucky", "gain_oracle_dominant"]   # no oracle arms run here
-    assert [r.verdict for r in rows[16:]] == [UNTESTED] * 4                              # nor the control
-    assert rows[0].verdict == HOLDS and rows[0].measured == pytest.approx(0.2)          # excess at alpha_main > 0
-    assert rows[1].verdict == HOLDS and rows[1].measured == pytest.approx(1.0)          # slope 1 in alpha
-    assert rows[2].verdict == HOLDS and rows[2].measured == pytest.approx(2.0)          # slope 2 in eps
-    assert rows[3].verdict == HOLDS and rows[3].measured == pytest.approx(10.0)         # ratio about d = 10
-    assert rows[4].measured == pytest.approx(1.0) and rows[5].measured == pytest.approx(0.0, abs=1e-6)
-    assert rows[6].measured == pytest.approx(0.1) and rows[6].verdict == HOLDS          # pruning raises the ratio
-    assert rows[8].measured == pytest.approx(1.0) and rows[8].verdict == HOLDS          # one more aligned neuron
-    assert rows[9].verdict == HOLDS                                                      # 3 >= m/d = 2
-    assert rows[11].verdict == HOLDS                                                     # the mask is all minority
-    assert rows[12].measured == pytest.approx(0.0) and rows[12].verdict == HOLDS        # majority intact
-    assert rows[13].verdict == UNTESTED                                                  # nothing degraded
-    assert rows[14].measured == pytest.approx(1.0) and rows[14].verdict == HOLDS        # slope 1 - slope 0
-    assert rows[15].measured == pytest.approx(-0.1) and rows[15].verdict == FAILS       # from t=0 lowers it
+    assert len({r.claim for r in rows}) == len(rows) == len({r.id for r in rows})
+    by = {r.id: r for r in rows}
+    assert all(by[i].verdict == UNTESTED for i in ("gain_oracle_lucky", "gain_oracle_dominant",   # no oracle arms
+                                                    "control_magnitude_vs_random", "control_dynamic_vs_static"))
+    # excess at alpha_main > 0
+    assert by["excess_rate_positive"].verdict == HOLDS and by["excess_rate_positive"].measured == pytest.approx(0.2)
+    # slope 1 in alpha
+    assert by["excess_rate_alpha_slope"].verdict == HOLDS
+    assert by["excess_rate_alpha_slope"].measured == pytest.approx(1.0)
+    # slope 2 in eps
+    assert by["excess_rate_eps_slope"].verdict == HOLDS and by["excess_rate_eps_slope"].measured == pytest.approx(2.0)
+    # ratio about d = 10
+    assert by["excess_ratio_d"].verdict == HOLDS and by["excess_ratio_d"].measured == pytest.approx(10.0)
+    assert by["ratio_slope_vanilla"].measured == pytest.approx(1.0)
+    assert by["ratio_slope_pruned"].measured == pytest.approx(0.0, abs=1e-6)
+    # pruning raises the ratio
+    assert by["gain_main"].measured == pytest.approx(0.1) and by["gain_main"].verdict == HOLDS
+    # one more aligned neuron
+    assert by["aligned_neurons_gain"].measured == pytest.approx(1.0) and by["aligned_neurons_gain"].verdict == HOLDS
+    # 3 >= m/d = 2
+    assert by["singleton_after_pruning"].verdict == HOLDS
+    # the mask is all minority
+    assert by["mask_share"].verdict == HOLDS
+    # majority intact
+    assert by["majority_intact"].measured == pytest.approx(0.0) and by["majority_intact"].verdict == HOLDS
+    # nothing degraded
+    assert by["degrade_threshold"].verdict == UNTESTED
+    # slope 1 - slope 0
+    assert by["slope_difference"].measured == pytest.approx(1.0) and by["slope_difference"].verdict == HOLDS
+    # from t=0 lowers it
+    assert by["alg1_from_t0"].measured == pytest.approx(-0.1) and by["alg1_from_t0"].verdict == FAILS
 
 
 def test_a_failed_mask_share_is_judged_and_gates_no_row():
@@ -192,16 +207,18 @@ def test_a_failed_mask_share_is_judged_and_gates_no_row():
 def test_verdict_rows_take_their_tolerances_from_the_config():
     cfg = pa.PruningConfig(**{**TINY, "alpha_grid": (0.1, 0.2, 0.4), "alpha_main": 0.2})
     res = _results(cfg, slope=1.4)
-    assert pa.verdict_rows(res, cfg)[1].verdict == PARTLY                     # 1.4, outside the band 1 ± 0.25, above 0
+    # 1.4, outside the band 1 ± 0.25, above 0
+    assert {r.id: r for r in pa.verdict_rows(res, cfg)}["excess_rate_alpha_slope"].verdict == PARTLY
     loose = cfg.replace(tol_slope=0.5)
-    assert pa.verdict_rows(res, loose)[1].verdict == HOLDS
+    assert {r.id: r for r in pa.verdict_rows(res, loose)}["excess_rate_alpha_slope"].verdict == HOLDS
 
 
 def test_verdict_rows_without_alpha_main_in_the_grid_say_not_tested():
     cfg = pa.PruningConfig(**{**TINY, "alpha_grid": (0.1, 0.2, 0.4), "alpha_main": 0.3})
-    rows = pa.verdict_rows(_results(cfg), cfg)
-    assert rows[8].verdict == UNTESTED and rows[9].verdict == UNTESTED
-    assert "alpha=0.2" in rows[0].rule                                        # the middle of the grid instead
+    by = {r.id: r for r in pa.verdict_rows(_results(cfg), cfg)}
+    assert by["aligned_neurons_gain"].verdict == UNTESTED and by["singleton_after_pruning"].verdict == UNTESTED
+    # the middle of the grid instead
+    assert "alpha=0.2" in by["excess_rate_positive"].rule
 
 
 def test_majority_change_within_bound_picks_the_largest_alpha_inside():
