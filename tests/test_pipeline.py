@@ -20,6 +20,7 @@ import papermill as pm
 import pytest
 import yaml
 
+from imbalanced_cl.book import execution
 from imbalanced_cl.book import params as P
 from imbalanced_cl.book import scoreboard
 from imbalanced_cl.book import runner as book
@@ -186,7 +187,7 @@ def test_unknown_profile_and_unknown_parameter_are_refused(tmp_path):
     src = tmp_path / "nb.ipynb"
     _tiny_notebook(src, "pass")
     with pytest.raises(ParameterError, match="unknown parameter not_a_param=1"):
-        book.check_params(src, {"not_a_param": 1})
+        execution.check_params(src, {"not_a_param": 1})
     proc = subprocess.run([sys.executable, "-m", "imbalanced_cl", "book", "--profile", "huge", "--no-build"],
                           cwd=ROOT, capture_output=True, text=True)
     assert proc.returncode == 2 and "profile" in proc.stderr
@@ -496,7 +497,7 @@ def test_a_kernel_that_dies_while_starting_is_started_again_once(tmp_path, monke
     runner starts it again once; a second such death, or any other error, is reported, not retried."""
     import papermill
 
-    from imbalanced_cl.book import runner
+    from imbalanced_cl.book import execution
     calls = []
 
     def flaky(nb, out, **kw):
@@ -508,17 +509,17 @@ def test_a_kernel_that_dies_while_starting_is_started_again_once(tmp_path, monke
     monkeypatch.setattr(papermill, "execute_notebook", flaky)
     nb = _empty_notebook(tmp_path)
     fails = 1
-    assert runner.execute(nb, tmp_path / "out" / "a.ipynb", {}, tmp_path) == (True, "ok") and len(calls) == 2
+    assert execution.execute(nb, tmp_path / "out" / "a.ipynb", {}, tmp_path) == (True, "ok") and len(calls) == 2
     calls.clear()
     fails = 2
-    ok, why = runner.execute(nb, tmp_path / "out" / "a.ipynb", {}, tmp_path)
+    ok, why = execution.execute(nb, tmp_path / "out" / "a.ipynb", {}, tmp_path)
     assert not ok and "kernel_info" in why and len(calls) == 2
 
 
 def test_an_error_other_than_a_dead_kernel_start_is_not_retried(tmp_path, monkeypatch):
     import papermill
 
-    from imbalanced_cl.book import runner
+    from imbalanced_cl.book import execution
     calls = []
 
     def broken(nb, out, **kw):
@@ -527,5 +528,5 @@ def test_an_error_other_than_a_dead_kernel_start_is_not_retried(tmp_path, monkey
 
     monkeypatch.setattr(papermill, "execute_notebook", broken)
     nb = _empty_notebook(tmp_path)
-    ok, why = runner.execute(nb, tmp_path / "out" / "a.ipynb", {}, tmp_path)
+    ok, why = execution.execute(nb, tmp_path / "out" / "a.ipynb", {}, tmp_path)
     assert not ok and len(calls) == 1

@@ -16,7 +16,7 @@ import pytest
 
 from imbalanced_cl.book.glued import rows_of
 from imbalanced_cl.book.record import code_digest
-from imbalanced_cl.book.runner import records_digest
+from imbalanced_cl.book.cache import records_digest
 from imbalanced_cl.campaign import probe, record, status, validity
 from imbalanced_cl.campaign.units import Unit
 

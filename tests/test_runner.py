@@ -15,7 +15,7 @@ import torch
 import yaml
 
 from imbalanced_cl import __version__
-from imbalanced_cl.book import runner
+from imbalanced_cl.book import cache, runner
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -60,18 +60,18 @@ def test_a_broken_reference_fails_every_strict_build(tmp_path):
 # --- item 8: the cache key, builder paths, --help ---
 
 def test_dependency_versions_are_the_installed_ones():
-    v = runner.dependency_versions()
+    v = cache.dependency_versions()
     assert {"python", "torch", "numpy", "scipy"} <= set(v)
     assert v["torch"] == torch.__version__ and v["python"] == ".".join(map(str, sys.version_info[:3]))
-    assert runner.dependency_versions(("no-such-package-xyz",))["no-such-package-xyz"] == "absent"
+    assert cache.dependency_versions(("no-such-package-xyz",))["no-such-package-xyz"] == "absent"
 
 
 def test_cache_key_changes_with_a_dependency_version(tmp_path):
     nb = tmp_path / "a.ipynb"
     nb.write_text("{}")
-    key = runner.cache_key(nb, {}, "ci", "code", "", {"torch": "2.13.0"})
-    assert key == runner.cache_key(nb, {}, "ci", "code", "", {"torch": "2.13.0"})
-    assert key != runner.cache_key(nb, {}, "ci", "code", "", {"torch": "2.14.0"})
+    key = cache.cache_key(nb, {}, "ci", "code", "", {"torch": "2.13.0"})
+    assert key == cache.cache_key(nb, {}, "ci", "code", "", {"torch": "2.13.0"})
+    assert key != cache.cache_key(nb, {}, "ci", "code", "", {"torch": "2.14.0"})
 
 
 def test_a_new_torch_version_re_executes_a_cached_notebook(tmp_path, monkeypatch, capsys):
@@ -92,7 +92,7 @@ def test_scrub_replaces_directories_longest_first_and_leaves_images():
     nb = {"text": ["/home/u/repo/src/a.py:3: warning", "cwd /home/u/repo", "/home/u/.cache/x",
                    "/opt/venv/site-packages/numpy/core.py", "/home/u/repository/z", "/home/user"],
           "data": {"image/png": "/home/u/repo/AAAA", "text/plain": "'/home/u/repo/b'"}, "n": 3}
-    assert runner.scrub(nb, subs) == {
+    assert cache.scrub(nb, subs) == {
         "text": ["src/a.py:3: warning", "cwd .", "~/.cache/x", "<site-packages>/numpy/core.py",
                  "~/repository/z", "/home/user"],
         "data": {"image/png": "/home/u/repo/AAAA", "text/plain": "'b'"}, "n": 3}

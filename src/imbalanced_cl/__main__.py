@@ -45,7 +45,7 @@ A mistake in a name or a value exits 2 with one line per error; see book/reprodu
 def version_line() -> str:
     """The package's version and the versions of the packages that compute its results."""
     from . import __version__
-    from .book.runner import dependency_versions
+    from .book.cache import dependency_versions
     return f"imbalanced-cl {__version__} (" + ", ".join(f"{k} {v}" for k, v in dependency_versions().items()) + ")"
 
 

@@ -8,15 +8,11 @@ when building the project root, so the executed copies are built as a book of th
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import platform
-import re
 import shutil
 import subprocess
 import sys
-import sysconfig
 import time
 from pathlib import Path
 
@@ -24,6 +20,8 @@ import yaml
 
 from ..validate import ParameterError, check_int, nearest
 from . import kernels
+from .cache import FRESH_ENV, cache_key, collects, dependency_versions, package_digest, records_digest
+from .execution import execute
 from .params import check_notebook
 from .profiles import params as profile_params
 from .profiles import repo_root
@@ -52,176 +50,6 @@ def toc_notebooks(root: Path) -> list[Path]:
 
 
 # Package files that only shape the HTML, never a notebook's output: editing them must not re-execute the book.
-RENDER_ONLY = ("book/sphinxext.py",)
-
-
-def package_digest(root: Path) -> str:
-    """sha256 over the package's source files, so a code change invalidates cached notebooks."""
-    h = hashlib.sha256()
-    pkg = root / "src" / "imbalanced_cl"
-    for p in sorted(pkg.rglob("*.py")):
-        if p.relative_to(pkg).as_posix() in RENDER_ONLY:
-            continue
-        h.update(str(p.relative_to(root)).encode())
-        h.update(p.read_bytes())
-    return h.hexdigest()
-
-
-# Packages whose version can change what a notebook computes or draws: installing another re-executes the book.
-RESULT_PACKAGES = ("torch", "numpy", "scipy", "kornia", "matplotlib")
-
-
-def dependency_versions(names: tuple[str, ...] = RESULT_PACKAGES) -> dict[str, str]:
-    """{package: installed version} of the packages that compute results ('absent' if not installed), and Python's."""
-    from importlib.metadata import PackageNotFoundError, version
-    out = {"python": platform.python_version()}
-    for name in names:
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            out[name] = "absent"
-    return out
-
-
-# The campaign records each notebook reads besides its code and parameters (issue 47): a new, mended or damaged record
-# re-executes exactly the notebooks that read it. The probe cache decides which records are valid, so it counts too.
-RECORDS_READ = {"08_scale": ("results/campaign/*/scale_point/*.json",),
-                "10_premise_map": ("results/campaign/*/premise_cell/*.json",)}
-PAPER_RECORDS = ("results/campaign/*/notebook/*.json", "results/paper/*.json")    # the paper column (collectors)
-PROBES_FILE = "results/campaign/probes.json"
-FRESH_ENV = "IMBALANCED_CL_FRESH"     # `book --fresh`: the kernels compute everything and read no campaign record
-
-
-def records_digest(root: Path, nb: Path) -> str:
-    """sha256 over the names and bytes of the campaign records notebook `nb` reads ("" for one that reads none)."""
-    globs = PAPER_RECORDS if collects(nb) else RECORDS_READ.get(nb.stem, ())
-    if not globs:
-        return ""
-    h = hashlib.sha256()
-    for p in sorted({p for g in (*globs, PROBES_FILE) for p in Path(root).glob(g)}):
-        h.update(p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes())
-    return h.hexdigest()
-
-
-def cache_key(nb: Path, params: dict, profile: str, code: str, extra: str = "", versions: dict | None = None) -> str:
-    """Key of one execution: notebook source, parameters, profile name, package code, dependency versions, extra."""
-    blob = json.dumps({"nb": hashlib.sha256(nb.read_bytes()).hexdigest(), "params": params, "profile": profile,
-                       "code": code, "extra": extra, "versions": versions or {}}, sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()
-
-
-def builder_paths(*roots: Path) -> dict[str, str]:
-    """This machine's directories that a published notebook must not name, each with its stand-in.
-
-    `roots` (the repository, the output folder) become relative ('' stands for the folder itself), the
-    interpreter's site-packages '<site-packages>', the home folder '~'.
-    """
-    subs = {str(Path.home()): "~"}
-    subs.update({sysconfig.get_paths()[k]: "<site-packages>" for k in ("purelib", "platlib")})
-    subs.update({str(Path(r).resolve()): "" for r in roots})
-    return subs
-
-
-def scrub(value, subs: dict[str, str]):
-    """A notebook's JSON with every directory in `subs` replaced by its stand-in, longest first ('DIR/x' -> 'x' for
-    a stand-in '', 'STAND/x' otherwise; 'DIR' alone -> '.' or 'STAND'). Images are left as they are."""
-    if isinstance(value, dict):
-        return {k: v if k.startswith("image/") else scrub(v, subs) for k, v in value.items()}
-    if isinstance(value, list):
-        return [scrub(v, subs) for v in value]
-    if not isinstance(value, str):
-        return value
-    for old in sorted(subs, key=len, reverse=True):
-        if old in value:
-            new = subs[old]
-            value = value.replace(old + "/", new + "/" if new else "")
-            value = re.sub(re.escape(old) + r"(?![\w./-])", new or ".", value)
-    return value
-
-
-def check_params(nb: Path, params: dict, where: str = "") -> None:
-    """Refuse parameters the notebook does not declare or its config class rejects (one line per error)."""
-    lines = check_notebook(nb, params, where)
-    if lines:
-        raise ParameterError("\n".join(lines))
-
-
-def collects(nb: Path) -> bool:
-    """A notebook that reads the other executed notebooks (the scoreboard) says so in its metadata."""
-    meta = json.loads(nb.read_text()).get("metadata", {})
-    return bool(meta.get("imbalanced_cl", {}).get("collects", False))
-
-
-# A kernel that dies before replying to kernel_info has run no cell: most often two kernels started at once raced for
-# one free TCP port (zmq "Address already in use"). Starting it again is safe, so that failure is retried this often.
-KERNEL_START_RETRIES = 1
-
-
-def kernel_manager(env: dict[str, str]):
-    """A kernel manager class whose kernels get `env` on top of this process's environment: what a run passes to
-    its notebook's kernel (profile, executed folder, threads) without writing it into this process's os.environ.
-    Its kernels log errors only (kernels.QUIET)."""
-    from jupyter_client.manager import AsyncKernelManager
-
-    class EnvKernelManager(AsyncKernelManager):
-        """AsyncKernelManager that adds the run's variables to each kernel's environment, and quiets its log."""
-
-        async def _async_pre_start_kernel(self, **kw):
-            kw["env"] = {**(kw.get("env") or os.environ), **{k: str(v) for k, v in env.items()}}
-            kw["extra_arguments"] = [*(kw.get("extra_arguments") or []), *kernels.QUIET]
-            return await super()._async_pre_start_kernel(**kw)
-
-    return EnvKernelManager
-
-
-def run_papermill(nb: Path, tmp: Path, params: dict, cwd: Path, env: dict | None = None) -> None:
-    """papermill.execute_notebook, its kernel given `env` on top of this process's environment, started again
-    (KERNEL_START_RETRIES times) when the kernel died before any cell."""
-    import papermill as pm
-    extra = {"kernel_manager_class": kernel_manager(env or {})}     # every kernel quiet, with or without env
-    for attempt in range(KERNEL_START_RETRIES + 1):
-        try:
-            pm.execute_notebook(str(nb), str(tmp), parameters=params, kernel_name="python3",
-                                language="python", cwd=str(cwd), progress_bar=False, **extra)
-            return
-        except RuntimeError as e:
-            if "before replying to kernel_info" not in str(e) or attempt == KERNEL_START_RETRIES:
-                raise
-            print(f"[retry]   {nb.name}: the kernel died while starting ({e}); starting it again", flush=True)
-
-
-def execute(nb: Path, out: Path, params: dict, cwd: Path, stamp: dict | None = None,
-            out_root: Path | None = None, env: dict | None = None, partial: Path | None = None) -> tuple[bool, str]:
-    """Run one notebook with papermill into `out` atomically, its kernel given `env`; return (ok, message).
-
-    papermill writes a `.NAME.partial.ipynb` beside `out` (or at `partial`) as it goes; only a run that finishes
-    replaces `out`.
-    A failure, an error or Ctrl-C (KeyboardInterrupt, re-raised) removes the partial file and leaves the
-    previous executed copy as it was. `stamp` is merged into the executed copy's metadata.imbalanced_cl; the
-    copy names no directory of this machine (scrub: paths under `cwd` and `out_root` become relative).
-    """
-    import nbformat
-    import papermill as pm
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(partial) if partial is not None else out.with_name(f".{out.stem}.partial.ipynb")
-    try:
-        run_papermill(nb, tmp, params, cwd, env)
-        done = nbformat.read(tmp, as_version=4)
-        done.metadata.setdefault("imbalanced_cl", {}).update(stamp or {})
-        done.metadata.setdefault("papermill", {})["output_path"] = str(out.resolve())  # not the partial file
-        subs = builder_paths(cwd, out_root or out.parent)
-        nbformat.write(nbformat.from_dict(scrub(done, subs)), tmp)
-    except pm.PapermillExecutionError as e:
-        return False, f"cell [{e.exec_count}] (index {e.cell_index}): {e.ename}: {e.evalue}"
-    except Exception as e:  # kernel died, bad notebook, ...
-        return False, f"{type(e).__name__}: {e}"
-    else:
-        os.replace(tmp, out)
-        return True, "ok"
-    finally:
-        tmp.unlink(missing_ok=True)  # after a failure, an error or Ctrl-C; a no-op after os.replace
-
-
 def select(notebooks: list[Path], only: list[str] | None) -> list[Path]:
     """The notebooks named in `only` (all when None); an unknown name is a ParameterError listing the valid ones."""
     if only is None:

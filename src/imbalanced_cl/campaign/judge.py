@@ -16,7 +16,8 @@ from pathlib import Path
 
 from ..book.glued import rows_of
 from ..book.provenance import RECORDED_ENV
-from ..book.runner import execute, package_digest
+from ..book.cache import package_digest
+from ..book.execution import execute
 from . import record, stages, typed
 from .kinds import plan_notebooks
 

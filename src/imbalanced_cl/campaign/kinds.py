@@ -8,7 +8,8 @@ from ..book import record as book_record
 from ..book.cells import config_class
 from ..book.glued import rows_of
 from ..book.profiles import params as profile_params
-from ..book.runner import check_params, execute, toc_notebooks
+from ..book.execution import check_params, execute
+from ..book.runner import toc_notebooks
 from ..validate import ParameterError
 from . import checkpoint
 from .units import KINDS, Kind, Unit, child_env_now, plain, register

@@ -1,0 +1,89 @@
+"""One notebook run with papermill: its parameters checked first, its kernel given the run's environment (and
+started again when it dies before any cell), its executed copy written atomically and scrubbed of this machine's
+directories."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ..validate import ParameterError
+from . import kernels
+from .cache import builder_paths, scrub
+from .params import check_notebook
+
+
+def check_params(nb: Path, params: dict, where: str = "") -> None:
+    """Refuse parameters the notebook does not declare or its config class rejects (one line per error)."""
+    lines = check_notebook(nb, params, where)
+    if lines:
+        raise ParameterError("\n".join(lines))
+
+
+# A kernel that dies before replying to kernel_info has run no cell: most often two kernels started at once raced for
+# one free TCP port (zmq "Address already in use"). Starting it again is safe, so that failure is retried this often.
+KERNEL_START_RETRIES = 1
+
+
+def kernel_manager(env: dict[str, str]):
+    """A kernel manager class whose kernels get `env` on top of this process's environment: what a run passes to
+    its notebook's kernel (profile, executed folder, threads) without writing it into this process's os.environ.
+    Its kernels log errors only (kernels.QUIET)."""
+    from jupyter_client.manager import AsyncKernelManager
+
+    class EnvKernelManager(AsyncKernelManager):
+        """AsyncKernelManager that adds the run's variables to each kernel's environment, and quiets its log."""
+
+        async def _async_pre_start_kernel(self, **kw):
+            kw["env"] = {**(kw.get("env") or os.environ), **{k: str(v) for k, v in env.items()}}
+            kw["extra_arguments"] = [*(kw.get("extra_arguments") or []), *kernels.QUIET]
+            return await super()._async_pre_start_kernel(**kw)
+
+    return EnvKernelManager
+
+
+def run_papermill(nb: Path, tmp: Path, params: dict, cwd: Path, env: dict | None = None) -> None:
+    """papermill.execute_notebook, its kernel given `env` on top of this process's environment, started again
+    (KERNEL_START_RETRIES times) when the kernel died before any cell."""
+    import papermill as pm
+    extra = {"kernel_manager_class": kernel_manager(env or {})}     # every kernel quiet, with or without env
+    for attempt in range(KERNEL_START_RETRIES + 1):
+        try:
+            pm.execute_notebook(str(nb), str(tmp), parameters=params, kernel_name="python3",
+                                language="python", cwd=str(cwd), progress_bar=False, **extra)
+            return
+        except RuntimeError as e:
+            if "before replying to kernel_info" not in str(e) or attempt == KERNEL_START_RETRIES:
+                raise
+            print(f"[retry]   {nb.name}: the kernel died while starting ({e}); starting it again", flush=True)
+
+
+def execute(nb: Path, out: Path, params: dict, cwd: Path, stamp: dict | None = None,
+            out_root: Path | None = None, env: dict | None = None, partial: Path | None = None) -> tuple[bool, str]:
+    """Run one notebook with papermill into `out` atomically, its kernel given `env`; return (ok, message).
+
+    papermill writes a `.NAME.partial.ipynb` beside `out` (or at `partial`) as it goes; only a run that finishes
+    replaces `out`.
+    A failure, an error or Ctrl-C (KeyboardInterrupt, re-raised) removes the partial file and leaves the
+    previous executed copy as it was. `stamp` is merged into the executed copy's metadata.imbalanced_cl; the
+    copy names no directory of this machine (scrub: paths under `cwd` and `out_root` become relative).
+    """
+    import nbformat
+    import papermill as pm
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(partial) if partial is not None else out.with_name(f".{out.stem}.partial.ipynb")
+    try:
+        run_papermill(nb, tmp, params, cwd, env)
+        done = nbformat.read(tmp, as_version=4)
+        done.metadata.setdefault("imbalanced_cl", {}).update(stamp or {})
+        done.metadata.setdefault("papermill", {})["output_path"] = str(out.resolve())  # not the partial file
+        subs = builder_paths(cwd, out_root or out.parent)
+        nbformat.write(nbformat.from_dict(scrub(done, subs)), tmp)
+    except pm.PapermillExecutionError as e:
+        return False, f"cell [{e.exec_count}] (index {e.cell_index}): {e.ename}: {e.evalue}"
+    except Exception as e:  # kernel died, bad notebook, ...
+        return False, f"{type(e).__name__}: {e}"
+    else:
+        os.replace(tmp, out)
+        return True, "ok"
+    finally:
+        tmp.unlink(missing_ok=True)  # after a failure, an error or Ctrl-C; a no-op after os.replace
