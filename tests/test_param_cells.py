@@ -84,8 +84,9 @@ def test_comment_symbols_and_papermill_reads_them():
     nb.metadata["language_info"] = {"name": "python"}
     found = pm.inspect_notebook(nb)  # papermill's own parser
     assert found["T1"]["default"] == "0.9"
-    assert found["T1"]["help"] == "the first step where this fraction of neurons is ≥ the bound: T1"
-    assert "#   = that step" in cells.parameters_source(Toy)
+    # the line ends at the last clause before the help's own '=' (never inside a formula); the rest goes below
+    assert found["T1"]["help"] == "the first step where this fraction of neurons is ≥ the bound:"
+    assert "#   T1 = that step" in cells.parameters_source(Toy)
     assert found["long"]["default"] == "3" and found["long"]["help"].startswith("a help text that runs on")
     assert "where papermill does not look" in cells.parameters_source(Toy)      # the continuation is kept
 

@@ -136,18 +136,24 @@ def role(name: str) -> str:
     return "model" if name in SimConfig.__dataclass_fields__ else "protocol"
 
 
-def _line(head: str, note: str) -> list[str]:
-    """`head  # note` within WIDTH: the part of the note that fits (and holds no '=', which papermill cannot parse on
-    a parameter line) stays on the line, the rest follows as comment lines papermill skips."""
-    if not note:
+def _line(head: str, note: str, lead: str = "") -> list[str]:
+    """`head  # lead note` within WIDTH: `lead` and the part of the note that fits stay on the line, the rest follows
+    as comment lines papermill skips. The line holds no '=' of the note (papermill cannot parse a parameter line with
+    a second '='): it ends at the last clause before one, not inside a formula."""
+    if not (note or lead):
         return [head]
-    room = WIDTH - len(head) - 4
-    words, inline = note.split(" "), []
+    start = f"{head}  # {lead}".rstrip()
+    room = WIDTH - len(start) - 1
+    words, inline = note.split(), []
     while words and len(" ".join(inline + words[:1])) <= room and "=" not in words[0]:
         inline.append(words.pop(0))
-    first = f"{head}  # {' '.join(inline) or '(below)'}"
+    if words and "=" in words[0]:
+        ends = [i for i, w in enumerate(inline) if w.endswith((",", ";", ":", ")"))]
+        keep = ends[-1] + 1 if ends and ends[-1] >= 2 else 0
+        inline, words = inline[:keep], inline[keep:] + words
+    text = " ".join(inline) or ("" if lead else "(see below)")
     rest = textwrap.wrap(" ".join(words), WIDTH - 4, break_long_words=False, break_on_hyphens=False)
-    return [first] + [f"#   {r}" for r in rest]
+    return [f"{start} {text}".rstrip()] + [f"#   {r}" for r in rest]
 
 
 def _type(f: dataclasses.Field, v) -> str:
@@ -177,9 +183,8 @@ def parameters_source(cls: type) -> str:
             rng = allowed(cls, f.name)
             if rng and rng not in note:
                 note = f"{note}; allowed: {rng}" if note else f"allowed: {rng}"
-            if f.name in slow:     # first, so that papermill's help (the part on the line) always says it
-                note = f"{COST_NOTE} {note}".strip()
-            lines += _line(f"{f.name}: {_type(f, v)} = {_literal(v)}", _comment(note))
+            lead = COST_NOTE if f.name in slow else ""     # on the line, so papermill's help always says it
+            lines += _line(f"{f.name}: {_type(f, v)} = {_literal(v)}", _comment(note), lead)
     return "\n".join(lines)
 
 
