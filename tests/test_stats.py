@@ -257,3 +257,39 @@ def test_degenerate_fits_report_nan_floats_in_every_field():
     ints = stats.fit_loglog([1, 2, 4], [3, 12, 48])                    # whole numbers in, floats out
     assert _all_floats(ints) and ints.slope == pytest.approx(2.0)
     assert _all_floats(stats.replicate_mean([1, 3], [0, 2])) and stats.replicate_mean([1, 3], [0, 2]).slope == 2.0
+
+
+def test_mean_ci_works_column_by_column_in_float64_and_an_empty_column_is_nan():
+    """Each column of a (replicates, k) float32 array gets its own mean and t-interval (scipy's, on the same values
+    in float64); a column with no finite value has a NaN mean and interval, not 0."""
+    nan = float("nan")
+    x = torch.tensor([[0.1, nan, 2.0], [0.25, nan, 4.5], [0.7, nan, 9.0], [0.3, nan, nan]], dtype=torch.float32)
+    m, lo, hi = stats.mean_ci(x, dim=0)
+    assert m.dtype == torch.float64
+    for j in (0, 2):
+        v = x[:, j].double().numpy()
+        v = v[~np.isnan(v)]
+        want = sps.t.interval(0.95, len(v) - 1, loc=v.mean(), scale=sps.sem(v))
+        assert float(m[j]) == pytest.approx(v.mean(), rel=1e-12)
+        assert (float(lo[j]), float(hi[j])) == pytest.approx(want, rel=1e-12)
+    assert math.isnan(m[1]) and math.isnan(lo[1]) and math.isnan(hi[1])
+
+
+def test_the_small_helpers_against_scipy_and_by_hand():
+    """spearman row by row (scipy's spearmanr on each row of a 2-D y); loglog_slopes for R ≠ k (3 replicates of 4
+    points, slopes 1, 2, 3 by construction); fit_loglog_replicates keeps the mean intercept (log 2 for Y = 2 x^s);
+    mean_ci_in's default quantity is "real" (the t-interval), also for a tensor that carries a gradient; an unknown
+    quantity is named in the error."""
+    x = np.array([1.0, 2.0, 4.0, 8.0])
+    y = np.array([[1.0, 3.0, 2.0, 5.0], [8.0, 4.0, 2.0, 1.0], [2.0, 2.0, 3.0, 1.0]])
+    got = stats.spearman(x, y)
+    assert got == pytest.approx([sps.spearmanr(x, row).statistic for row in y], abs=1e-12)
+    Y = np.stack([2.0 * x ** s for s in (1.0, 2.0, 3.0)])
+    assert stats.loglog_slopes(torch.tensor(x), torch.tensor(Y)).tolist() == pytest.approx([1.0, 2.0, 3.0])
+    fit = stats.fit_loglog_replicates(x, Y)
+    assert fit.slope == pytest.approx(2.0) and fit.intercept == pytest.approx(math.log(2.0))
+    v = torch.tensor([1.0, 2.0, 4.0], requires_grad=True)
+    want = sps.t.interval(0.95, 2, loc=7 / 3, scale=sps.sem([1.0, 2.0, 4.0]))
+    assert stats.mean_ci_in(v) == pytest.approx((7 / 3, *want))
+    with pytest.raises(ValueError, match=r"unknown quantity 'bogus'; one of \('real'"):
+        stats.in_range(0.5, "bogus")
