@@ -217,9 +217,11 @@ def test_a_notebook_unit_keeps_its_measurements_and_is_judged_again_from_them_al
     from imbalanced_cl.campaign import judge, typed
     path, rec, unit, wall_s = ci_unit_record("03_Ni_scaling", tmp_path)
     where = judge.kept_stages(path, rec)
-    assert rec["payload"]["stages"] == ["grid"] and (where / "grid.json").exists() and (where / "grid.npz").exists()
-    grid = typed.load(where / "grid")
-    assert sorted(grid) == sorted((d, r) for d in unit.params["ds"] for r in unit.params["ratios"])
+    assert rec["payload"]["stages"] == ["grid", "push"]        # the grid, and again at 4 × K (Lemma B.1's push)
+    assert all((where / f"{s}.{x}").exists() for s in ("grid", "push") for x in ("json", "npz"))
+    grid, push = typed.load(where / "grid"), typed.load(where / "push")
+    points = sorted((d, r) for d in unit.params["ds"] for r in unit.params["ratios"])
+    assert sorted(grid) == points == sorted(push["grid"]) and push["n_pairs"] == 4 * unit.params.get("n_pairs", 512)
 
     t0 = time.time()
     rows, why = judge.judge(ROOT, path, rec, tmp_path / "judged.ipynb")
