@@ -51,7 +51,7 @@ def census_premise(cfg: LuckyConfig) -> "V.Verdict":
         measured=cfg.C_m,
         lo=cfg.C_m,
         hi=cfg.C_m,
-        judged=(V.HOLDS, "holds by construction: the census draws " "m = d^C_m neurons at each d"),
+        judged=(V.HOLDS, "holds by construction: the census draws m = d^C_m neurons at each d"),
         kind="regime",
         id="m_poly",
         quantity="positive",
@@ -77,7 +77,7 @@ def census_rows(cen: dict, fits: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
                         hi=nan,
                         judged=(
                             V.FAILS if w1 > 0 else V.UNTESTED,
-                            "the exact expectation is 0 (a = c1 log d / d ≥ 1) or unresolved on the " "whole grid",
+                            "the exact expectation is 0 (a = c1 log d / d ≥ 1) or unresolved on the whole grid",
                         ),
                         band_lo=w1 - cfg.tol_omega,
                         band_hi=math.inf,
@@ -194,7 +194,7 @@ def verdict_rows(results: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
             rule = V.Rule(rule, (L["chance"], math.inf))  # the band on the share shown: above chance
             rows.append(
                 V.row(
-                    claim=f"the luckiest-at-init neuron is the {name} feature's top neuron at T2: " "share of features",
+                    claim=f"the luckiest-at-init neuron is the {name} feature's top neuron at T2: share of features",
                     source="Remark 2; Thm D.1(c)",
                     predicted="well above chance",
                     measured=mu,
@@ -210,7 +210,7 @@ def verdict_rows(results: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
     verd, rule = V.judge_positive(lo, hi, "majority − minority best cos²")
     rows.append(
         V.row(
-            claim="majority atoms are learned better than minority ones (Fig. 1): " "majority − minority best cos²",
+            claim="majority atoms are learned better than minority ones (Fig. 1): majority − minority best cos²",
             source="workshop §4, Fig. 1",
             predicted="majority best cos² > minority",
             measured=mu,

@@ -87,7 +87,7 @@ def arm_row(res: CellResult, name: str, cfg: PremiseMapConfig) -> Verdict:
             hi=math.nan,
             judged=(UNTESTED, "the cell was not run"
             if not res.ran
-            else "its set of neurons is empty in some " "replicate (nothing to prune)"),
+            else "its set of neurons is empty in some replicate (nothing to prune)"),
             kind="paper",
             id=rid,
             depends=tuple(c[0] for c in cell_checks(res)),
@@ -349,7 +349,7 @@ def verdict_rows(results: list[CellResult], rates: list[dict], cfg: PremiseMapCo
             lo=lo,
             hi=hi,
             judged=(c.verdict, f"answer ({c.kind}) — {c.text} Decided by: {c.fact}. In plain words: {c.answer}"),
-            premise=f"cells meeting every premise: {c.cells_ok} of " f"{c.cells_run}; shown: {where}",
+            premise=f"cells meeting every premise: {c.cells_ok} of {c.cells_run}; shown: {where}",
             kind="paper",
             id="claim4_map",
             depends=deps + ("prune_from_t4", "alpha_bound"),
