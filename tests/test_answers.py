@@ -19,7 +19,7 @@ def row(claim, verdict, kind="paper", nb=NB, measured=1.0, id=None, depends=(), 
 
 
 def premise(id, verdict, nb=NB, claim=None, sensitivity=""):
-    r = row(f"regime: {claim or P.BY_ID[id].statement}", verdict, kind="regime", nb=nb, measured=0.001, id=id)
+    r = row(f"regime: {claim or P.BY_ID[id].statement}", verdict, kind="premise", nb=nb, measured=0.001, id=id)
     return {**r, "sensitivity": sensitivity}
 
 

@@ -83,7 +83,7 @@ def test_verdict_rows_on_hand_made_results():
     by = {r.id: r for r in rows}
     assert math.isnan(by["lucky_exponent_1"].measured)
     assert (by["lucky_exponent_0p5"].lo, by["lucky_exponent_0p5"].hi) == (3.0, 3.0)
-    assert by["m_poly"].kind == "regime"
+    assert by["m_poly"].kind == "premise"
     census = [r for r in rows if r.id.endswith(("exponent_1", "exponent_0p5"))]
     assert len(census) == 6 and all(r.depends == ("m_poly",) for r in census)
     assert len({r.id for r in rows}) == len(rows)

@@ -156,18 +156,26 @@ def test_tracking_slopes_recover_the_scaling_law_by_hand():
 def test_tiny_end_to_end_rows_and_premises():
     cfg = _tiny()
     res = S.run(cfg)
-    rows = S.verdict_rows(res, cfg)
+    table = V.gate(S.verdict_rows(res, cfg), "08_scale")
+    premises = [r for r in table if r.kind == "premise"]
+    rows = [r for r in table if r.kind != "premise"]
+    assert [r.id for r in premises] == ["sparse_data", "stage_reached__t1", "stage_reached__stage1_window",
+                                        "stage_reached__t2", "convergence", "lucky_exist", "alpha_bound_extended"]
     keys = [q.key for q in S.quantities(res)]
     assert keys == ["rate_ratio", "lucky_fraction", "alignment", "Ni_exponent_1", "Ni_exponent_0.5", "Ni_tracking",
                     "mask_share", "pruning_gain"]
     assert len(rows) == len(keys) and all(r.verdict in V.VERDICTS for r in rows)
+    # each premise row counts the d's that meet it: an exact share, holding only when every d does
+    assert all(r.lo == r.measured == r.hi and 0 <= r.measured <= 1 for r in premises)
+    assert all((r.verdict == V.HOLDS) == (r.measured == 1) for r in premises)
     # a row is named by its quantity alone (the stability command matches rows by id across seeds); the trend
     # word is the start of its rule
     words = (S.CLOSES, S.NO_GAP, S.STAYS, S.GROWS, S.OVERSHOOTS, S.TREND_INCONCLUSIVE)
     assert [r.claim for r in rows] == [f"{q.claim}: {S.GAP_LABEL}" for q in S.quantities(res)]
     assert all(any(r.rule.startswith(w + ": ") for w in words) for r in rows)
     # at d = 6, p = loglog 6 / 6 = 0.097 and q = 1 - (1 - p)^4 = 0.33 > sparsity_max = 0.3: every row is not comparable
-    assert all(r.verdict == V.NOT_COMPARABLE and "sparse" in r.premise for r in rows)
+    assert premises[0].verdict == V.FAILS and premises[0].measured < 1          # d = 6 is not sparse
+    assert all(r.verdict == V.NOT_COMPARABLE and "sparse" in r.premise and "sparse_data" in r.unmet for r in rows)
     p0 = res.points[0]
     assert p0["T1"].shape == (2, 2) and p0["Ni"].shape == (2, 2) and p0["gain"].shape == (2,)
     assert 0 <= p0["share"].min() and p0["share"].max() <= 1

@@ -6,6 +6,7 @@ import pytest
 
 from imbalanced_cl import stats
 from imbalanced_cl.claims import scaling
+from imbalanced_cl import verdict as V
 from imbalanced_cl.verdict import FAILS, HOLDS, INCONCLUSIVE, NOT_COMPARABLE, UNTESTED
 
 R, M = 3, 8
@@ -83,7 +84,7 @@ def _results(**kw):
 
 def test_verdict_rows_on_hand_made_results():
     cfg = scaling.ScalingConfig(ratios=(1.0, 0.5, 0.3), progress=False)
-    rows = scaling.verdict_rows(_results(), cfg)
+    rows = V.gate(scaling.verdict_rows(_results(), cfg), "03_Ni_scaling")
     # |N_i| bounds e = 0, 0.75, 0.91 with band (-inf, e + 0.1]: [-0.1, 0.2] straddles 0.1; [1.0, 1.4] lies above 0.85
     assert {r.id: r.verdict for r in rows} == {
         "ni_exponent_1": INCONCLUSIVE, "ni_exponent_0p5": FAILS, "ni_exponent_0p3": UNTESTED,
@@ -92,7 +93,8 @@ def test_verdict_rows_on_hand_made_results():
         "a_j_slope": HOLDS, "f_j_slope": INCONCLUSIVE,               # A slope 0.95; F interval too wide
         "singleton_neurons": INCONCLUSIVE, "offset_alpha_bound": INCONCLUSIVE,   # 9/10 single, 2/3 alpha': Wilson
                                                                      # intervals [0.60, 0.98], [0.21, 0.94] straddle 0.9
-        "offset_beta_bound": NOT_COMPARABLE}                         # beta: the null's 1/2 reaches 0.91 ≥ 0.9
+        "offset_beta_bound": NOT_COMPARABLE,                         # beta: the null's 1/2 reaches 0.91 ≥ 0.9
+        "null_below_band__offset_alpha_bound": HOLDS, "null_below_band__offset_beta_bound": INCONCLUSIVE}
     by = {r.id: r for r in rows}
     single = by["singleton_neurons"]
     assert single.measured == pytest.approx(0.9) and (single.lo, single.hi) == pytest.approx(stats.binom_ci(9, 10))
@@ -100,14 +102,24 @@ def test_verdict_rows_on_hand_made_results():
 
 
 def test_for_all_bounds_need_a_margin_over_the_untrained_null():
+    """The null is a premise row of its own (scoped to its bound); the bound depends on it, and gate applies it."""
+    def rows(trained, untrained):
+        null, bound = V.gate(scaling.bound_rows("b", "b", "eq. 13", "< 1", trained, untrained, 0.9), "03")
+        assert null.id == "null_below_band__b" and null.kind == "premise" and null.id in bound.depends
+        return null, bound
     trained = np.full(1000, 0.3)                                   # every entry below 1: Wilson [0.996, 1]
-    row = scaling.bound_row("b", "b", "eq. 13", "< 1", trained, np.r_[np.full(683, 0.5), np.full(317, 2.0)], 0.9)
+    null, row = rows(trained, np.r_[np.full(683, 0.5), np.full(317, 2.0)])
+    assert null.verdict == HOLDS and null.measured == pytest.approx(0.683)
     assert row.verdict == HOLDS and "null" in row.rule and row.premise.startswith("met")
     # the untrained weights meet the band too (970/1000 below 1): the bound says nothing about training
-    row = scaling.bound_row("b", "b", "eq. 13", "< 1", trained, np.r_[np.full(970, 0.5), np.full(30, 2.0)], 0.9)
-    assert row.verdict == NOT_COMPARABLE and "0.970" in row.premise and row.would_be == HOLDS
-    row = scaling.bound_row("b", "b", "eq. 13", "< 1", np.r_[np.full(500, 0.5), np.full(500, 2.0)], np.full(100, 2.0),
-                            0.9)
+    null, row = rows(trained, np.r_[np.full(970, 0.5), np.full(30, 2.0)])
+    assert null.verdict == FAILS and (null.lo, null.hi) == pytest.approx(stats.binom_ci(970, 1000))
+    assert row.verdict == NOT_COMPARABLE and "0.97" in row.premise and row.would_be == HOLDS
+    assert row.unmet == ("null_below_band__b",)
+    # a null whose interval straddles the band's edge is not shown to stay below it: the bound is not comparable
+    null, row = rows(trained, np.r_[np.full(88, 0.5), np.full(12, 2.0)])
+    assert null.verdict == INCONCLUSIVE and row.verdict == NOT_COMPARABLE
+    null, row = rows(np.r_[np.full(500, 0.5), np.full(500, 2.0)], np.full(100, 2.0))
     assert row.verdict == FAILS and row.measured == pytest.approx(0.5)
 
 

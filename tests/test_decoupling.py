@@ -331,7 +331,24 @@ def _result(final: dict, R: int = 4, moved: float = 0.0, T1: int = 0):
 
 
 def _rows(res, cfg):
-    return {(r.claim.split(",")[0], r.source.split(", ")[1]): r for r in DC.verdict_rows(res, cfg)}
+    """The companion rows, gated by the table's premise rows (settling per row, the bias per pair type)."""
+    return {(r.claim.split(",")[0], r.source.split(", ")[1]): r for r in V.gate(DC.verdict_rows(res, cfg), "09")
+            if r.kind != "premise"}
+
+
+def test_each_row_has_its_settling_premise_and_each_pair_type_its_bias_premise():
+    cfg = DC.DecouplingConfig(ratios=(1.0,))
+    rows = DC.verdict_rows(_result({}), cfg)
+    premises = {r.id for r in rows if r.kind == "premise"}
+    claims = [r for r in rows if r.kind != "premise"]
+    assert {f"stage_reached__{r.id}" for r in claims} | {"companion_bias__random_mask", "companion_bias__paper"} \
+        == premises
+    assert all(f"stage_reached__{r.id}" in r.depends for r in claims)
+    for kind in ("random_mask", "paper"):
+        mine = [r for r in claims if r.id.startswith(kind + "_") or r.id == f"probe_gap_{kind}"]
+        assert mine and all(f"companion_bias__{kind}" in r.depends for r in mine)
+    ident = [r for r in claims if r.id.startswith("identical_")]
+    assert ident and all(not any(d.startswith("companion_bias") for d in r.depends) for r in ident)   # footnote 3
 
 
 def test_verdict_rows_on_a_hand_made_result():

@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from imbalanced_cl.lt import experiment as E
-from imbalanced_cl.verdict import HOLDS, NOT_COMPARABLE
+from imbalanced_cl import verdict as V
+from imbalanced_cl.verdict import FAILS, HOLDS, NOT_COMPARABLE
 
 
 def _results(simclr, gain):
@@ -17,14 +18,26 @@ def _results(simclr, gain):
 
 
 def test_gain_rows_are_not_comparable_when_our_baseline_is_far_from_the_papers():
-    rows = E.verdict_rows(_results(simclr=38.6, gain=5.0), "cifar10", band=10.0)   # Table 2 SimCLR: 74.24
+    rows = V.gate(E.verdict_rows(_results(simclr=38.6, gain=5.0), "cifar10", band=10.0), "06")   # Table 2: 74.24
+    base = [r for r in rows if r.kind == "premise"]
+    assert [r.id for r in base] == ["baseline_reproduced__cifar10_rho100"] and base[0].verdict == FAILS
+    assert base[0].measured == pytest.approx(38.6 - 74.24) and (base[0].band_lo, base[0].band_hi) == (-10, 10)
     gain = [r for r in rows if "accuracy gain" in r.claim]
-    assert gain and all(r.verdict == NOT_COMPARABLE for r in gain)
-    assert "off by -35.6" in gain[0].premise
+    assert gain and all(r.verdict == NOT_COMPARABLE and r.unmet == (base[0].id,) for r in gain)
+    assert "measured -35.6" in gain[0].premise and all(r.would_be == HOLDS for r in gain)
+
+
+def test_gain_rows_are_not_comparable_without_a_paper_number():
+    """digits-LT has no Table 2 row: the baseline premise cannot be met, so no gain is compared with the paper."""
+    rows = V.gate(E.verdict_rows(_results(simclr=73.0, gain=5.0), "digits", band=10.0), "06")
+    base = [r for r in rows if r.kind == "premise"]
+    assert base[0].verdict == FAILS and "to compare with" in base[0].claim
+    assert all(r.verdict == NOT_COMPARABLE for r in rows if r.kind != "premise")
 
 
 def test_gain_rows_are_judged_with_a_t_interval_when_the_baseline_is_close():
-    rows = E.verdict_rows(_results(simclr=73.0, gain=5.0), "cifar10", band=10.0)
+    rows = V.gate(E.verdict_rows(_results(simclr=73.0, gain=5.0), "cifar10", band=10.0), "06")
+    assert [r.verdict for r in rows if r.kind == "premise"] == [HOLDS]
     gain = [r for r in rows if "accuracy gain" in r.claim]
     assert all(r.verdict == HOLDS for r in gain)
     # paired differences 4.9, 5.0, 5.1: mean 5, sd 0.1, t(2) = 4.303 -> half-width 4.303 * 0.1 / sqrt(3)

@@ -6,6 +6,7 @@ import math
 import pytest
 import torch
 
+from imbalanced_cl import premises as P
 from imbalanced_cl.claims import premise_map as PM
 from imbalanced_cl.claims.premise_map.metrics import Premise
 from imbalanced_cl.claims.pruning.metrics import Convergence
@@ -224,8 +225,9 @@ def test_an_arm_outside_its_own_premises_does_not_decide():
     res = [_result(cell, ALL, [0.1, 0.12, 0.11], arms={"alg1": _arm("alg1", [0.1, 0.12, 0.11], T_ok=False)})]
     c = PM.conclusion(res, [], cell.cfg)
     assert c.kind == "b" and "prune_T" in c.binding
-    row = PM.arm_row(res[0], "alg1", cell.cfg)
-    assert row.verdict == NOT_COMPARABLE and row.would_be == HOLDS and "prune_from_t4" in row.depends
+    row = PM.judged_arm(res[0], "alg1", cell.cfg)
+    assert row.verdict == NOT_COMPARABLE and row.would_be == HOLDS and f"prune_from_t4__alg1_{PM.slug(cell.label)}" \
+        in row.depends and [P.premise_of(u) for u in row.unmet] == ["prune_from_t4"]
     res = [_result(cell, ALL, [0.1, 0.12, 0.11], arms={"alg1": _arm("alg1", [0.1, 0.12, 0.11], bound=False)})]
     assert PM.conclusion(res, [], cell.cfg).binding == ["bound"]
 
@@ -277,7 +279,19 @@ def test_a_cell_runs_and_reports_every_premise_and_arm():
     assert "alg1" in res.arms and all(torch.isfinite(a.gain).all() for a in res.arms.values())
     rows = PM.verdict_rows([res], PM.rate_table(cfg, (6,), (0.8,)), cfg)
     assert rows[-1].claim.startswith("claim 4 on the premise map") and rows[-1].id == "claim4_map"
-    assert len({r.id for r in rows}) == len(rows) == len(PM.ARMS) + 4 + 1
+    claims = [r for r in rows if r.kind != "premise"]
+    assert len({r.id for r in rows}) == len(rows) and len(claims) == len(PM.ARMS) + 4 + 1
+    # the premise rows: the cell's required premises, then each arm's own (the paper's T; and Remark 1's bound for
+    # Algorithm 1's arms), each scoped to its cell (and arm)
+    case = PM.slug(res.cell.label)
+    want = [f"{p.cid}__{case}" for p in res.premises.values() if p.required and not p.prediction]
+    want += [f"{q.cid}__{a}_{case}" for a in PM.ARMS if a in res.arms for q in PM.arm_premises(res.arms[a])]
+    # a map where no cell meets every premise adds the premise that fails most, scoped to the map: the prediction
+    # rows depend on it
+    got = [r.id for r in rows if r.kind == "premise"]
+    assert got[:len(want)] == want and (got[len(want):] == []) == res.required_ok()
+    assert all(got[-1] in r.depends for r in rows if r.id.endswith("_map") and r.kind != "premise"
+               and r.id != "claim4_map") or res.required_ok()
 
 
 def test_cells_in_two_worker_processes_give_the_numbers_of_one_process():
@@ -397,10 +411,11 @@ def test_an_oracle_arm_does_not_depend_on_remark_1s_bound_in_notebook_10_as_in_n
     gain = [0.1, 0.12, 0.11]
     arms = {"alg1": _arm("alg1", gain, bound=False), "oracle_lucky": _arm("oracle_lucky", gain, bound=False)}
     res = _result(cell, ALL, gain, arms=arms)
-    alg, oracle = PM.arm_row(res, "alg1", cell.cfg), PM.arm_row(res, "oracle_lucky", cell.cfg)
-    assert alg.verdict == NOT_COMPARABLE and "alpha_bound" in alg.depends
-    assert oracle.verdict == HOLDS and not {"alpha_bound", "alpha_bound_extended"} & set(oracle.depends)
-    assert "prune_from_t4" in oracle.depends and PM.arm_ok(arms["oracle_lucky"]) and not PM.arm_ok(arms["alg1"])
+    alg, oracle = PM.judged_arm(res, "alg1", cell.cfg), PM.judged_arm(res, "oracle_lucky", cell.cfg)
+    own = {a: [P.premise_of(d) for d in r.depends] for a, r in (("alg1", alg), ("oracle", oracle))}
+    assert alg.verdict == NOT_COMPARABLE and "alpha_bound" in own["alg1"]
+    assert oracle.verdict == HOLDS and not {"alpha_bound", "alpha_bound_extended"} & set(own["oracle"])
+    assert "prune_from_t4" in own["oracle"] and PM.arm_ok(arms["oracle_lucky"]) and not PM.arm_ok(arms["alg1"])
     from types import SimpleNamespace
 
     from imbalanced_cl.claims.pruning import PruningConfig

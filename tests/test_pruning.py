@@ -194,7 +194,7 @@ def test_a_failed_mask_share_is_judged_and_gates_no_row():
     # verdicts; the premise that Algorithm 1's own row does not depend on (the step window) leaves it alone
     def prem(id, v):
         return V.Verdict(
-            claim=id, source="s", predicted="p", measured=1.0, lo=1.0, hi=1.0, verdict=v, kind="regime", id=id
+            claim=id, source="s", predicted="p", measured=1.0, lo=1.0, hi=1.0, verdict=v, kind="premise", id=id
         )
 
     table = VerdictTable("04_pruning_gains", b + [prem("k_poly", HOLDS), prem("step_window", FAILS)])

@@ -78,7 +78,7 @@ def test_sentence_names_the_premise_that_failed_and_the_outcome_measured_there()
         lo=0.05,
         hi=0.15,
         verdict=V.FAILS,
-        kind="regime",
+        kind="premise",
         id="k_poly",
     )
     rows = [{**asdict(r), "notebook": "01_stage1_growth"} for r in V.gate([head, prem], "01_stage1_growth")]
@@ -123,7 +123,7 @@ def test_a_headline_row_that_reads_otherwise_than_its_claim_says_so():
         lo=0.05,
         hi=0.15,
         verdict=V.FAILS,
-        kind="regime",
+        kind="premise",
         id="k_poly",
     )
     rows = [{**asdict(r), "notebook": "01_stage1_growth"} for r in V.gate([head, other, prem], "01_stage1_growth")]
@@ -176,7 +176,7 @@ def test_figure_has_one_panel_per_claim_and_legible_text():
 
 def test_found_box_is_generated_from_the_notebooks_rows():
     rows = [_row(HEAD, V.HOLDS, 10.2, 9.8, 10.6, predicted="10"), _row("other", V.FAILS),
-            _row("regime: weight decay λ inside the proof's range", V.FAILS, kind="regime"),
+            _row("regime: weight decay λ inside the proof's range", V.FAILS, kind="premise"),
             _row("not mine", V.HOLDS, notebook="02_lucky_neurons")]
     box = S.found_box(rows, "01_stage1_growth", "ci")
     assert box.startswith('<div class="admonition tip sb-found"><p class="admonition-title">What we found</p>')
@@ -299,7 +299,7 @@ def test_the_sentence_stays_under_40_words_with_long_names_and_says_what_failed(
         lo=0.05,
         hi=0.15,
         verdict=V.FAILS,
-        kind="regime",
+        kind="premise",
         id="k_poly",
     )
     rows = [{**asdict(r), "notebook": "01_stage1_growth"} for r in V.gate([head, prem], "01_stage1_growth")]

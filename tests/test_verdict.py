@@ -6,6 +6,7 @@ import math
 import pytest
 
 from imbalanced_cl import verdict as V
+from imbalanced_cl import premises as P
 from imbalanced_cl.verdict import FAILS, HOLDS, INCONCLUSIVE, NOT_COMPARABLE, PARTLY, UNTESTED
 
 NAN = math.nan
@@ -102,13 +103,16 @@ def test_shares():
 
 
 def test_failed_premise_makes_a_row_not_comparable_and_names_it():
+    lucky = V.premise_check("lucky_exist", "a minority lucky neuron", "Def. B.1", 0, 4, "replicates")
+    stage = V.premise_check("stage_reached", "Stage 2 reached", "Lemma 3.2", 4, 4, "replicates")
     r = V.row("pruning rescues minority features", "Thm 3.2", "> 0", 0.0, -0.01, 0.01,
-              V.judge_positive(-0.01, 0.01, sesoi=0.05), id="rescue",
-              checks=[("stage_reached", "Stage 2 reached", True), ("lucky_exist", "a minority lucky neuron", False)])
-    assert r.verdict == NOT_COMPARABLE and "a minority lucky neuron" in r.premise
-    assert r.would_be == FAILS and r.depends == ("stage_reached", "lucky_exist")
+              V.judge_positive(-0.01, 0.01, sesoi=0.05), id="rescue", depends=("stage_reached", "lucky_exist"))
     ok = V.row("x", "s", "p", 0.2, 0.15, 0.3, V.judge_positive(0.15, 0.3, sesoi=0.1), id="x",
-               checks=[("stage_reached", "T1 reached", True)])
+               depends=("stage_reached",))
+    _, _, r, ok = V.gate([stage, lucky, r, ok], "nb")
+    assert r.verdict == NOT_COMPARABLE and "a minority lucky neuron" not in r.premise.split("met:")[-1]
+    assert r.premise.startswith("not met: " + P.name("lucky_exist")) and r.unmet == ("lucky_exist",)
+    assert r.would_be == FAILS and r.depends == ("stage_reached", "lucky_exist")
     assert ok.verdict == HOLDS and ok.premise.startswith("met") and ok.would_be == ""
 
 
@@ -127,7 +131,7 @@ def _premise(id, verdict):
         hi=0.5,
         verdict=verdict,
         rule="",
-        kind="regime",
+        kind="premise",
         id=id,
     )
 

@@ -165,8 +165,9 @@ def _table(nb: str, reg_kw: dict | None = None, **fail) -> dict[str, V.Verdict]:
 @pytest.mark.parametrize("nb", sorted(EXPECTED))
 def test_each_rows_depends_is_what_the_paper_states(nb):
     """Every claim row's `depends` equals the premises of the statement it tests (EXPECTED, from the paper)."""
-    rows = {r.id: r for r in BUILDERS[nb]()[1] if r.kind != "regime"}
-    assert {i: set(r.depends) for i, r in rows.items() if i in EXPECTED[nb]} == EXPECTED[nb]
+    rows = {r.id: r for r in BUILDERS[nb]()[1] if r.kind != "premise"}
+    # a scoped id (premises.scoped: the premise checked for one case) counts as its premise
+    assert {i: {P.premise_of(d) for d in r.depends} for i, r in rows.items() if i in EXPECTED[nb]} == EXPECTED[nb]
     missing = set(EXPECTED[nb]) - set(rows)
     assert not missing, f"rows the table names but the notebook does not build: {missing}"
 
@@ -196,13 +197,13 @@ def test_a_premise_failing_alone_gates_exactly_the_rows_that_depend_on_it(nb, pr
     """Exactly the judged rows whose statement rests on `premise` (EXPECTED) become "not comparable", keep their own
     verdict in would_be and name it; every other row keeps the verdict it has when every premise is met."""
     base = _table(nb)
-    assert all(r.verdict == HOLDS for r in base.values() if r.kind == "regime" and r.id in P.PREMISES
+    assert all(r.verdict == HOLDS for r in base.values() if r.kind == "premise" and r.id in P.PREMISES
                and r.verdict != UNTESTED), "the baseline must meet every premise"
     how = BREAK[premise]
     broken = _table(nb, how.get("reg"), **how.get("fail", {}))
-    unmet = [i for i, r in broken.items() if r.kind == "regime" and V.premise_met(r) is False]
+    unmet = [i for i, r in broken.items() if r.kind == "premise" and V.premise_met(r) is False]
     assert unmet == [premise], f"the {premise} row must be the only premise not met"
-    judged = {i for i, r in base.items() if r.kind != "regime" and r.verdict not in (UNTESTED, NOT_COMPARABLE)}
+    judged = {i for i, r in base.items() if r.kind != "premise" and r.verdict not in (UNTESTED, NOT_COMPARABLE)}
     want = {i for i in judged if premise in EXPECTED[nb].get(i, set())}
     got = {i for i in judged if broken[i].verdict == NOT_COMPARABLE}
     assert got == want
@@ -226,21 +227,23 @@ def test_the_census_premise_alone_gates_the_census_rows_only():
     rows = [replace(r, verdict=FAILS) if r.id == "m_poly" else r for r in rows]
     base = {r.id: r for r in V.gate(BUILDERS["02_lucky_neurons"]()[1] + premise_rows.rows(reg, cfg, which), "02")}
     got = {r.id: r for r in V.gate(rows + premise_rows.rows(reg, cfg, which), "02")}
-    judged = {i for i, r in base.items() if r.kind != "regime" and r.verdict not in (UNTESTED, NOT_COMPARABLE)}
+    judged = {i for i, r in base.items() if r.kind != "premise" and r.verdict not in (UNTESTED, NOT_COMPARABLE)}
     want = {i for i in judged if "m_poly" in EXPECTED["02_lucky_neurons"].get(i, set())}
     assert want and {i for i in judged if got[i].verdict == NOT_COMPARABLE} == want
 
 
 def test_the_null_premise_alone_gates_the_two_offset_rows():
-    """null_below_band is checked inside each 'for all' row: an untrained null that meets the band gates that row."""
+    """null_below_band is a premise row per 'for all' row (scoped to it): an untrained null that meets the band gates
+    that row alone."""
     from tests.test_claims_scaling import _results
     cfg = scaling.ScalingConfig(ratios=(1.0, 0.5, 0.3), progress=False)
-    ok = {r.id: r for r in scaling.verdict_rows(_results(offset_null=(np.array([1.5, 2.0, 2.0]),
-                                                                      np.array([1.5, 2.0]))), cfg)}
-    bad = {r.id: r for r in scaling.verdict_rows(_results(offset_null=(np.array([1.5, 2.0, 2.0]),
-                                                                       np.array([0.5, 0.5]))), cfg)}
+    def table(null):
+        return {r.id: r for r in V.gate(scaling.verdict_rows(_results(offset_null=null), cfg), "03")}
+    ok = table((np.array([1.5, 2.0, 2.0]), np.array([1.5, 2.0])))
+    bad = table((np.array([1.5, 2.0, 2.0]), np.array([0.5, 0.5])))
     changed = {i for i in ok if ok[i].verdict != bad[i].verdict}
-    assert changed == {"offset_beta_bound"} and bad["offset_beta_bound"].unmet == ("null_below_band",)
+    assert changed == {"offset_beta_bound", "null_below_band__offset_beta_bound"}
+    assert bad["offset_beta_bound"].unmet == ("null_below_band__offset_beta_bound",)
     assert bad["offset_beta_bound"].would_be == ok["offset_beta_bound"].verdict
 
 
@@ -253,7 +256,7 @@ def test_each_premise_row_carries_its_own_premise_id():
     rows = premise_rows.rows(_regime(cfg), cfg)
     assert [r.id for r in rows] == ["feature_span", "k_poly", "no_memorisation", "step_window", "lambda_range",
                                     "noise_scale", "tau_polylog", "eta_poly"]
-    assert [r.kind for r in rows] == ["diagnostic"] + ["regime"] * 7     # the share is a prediction, never a gate
+    assert [r.kind for r in rows] == ["diagnostic"] + ["premise"] * 7     # the share is a prediction, never a gate
     assert all(P.is_premise(r.id) for r in rows[1:]) and P.BY_ID["feature_span"].kind == P.PREDICTION
     # the row that fails is the premise that was broken, and its source is that premise's in the paper
     for key, kw in (("k_poly", {"grad": 1.0}), ("no_memorisation", {"gap": 0.5}), ("step_window", {"steps": 10}),
@@ -323,7 +326,7 @@ def test_pruning_premise_rows_fail_alone_with_their_id(name, premises, want):
     assert [r.verdict for r in pa.premise_rows(res, cfg)] == [HOLDS] * 4
     res.premises = _pruning_premises(cfg, **premises)
     rows = pa.premise_rows(res, cfg)
-    assert [r.id for r in rows if r.verdict == want] == [name] and all(r.kind == "regime" for r in rows)
+    assert [r.id for r in rows if r.verdict == want] == [name] and all(r.kind == "premise" for r in rows)
 
 
 def test_pruning_premise_band_edges():
@@ -585,7 +588,7 @@ def test_a_row_that_does_not_move_under_the_push_is_judged_and_one_that_moves_is
         lo=0.012,
         hi=0.016,
         verdict=FAILS,
-        kind="regime",
+        kind="premise",
         id="k_poly",
         quantity="positive",
     )
@@ -742,9 +745,10 @@ def test_an_effect_test_needs_a_push_and_a_factor_above_one(effect):
 def test_rows_as_dicts_without_optional_fields():
     """Old records lack kind, id or band fields: a row without a kind is a paper row; a premise test on a row
     without an id is False; a band read from numbers (None and "" for none, an open end as ±inf)."""
-    assert V.is_claim_row({}) and not V.is_premise_row({}) and not V.is_required_premise({"kind": "regime"})
-    assert V.is_required_premise({"kind": "regime", "id": "k_poly"})
-    assert not V.is_required_premise({"kind": "regime", "id": "noise_scale"})   # reported only
+    assert V.is_claim_row({}) and not V.is_premise_row({}) and not V.is_required_premise({"kind": "premise"})
+    assert V.is_premise_row({"kind": "regime"}) and not V.is_claim_row({"kind": "regime"})   # rows stored before
+    assert V.is_required_premise({"kind": "premise", "id": "k_poly"})
+    assert not V.is_required_premise({"kind": "premise", "id": "noise_scale"})   # reported only
     assert V.band_text({"band_lo": 0.8, "band_hi": None}) == "holds at ≥ 0.8"
     assert V.band_text({"band_lo": "", "band_hi": 0.25}) == "holds at ≤ 0.25"
     assert V.band_text({"band_lo": -math.inf, "band_hi": 0.25}) == "holds at ≤ 0.25"
@@ -815,14 +819,51 @@ def test_an_interval_touching_the_band_and_reaching_zero_is_inconclusive_on_eith
     assert V.judge_positive(-0.05, 0.2, sesoi=0.1, direction=-1)[0] == FAILS
 
 
-def test_premises_text_and_row_defaults():
-    assert V.premises([]) == (True, "")
-    assert V.premises([("lucky_exist", "a lucky neuron", True)]) == (True, "met: a lucky neuron")
-    assert V.premises([("a", "first", True), ("b", "second", False)]) == (False, "not met: second")
+def test_row_defaults_and_no_inline_premises():
     r = V.row("claim", "Thm 3.1", "> 0", 0.2, 0.1, 0.3, V.judge_positive(0.1, 0.3), id="c",
-              checks=[("stage_reached", "T1 reached", True), ("lucky_exist", "lucky", True)])
+              depends=("stage_reached", "lucky_exist", "stage_reached"))
     assert (r.source, r.predicted, r.n, r.kind, r.quantity) == ("Thm 3.1", "> 0", 0, "paper", "real")
-    assert r.checked == ("stage_reached", "lucky_exist") and r.unmet == () and r.premise == "met: T1 reached; lucky"
+    assert r.depends == ("stage_reached", "lucky_exist") and r.checked == r.unmet == () and r.premise == ""
+    with pytest.raises(TypeError):          # premises are rows of the table, applied by gate: no inline checks
+        V.row("claim", "s", "p", 0.2, 0.1, 0.3, V.judge_positive(0.1, 0.3), id="c", checks=[])
+
+
+def test_premise_check_counts_cases_and_holds_only_when_all_meet_it():
+    """Hand-made counts: 3 of 3 holds, 2 of 3 does not hold (share 2/3, exact), none: not tested."""
+    r = V.premise_check("sparse_data", "sparse at every d", "Def. 3.1", 3, 3, "d's")
+    assert (r.kind, r.verdict, r.measured, r.lo, r.hi, r.quantity) == ("premise", HOLDS, 1.0, 1.0, 1.0, "fraction")
+    assert V.band_text(r) == "holds at 1" and r.predicted == "all 3 d's"
+    r = V.premise_check("sparse_data", "sparse at every d", "Def. 3.1", 2, 3, "d's")
+    assert r.verdict == FAILS and r.measured == pytest.approx(2 / 3) and V.premise_met(r) is False
+    r = V.premise_check("sparse_data", "sparse at every d", "Def. 3.1", 0, 0)
+    assert r.verdict == UNTESTED and V.premise_met(r) is None
+
+
+def _gain(id, depends):
+    """A claim row whose interval [0.2, 0.3] holds against a smallest effect of 0.1."""
+    return V.row(f"claim {id}", "Thm", "> 0.1", 0.25, 0.2, 0.3, V.judge_positive(0.2, 0.3, sesoi=0.1), id=id,
+                 depends=depends)
+
+
+def test_scoped_premise_rows_gate_only_the_rows_of_their_case():
+    """One premise checked per case (ρ = 10 met, ρ = 100 not): each gain row depends on its own case's row."""
+    at10, at100 = P.scoped("baseline_reproduced", "rho10"), P.scoped("baseline_reproduced", "rho100")
+    assert at10 == "baseline_reproduced__rho10" and P.premise_of(at10) == "baseline_reproduced"
+    assert P.is_premise(at10) and P.name(at10) == P.name("baseline_reproduced") and not P.is_premise("mask_share__x")
+    ok = V.premise_check(at10, "baseline at ρ=10", "Table 2", 1, 1)
+    bad = V.premise_check(at100, "baseline at ρ=100", "Table 2", 0, 1)
+    rows = V.gate([ok, bad, _gain("gain_10", (at10,)), _gain("gain_100", (at100,))], "06")
+    by = {r.id: r for r in rows}
+    assert by["gain_10"].verdict == HOLDS and by["gain_10"].checked == (at10,)
+    assert by["gain_100"].verdict == NOT_COMPARABLE and by["gain_100"].unmet == (at100,)
+    assert "baseline at ρ=100" in by["gain_100"].premise and "ρ=10)" not in by["gain_100"].premise
+    for bad_case in ("Rho", "a__b", ""):
+        with pytest.raises(ValueError):
+            P.scoped("baseline_reproduced", bad_case)
+    with pytest.raises(ValueError):
+        P.scoped("mask_share", "x")                                   # a prediction never gates, scoped or not
+    with pytest.raises(V.VerdictError):
+        V.gate([_gain("g", ("mask_share__x",))], "06")
 
 
 def test_gate_orders_the_premise_text_and_leaves_premise_rows_alone():
@@ -846,7 +887,7 @@ def test_gate_orders_the_premise_text_and_leaves_premise_rows_alone():
         lo=0.012,
         hi=0.016,
         verdict=FAILS,
-        kind="regime",
+        kind="premise",
         id="k_poly",
         quantity="positive",
     )
@@ -858,7 +899,7 @@ def test_gate_orders_the_premise_text_and_leaves_premise_rows_alone():
         lo=0.01,
         hi=0.01,
         verdict=HOLDS,
-        kind="regime",
+        kind="premise",
         id="lambda_range",
         quantity="positive",
     )
@@ -870,7 +911,7 @@ def test_gate_orders_the_premise_text_and_leaves_premise_rows_alone():
         lo=5.0,
         hi=5.0,
         verdict=HOLDS,
-        kind="regime",
+        kind="premise",
         id="step_window",
         depends=("k_poly",),
     )
@@ -923,7 +964,7 @@ def test_a_dead_network_gives_untested_rows_with_their_ids():
     assert [r.id for r in rows] == ["feature_span", "k_poly", "no_memorisation", "step_window", "lambda_range",
                                     "noise_scale"]
     assert all(r.verdict == UNTESTED for r in rows) and rows[0].kind == "diagnostic"
-    assert all(r.kind == "regime" for r in rows[1:])
+    assert all(r.kind == "premise" for r in rows[1:])
     live = {r.id: r.quantity for r in premise_rows.rows(_regime(cfg), cfg, rates=False)}
     assert live == {"feature_span": "fraction", "k_poly": "positive", "no_memorisation": "real",
                     "step_window": "positive", "lambda_range": "positive", "noise_scale": "positive"}
@@ -1086,9 +1127,12 @@ def test_each_rows_depends_in_the_other_notebooks(nb):
     statement (EXPECTED_MORE)."""
     from tests.test_band import _rows_by_notebook
     # a row with no measurement ("not tested": an arm not run) is left out: nothing can gate it
-    rows = [r for r in _rows_by_notebook()[nb] if r.kind != "regime" and r.verdict != UNTESTED]
+    rows = [r for r in _rows_by_notebook()[nb] if r.kind != "premise" and r.verdict != UNTESTED]
     assert rows
-    assert {r.id: set(r.depends) for r in rows} == {r.id: _expected_more(nb, r.id) for r in rows}
+    assert {r.id: {P.premise_of(d) for d in r.depends} for r in rows} == {r.id: _expected_more(nb, r.id) for r in rows}
+    # and every scoped id names a premise row of the same table (else gate could not apply it)
+    have = {r.id for r in _rows_by_notebook()[nb] if r.kind == "premise"}
+    assert all(d in have for r in rows for d in r.depends if P.SCOPE in d)
 
 
 def _scale_rows(**change):
@@ -1099,7 +1143,7 @@ def _scale_rows(**change):
     res, cfg = _scale_result()
     for p in res.points:
         p.update({k: (v(p) if callable(v) else v) for k, v in change.items()})
-    return {r.id: r for r in S.verdict_rows(res, cfg)}
+    return {r.id: r for r in V.gate(S.verdict_rows(res, cfg), "08_scale") if r.kind != "premise"}
 
 
 # notebook 08: each premise broken alone, by the point field that carries it, and the rows it must gate
@@ -1127,7 +1171,7 @@ def test_notebook_08_a_premise_failing_alone_gates_exactly_its_rows(premise):
     assert {i for i in judged if broken[i].verdict == NOT_COMPARABLE} == want & judged
     pid = premise.split(" ")[0]
     for i in want & judged:
-        assert broken[i].unmet == (pid,) and broken[i].would_be == base[i].verdict
+        assert [P.premise_of(u) for u in broken[i].unmet] == [pid] and broken[i].would_be == base[i].verdict
     for i in judged - want:
         assert broken[i].verdict == base[i].verdict
 
@@ -1138,7 +1182,8 @@ def _decoupling(moved=0.0, T1=0):
     final = {(n, k): [0.5, 0.51, 0.52, 0.5] for n in ("share", "align", "removal", "probe")
              for k in ("random_mask", "paper", "identical")}
     res = _result(final, moved=moved, T1=T1)
-    return {r.id: r for r in DC.verdict_rows(res, DC.DecouplingConfig(ratios=(1.0,)))}
+    return {r.id: r for r in V.gate(DC.verdict_rows(res, DC.DecouplingConfig(ratios=(1.0,))), "09")
+            if r.kind != "premise"}
 
 
 def test_notebook_09_each_premise_alone_gates_exactly_its_rows():
@@ -1149,24 +1194,26 @@ def test_notebook_09_each_premise_alone_gates_exactly_its_rows():
     off = _decoupling(T1=-1)
     with_aug = {i for i in base if not i.startswith("identical_")}
     assert {i for i, r in off.items() if r.verdict == NOT_COMPARABLE} == with_aug
-    assert all(off[i].unmet == ("companion_bias",) for i in with_aug)
+    assert all([P.premise_of(u) for u in off[i].unmet] == ["companion_bias"] for i in with_aug)
     # every series moved by 1 over the last interval, except the atom counts (coverage) and the paired probe gaps
     # (the difference of two series that moved alike): exactly the rows whose own measurement moved are gated
     moving = _decoupling(moved=1.0)
     still = {i for i in base if i.endswith("_coverage") or i.startswith("probe_gap_")}
     assert len(still) == 4
     assert {i for i, r in moving.items() if r.verdict == NOT_COMPARABLE} == set(base) - still
-    assert all(moving[i].unmet[0] == "stage_reached" for i in set(base) - still)
+    assert all(moving[i].unmet == (f"stage_reached__{i}",) for i in set(base) - still)   # its own settling
 
 
 def test_notebook_06_the_baseline_premise_gates_every_gain_row():
     from imbalanced_cl.lt import experiment as E
     from tests.test_lt_verdicts import _results
-    near = E.verdict_rows(_results(simclr=73.0, gain=5.0), "cifar10", band=10.0)
-    far = E.verdict_rows(_results(simclr=38.6, gain=5.0), "cifar10", band=10.0)
+    def gains(simclr):
+        rows = V.gate(E.verdict_rows(_results(simclr=simclr, gain=5.0), "cifar10", band=10.0), "06")
+        return [r for r in rows if r.kind != "premise"]
+    near, far = gains(73.0), gains(38.6)
     assert len(near) == 4 and all(r.verdict == HOLDS for r in near)
-    assert all(r.verdict == NOT_COMPARABLE and r.unmet == ("baseline_reproduced",) and r.would_be == HOLDS
-               for r in far)
+    assert all(r.verdict == NOT_COMPARABLE and r.unmet == ("baseline_reproduced__cifar10_rho100",)
+               and r.would_be == HOLDS for r in far)
 
 
 def _map_keys():
@@ -1185,12 +1232,13 @@ def test_notebook_10_a_cell_premise_failing_alone_gates_the_arm_rows_and_a_predi
     cell = _cell()
     def arms():
         return {a: _arm(a, [0.10, 0.12, 0.11]) for a in ("alg1", "oracle_lucky")}
-    base = [PM.arm_row(_result(cell, ALL, [0.1, 0.12, 0.11], arms=arms()), a, cell.cfg) for a in arms()]
-    broken = [PM.arm_row(_result(cell, {**ALL, key: False}, [0.1, 0.12, 0.11], arms=arms()), a, cell.cfg)
+    base = [PM.judged_arm(_result(cell, ALL, [0.1, 0.12, 0.11], arms=arms()), a, cell.cfg) for a in arms()]
+    broken = [PM.judged_arm(_result(cell, {**ALL, key: False}, [0.1, 0.12, 0.11], arms=arms()), a, cell.cfg)
               for a in arms()]
     assert [r.verdict for r in base] == [HOLDS, HOLDS]
     if P.is_premise(IDS[key]):
-        assert all(r.verdict == NOT_COMPARABLE and r.unmet == (IDS[key],) and r.would_be == HOLDS for r in broken)
+        scoped = P.scoped(IDS[key], PM.slug(cell.label))
+        assert all(r.verdict == NOT_COMPARABLE and r.unmet == (scoped,) and r.would_be == HOLDS for r in broken)
     else:
         assert [r.verdict for r in broken] == [HOLDS, HOLDS] and all(r.unmet == () for r in broken)
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 PREMISE, PREDICTION = "premise", "prediction"
 KINDS = (PREMISE, PREDICTION)
 ID_PATTERN = re.compile(r"^[a-z][a-z0-9_]*$")     # stable snake_case ids
+SCOPE = "__"     # a premise row checked once per case carries a scoped id: "<premise id>__<case>" (scoped)
 
 
 @dataclass(frozen=True)
@@ -110,8 +111,24 @@ assert set(NAMES) == set(BY_ID), "every condition needs a short name"
 
 
 def name(cid: str) -> str:
-    """A few words naming condition `cid` (NAMES)."""
+    """A few words naming condition `cid` (NAMES); a scoped id is named by its premise."""
     return NAMES[condition(cid).id]
+
+
+def scoped(premise: str, case: str) -> str:
+    """The id of a premise row that checks `premise` for one case of a table only (one ρ, one bound's null, one
+    stage): "<premise>__<case>". Rows that need the premise for that case depend on this id."""
+    if not is_premise(premise):
+        raise ValueError(f"scoped premise id: {premise!r} is no premise (premises.CONDITIONS)")
+    out = f"{premise}{SCOPE}{case}"
+    if not case or not ID_PATTERN.match(out) or SCOPE in case:
+        raise ValueError(f"scoped premise id {out!r}: the case must be non-empty snake_case without {SCOPE!r}")
+    return out
+
+
+def premise_of(cid: str) -> str:
+    """The condition id of a row id or a depends entry: the id itself, or the premise a scoped id checks."""
+    return cid.split(SCOPE, 1)[0]
 
 
 # sim/regime.py's row keys (regime.ROWS) and the condition each checks
@@ -175,16 +192,17 @@ def check_asymptotic(declared: tuple[Effect, ...] = ASYMPTOTIC) -> None:
 
 
 def condition(cid: str) -> Condition:
-    """The condition with id `cid`; an unknown id is a ValueError naming it."""
+    """The condition with id `cid` (or the one a scoped id checks); an unknown id is a ValueError naming it."""
     try:
-        return BY_ID[cid]
+        return BY_ID[premise_of(cid)]
     except KeyError:
         raise ValueError(f"unknown condition id {cid!r} (premises.CONDITIONS lists them)") from None
 
 
 def is_premise(cid: str) -> bool:
-    """Whether `cid` names a premise (a known id of kind PREMISE)."""
-    return cid in BY_ID and BY_ID[cid].kind == PREMISE
+    """Whether `cid` names a premise (a known id of kind PREMISE), or is a scoped id of one."""
+    c = BY_ID.get(premise_of(cid))
+    return c is not None and c.kind == PREMISE
 
 
 check_asymptotic()

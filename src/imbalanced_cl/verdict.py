@@ -24,7 +24,8 @@ this to readers.
 
 Rows are identified by id, never by their sentence: every row has a stable snake_case `id` (unique within a notebook)
 and names the premises it depends on in `depends` (ids of premises.CONDITIONS of kind premise). A premise row (kind
-"regime") has the premise's own id. `gate(rows, notebook)` checks the ids and applies premise rows to the rows that
+"premise") has the premise's own id, or a scoped one (premises.scoped) where a table checks that premise once per
+case (one ρ, one bound's null). `gate(rows, notebook)` checks the ids and applies premise rows to the rows that
 depend on them: a row is "not comparable" only when a premise in its own depends list is not met, and it keeps the
 verdict its measurement gets on its own in `would_be`. Predictions never gate.
 """
@@ -106,12 +107,12 @@ class Verdict:
     n: int = 0          # replicates behind the interval (0: not a replicate interval)
     n_needed: float = math.nan  # inconclusive rows: replicates that would make the interval narrower than the band
     kind: str = "paper"  # "paper" (the paper's claim), "diagnostic", or "companion" (a companion paper's claim)
-    id: str = ""        # stable snake_case id, unique within a notebook (a premise row: the premise's id)
-    depends: tuple[str, ...] = ()   # ids of the premises (premises.PREMISES) this row depends on
+    id: str = ""        # stable snake_case id, unique within a notebook (a premise row: the premise's id, or scoped)
+    depends: tuple[str, ...] = ()   # ids of the premises (premises.PREMISES, or scoped ones) this row depends on
     would_be: str = ""  # "not comparable" rows: the verdict the measurement gets on its own ("" otherwise)
     quantity: str = "real"  # the range of `measured` (stats.RANGES): fraction, cosine, count, positive, real, ...
     sensitivity: str = ""  # how the verdict moves under a choice the paper leaves open (e.g. Lemma B.1's exponent)
-    checked: tuple[str, ...] = ()  # premises of `depends` checked at this run (inline, or by a premise row)
+    checked: tuple[str, ...] = ()  # premises of `depends` checked at this run (by a premise row of the table)
     unmet: tuple[str, ...] = ()    # of those, the ones not met (then the row is "not comparable")
     band_lo: float = NAN  # the band the interval is judged against (from the rule: Rule.band), ±inf on an open side
     band_hi: float = NAN
@@ -172,8 +173,11 @@ def predicted_with_band(r) -> str:
 
 
 # What a row is, defined once for every count of every page (book/answers.py, book/scoreboard.py, tables.py):
-# a claim row tests a statement; a premise row checks the theorem's regime on the run (kind "regime").
+# a claim row tests a statement; a premise row checks a premise of the theorems on the run (kind "premise").
 CLAIM_KINDS = ("paper", "diagnostic", "companion")
+PREMISE_KIND = "premise"
+# rows stored before the kind was renamed (a record's rows, an executed notebook's glue) say "regime"
+PREMISE_KINDS = (PREMISE_KIND, "regime")
 
 
 def is_claim_row(r: dict) -> bool:
@@ -182,13 +186,13 @@ def is_claim_row(r: dict) -> bool:
 
 
 def is_premise_row(r: dict) -> bool:
-    """A row that checks the theorems' regime on the run (kind "regime")."""
-    return r.get("kind") == "regime"
+    """A row that checks a premise of the theorems on the run (kind "premise"; "regime" in rows stored before)."""
+    return r.get("kind") in PREMISE_KINDS
 
 
 def is_required_premise(r: dict) -> bool:
     """A premise row (by its id) that a theorem needs, not one the book only reports (premises.Condition.required)."""
-    return is_premise_row(r) and P.is_premise(r.get("id", "")) and P.BY_ID[r["id"]].required
+    return is_premise_row(r) and P.is_premise(r.get("id", "")) and P.condition(r["id"]).required
 
 
 def combine(verdicts: list[str]) -> str:
@@ -342,57 +346,29 @@ class VerdictError(ValueError):
     """A malformed verdict table: a row without an id, a duplicate id, or a premise id that does not exist."""
 
 
-# An inline premise check of verdict.row: (premise id, what was checked, with numbers, met?)
-Check = tuple[str, str, bool]
-
-
-def premises(checks: list[Check]) -> tuple[bool, str]:
-    """(all met, text) for a row's premises, given as (premise id, description, met) triples; failures first."""
-    failed = [d for _, d, ok in checks if not ok]
-    if failed:
-        return False, "not met: " + "; ".join(failed)
-    return True, "met: " + "; ".join(d for _, d, _ in checks) if checks else ""
-
-
 def row(claim: str, source: str, predicted: str, measured: float, lo: float, hi: float, judged: tuple[str, str],
-        checks: list[Check] = (), n: int = 0, band: float = math.nan, kind: str = "paper", *, id: str = "",
-        depends: tuple[str, ...] = (), quantity: str = "real", **extra) -> Verdict:
+        n: int = 0, band: float = math.nan, kind: str = "paper", *, id: str = "", depends: tuple[str, ...] = (),
+        quantity: str = "real", **extra) -> Verdict:
     """The one builder of a verdict row, from a judge_* result `judged` = (verdict, rule). `depends`: the premise ids
-    the row depends on; `checks`: premises checked here, as (premise id, text, met) triples (their ids join
-    `depends`). A failed check makes the row "not comparable" and keeps its own verdict in `would_be`; an inconclusive
-    row states the replicates that would settle it (band: the half-width the interval must get under). `extra`: the
-    other fields of Verdict as given (premise, sensitivity, band_lo, band_hi, band_words); a premise text given here
-    comes before the checks' text."""
+    the row depends on (gate applies the table's premise rows to it); an inconclusive row states the replicates that
+    would settle it (band: the half-width the interval must get under). `extra`: the other fields of Verdict as given
+    (premise, sensitivity, band_lo, band_hi, band_words, met_by_effect)."""
     verdict, rule = judged
-    checks = list(checks)
-    ok, text = premises(checks)
-    text = "; ".join(x for x in (extra.pop("premise", ""), text) if x)
-    would_be = ""
-    if not ok and verdict not in (UNTESTED, NOT_COMPARABLE):
-        verdict, would_be = NOT_COMPARABLE, verdict
     need = replicates_needed(lo, hi, band, n) if verdict == INCONCLUSIVE else math.nan
-    deps = tuple(dict.fromkeys(tuple(depends) + tuple(c[0] for c in checks)))
-    return Verdict(
-        claim=claim,
-        source=source,
-        predicted=predicted,
-        measured=measured,
-        lo=lo,
-        hi=hi,
-        verdict=verdict,
-        rule=rule,
-        premise=text,
-        n=n,
-        n_needed=need,
-        kind=kind,
-        id=id,
-        depends=deps,
-        would_be=would_be,
-        quantity=quantity,
-        checked=tuple(dict.fromkeys(c[0] for c in checks)),
-        unmet=tuple(dict.fromkeys(c[0] for c in checks if not c[2])),
-        **extra,
-    )
+    return Verdict(claim=claim, source=source, predicted=predicted, measured=measured, lo=lo, hi=hi, verdict=verdict,
+                   rule=rule, n=n, n_needed=need, kind=kind, id=id, depends=tuple(dict.fromkeys(depends)),
+                   quantity=quantity, **extra)
+
+
+def premise_check(id: str, claim: str, source: str, met: int, of: int, cases: str = "cases") -> Verdict:
+    """A premise row from a count: the premise must hold in every one of `of` cases (each d of a grid, each
+    replicate), and `met` of them meet it. Measured: the share met, an exact count (no interval to draw; the label
+    says so); holds when all do, does not hold otherwise, not tested with no case."""
+    share = met / of if of > 0 else math.nan
+    verdict = UNTESTED if of <= 0 else HOLDS if met == of else FAILS
+    return row(f"{claim}: share of {cases} that meet it", source, f"all {of} {cases}", share, share, share,
+               (verdict, Rule(f"holds when all {of} {cases} meet it ({met} do)", (1.0, 1.0))),
+               kind=PREMISE_KIND, id=id, quantity="fraction")
 
 
 def check_ids(rows: list[Verdict], notebook: str) -> None:
@@ -409,10 +385,10 @@ def check_ids(rows: list[Verdict], notebook: str) -> None:
         if r.id in seen:
             raise VerdictError(f"{where}: id {r.id!r} is used twice")
         seen.add(r.id)
-        if r.kind == "regime" and not P.is_premise(r.id):
+        if r.kind == PREMISE_KIND and not P.is_premise(r.id):
             raise VerdictError(f"{where}: a premise row needs a premise's id, got {r.id!r}")
         for d in r.depends:
-            if d not in P.BY_ID:
+            if P.premise_of(d) not in P.BY_ID:
                 raise VerdictError(f"{where} depends on {d!r}, which is no premise (premises.CONDITIONS)")
             if not P.is_premise(d):
                 raise VerdictError(f"{where} depends on {d!r}, a prediction: predictions never gate")
@@ -426,16 +402,21 @@ def premise_met(r: Verdict) -> bool | None:
     return None if r.verdict in (UNTESTED, NOT_COMPARABLE) else False
 
 
+def premise_name(p: Verdict) -> str:
+    """A premise row named in another row's premise text: the premise's few words, and for a scoped row its case."""
+    return P.name(p.id) + (f" ({p.claim})" if P.SCOPE in p.id else "")
+
+
 def gate(rows: list[Verdict], notebook: str = "") -> list[Verdict]:
     """The rows with the table's premise rows applied by id (check_ids first): a row whose own `depends` names a
     premise row that is not met becomes "not comparable", keeps its verdict in `would_be` and names the premise;
     a premise it does not depend on never touches it. Returns new rows; premise rows come back unchanged."""
     check_ids(rows, notebook)
-    prem = {r.id: r for r in rows if r.kind == "regime"}
+    prem = {r.id: r for r in rows if r.kind == PREMISE_KIND}
     out = []
     for r in rows:
         r = replace(r)
-        if r.kind != "regime" and r.depends:
+        if r.kind != PREMISE_KIND and r.depends:
             here = [prem[d] for d in r.depends if d in prem]
             # an asymptotic premise whose effect on this row was measured within the row's tolerance is met for it,
             # whatever its fixed-constant premise row reads (that row stays, as information)
@@ -443,10 +424,10 @@ def gate(rows: list[Verdict], notebook: str = "") -> list[Verdict]:
             met = [p for p in here if premise_met(p) or p.id in r.met_by_effect]
             parts = [r.premise] if r.premise else []
             if failed:
-                parts.insert(0, "not met: " + "; ".join(f"{P.name(p.id)} (measured {p.measured:.3g}: {p.verdict})"
+                parts.insert(0, "not met: " + "; ".join(f"{premise_name(p)} (measured {p.measured:.3g}: {p.verdict})"
                                                         for p in failed))
             if met:
-                parts.append("met: " + "; ".join(P.name(p.id) for p in met))
+                parts.append("met: " + "; ".join(premise_name(p) for p in met))
             r.premise = "; ".join(parts)
             r.checked = tuple(dict.fromkeys(r.checked + tuple(p.id for p in failed + met)))
             r.unmet = tuple(dict.fromkeys(r.unmet + tuple(p.id for p in failed)))

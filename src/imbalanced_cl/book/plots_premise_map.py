@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import Rectangle
 
-from ..claims.premise_map import (ARMS, LAMBDAS, CellResult, PremiseMapConfig, arm_ok, arm_row, eq33_t1,
+from ..claims.premise_map import (ARMS, LAMBDAS, CellResult, PremiseMapConfig, arm_ok, eq33_t1, judged_arm,
                                   lambda_value)
 
 
@@ -37,7 +37,7 @@ def map_figure(results: list[CellResult], cfg: PremiseMapConfig, marks: dict | N
             i, j = ds.index(r.cell.d), lams.index(r.cell.lam_name)
             ok, n, failed = _counts(r)
             grid[i, j] = ok / n
-            verdict = arm_row(r, 'alg1', cfg).verdict
+            verdict = judged_arm(r, 'alg1', cfg).verdict
             text = ("all premises" if not failed
                     else "fails: " + "\n".join(failed[:3]) + ("…" if len(failed) > 3 else ""))
             where = "recorded\n" if r.source == "recorded" else "" if r.ran else "no record: closed forms only\n"
@@ -71,7 +71,7 @@ def star_table(results: list[CellResult], cfg: PremiseMapConfig) -> list[dict]:
         out.append({"cell": ("centre: " if r.cell.axis == "plane" else f"{r.cell.axis}: ") + r.cell.label,
                     "premises met": f"{ok}/{n}", "failed": ", ".join(failed) or "none",
                     "Algorithm 1's gain in A_j*/A_maj [95%]": f"{m:+.3g} [{lo:+.3g}, {hi:+.3g}]",
-                    "verdict": arm_row(r, 'alg1', cfg).verdict, "seconds": round(r.seconds, 1)})
+                    "verdict": judged_arm(r, 'alg1', cfg).verdict, "seconds": round(r.seconds, 1)})
     return out
 
 
@@ -157,7 +157,7 @@ def arms_table(results: list[CellResult], cfg: PremiseMapConfig) -> list[dict]:
             if a is None:
                 continue
             m, lo, hi = a.gain_ci()
-            v = arm_row(r, name, cfg)
+            v = judged_arm(r, name, cfg)
             out.append({"cell": r.cell.label, "arm": name, "pruned per replicate": ", ".join(f"{x:g}" for x in
                                                                                          a.size.tolist()),
                         "paper's T": "∞" if not math.isfinite(a.T) else f"{a.T:.0f}",

@@ -71,7 +71,7 @@ def _gradient_row(reg: regime.Regime, cfg: SimConfig) -> V.Verdict:
         hi=hi,
         judged=(verdict, rule + " (95% interval on the log scale)" + regime.GRADIENT_SCOPE),
         n=int(reg.grad_dev.numel()),
-        kind="regime",
+        kind="premise",
         id="k_poly",
         quantity="positive",
         sensitivity=sens,
@@ -93,7 +93,7 @@ def _rate_rows(cfg: SimConfig) -> list[V.Verdict]:
             lo=cfg.tau,
             hi=cfg.tau,
             judged=(V.UNTESTED, why),
-            kind="regime",
+            kind="premise",
             id="tau_polylog",
             quantity="positive",
         ),
@@ -105,7 +105,7 @@ def _rate_rows(cfg: SimConfig) -> list[V.Verdict]:
             lo=cfg.lr,
             hi=cfg.lr,
             judged=(V.UNTESTED, why),
-            kind="regime",
+            kind="premise",
             id="eta_poly",
             quantity="positive",
         ),
@@ -126,7 +126,7 @@ def rows(reg: regime.Regime, cfg: SimConfig, which: tuple = regime.ROWS, share_k
     for key in which:
         cid = P.REGIME_IDS[key]
         if reg.all_dead:
-            out += [replace(r, id=cid, kind=share_kind if key == "share" else "regime")
+            out += [replace(r, id=cid, kind=share_kind if key == "share" else "premise")
                     for r in regime.rows(reg, cfg, (key,))]
         elif key == "share":
             out.append(_share_row(reg, cfg, share_kind))

@@ -1,6 +1,6 @@
 """The theorems' regime, measured on a trained run: is this run in the setting the paper analyses?
 
-Every claim notebook reports these premises as rows of their own (kind "regime"), with numbers:
+Every claim notebook reports these premises as rows of their own (kind "premise"), with numbers:
   * the feature-span share ||M M^T w_i||^2 / ||w_i||^2 at the end, which Theorem 3.1's beta bound sends to 1;
   * Lemma B.1 (L519): the empirical gradient of K pairs tracks the population gradient, ||g_K - g_pop|| / ||w||,
     with g_pop averaged over many held-out batches of K pairs (the loss has in-batch negatives, so its population
@@ -116,7 +116,7 @@ GRADIENT_SCOPE = ("; what it shows: one batch's deviation from the population gr
 
 
 def rows(reg: Regime, cfg: SimConfig, which=ROWS) -> list[Verdict]:
-    """The regime rows of a notebook's verdict table, judged against the thresholds in cfg (kind "regime")."""
+    """The regime rows of a notebook's verdict table, judged against the thresholds in cfg (kind "premise")."""
     out = []
     n = int(reg.share.numel())
     if reg.all_dead:
@@ -130,7 +130,7 @@ def rows(reg: Regime, cfg: SimConfig, which=ROWS) -> list[Verdict]:
                 lo=nan,
                 hi=nan,
                 judged=(UNTESTED, DEAD),
-                kind="regime",
+                kind="premise",
             )
             for w in which
         ]
@@ -146,7 +146,7 @@ def rows(reg: Regime, cfg: SimConfig, which=ROWS) -> list[Verdict]:
                 hi=hi,
                 judged=(judged[0], judged[1]),
                 n=n,
-                kind="regime",
+                kind="premise",
             )
         )
 
@@ -174,7 +174,7 @@ def rows(reg: Regime, cfg: SimConfig, which=ROWS) -> list[Verdict]:
                 lo=nan,
                 hi=nan,
                 judged=(UNTESTED, FRESH_LOSS),
-                kind="regime",
+                kind="premise",
             )
         )
     elif "loss" in which:
@@ -196,7 +196,7 @@ def rows(reg: Regime, cfg: SimConfig, which=ROWS) -> list[Verdict]:
                 lo=float(reg.steps),
                 hi=float(reg.steps),
                 judged=("holds" if inside else "does not hold", "holds if the run's step count lies in the window"),
-                kind="regime",
+                kind="premise",
                 band_lo=t3,
                 band_hi=t4,
             )
@@ -215,7 +215,7 @@ def rows(reg: Regime, cfg: SimConfig, which=ROWS) -> list[Verdict]:
                     "holds" if lo_l <= cfg.weight_decay <= hi_l else "does not hold",
                     "holds if λ lies in the range",
                 ),
-                kind="regime",
+                kind="premise",
                 band_lo=lo_l,
                 band_hi=hi_l,
             )
@@ -234,7 +234,7 @@ def rows(reg: Regime, cfg: SimConfig, which=ROWS) -> list[Verdict]:
                     judge_target(r, r, 1.0, 0.9, relative=True)[0],
                     "holds if the ratio lies within 1 ± 0.9 (an order-of-magnitude check; constants are free)",
                 ),
-                kind="regime",
+                kind="premise",
                 band_lo=0.1,
                 band_hi=1.9,
             )

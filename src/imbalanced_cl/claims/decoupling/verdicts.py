@@ -5,6 +5,7 @@ import math
 
 import torch
 
+from ... import premises as P
 from ... import verdict as V
 from ...sim import views as VW
 from ...stats import mean_ci, mean_ci_in
@@ -23,39 +24,55 @@ def split_mean(x: torch.Tensor, minority: torch.Tensor) -> tuple[torch.Tensor, t
     return x[..., ~minority].mean(-1), x[..., minority].mean(-1)
 
 
-def _premises(result, cfg, series: torch.Tensor, kinds: tuple, bias: bool) -> list[tuple[str, str, bool]]:
-    """A row's premises: its measurement has stopped moving (t >= T3), and the bias schedule switched on."""
+def settled_row(cfg, series: torch.Tensor, rid: str) -> V.Verdict:
+    """The premise that row `rid`'s measurement has stopped moving (t ≥ T3), as a premise row of its own (scoped id
+    stage_reached__<rid>): how far the mean moved over the last checkpoint interval, held to tol_converged."""
     moved = float((series[-1] - series[-2]).mean().abs()) if series.shape[0] > 1 else math.inf
-    checks = [("stage_reached", f"t ≥ T3: the measurement moved by {moved:.3g} ≤ {cfg.tol_converged:g} "
-               f"over the last checkpoint interval", moved <= cfg.tol_converged)]
-    if bias:
-        on = all(bool((result.T1[result.cell(k, 1.0)] >= 0).all()) for k in kinds)
-        checks.append(("companion_bias", "the bias schedule switched on in every replicate", on))
-    return checks
+    ok = V.HOLDS if moved <= cfg.tol_converged else V.FAILS
+    return V.row(f"t ≥ T3 for {rid}: how far its mean moved over the last checkpoint interval",
+                 f"{COMPANION}, Thm 3.4 (t ≥ T3)", f"≤ {cfg.tol_converged:g}", moved, moved, moved,
+                 (ok, V.Rule(f"holds when the mean moved by ≤ {cfg.tol_converged:g}", (0.0, cfg.tol_converged))),
+                 kind="premise", id=P.scoped("stage_reached", rid), quantity="positive")
+
+
+def bias_row(result: DecouplingResult, kind: str) -> V.Verdict:
+    """The premise that the bias schedule switched on for pair type `kind` (scoped id companion_bias__<kind>): the
+    replicates of its balanced cell where T1 was reached, of all."""
+    on = result.T1[result.cell(kind, 1.0)] >= 0
+    return V.premise_check(P.scoped("companion_bias", kind), f"the bias schedule switched on with {LABELS[kind]}",
+                           f"{COMPANION}, the bias schedule", int(on.sum()), on.numel(), "replicates")
+
+
+def _depends(rid: str, kind: str, bias: bool) -> tuple[str, ...]:
+    """A row's premises by id: its own settling, and with augmentation the bias schedule of its pair type."""
+    return (P.scoped("stage_reached", rid),) + ((P.scoped("companion_bias", kind),) if bias else ())
 
 
 # 9 arguments: the grid and its thresholds, the row's words (claim, source), which series, the bound, its premises
-def _bound_row(result, cfg, claim, source, name, kind, bound, at_least, bias_premise=True) -> V.Verdict:
-    """One companion row: the last step's `name` in the balanced `kind` cell against a bound, with premises."""
+def _bound_rows(result, cfg, claim, source, name, kind, bound, at_least, bias_premise=True) -> list[V.Verdict]:
+    """One companion row, after the premise row of its settling: the last step's `name` in the balanced `kind` cell
+    against a bound."""
     series = result.series(name, kind).float()                  # (T, R)
     m, lo, hi = mean_ci_in(series[-1], QUANTITY[name])
     edge = bound - cfg.tol_bound if at_least else bound + cfg.tol_bound
-    return V.row(claim, f"{COMPANION}, {source}", f"{'≥' if at_least else '≤'} {bound:g}", m, lo, hi,
-                 V.judge_bound(lo, hi, bound, at_least, cfg.tol_bound),
-                 _premises(result, cfg, series, (kind,), bias_premise), n=series.shape[1], band=abs(m - edge),
-                 kind="companion", id=f"{kind}_{name}", quantity=QUANTITY[name])
+    rid = f"{kind}_{name}"
+    return [settled_row(cfg, series, rid),
+            V.row(claim, f"{COMPANION}, {source}", f"{'≥' if at_least else '≤'} {bound:g}", m, lo, hi,
+                  V.judge_bound(lo, hi, bound, at_least, cfg.tol_bound), n=series.shape[1], band=abs(m - edge),
+                  kind="companion", id=rid, quantity=QUANTITY[name], depends=_depends(rid, kind, bias_premise))]
 
 
-def _gap_row(result, cfg, kind) -> V.Verdict:
+def _gap_rows(result, cfg, kind) -> list[V.Verdict]:
     """"Only with augmentation": identical copies' probe MSE minus `kind`'s, paired by replicate, above
-    probe_gap_min."""
+    probe_gap_min (after the premise row of its settling)."""
     series = (result.series("probe", VW.IDENTICAL) - result.series("probe", kind)).float()
     m, lo, hi = (float(v) for v in mean_ci(series[-1]))
-    return V.row(f"The probe needs augmentation: its MSE without minus with {LABELS[kind]} (paired)",
-                 f"{COMPANION}, Cor. 3.3 vs Cor. 3.5", f"> {cfg.probe_gap_min:g}", m, lo, hi,
-                 V.judge_positive(lo, hi, "paired probe-error gap", cfg.probe_gap_min),
-                 _premises(result, cfg, series, (kind,), True), n=series.shape[1],
-                 band=abs(m - cfg.probe_gap_min), kind="companion", id=f"probe_gap_{kind}")
+    rid = f"probe_gap_{kind}"
+    return [settled_row(cfg, series, rid),
+            V.row(f"The probe needs augmentation: its MSE without minus with {LABELS[kind]} (paired)",
+                  f"{COMPANION}, Cor. 3.3 vs Cor. 3.5", f"> {cfg.probe_gap_min:g}", m, lo, hi,
+                  V.judge_positive(lo, hi, "paired probe-error gap", cfg.probe_gap_min), n=series.shape[1],
+                  band=abs(m - cfg.probe_gap_min), kind="companion", id=rid, depends=_depends(rid, kind, True))]
 
 
 def verdict_rows(result: DecouplingResult, cfg: DecouplingConfig) -> list[V.Verdict]:
@@ -67,27 +84,28 @@ def verdict_rows(result: DecouplingResult, cfg: DecouplingConfig) -> list[V.Verd
     rows = []
     for kind in (k for k in cfg.kinds if k in AUGMENTED):
         w = f"With {LABELS[kind]}"
+        rows.append(bias_row(result, kind))
         rows += [
-            _bound_row(result, cfg, f"{w}, the feature share ||Mᵀw||²/||w||² grows to ≈ 1", "Thm 3.4 (β = o(‖w‖/√d1))",
-                       "share", kind, cfg.share_min, True),
-            _bound_row(result, cfg, f"{w}, noise alignment cos(f(x), f(ξ)) stays low", "Thm 3.4 and Sec. 4",
-                       "align", kind, cfg.noise_align_max, False),
-            _bound_row(result, cfg, f"{w}, the noise is removed: cos(f(x), f(Mz)) → 1", "Thm 3.4",
-                       "removal", kind, cfg.removal_min, True),
-            _bound_row(result, cfg,
-                       f"{w}, every atom has a singleton neuron (N_i = {{j}}): share of atoms that have one",
-                       "Thm 3.4 (Ω(1) neurons per atom)", "coverage", kind, cfg.coverage_min, True),
-            _bound_row(result, cfg, f"{w}, a linear probe recovers z (normalised MSE)", "Cor. 3.5",
-                       "probe", kind, cfg.probe_max, False),
+            *_bound_rows(result, cfg, f"{w}, the feature share ||Mᵀw||²/||w||² grows to ≈ 1",
+                         "Thm 3.4 (β = o(‖w‖/√d1))", "share", kind, cfg.share_min, True),
+            *_bound_rows(result, cfg, f"{w}, noise alignment cos(f(x), f(ξ)) stays low", "Thm 3.4 and Sec. 4",
+                         "align", kind, cfg.noise_align_max, False),
+            *_bound_rows(result, cfg, f"{w}, the noise is removed: cos(f(x), f(Mz)) → 1", "Thm 3.4",
+                         "removal", kind, cfg.removal_min, True),
+            *_bound_rows(result, cfg,
+                         f"{w}, every atom has a singleton neuron (N_i = {{j}}): share of atoms that have one",
+                         "Thm 3.4 (Ω(1) neurons per atom)", "coverage", kind, cfg.coverage_min, True),
+            *_bound_rows(result, cfg, f"{w}, a linear probe recovers z (normalised MSE)", "Cor. 3.5",
+                         "probe", kind, cfg.probe_max, False),
         ]
     if VW.IDENTICAL in cfg.kinds:   # footnote 3: without augmentation the bias may be anything, so no bias premise
         rows += [
-            _bound_row(result, cfg, "Without augmentation, noise alignment cos(f(x), f(ξ)) approaches 1",
-                       "Thm 3.2", "align", VW.IDENTICAL, cfg.align_high, True, bias_premise=False),
-            _bound_row(result, cfg, "Without augmentation, a linear probe fails (normalised MSE)", "Cor. 3.3",
-                       "probe", VW.IDENTICAL, cfg.probe_max, True, bias_premise=False),
+            *_bound_rows(result, cfg, "Without augmentation, noise alignment cos(f(x), f(ξ)) approaches 1",
+                         "Thm 3.2", "align", VW.IDENTICAL, cfg.align_high, True, bias_premise=False),
+            *_bound_rows(result, cfg, "Without augmentation, a linear probe fails (normalised MSE)", "Cor. 3.3",
+                         "probe", VW.IDENTICAL, cfg.probe_max, True, bias_premise=False),
         ]
-        rows += [_gap_row(result, cfg, kind) for kind in cfg.kinds if kind in AUGMENTED]
+        rows += [r for kind in cfg.kinds if kind in AUGMENTED for r in _gap_rows(result, cfg, kind)]
     return rows
 
 

@@ -52,7 +52,7 @@ def census_premise(cfg: LuckyConfig) -> "V.Verdict":
         lo=cfg.C_m,
         hi=cfg.C_m,
         judged=(V.HOLDS, "holds by construction: the census draws m = d^C_m neurons at each d"),
-        kind="regime",
+        kind="premise",
         id="m_poly",
         quantity="positive",
         band_words="holds by construction",

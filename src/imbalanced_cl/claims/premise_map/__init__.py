@@ -10,5 +10,5 @@ from .metrics import (CLOSED, MEASURED, Premise, closed_form, expected_lucky_min
                       judged, kappa, mask_share, measured, minority_dominant, minority_rates, neurons_needed,
                       rate_table, rule)
 from .protocol import ARM_TEXT, ARMS, ORACLES, Arm, CellResult, run_cell, run_map, train_to_convergence  # noqa: F401
-from .verdicts import (Conclusion, answer_text, arm_ok, arm_row, binding_premises, cell_rows, combine, conclusion,  # noqa: F401
-                       conflicts, prediction_rows, verdict_rows)
+from .verdicts import (Conclusion, answer_text, arm_ok, arm_premises, arm_row, binding_premises, cell_rows,  # noqa: F401
+                       combine, conclusion, conflicts, judged_arm, prediction_rows, slug, verdict_rows)

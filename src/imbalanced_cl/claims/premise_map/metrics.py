@@ -47,6 +47,14 @@ SHORT = {"lambda": "λ in range", "window": "T4 in window", "sigma": "σ scale",
          "mask": "mask on minority", "smallest": "minority smallest", "convergence": "converged",
          "prune_T": "paper's T", "bound": "α·m ≤ |M*_j*|", "bound_ext": "α·m ≤ |{j* ∈ N_i}|"}
 
+# What each premise's value is, with its unit: a premise row's label names the number it shows
+VALUE = {"lambda": "weight decay λ", "sigma": "ratio of σ_ξ² to √(log d)/d", "growth": "net rate gain κ_min − λ",
+         "lucky": "expected minority lucky neurons", "window": "branch point T4, in steps",
+         "lemma_b1": "||g_K − g_pop|| / ||w||", "convergence": "InfoNCE at T4, in nats",
+         "share": "share of ||w||² in the feature span", "dominant": "fewest minority-dominant neurons",
+         "mask": "mean share of the mask", "smallest": "mean share among the smallest",
+         "prune_T": "pruning length, in steps", "bound": "α·m, in neurons", "bound_ext": "α·m, in neurons"}
+
 
 @dataclass(frozen=True)
 class Premise:

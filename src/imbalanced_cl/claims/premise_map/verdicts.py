@@ -17,11 +17,11 @@ import math
 import re
 from dataclasses import dataclass
 
-from ...premises import condition
+from ...premises import condition, scoped
 from ...verdict import (FAILS, HOLDS, NOT_COMPARABLE, PARTLY, PREDICATE, UNTESTED, Rule, Verdict, combine,
-                         judge_positive, row)
+                         gate, judge_positive, premise_check, row)
 from .config import PremiseMapConfig
-from .metrics import SHORT
+from .metrics import SHORT, VALUE
 from .protocol import ARM_TEXT, ARMS, ORACLES, CellResult
 
 SOURCE = "Thm 3.2(c), Thm F.1, Remarks 1-3"
@@ -51,32 +51,47 @@ def slug(label: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", s.lower()).strip("_")
 
 
-def cell_checks(res: CellResult) -> list:
-    """The cell's required premises as verdict.row checks: (premise id, text with numbers, met)."""
-    return [(p.cid, f"{p.short} ({p.value:.3g} vs {p.threshold})", p.holds) for p in res.premises.values()
-            if p.required and not p.prediction]
+def required_premises(res: CellResult) -> list:
+    """The cell's required premises (Premise objects; predictions never gate)."""
+    return [p for p in res.premises.values() if p.required and not p.prediction]
 
 
-def arm_checks(arm) -> list:
-    """An arm's own premises as checks: the paper's T, and Remark 1's bound (strict, else the extended one). An oracle
-    arm prunes a chosen set, so it tests Theorem 3.2 given its pruned set: Remark 1's bound, a device to make the
+def arm_premises(arm) -> list:
+    """An arm's own premises: the paper's T, and Remark 1's bound (strict, else the extended one). An oracle arm
+    prunes a chosen set, so it tests Theorem 3.2 given its pruned set: Remark 1's bound, a device to make the
     magnitude mask fall inside M*_j*, does not apply to it, as in notebook 04's oracle rows."""
     p = arm.premises
     bound = p["bound"] if p["bound"].holds or not p["bound_ext"].holds else p["bound_ext"]
-    own = (p["prune_T"],) if arm.name in ORACLES else (p["prune_T"], bound)
-    return [(q.cid, f"{q.short} ({q.value:.4g} vs {q.threshold})", q.holds) for q in own]
+    return [p["prune_T"]] if arm.name in ORACLES else [p["prune_T"], bound]
 
 
 def arm_ok(arm) -> bool:
-    """Whether an arm's own premises hold (arm_checks)."""
-    return all(ok for _, _, ok in arm_checks(arm))
+    """Whether an arm's own premises hold (arm_premises)."""
+    return all(q.holds for q in arm_premises(arm))
+
+
+def premise_row(q, case: str) -> Verdict:
+    """One premise (a Premise of a cell or an arm) as a premise row scoped to its case: <condition id>__<case>."""
+    return row(f"{q.text} at {case}: {VALUE[q.key]}", condition(q.cid).source, q.threshold, q.value, q.value, q.value,
+               (HOLDS if q.holds else FAILS, f"holds at {q.threshold}"), kind="premise", id=scoped(q.cid, case),
+               band_words=f"holds at {q.threshold}")
+
+
+def cell_premise_rows(res: CellResult) -> list[Verdict]:
+    """A run cell's premise rows, then its arms': the rows its arm rows depend on (none for a cell not run)."""
+    if not res.ran:
+        return []
+    case = slug(res.cell.label)
+    return ([premise_row(p, case) for p in required_premises(res)]
+            + [premise_row(q, f"{a}_{case}") for a in ARMS if a in res.arms for q in arm_premises(res.arms[a])])
 
 
 def arm_row(res: CellResult, name: str, cfg: PremiseMapConfig) -> Verdict:
-    """The verdict row of one arm at one cell: its gain judged against effect_tol, "not comparable" when a premise
-    of the cell or of the arm fails (the measured verdict is kept in would_be)."""
+    """The verdict row of one arm at one cell: its gain judged against effect_tol; gate makes it "not comparable"
+    when a premise row of its cell or of the arm fails (the measured verdict is kept in would_be)."""
     label, pred = res.cell.label, f"> {cfg.effect_tol:g} (Thm 3.2(c): the minority coefficient becomes dominant)"
     rid = f"gain_{name}_{slug(label)}"
+    cell = tuple(scoped(p.cid, slug(label)) for p in required_premises(res))
     if name not in res.arms:
         return row(
             claim=f"{ARM_TEXT[name]}: {CLAIM} at {label}: {GAIN}",
@@ -90,19 +105,25 @@ def arm_row(res: CellResult, name: str, cfg: PremiseMapConfig) -> Verdict:
             else "its set of neurons is empty in some replicate (nothing to prune)"),
             kind="paper",
             id=rid,
-            depends=tuple(c[0] for c in cell_checks(res)),
+            depends=cell,
         )
     arm = res.arms[name]
     m, lo, hi = arm.gain_ci()
     judged = judge_positive(lo, hi, "gain in A_j*/A_maj", cfg.effect_tol)
+    own = tuple(scoped(q.cid, f"{name}_{slug(label)}") for q in arm_premises(arm))
     return row(f"{ARM_TEXT[name]}: {CLAIM} at {label}: {GAIN}", SOURCE, pred, m, lo, hi, judged,
-               cell_checks(res) + arm_checks(arm), n=int(arm.gain.numel()), band=cfg.effect_tol, id=rid)
+               n=int(arm.gain.numel()), band=cfg.effect_tol, id=rid, depends=cell + own)
+
+
+def judged_arm(res: CellResult, name: str, cfg: PremiseMapConfig) -> Verdict:
+    """An arm's row as the table shows it: gated by the premise rows of its cell and of the arm (verdict.gate)."""
+    return gate(cell_premise_rows(res) + [arm_row(res, name, cfg)], "10_premise_map")[-1]
 
 
 def cell_rows(res: CellResult, cfg: PremiseMapConfig) -> list[Verdict]:
-    """One row per arm of a run cell ("not tested" for an arm whose set was empty), Algorithm 1's row alone ("not
-    tested") for a cell not run."""
-    return [arm_row(res, a, cfg) for a in (ARMS if res.ran else ARMS[:1])]
+    """A run cell's premise rows and one row per arm ("not tested" for an arm whose set was empty); Algorithm 1's row
+    alone ("not tested") for a cell not run."""
+    return cell_premise_rows(res) + [arm_row(res, a, cfg) for a in (ARMS if res.ran else ARMS[:1])]
 
 
 def judged_cells(results: list[CellResult]) -> tuple[list[CellResult], bool]:
@@ -123,17 +144,19 @@ def prediction_verdict(cells: list[CellResult], key: str) -> tuple[str, int, int
     return (UNTESTED if n == 0 else HOLDS if k == n else FAILS if k == 0 else PARTLY), k, n
 
 
-def blocking_check(results: list[CellResult]) -> list:
-    """[] when some run cell meets every required premise; else one failed check naming the premise that fails in
-    the most run cells (a row judged over cells outside the premises is then "not comparable")."""
+def blocking_rows(results: list[CellResult]) -> list[Verdict]:
+    """[] when some run cell meets every required premise; else one premise row (scoped id <condition id>__map) for
+    the premise that fails in the most run cells: the predictions judged over cells outside the premises depend on
+    it, so they read "not comparable"."""
     ran = [r for r in results if r.ran]
     if not ran or any(r.required_ok() for r in ran):
         return []
     keys = [k for k, p in ran[0].premises.items() if p.required and not p.prediction]
     worst = max(keys, key=lambda k: sum(not r.premises[k].holds for r in ran))
     k = sum(not r.premises[worst].holds for r in ran)
-    return [(ran[0].premises[worst].cid, f"no cell meets every premise; {SHORT.get(worst, worst)} fails in {k} of "
-             f"{len(ran)} cells run", False)]
+    cid = ran[0].premises[worst].cid
+    return [premise_check(scoped(cid, "map"), f"no cell meets every premise; {SHORT.get(worst, worst)} fails in {k} "
+                          f"of {len(ran)} cells run", condition(cid).source, len(ran) - k, len(ran), "cells run")]
 
 
 def prediction_rows(results: list[CellResult], cfg: PremiseMapConfig) -> list[Verdict]:
@@ -143,7 +166,8 @@ def prediction_rows(results: list[CellResult], cfg: PremiseMapConfig) -> list[Ve
     interval beside "holds at every cell" reached below the band [1, 1] for any number of cells (issue 49)."""
     cells, ok = judged_cells(results)
     where = "cells meeting every premise" if ok else "cells run"
-    out = []
+    out = blocking_rows(results)
+    gates = tuple(r.id for r in out)
     for key in PREDICTION_KEYS:
         p = next((r.premises[key] for r in cells if key in r.premises), None)
         if p is None:
@@ -155,7 +179,7 @@ def prediction_rows(results: list[CellResult], cfg: PremiseMapConfig) -> list[Ve
         out.append(row(f"prediction: {p.text} (over the map): share of cells where it holds",
                        condition(p.cid).source, "holds at every cell",
                        k / n if n else math.nan, lo, hi, (v, Rule(why, (1.0, 1.0))),   # the share of cells: all
-                       blocking_check(results), n=n, id=f"{p.cid}_map", quantity="fraction"))
+                       n=n, id=f"{p.cid}_map", quantity="fraction", depends=gates))
     return out
 
 
@@ -292,8 +316,8 @@ def conclusion(results: list[CellResult], rates: list[dict], cfg: PremiseMapConf
     binding = binding_premises(results)
     pairs = [(r, a) for r in ok for a in r.arms.values() if arm_ok(a)]
     if pairs:
-        alg = [arm_row(r, a.name, cfg).verdict for r, a in pairs if a.name not in ORACLES]
-        orc = [arm_row(r, a.name, cfg).verdict for r, a in pairs if a.name in ORACLES]
+        alg = [judged_arm(r, a.name, cfg).verdict for r, a in pairs if a.name not in ORACLES]
+        orc = [judged_arm(r, a.name, cfg).verdict for r, a in pairs if a.name in ORACLES]
         preds = [prediction_verdict(ok, k)[0] for k in PREDICTION_KEYS]
         # a prediction (or Algorithm 1's gain) that fails where every premise holds is a failure of the claim,
         # whatever else holds: the theorem's conclusion is false under its own premises
@@ -338,7 +362,7 @@ def verdict_rows(results: list[CellResult], rates: list[dict], cfg: PremiseMapCo
     top = headline(results, cfg)
     m, lo, hi = top.gain_ci() if top else (math.nan,) * 3
     where = f"Algorithm 1's gain at {top.cell.label}, the cell meeting the most premises" if top else "no cell run"
-    deps = tuple(dict.fromkeys(i for r in results if r.ran for i in (c_[0] for c_ in cell_checks(r))))
+    deps = tuple(dict.fromkeys(p.cid for r in results if r.ran for p in required_premises(r)))
     rows.append(
         row(
             claim=f"claim 4 on the premise map: {CLAIM} where Theorem 3.2's premises hold: Algorithm 1's "

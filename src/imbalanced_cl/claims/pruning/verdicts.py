@@ -34,7 +34,7 @@ def _nan3() -> tuple:
 
 
 def premise_rows(res: Results, cfg: PruningConfig) -> list:
-    """Theorem 3.2's premises measured on this run, as premise rows (kind "regime", id = the premise's id): the
+    """Theorem 3.2's premises measured on this run, as premise rows (kind "premise", id = the premise's id): the
     vanilla run converged at the branch point, the branch ran for App. F.4's T at alpha_main, and alpha_main m
     within Remark 1's strict and extended bounds in every replicate. Empty when the run did not measure them."""
     if res.premises is None:
@@ -55,7 +55,7 @@ def premise_rows(res: Results, cfg: PruningConfig) -> list:
                 f"worst replicate: InfoNCE {c.loss:.3g} (ln K = {c.ln_k:.3g}), l'_p {c.pos_prob:.3g}, change "
                 f"{c.change:.3g} over the last {cfg.converge_window} steps",
             ),
-            kind="regime",
+            kind="premise",
             id="convergence",
             # the loss shown; l'_p and the plateau too
             quantity="positive",
@@ -74,7 +74,7 @@ def premise_rows(res: Results, cfg: PruningConfig) -> list:
             lo=float(cfg.prune_steps),
             hi=float(cfg.prune_steps),
             judged=(HOLDS if cfg.prune_steps >= T else FAILS, f"branch {cfg.prune_steps} steps against T = {T:.4g}"),
-            kind="regime",
+            kind="premise",
             id="prune_from_t4",
             quantity="count",
             band_lo=T,
@@ -98,7 +98,7 @@ def premise_rows(res: Results, cfg: PruningConfig) -> list:
                     HOLDS if ok else FAILS,
                     f"bound per replicate {[int(b) for b in bound.tolist()]} against α·m = {k}",
                 ),
-                kind="regime",
+                kind="premise",
                 id=pid,
                 quantity="count",
                 band_lo=float(k),

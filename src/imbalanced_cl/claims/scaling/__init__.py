@@ -10,4 +10,4 @@ from .metrics import (complement_coef, minority_ratio_over_time, ni_exponents, o
 from .protocol import (THRESHOLDS, amplitude_course, feature_ratios, mixing, ni_array, ni_fits,  # noqa: F401
                        measure_push, ni_report, offset_coefs, set_overlap, summarise, threshold_sweep, tracking,
                        train_grid)
-from .verdicts import bound_row, verdict_rows, with_push  # noqa: F401
+from .verdicts import bound_rows, verdict_rows, with_push  # noqa: F401

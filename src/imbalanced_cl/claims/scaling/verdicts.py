@@ -26,20 +26,27 @@ def _upper_bound(f: "stats.SlopeFit", e: float, tol: float) -> tuple[str, str]:
     return V.judge_bound(f.lo, f.hi, e, False, tol)
 
 
-def bound_row(id: str, claim: str, source: str, predicted: str, trained: np.ndarray, untrained: np.ndarray,
-              at_least: float) -> "V.Verdict":
-    """A "for all (i, j): statistic < 1" bound against its null (issue 17): the share of trained entries below 1 is
-    judged by judge_count; the premise is that the untrained weights do not already meet the band (the upper end of
-    their share's Wilson interval is below at_least), so "holds" always means a clear margin over the null."""
+def bound_rows(id: str, claim: str, source: str, predicted: str, trained: np.ndarray, untrained: np.ndarray,
+               at_least: float) -> list["V.Verdict"]:
+    """A "for all (i, j): statistic < 1" bound against its null (issue 17), as two rows: the premise that the
+    untrained weights do not already meet the band (the upper end of their share's Wilson interval is below
+    at_least; scoped id null_below_band__<id>), and the bound, the share of trained entries below 1 judged by
+    judge_count, which depends on it: so "holds" always means a clear margin over the null."""
     k, n = float((trained < 1).sum()), trained.size
     k0, n0 = float((untrained < 1).sum()), untrained.size
     lo0, hi0 = stats.binom_ci(k0, n0)
     null = f"untrained weights: share {k0 / max(n0, 1):.3f} [{lo0:.3f}, {hi0:.3f}]"
+    pid = P.scoped("null_below_band", id)
+    met = V.HOLDS if n0 > 0 and hi0 < at_least else V.FAILS if n0 > 0 and lo0 >= at_least else V.INCONCLUSIVE
+    premise = V.row(f"the untrained weights (the null) stay below the band ≥ {at_least:g} of {id}: share of "
+                    "untrained entries below 1",
+                    P.condition(pid).source, f"share < {at_least:g}", k0 / n0 if n0 else math.nan, lo0, hi0,
+                    (met, V.Rule(f"holds when the null's whole 95% interval lies below {at_least:g}",
+                                 (-math.inf, at_least))), kind="premise", id=pid, quantity="fraction")
     verdict, rule = V.judge_count(k, n, at_least)
-    return V.row(claim, source, predicted, k / max(n, 1), *stats.binom_ci(k, n), (verdict, rule + f"; null ({null})"),
-                 checks=[("null_below_band", f"the untrained weights (the null) stay below the band ≥ {at_least:g} "
-                                             f"({null})", bool(n0 > 0 and hi0 < at_least))],
-                 id=id, depends=DEPENDS, quantity="fraction")
+    bound = V.row(claim, source, predicted, k / max(n, 1), *stats.binom_ci(k, n), (verdict, rule + f"; null ({null})"),
+                  id=id, depends=(*DEPENDS, pid), quantity="fraction")
+    return [premise, bound]
 
 
 def verdict_rows(results: dict, cfg: ScalingConfig) -> list["V.Verdict"]:
@@ -110,10 +117,10 @@ def verdict_rows(results: dict, cfg: ScalingConfig) -> list["V.Verdict"]:
                             "fraction of (d, ρ, replicate) cells = 1", float(ok.sum()), ok.size, cfg.forall_min,
                             "; constant of Ω taken as 1", id="singleton_neurons", depends=DEPENDS))
     (ap, be), (ap0, be0) = results["offset"], results["offset_null"]
-    rows.append(bound_row("offset_alpha_bound", "α'_ij ≤ o(1/√d)||w_i||: share of entries with √d α'/||w|| < 1",
-                          "Thm 3.1, eq. (13)", "√d α'/||w|| < 1 for all", ap, ap0, cfg.forall_min))
-    rows.append(bound_row("offset_beta_bound", "|β_ij| ≤ o(1/√d1)||w_i||: share of entries with √d1 |β|/||w|| < 1",
-                          "Thm 3.1, eq. (13)", "√d1 β/||w|| < 1 for all", be, be0, cfg.forall_min))
+    rows += bound_rows("offset_alpha_bound", "α'_ij ≤ o(1/√d)||w_i||: share of entries with √d α'/||w|| < 1",
+                          "Thm 3.1, eq. (13)", "√d α'/||w|| < 1 for all", ap, ap0, cfg.forall_min)
+    rows += bound_rows("offset_beta_bound", "|β_ij| ≤ o(1/√d1)||w_i||: share of entries with √d1 |β|/||w|| < 1",
+                          "Thm 3.1, eq. (13)", "√d1 β/||w|| < 1 for all", be, be0, cfg.forall_min)
     return rows
 
 
