@@ -15,7 +15,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from imbalanced_cl.campaign import engine
+from imbalanced_cl.campaign import clusters, engine
 from imbalanced_cl.campaign.units import Kind, Unit
 from imbalanced_cl.paths import repo_root
 
@@ -47,7 +47,7 @@ def warm(cluster) -> None:
 
 def throughput(workers: int, n: int, steps: int, folder: Path) -> tuple[float, float]:
     """(units per hour, wall seconds) of n bench units on a warmed LocalCluster of `workers` one-thread workers."""
-    cluster = engine.local_cluster(workers)
+    cluster = clusters.local_cluster(workers)
     try:
         warm(cluster)
         units = plan_bench("bench", folder, n=n, steps=steps, tag=f"-w{workers}")

@@ -16,7 +16,8 @@ import torch
 
 from imbalanced_cl.sim.config import SimConfig
 from imbalanced_cl.sim.runtime import step_flops
-from imbalanced_cl.sim.train import auto_chunk, train
+from imbalanced_cl.sim.memory import auto_chunk
+from imbalanced_cl.sim.train import train
 
 
 def matmul_gflops(n: int = 2048, reps: int = 5) -> float:

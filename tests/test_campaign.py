@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from imbalanced_cl.campaign import engine, lock, record, status
+from imbalanced_cl.campaign import clusters, engine, lock, record, status
 from imbalanced_cl.campaign.units import Unit
 from imbalanced_cl.validate import ParameterError
 
@@ -29,7 +29,7 @@ KINDS = {"tiny": CK.TINY, "flaky": CK.FLAKY}
 @pytest.fixture(scope="module")
 def cluster():
     """One LocalCluster of 2 single-thread workers for the module (starting one costs seconds)."""
-    c = engine.local_cluster(2)
+    c = clusters.local_cluster(2)
     yield c
     c.close()
 
@@ -62,15 +62,15 @@ def test_every_unit_recorded_once_and_a_second_run_does_nothing(tmp_path, cluste
 
 
 def test_workers_run_with_dasks_housekeeping_quiet(cluster):
-    """The workers read engine.QUIET (no 10 ms stack profiler, a 1 s tick), and the environment variables that carry
+    """The workers read clusters.QUIET (no 10 ms stack profiler, a 1 s tick), and the environment variables that carry
     it to worker processes and Slurm jobs mean QUIET to Dask's own parser."""
     import dask
     from distributed import Client
     with Client(cluster) as client:
-        got = client.run(lambda: {k: dask.config.get(k) for k in engine.QUIET})
-    assert len(got) == 2 and all(v == engine.QUIET for v in got.values())
-    with dask.config.set(dask.config.collect_env(engine.quiet_env())):
-        assert {k: dask.config.get(k) for k in engine.QUIET} == engine.QUIET
+        got = client.run(lambda: {k: dask.config.get(k) for k in clusters.QUIET})
+    assert len(got) == 2 and all(v == clusters.QUIET for v in got.values())
+    with dask.config.set(dask.config.collect_env(clusters.quiet_env())):
+        assert {k: dask.config.get(k) for k in clusters.QUIET} == clusters.QUIET
 
 
 def test_threads_gives_each_unit_that_many_torch_threads(tmp_path, cluster):

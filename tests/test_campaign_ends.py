@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from imbalanced_cl.campaign import engine, lock, record, slurm, status
+from imbalanced_cl.campaign import clusters, engine, lock, record, slurm, status
 from imbalanced_cl.campaign.units import Unit
 from imbalanced_cl.validate import ParameterError
 
@@ -178,19 +178,19 @@ def test_a_unit_whose_worker_always_dies_fails_after_a_bounded_number_of_deaths(
     log = tmp_path / "runs.log"
     units = CK.plan_tiny("ci", ROOT, n=1, log=str(log))
     doomed = [Unit("doomed", u.name, u.profile, u.params, u.code) for u in units]
-    cluster = engine.local_cluster(1)
+    cluster = clusters.local_cluster(1)
     try:
         out = engine.run({"doomed": CK.DOOMED}, doomed, engine.Options(tmp_path / "r", budget_s=300,
                                                                         progress=False), ROOT, cluster=cluster)
     finally:
         cluster.close()
     assert [label for label, _ in out.failed] == [doomed[0].label]
-    assert f"its worker died {engine.WORKER_DEATHS} times" in out.failed[0][1]
-    assert Counter(ln.split()[0] for ln in log.read_text().splitlines()) == {"u0": engine.WORKER_DEATHS}
+    assert f"its worker died {clusters.WORKER_DEATHS} times" in out.failed[0][1]
+    assert Counter(ln.split()[0] for ln in log.read_text().splitlines()) == {"u0": clusters.WORKER_DEATHS}
     # each death but the last is told as it happens, the last one by the failure (issue 51)
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[:-1] == [f"[redone]  doomed/u0: worker died; unit redone ({i} of {engine.WORKER_DEATHS})"
-                        for i in range(1, engine.WORKER_DEATHS)], err
+    assert err[:-1] == [f"[redone]  doomed/u0: worker died; unit redone ({i} of {clusters.WORKER_DEATHS})"
+                        for i in range(1, clusters.WORKER_DEATHS)], err
     assert err[-1].startswith("[failed]  doomed/u0: its worker died"), err
 
 

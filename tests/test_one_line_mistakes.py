@@ -11,7 +11,7 @@ import torch
 
 from imbalanced_cl.__main__ import main, parser
 from imbalanced_cl.book.params import check_notebook
-from imbalanced_cl.campaign import engine
+from imbalanced_cl.campaign import clusters, engine
 from imbalanced_cl.campaign.units import Unit
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -111,7 +111,7 @@ def test_a_unit_redone_after_its_worker_died_says_so(tmp_path, capsys):
     log = tmp_path / "runs.log"
     (u,) = CK.plan_tiny("ci", ROOT, n=1, log=str(log))
     flaky = Unit("flaky", u.name, "ci", {**u.params, "how": "exit"}, "v1")
-    cluster = engine.local_cluster(1)
+    cluster = clusters.local_cluster(1)
     try:
         out = engine.run({"flaky": CK.FLAKY}, [flaky], engine.Options(tmp_path / "r", budget_s=300, progress=False),
                          ROOT, cluster=cluster)
@@ -119,7 +119,7 @@ def test_a_unit_redone_after_its_worker_died_says_so(tmp_path, capsys):
         cluster.close()
     assert [r["unit"] for r in out.ran] == ["flaky/u0"] and not out.failed
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == [f"[redone]  flaky/u0: worker died; unit redone (1 of {engine.WORKER_DEATHS})"], err
+    assert err == [f"[redone]  flaky/u0: worker died; unit redone (1 of {clusters.WORKER_DEATHS})"], err
 
 
 def test_a_bad_parameter_is_refused_before_any_record_is_judged(tmp_path, monkeypatch, capsys):

@@ -10,7 +10,7 @@ import torch
 from imbalanced_cl.sim import data, metrics, theory
 from imbalanced_cl.sim.config import SimConfig
 from imbalanced_cl.sim.runtime import step_flops
-from imbalanced_cl.sim.train import auto_chunk
+from imbalanced_cl.sim.memory import auto_chunk
 
 # ---------------------------------------------------------------- metrics
 
@@ -210,7 +210,7 @@ def test_sample_pairs_one_is_eq6_then_attention():
 def test_replicate_bytes_and_the_gpu_chunk_by_hand(monkeypatch):
     """One replicate's bytes: 4 n L (2 d1 + 4 m) on the CPU, plus 4 n L (4 d1 + 8 d + 2 L) on a GPU (raw draws, tokens
     before attention, attention weights); a GPU chunk is half the free memory over that, at least 1."""
-    from imbalanced_cl.sim import train as TR
+    from imbalanced_cl.sim import memory as TR
     cfg = SimConfig(n_pairs=10, L=3, d1=20, m=7, d=5, progress=False)
     cpu = 4 * 10 * 3 * (2 * 20 + 4 * 7)
     assert TR.replicate_bytes(cfg) == cpu == 8160

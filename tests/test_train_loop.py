@@ -11,6 +11,7 @@ import math
 import pytest
 import torch
 
+from imbalanced_cl.sim import memory as MEM
 from imbalanced_cl.sim import train as TR
 from imbalanced_cl.sim.config import SimConfig
 from imbalanced_cl.sim.encoder import bias_at
@@ -122,8 +123,8 @@ def test_a_gpu_chunk_holds_every_replicate_of_notebook_04_at_paper_size(monkeypa
     per chunk as the CPU's 64 MiB budget would have it."""
     cfg = SimConfig(R=16, d=50, d1=250, m=200, n_pairs=2048)
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (40 * 2 ** 30, 80 * 2 ** 30))
-    assert TR.auto_chunk(cfg, "cpu") == 1
-    assert TR.auto_chunk(cfg, "cuda") >= 16
+    assert MEM.auto_chunk(cfg, "cpu") == 1
+    assert MEM.auto_chunk(cfg, "cuda") >= 16
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+import torch
+
 # The float64 QR that draws the d1 x d1 Haar dictionary (sim/data.py haar_dictionary) holds about four d1 x d1
 # matrices at once: the Gaussian draw, LAPACK's working copy, Q and R (then Q times the sign fix). At large d1 this
 # one transient is the peak: 4 * 8 * d1^2 bytes.
@@ -14,8 +16,8 @@ QR_COPIES = 4
 WEIGHT_COPIES = 4
 
 # The pairs of one replicate in a training chunk: U_X, U_Y (n_pairs x L x d1 each), the raw noise they are built from
-# (as many again), and the (n_pairs, L, m) activations and their gradients (sim/train.py auto_chunk's count, doubled).
-CHUNK_BYTES = 64 * 2 ** 20      # sim/train.py's bound on one chunk's data when cfg.chunk is 0 (auto)
+# (as many again), and the (n_pairs, L, m) activations and their gradients (auto_chunk's count, doubled).
+CHUNK_BYTES = 64 * 2 ** 20      # the bound on one chunk's data on the CPU when cfg.chunk is 0 (auto_chunk)
 
 
 def sizes(cfg) -> dict:
@@ -38,7 +40,7 @@ def peak_bytes(d: int, d1: int, m: int, n_pairs: int, L: int, R: int, chunk: int
     replicates, one chunk's pairs and activations; and their sum ("total"). An estimate, within a factor of about 2."""
     qr = QR_COPIES * 8 * d1 * d1
     weights = R * WEIGHT_COPIES * 4 * (m * d1 + d1 * d)
-    per_rep = 4 * n_pairs * L * (2 * d1 + 4 * m)        # sim/train.py auto_chunk's count per replicate
+    per_rep = 4 * n_pairs * L * (2 * d1 + 4 * m)        # replicate_bytes's count on the CPU
     reps = min(R, chunk or max(1, CHUNK_BYTES // per_rep))
     data = 2 * reps * per_rep
     return {"dictionary": qr, "weights": weights, "data": data, "total": qr + weights + data}
@@ -87,3 +89,29 @@ def fits(cfg, available: int | None = None) -> bool:
     """Whether the config's estimated peak fits (size_problem is '')."""
     return not size_problem(cfg, available)
 
+
+GPU_MEMORY_SHARE = 0.5       # of the GPU memory free at the start: the rest is left to held-out pairs and measurements
+
+
+def replicate_bytes(cfg, on_gpu: bool = False) -> int:
+    """Bytes one replicate's step holds at once: float32 U_X, U_Y and the (n, L, m) temporaries; on a GPU also the
+    raw draws, the tokens before attention and the attention weights, which are made there."""
+    per_token = 2 * cfg.d1 + 4 * cfg.m
+    if on_gpu:
+        per_token += 4 * cfg.d1 + 8 * cfg.d + 2 * cfg.L
+    return 4 * cfg.n_pairs * cfg.L * per_token
+
+
+def auto_chunk(cfg, device=None) -> int:
+    """Replicates per chunk when cfg.chunk is 0: on the CPU as many as fit CHUNK_BYTES, on a GPU as many as fit
+    GPU_MEMORY_SHARE of its free memory.
+
+    On the CPU speed is flat in the chunk size once a chunk holds more than a few replicates
+    (benchmarks/train_speed.py), and a small chunk bounds memory. A GPU is fed only by wide batches: one chunk of
+    every replicate is what keeps it busy (benchmarks/paper_projection.py).
+    """
+    device = torch.device(device) if device is not None else torch.device("cpu")
+    if device.type == "cuda":
+        free, _ = torch.cuda.mem_get_info(device)
+        return max(1, int(free * GPU_MEMORY_SHARE) // replicate_bytes(cfg, on_gpu=True))
+    return max(1, CHUNK_BYTES // replicate_bytes(cfg))

@@ -17,6 +17,7 @@ from tqdm import tqdm
 from . import data as D
 from .config import SimConfig
 from .encoder import bias_at, brelu_and_gate, embed, init_weights
+from .memory import auto_chunk
 from .metrics import feature_share
 from .loss import infonce_and_grad
 from .prune import Masker, apply_mask
@@ -301,34 +302,6 @@ def _train_chunk(cfg: SimConfig, reps: list, resume: Run | None, bar, masker: Ma
     if not hist.steps or hist.steps[-1] != cfg.steps:
         hist.add(cfg.steps, W @ M, W.pow(2).sum(-1), b, loss, pp)
     return Run(cfg, reps, M, W, T1, cfg.steps, hist, pairs, W0)
-
-
-CHUNK_BYTES = 64 * 2 ** 20
-GPU_MEMORY_SHARE = 0.5       # of the GPU memory free at the start: the rest is left to held-out pairs and measurements
-
-
-def replicate_bytes(cfg: SimConfig, on_gpu: bool = False) -> int:
-    """Bytes one replicate's step holds at once: float32 U_X, U_Y and the (n, L, m) temporaries; on a GPU also the
-    raw draws, the tokens before attention and the attention weights, which are made there."""
-    per_token = 2 * cfg.d1 + 4 * cfg.m
-    if on_gpu:
-        per_token += 4 * cfg.d1 + 8 * cfg.d + 2 * cfg.L
-    return 4 * cfg.n_pairs * cfg.L * per_token
-
-
-def auto_chunk(cfg: SimConfig, device=None) -> int:
-    """Replicates per chunk when cfg.chunk is 0: on the CPU as many as fit CHUNK_BYTES, on a GPU as many as fit
-    GPU_MEMORY_SHARE of its free memory.
-
-    On the CPU speed is flat in the chunk size once a chunk holds more than a few replicates
-    (benchmarks/train_speed.py), and a small chunk bounds memory. A GPU is fed only by wide batches: one chunk of
-    every replicate is what keeps it busy (benchmarks/paper_projection.py).
-    """
-    device = torch.device(device) if device is not None else torch.device("cpu")
-    if device.type == "cuda":
-        free, _ = torch.cuda.mem_get_info(device)
-        return max(1, int(free * GPU_MEMORY_SHARE) // replicate_bytes(cfg, on_gpu=True))
-    return max(1, CHUNK_BYTES // replicate_bytes(cfg))
 
 
 def _slice_run(run: Run, lo: int, hi: int) -> Run:

@@ -14,7 +14,8 @@ import torch
 from ... import workers as W
 from ...sim import data as D
 from ...sim.prune import FixedMasker, Masker, oracle_keep
-from ...sim.train import History, Run, join_time, auto_chunk, train
+from ...sim.memory import auto_chunk
+from ...sim.train import History, Run, join_time, train
 from .config import PruningConfig
 
 PAIR_FIELDS = ("UX", "UY", "S", "ZX", "ZY")
