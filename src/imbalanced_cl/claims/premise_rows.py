@@ -187,10 +187,21 @@ def _moved(factor: float, diff: float, hw: float, tol: float, ok: bool) -> str:
     return f"with {factor:g} × K pairs the row moved by {diff:+.3g} [{diff - hw:+.3g}, {diff + hw:+.3g}], " + held
 
 
+def from_push(rows: list[V.Verdict], n_pairs: int, cfg: SimConfig, rebuild: Callable[[SimConfig], list[V.Verdict]],
+              ids: tuple, tolerances: dict[str, float] | None = None) -> list[V.Verdict]:
+    """Lemma B.1 by its effect (by_effect), the one path every notebook takes: a push measured with `n_pairs` pairs a
+    step is refused unless that is the K the effect test asks for (premises.check_push); `rebuild` turns the config at
+    that K into the pushed rows (judging what was measured, or measuring it); the rows of `ids` the push has are held
+    to their tolerances."""
+    P.check_push(n_pairs, P.push_pairs(cfg.n_pairs))
+    pushed = rebuild(cfg.replace(n_pairs=n_pairs))
+    have = {r.id for r in pushed}
+    return by_effect(rows, pushed, "k_poly", tuple(i for i in ids if i in have), tolerances)
+
+
 def push_k(measure: Callable[[SimConfig], list[V.Verdict]], cfg: SimConfig, rows: list[V.Verdict],
            ids: tuple) -> list[V.Verdict]:
-    """Lemma B.1 by its effect (by_effect): the rows `ids` re-measured by `measure` at cfg with K × the factor of
+    """Lemma B.1 by its effect (from_push): the rows `ids` re-measured by `measure` at cfg with K × the factor of
     premises.EFFECTS["k_poly"] pairs per step, all else equal (same seed, so the same dictionary and initial
     weights)."""
-    pushed = measure(cfg.replace(n_pairs=P.push_pairs(cfg.n_pairs)))
-    return by_effect(rows, pushed, "k_poly", ids)
+    return from_push(rows, P.push_pairs(cfg.n_pairs), cfg, measure, ids)

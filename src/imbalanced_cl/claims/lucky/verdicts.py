@@ -6,10 +6,9 @@ import math
 import torch
 
 from ... import stats
-from ... import premises as P
 from ... import verdict as V
 from ..census.grid import paper_exponents
-from ..premise_rows import by_effect
+from ..premise_rows import from_push
 from .config import LuckyConfig
 
 
@@ -232,9 +231,8 @@ def with_push(rows: list["V.Verdict"], results: dict, push: dict | None, cfg: Lu
     rows gated by the k_poly row, as before."""
     if push is None:
         return rows
-    P.check_push(push["n_pairs"], P.push_pairs(cfg.n_pairs))
-    c = cfg.replace(n_pairs=push["n_pairs"])
-    pushed = verdict_rows({**results, "t2": push["t2"], "lemma32": push["lemma32"]}, c)
-    have = {r.id for r in rows} & {r.id for r in pushed}
+    have = {r.id for r in rows}
     shares = {i: cfg.tol_share for i in PUSHED if i != "t2_minus_t1"}   # open-ended bands: "at ≥ 0.9", "above chance"
-    return by_effect(rows, pushed, "k_poly", tuple(i for i in PUSHED if i in have), shares)
+    def rebuild(c):
+        return verdict_rows({**results, "t2": push["t2"], "lemma32": push["lemma32"]}, c)
+    return from_push(rows, push["n_pairs"], cfg, rebuild, tuple(i for i in PUSHED if i in have), shares)

@@ -9,7 +9,7 @@ import numpy as np
 from ... import premises as P
 from ... import stats
 from ... import verdict as V
-from ..premise_rows import by_effect
+from ..premise_rows import from_push
 from .config import ScalingConfig
 from .protocol import summarise
 
@@ -133,11 +133,7 @@ def with_push(rows: list["V.Verdict"], push: dict | None, cfg: ScalingConfig) ->
     the rows gated by the k_poly row, as before."""
     if push is None:
         return rows
-    P.check_push(push["n_pairs"], P.push_pairs(cfg.n_pairs))
-    c = cfg.replace(n_pairs=push["n_pairs"])
-    pushed = verdict_rows(summarise(push["grid"], c), c)
-    have = {q.id for q in pushed}
-    ids = tuple(r.id for r in rows if "k_poly" in r.depends and r.id in have)
+    ids = tuple(r.id for r in rows if "k_poly" in r.depends)
     tols = {i: cfg.tol_ni if i.startswith("ni_exponent_") else cfg.tol_share for i in ids
             if i.startswith("ni_exponent_") or i in SHARES}
-    return by_effect(rows, pushed, "k_poly", ids, tols)
+    return from_push(rows, push["n_pairs"], cfg, lambda c: verdict_rows(summarise(push["grid"], c), c), ids, tols)
