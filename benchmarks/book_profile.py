@@ -362,8 +362,8 @@ def main(argv=None) -> int:
     import matplotlib
     matplotlib.use("Agg")
     preimport()
-    from imbalanced_cl.book.profiles import params
-    from imbalanced_cl.book.runner import select
+    from imbalanced_cl.book.build.profiles import params
+    from imbalanced_cl.book.build.runner import select
     from imbalanced_cl.validate import ParameterError
 
     try:

@@ -315,7 +315,7 @@ def test_a_scale_point_is_recorded_and_notebook_08_adds_it_marked_and_leaves_sta
     """scale_point: one d of notebook 08 measured in a unit, round-tripped through JSON, added to the grid; a record
     under other code is named stale and not used; a record of other parameters is named with them and not used; a
     config that differs only in how it runs (threads) still reads the record."""
-    from imbalanced_cl.book.profiles import params
+    from imbalanced_cl.book.build.profiles import params
     from imbalanced_cl.book.record import source_code
     from imbalanced_cl.campaign import kinds as K
     from imbalanced_cl.claims import scale

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from imbalanced_cl.book import record as book_record
-from imbalanced_cl.book import runner, stability
+from imbalanced_cl.book.build import runner
+from imbalanced_cl.book import stability
 from imbalanced_cl.campaign import record, seeds, status
 from imbalanced_cl.campaign.units import Unit
 from imbalanced_cl.validate import ParameterError

@@ -11,8 +11,8 @@ import nbformat
 import papermill as pm
 import pytest
 
-from imbalanced_cl.book import cells
-from imbalanced_cl.book.runner import toc_notebooks
+from imbalanced_cl.book.build import cells
+from imbalanced_cl.book.build.runner import toc_notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = [nb for nb in toc_notebooks(ROOT) if cells.config_class(nb) is not None]

@@ -20,11 +20,11 @@ import papermill as pm
 import pytest
 import yaml
 
-from imbalanced_cl.book import execution
-from imbalanced_cl.book import params as P
+from imbalanced_cl.book.build import execution
+from imbalanced_cl.book.build import params as P
 from imbalanced_cl.book import scoreboard
-from imbalanced_cl.book import runner as book
-from imbalanced_cl.book.profiles import PROFILES, params
+from imbalanced_cl.book.build import runner as book
+from imbalanced_cl.book.build.profiles import PROFILES, params
 from imbalanced_cl.validate import ParameterError
 
 ROOT = book.repo_root()
@@ -497,7 +497,7 @@ def test_a_kernel_that_dies_while_starting_is_started_again_once(tmp_path, monke
     runner starts it again once; a second such death, or any other error, is reported, not retried."""
     import papermill
 
-    from imbalanced_cl.book import execution
+    from imbalanced_cl.book.build import execution
     calls = []
 
     def flaky(nb, out, **kw):
@@ -519,7 +519,7 @@ def test_a_kernel_that_dies_while_starting_is_started_again_once(tmp_path, monke
 def test_an_error_other_than_a_dead_kernel_start_is_not_retried(tmp_path, monkeypatch):
     import papermill
 
-    from imbalanced_cl.book import execution
+    from imbalanced_cl.book.build import execution
     calls = []
 
     def broken(nb, out, **kw):

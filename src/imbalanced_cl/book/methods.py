@@ -11,9 +11,9 @@ from pathlib import Path
 
 from .. import premises as P
 from .. import verdict as V
-from .cells import config_class, field_comments, is_judgement
-from .profiles import params
-from .runner import toc_notebooks
+from .build.cells import config_class, field_comments, is_judgement
+from .build.profiles import params
+from .build.runner import toc_notebooks
 
 
 def judgement_table(root: Path) -> list[dict]:

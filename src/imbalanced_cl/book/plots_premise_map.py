@@ -128,9 +128,9 @@ def table(rows: list[dict]):
 def notebook_marks(cfg: PremiseMapConfig, root=None) -> dict:
     """{label: (d, lambda name, ratio)} for the claim notebooks' defaults (01-05) on the map's axes, grouped where
     they coincide ("01-04 defaults"); lambda is "book" when it equals the map's, else the nearest named lambda."""
-    from .cells import config_class
-    from .profiles import repo_root
-    from .runner import toc_notebooks
+    from .build.cells import config_class
+    from .build.profiles import repo_root
+    from .build.runner import toc_notebooks
     at: dict = {}
     for nb in toc_notebooks(root or repo_root()):
         cls = config_class(nb)

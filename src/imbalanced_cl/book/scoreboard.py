@@ -19,9 +19,9 @@ from . import provenance
 from . import tables as T
 from . import answers, glued, record, stability
 from .glued import collect, rows_of  # noqa: F401  (collect: the scoreboard's reader, re-exported)
-from .cache import collects
-from .runner import toc_notebooks
-from .profiles import PROFILES, repo_root
+from .build.cache import collects
+from .build.runner import toc_notebooks
+from .build.profiles import PROFILES, repo_root
 
 ENV = "IMBALANCED_CL_EXECUTED"
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 from ..book.glued import rows_of
 from ..book.provenance import RECORDED_ENV
-from ..book.cache import package_digest
-from ..book.execution import execute
+from ..book.build.cache import package_digest
+from ..book.build.execution import execute
 from . import record, stages, typed
 from .kinds import plan_notebooks
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..book import record as book_record
-from ..book.cells import config_class
+from ..book.build.cells import config_class
 from ..book.glued import rows_of
-from ..book.profiles import params as profile_params
-from ..book.execution import check_params, execute
-from ..book.runner import toc_notebooks
+from ..book.build.profiles import params as profile_params
+from ..book.build.execution import check_params, execute
+from ..book.build.runner import toc_notebooks
 from ..validate import ParameterError
 from . import checkpoint
 from .units import KINDS, Kind, Unit, child_env_now, plain, register
@@ -52,9 +52,9 @@ def plan_notebooks(profile: str, root: Path, only: list[str] | None = None) -> l
 
 
 def run_notebook(unit: Unit, root: Path) -> dict:
-    """Execute the notebook (book.runner.execute: atomic, partial output removed) and return its verdict rows and the
-    names of its measurement stages, whose files it moves beside the record (stages_of: what a later build judges
-    again with today's verdict code, campaign/stages.py).
+    """Execute the notebook (book.build.execution.execute: atomic, partial output removed) and return its verdict rows
+    and the names of its measurement stages, whose files it moves beside the record (stages_of: what a later build
+    judges again with today's verdict code, campaign/stages.py).
 
     The kernel gets the unit's checkpoint folder (checkpoint.ENV, named by the engine) and thread count in its
     environment: a notebook that computes its grid through checkpoint.grid resumes, after an interrupted run of the
