@@ -132,7 +132,7 @@ def test_scoreboard_says_which_verdicts_include_recorded_points(tmp_path, monkey
 def test_provenance_and_verdict_table_show_once(monkeypatch):
     """show() and glue() display their output and return None, so a last line never echoes a second copy."""
     from IPython.core import display_functions
-    from imbalanced_cl.book import provenance
+    from imbalanced_cl.book.records import provenance
     shown = []
     monkeypatch.setattr(display_functions, "display", lambda *objs, **kw: shown.extend(objs))
     monkeypatch.setattr("IPython.display.display", lambda *objs, **kw: shown.extend(objs))

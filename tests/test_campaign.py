@@ -238,8 +238,8 @@ def test_a_ci_notebook_as_a_unit_through_the_command_line(tmp_path):
 
 
 def test_a_notebooks_code_version_ignores_comments_and_prose_not_code(tmp_path):
-    """book.record.notebook_code: the syntax of the code cells and of the modules they import, transitively."""
-    from imbalanced_cl.book.record import code_digest, science_files
+    """book.records.record.notebook_code: the syntax of the code cells and of the modules they import, transitively."""
+    from imbalanced_cl.book.records.record import code_digest, science_files
     pkg = tmp_path / "src" / "imbalanced_cl"
     (pkg / "claims").mkdir(parents=True)
     for p in (pkg / "__init__.py", pkg / "claims" / "__init__.py", pkg / "other.py"):
@@ -271,7 +271,7 @@ def test_a_code_version_does_not_depend_on_the_python_that_computes_it():
     import ast
     import sys
 
-    from imbalanced_cl.book.record import _dump
+    from imbalanced_cl.book.records.record import _dump
     tree = ast.parse("def f(x, *, y=1) -> int:\n    return x + y\nclass C(B):\n    pass\n")
     if sys.version_info[:2] == (3, 11):     # the oracle: the stdlib's own dump on the Python the records use
         assert _dump(tree) == ast.dump(tree, annotate_fields=False)
@@ -290,7 +290,7 @@ def test_a_code_version_does_not_depend_on_the_python_that_computes_it():
 
 
 def test_the_scoreboard_reads_current_campaign_units_and_leaves_stale_ones_out(tmp_path):
-    from imbalanced_cl.book import record as book_record
+    from imbalanced_cl.book.records import record as book_record
     from imbalanced_cl.campaign.kinds import plan_notebooks
     (tmp_path / "notebooks").symlink_to(ROOT / "notebooks")
     (tmp_path / "src").symlink_to(ROOT / "src")
@@ -316,7 +316,7 @@ def test_a_scale_point_is_recorded_and_notebook_08_adds_it_marked_and_leaves_sta
     under other code is named stale and not used; a record of other parameters is named with them and not used; a
     config that differs only in how it runs (threads) still reads the record."""
     from imbalanced_cl.book.build.profiles import params
-    from imbalanced_cl.book.record import source_code
+    from imbalanced_cl.book.records.record import source_code
     from imbalanced_cl.campaign import kinds as K
     from imbalanced_cl.claims import scale
     (tmp_path / "src").symlink_to(ROOT / "src")

@@ -265,7 +265,8 @@ def private_imports(src: Path) -> list[str]:
 
 def test_no_module_reaches_into_another_modules_private_names():
     """Issue 50: a private helper (one leading underscore) is used only in its own module; one another module needs is
-    public, with a docstring (book.record.recorded_provenance, sim.train.join_time, census.exact.p_one_above, ...)."""
+    public, with a docstring (book.records.record.recorded_provenance, sim.train.join_time, census.exact.p_one_above,
+    ...)."""
     assert private_imports(ROOT / "src" / "imbalanced_cl") == []
 
 

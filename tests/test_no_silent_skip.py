@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from imbalanced_cl.book import record as book_record
+from imbalanced_cl.book.records import record as book_record
 from imbalanced_cl.book.build import runner
-from imbalanced_cl.book import stability
+from imbalanced_cl.book.records import stability
 from imbalanced_cl.campaign import record, seeds, status
 from imbalanced_cl.campaign.units import Unit
 from imbalanced_cl.validate import ParameterError
@@ -153,12 +153,12 @@ def test_a_book_edit_that_changes_the_recorded_rows_makes_the_record_stale(copy_
     before = book_record.notebook_code(copy_root, nb)
     book = copy_root / "src" / "imbalanced_cl" / "book"
     _edit(book / "plots.py", "import numpy as np", "import numpy as np\nFIGURE_ONLY = 1")   # draws: no effect
-    _edit(book / "provenance.py", "import json", "import json\nWHERE_ONLY = 1")             # says where: no effect
+    _edit(book / "records" / "provenance.py", "import json", "import json\nWHERE_ONLY = 1")  # says where: no effect
     assert book_record.notebook_code(copy_root, nb) == before
     _edit(book / "tables.py", "import math", "import math\nROWS_CHANGED = 1")
     after_tables = book_record.notebook_code(copy_root, nb)
     assert after_tables != before
-    _edit(book / "glued.py", "import json", "import json\nREAD_BACK_CHANGED = 1")           # rows_of reads them
+    _edit(book / "records" / "glued.py", "import json", "import json\nREAD_BACK_CHANGED = 1")  # rows_of reads them
     assert book_record.notebook_code(copy_root, nb) != after_tables
 
 
@@ -176,7 +176,7 @@ def test_a_code_version_leaves_out_the_package_versions(monkeypatch):
 def test_the_provenance_names_the_versions_and_the_cpu_kernel_path():
     import torch
 
-    from imbalanced_cl.book import provenance
+    from imbalanced_cl.book.records import provenance
     rec = provenance.record({"seed": 0})
     assert rec["versions"]["torch"] == torch.__version__ and {"numpy", "scipy", "python"} <= set(rec["versions"])
     assert rec["cpu_kernels"] == torch.backends.cpu.get_cpu_capability()

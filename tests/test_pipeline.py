@@ -76,7 +76,7 @@ def _rows_have_ids_and_stay_in_range(notebooks) -> int:
     """Assert, for every glued row of the executed `notebooks` (paths): an id, unique in its notebook, and a point
     estimate and interval inside the declared range of its quantity (a cosine stays in [-1, 1], a fraction in
     [0, 1], a count at or above 0). Returns the number of rows checked."""
-    from imbalanced_cl.book.glued import rows_of
+    from imbalanced_cl.book.records.glued import rows_of
     from imbalanced_cl.stats import RANGES, in_range
     seen = 0
     for path in sorted(notebooks):

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from imbalanced_cl.book import record, stability
+from imbalanced_cl.book.records import record, stability
 
 ROOT = Path(__file__).resolve().parents[1]
 

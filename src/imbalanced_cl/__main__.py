@@ -116,7 +116,7 @@ def parser() -> argparse.ArgumentParser:
 
 def record_cmd(args) -> int:
     """`record`: store the executed notebooks' verdicts with provenance under results/<profile>/."""
-    from .book.record import record
+    from .book.records.record import record
     root = repo_root()
     src = Path(args.executed) if args.executed else root / "_build" / "executed" / "notebooks"
     for path in record(src, args.profile, root / "results" / args.profile):
@@ -126,7 +126,7 @@ def record_cmd(args) -> int:
 
 def stability_cmd(args) -> int:
     """`stability`: re-run the claim notebooks under other base seeds and list the verdicts that changed."""
-    from .book.stability import run as stability
+    from .book.records.stability import run as stability
     res = stability(args.profile, args.seeds, repo_root(), args.only)
     print(f"{res['unchanged']} of {res['rows']} rows kept their verdict across seeds {res['seeds']} "
           f"({res['share_unchanged']:.0%}); changed: {len(res['changed'])}")

@@ -15,10 +15,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .. import verdict as V
-from . import provenance
+from .records import provenance
 from . import tables as T
-from . import answers, glued, record, stability
-from .glued import collect, rows_of  # noqa: F401  (collect: the scoreboard's reader, re-exported)
+from . import answers
+from .records import glued, record, stability
+from .records.glued import collect, rows_of  # noqa: F401  (collect: the scoreboard's reader, re-exported)
 from .build.cache import collects
 from .build.runner import toc_notebooks
 from .build.profiles import PROFILES, repo_root
@@ -50,8 +51,8 @@ class Board:
     profile: str = ""                             # the profile the runner ran this book at
     commit: str = ""                              # the commit the scoreboard was built from
     date: str = ""                                # when the scoreboard was built (UTC)
-    paper: dict = field(default_factory=dict)     # {notebook: record} from results/paper/ (book.record)
-    stability: dict | None = None                 # results/stability/<profile>.json (book.stability), or None
+    paper: dict = field(default_factory=dict)     # {notebook: record} from results/paper/ (book.records.record)
+    stability: dict | None = None                 # results/stability/<profile>.json (book.records.stability), or None
     paper_stability: dict | None = None           # results/stability/campaign-paper.json (campaign stability), or None
     recorded: dict = field(default_factory=dict)  # {notebook: what its verdicts took from campaign records}
 
@@ -171,8 +172,8 @@ def _paper_stability(board: Board) -> str:
 
 
 def _stability_section(board: Board) -> str:
-    """The seed-stability table (book.stability) and the paper-scale units' (campaign stability), or how to produce
-    them."""
+    """The seed-stability table (book.records.stability) and the paper-scale units' (campaign stability), or how to
+    produce them."""
     s = board.stability
     if not s:
         return ('<h2>Seed stability</h2><p class="sb-stability">Not yet measured for this profile: run '

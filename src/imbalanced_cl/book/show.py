@@ -10,7 +10,7 @@ from collections import Counter
 from pathlib import Path
 
 from .. import verdict as V
-from . import glued
+from .records import glued
 from .tables import fmt
 
 

@@ -11,7 +11,7 @@ import re
 
 from .. import verdict as V
 from . import answers as A
-from . import record
+from .records import record
 from . import tables as T
 
 # What each profile is, in a reader's words (the sizes themselves live in profiles.yaml and the configs).

@@ -60,7 +60,7 @@ class VerdictTable:
 
 
 def glue_shown(name: str, obj) -> None:
-    """Display `obj` and name its output `name` for myst-nb's {glue} and for the records (book/glued.py).
+    """Display `obj` and name its output `name` for myst-nb's {glue} and for the records (book/records/glued.py).
 
     The output is what myst_nb.glue(name, obj, display=True) writes (its mime bundle, plain mime types, and
     metadata {"scrapbook": {"name": name, "mime_prefix": ""}}), made here so that a kernel without the book

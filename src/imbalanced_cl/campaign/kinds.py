@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..book import record as book_record
+from ..book.records import record as book_record
 from ..book.build.cells import config_class
-from ..book.glued import rows_of
+from ..book.records.glued import rows_of
 from ..book.build.profiles import params as profile_params
 from ..book.build.execution import check_params, execute
 from ..book.build.runner import toc_notebooks
@@ -160,7 +160,7 @@ def scale_params(cfg, d: int) -> dict:
 
 def plan_scale(profile: str, root: Path, only: list[str] | None = None) -> list[Unit]:
     """One unit per d of EXTRA_DS that the profile's notebook 08 does not compute itself, named d<d>."""
-    from ..book.record import source_code
+    from ..book.records.record import source_code
     from ..claims.scale import ScaleConfig
     cfg = ScaleConfig(**profile_params(profile, "08_scale"))
     code = source_code(root, SCALE_ENTRY)
@@ -189,7 +189,7 @@ def recorded_points(cfg, root: Path | None = None) -> tuple[list[dict], list[str
     code that computes the same numbers). Every other record of such a d is named in the notes with why it is not
     used. Records of any profile folder count (the parameters say what was run).
     """
-    from ..book.record import source_code
+    from ..book.records.record import source_code
     from ..paths import repo_root
     from .validity import first_valid, fresh, note
     root = Path(root or repo_root())

@@ -149,13 +149,13 @@ def column(rows: list[dict], records: dict[str, dict]) -> list[dict]:
 # Modules that draw, render, schedule or say where a run happened, never shape a recorded value or row: editing them
 # must not make a recorded unit stale. The rest of book/ counts: tables.py builds the verdict rows a notebook glues,
 # glued.py reads them back into the record (RECORD_SHAPERS), so an edit there changes what a record holds.
-RENDERING = ("imbalanced_cl.campaign", "imbalanced_cl.book.plots", "imbalanced_cl.book.provenance",
+RENDERING = ("imbalanced_cl.campaign", "imbalanced_cl.book.plots", "imbalanced_cl.book.records.provenance",
              "imbalanced_cl.book.sphinxext", "imbalanced_cl.book.scoreboard", "imbalanced_cl.book.build.runner",
-             "imbalanced_cl.book.record", "imbalanced_cl.book.stability")
+             "imbalanced_cl.book.records.record", "imbalanced_cl.book.records.stability")
 
 # Modules that turn an executed notebook into a record's rows whatever the notebook imports (the notebook unit's
 # payload is rows_of(executed copy)).
-RECORD_SHAPERS = "import imbalanced_cl.book.glued\n"
+RECORD_SHAPERS = "import imbalanced_cl.book.records.glued\n"
 
 
 def _syntax(source: str) -> str:
@@ -364,7 +364,7 @@ def load_campaign(root: Path, profile: str) -> dict[str, dict]:
     A file that cannot be read stands, when no current record of its notebook exists, as {"unreadable": why}: the
     scoreboard shows "record unreadable" there rather than a column that silently lacks the notebook.
     """
-    from .build.profiles import params as profile_params
+    from ..build.profiles import params as profile_params
     folder = Path(root) / "results" / "campaign" / profile / "notebook"
     out, bad = {}, {}
     for p in sorted(folder.glob("*.json")) if folder.is_dir() else []:
