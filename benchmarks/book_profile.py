@@ -316,7 +316,7 @@ def load(path: Path) -> list[dict]:
 
 PREIMPORT = ("matplotlib.pyplot", "torch", "scipy.stats", "imbalanced_cl.stats", "imbalanced_cl.sim.train",
              "imbalanced_cl.sim.regime", "imbalanced_cl.sim.theory", "imbalanced_cl.book.plots",
-             "imbalanced_cl.book.tables", "imbalanced_cl.book.records.provenance")
+             "imbalanced_cl.book.pages.tables", "imbalanced_cl.book.records.provenance")
 
 
 def preimport() -> None:

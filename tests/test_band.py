@@ -11,7 +11,7 @@ import torch
 
 from imbalanced_cl import verdict as V
 from imbalanced_cl.book.records import results_table
-from imbalanced_cl.book import show, tables
+from imbalanced_cl.book.pages import show, tables
 from imbalanced_cl.verdict import HOLDS, UNTESTED
 
 INF = math.inf

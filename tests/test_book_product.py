@@ -10,10 +10,10 @@ import pytest
 import torch
 
 from imbalanced_cl.claims import explorer
-from imbalanced_cl.book import scoreboard
+from imbalanced_cl.book.pages import scoreboard
 from imbalanced_cl import verdict
 from imbalanced_cl.validate import ParameterError
-from imbalanced_cl.book import tables
+from imbalanced_cl.book.pages import tables
 
 
 def _executed_nb(path, name, rows, profile=None, recorded=""):
@@ -176,7 +176,7 @@ def test_a_verdict_table_refuses_rows_it_cannot_identify_or_range_with_one_line(
 
 def test_sphinx_extension_drops_repeated_scripts():
     """Sphinx 7.4 lists an inline script twice (filename None and ''); one copy of each stays, in order."""
-    from imbalanced_cl.book import sphinxext
+    from imbalanced_cl.book.pages import sphinxext
 
     class JS:
         def __init__(self, filename, priority=500, **attributes):
@@ -195,7 +195,7 @@ def test_sphinx_extension_drops_repeated_scripts():
 def test_sphinx_extension_replaces_the_bare_index_redirect(tmp_path):
     """The toc extension's one-line index.html becomes a page with a title, a language and the book's icon."""
     from types import SimpleNamespace
-    from imbalanced_cl.book import sphinxext
+    from imbalanced_cl.book.pages import sphinxext
     (tmp_path / "index.html").write_text('<meta http-equiv="Refresh" content="0; url=book/intro.html" />\n')
     app = SimpleNamespace(outdir=str(tmp_path), builder=SimpleNamespace(format="html"),
                           config=SimpleNamespace(html_favicon="book/favicon.svg", html_title="A <book>", project="p"))

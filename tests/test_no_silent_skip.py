@@ -84,7 +84,7 @@ def test_the_paper_column_keeps_a_readable_record_over_an_unreadable_campaign_on
 
 
 def test_the_scoreboard_summary_says_record_unreadable(tmp_path):
-    from imbalanced_cl.book import scoreboard
+    from imbalanced_cl.book.pages import scoreboard
     board = scoreboard.Board("x", rows=[_row()], status={NB: "ok"},
                              paper={NB: {"notebook": NB, "unreadable": "a.json: not valid JSON", "rows": []}})
     html = scoreboard._summary_table(board, "../notebooks/")

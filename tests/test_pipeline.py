@@ -22,7 +22,7 @@ import yaml
 
 from imbalanced_cl.book.build import execution
 from imbalanced_cl.book.build import params as P
-from imbalanced_cl.book import scoreboard
+from imbalanced_cl.book.pages import scoreboard
 from imbalanced_cl.book.build import runner as book
 from imbalanced_cl.book.build.profiles import PROFILES, params
 from imbalanced_cl.validate import ParameterError

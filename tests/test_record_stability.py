@@ -39,7 +39,7 @@ def test_stability_matches_rows_by_id_not_by_sentence():
 
 
 def test_a_stored_result_from_before_row_ids_is_stale_and_marks_no_row(tmp_path):
-    from imbalanced_cl.book import scoreboard
+    from imbalanced_cl.book.pages import scoreboard
     (tmp_path / "results" / "stability").mkdir(parents=True)
     (tmp_path / "results" / "stability" / "default.json").write_text(json.dumps(
         {"profile": "default", "seeds": [0, 1], "rows": 2, "unchanged": 1, "share_unchanged": 0.5,
@@ -81,7 +81,7 @@ def test_stability_command_runs_at_ci(tmp_path):
 def test_the_scoreboard_shows_the_seed_stability_of_the_recorded_paper_units(tmp_path):
     """`campaign stability` writes results/stability/campaign-paper.json; the scoreboard's stability section reads it
     back and says how many paper-scale rows kept their verdict, with the flips and the rows that changed."""
-    from imbalanced_cl.book import scoreboard
+    from imbalanced_cl.book.pages import scoreboard
     assert stability.load_campaign(tmp_path) is None
     res = stability.compare({0: [_row("02", "a", "holds"), _row("02", "b", "partly"), _row("02", "c", "holds")],
                              1: [_row("02", "a", "holds"), _row("02", "b", "does not hold"), _row("02", "c", "holds")]})

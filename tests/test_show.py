@@ -13,7 +13,7 @@ import pytest
 
 from imbalanced_cl.book.build import cost
 from imbalanced_cl.book.records import glued
-from imbalanced_cl.book import show
+from imbalanced_cl.book.pages import show
 from imbalanced_cl.book.build.cells import config_class
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -180,7 +180,7 @@ def main(argv=None) -> int:
     if args.cmd == "params":
         return write_params(check_only=args.check)
     if args.cmd == "show":
-        from .book.show import main as show
+        from .book.pages.show import main as show
         return show(args.notebooks, args.width)
     if args.cmd == "campaign":
         from .campaign.cli import main as campaign

@@ -171,8 +171,8 @@ def predicted_with_band(r) -> str:
     return f"{pred} ({band})" if band else str(pred)
 
 
-# What a row is, defined once for every count of every page (book/answers.py, book/scoreboard.py, tables.py):
-# a claim row tests a statement; a premise row checks the theorem's regime on the run (kind "regime").
+# What a row is, defined once for every count of every page (book/pages/answers.py, book/pages/scoreboard.py,
+# tables.py): a claim row tests a statement; a premise row checks the theorem's regime on the run (kind "regime").
 CLAIM_KINDS = ("paper", "diagnostic", "companion")
 
 

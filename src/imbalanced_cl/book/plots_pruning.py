@@ -14,7 +14,7 @@ from IPython.display import Markdown
 
 from .. import stats
 from . import plots
-from .tables import fmt
+from .pages.tables import fmt
 
 MINORITY, MAJORITY = "C3", "C0"
 GROUP_COLORS = {"minority j*": MINORITY, "majority (mean)": MAJORITY}

@@ -7,7 +7,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from ..claims import scale as S
-from .tables import fmt
+from .pages.tables import fmt
 
 
 def _md_table(head: list[str], rows: list[list]) -> str:

@@ -32,7 +32,7 @@ def plan_notebooks(profile: str, root: Path, only: list[str] | None = None) -> l
     """
     import sys
 
-    from ..book.scoreboard import claim_notebooks   # here: the scoreboard module pulls in the plotting stack
+    from ..book.pages.scoreboard import claim_notebooks   # here: the scoreboard module pulls in the plotting stack
     names = set(claim_notebooks(root))
     units = []
     for nb in toc_notebooks(root):

@@ -150,8 +150,9 @@ def column(rows: list[dict], records: dict[str, dict]) -> list[dict]:
 # must not make a recorded unit stale. The rest of book/ counts: tables.py builds the verdict rows a notebook glues,
 # glued.py reads them back into the record (RECORD_SHAPERS), so an edit there changes what a record holds.
 RENDERING = ("imbalanced_cl.campaign", "imbalanced_cl.book.plots", "imbalanced_cl.book.records.provenance",
-             "imbalanced_cl.book.sphinxext", "imbalanced_cl.book.scoreboard", "imbalanced_cl.book.build.runner",
-             "imbalanced_cl.book.records.record", "imbalanced_cl.book.records.stability")
+             "imbalanced_cl.book.pages.sphinxext", "imbalanced_cl.book.pages.scoreboard",
+             "imbalanced_cl.book.build.runner", "imbalanced_cl.book.records.record",
+             "imbalanced_cl.book.records.stability")
 
 # Modules that turn an executed notebook into a record's rows whatever the notebook imports (the notebook unit's
 # payload is rows_of(executed copy)).

@@ -22,8 +22,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from .. import premises as P
-from .. import verdict as V
+from ... import premises as P
+from ... import verdict as V
 from . import tables as T
 
 is_claim_row, is_premise_row = V.is_claim_row, V.is_premise_row      # the one definition lives in verdict.py

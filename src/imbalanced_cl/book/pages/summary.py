@@ -1,5 +1,5 @@
-"""The intro's first screen, generated from the claim-level answers (book/answers.py): which profile built the book,
-one plain sentence per claim with the paper-scale record beside it, and one figure of every claim's headline
+"""The intro's first screen, generated from the claim-level answers (book/pages/answers.py): which profile built the
+book, one plain sentence per claim with the paper-scale record beside it, and one figure of every claim's headline
 measurement against the paper's prediction. Presentation only: every number comes from a verdict row.
 """
 from __future__ import annotations
@@ -9,9 +9,9 @@ import io
 import math
 import re
 
-from .. import verdict as V
+from ... import verdict as V
 from . import answers as A
-from .records import record
+from ..records import record
 from . import tables as T
 
 # What each profile is, in a reader's words (the sizes themselves live in profiles.yaml and the configs).
@@ -136,7 +136,7 @@ def build_note(profile: str, commit: str = "", date: str = "") -> str:
 
 def findings(items: list[A.Answer], profile: str, paper: dict | None = None, base: str = "../notebooks/") -> str:
     """HTML table, one row per claim: the claim, one sentence on what was found, this build's verdict and the
-    paper-scale record; it stacks into cards on a narrow screen (book/static CSS), so the verdict stays visible."""
+    paper-scale record; it stacks into cards on a narrow screen (pages/static CSS), so the verdict stays visible."""
     colours = T.COLOURS
     head = ["claim", "what we found", f"verdict ({T.esc(profile or 'this build')})", "paper scale"]
     out = ['<table class="sb-findings"><caption>What the book found, claim by claim</caption><thead><tr>'

@@ -14,15 +14,15 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .. import verdict as V
-from .records import provenance
+from ... import verdict as V
+from ..records import provenance
 from . import tables as T
 from . import answers
-from .records import glued, record, stability
-from .records.glued import collect, rows_of  # noqa: F401  (collect: the scoreboard's reader, re-exported)
-from .build.cache import collects
-from .build.runner import toc_notebooks
-from .build.profiles import PROFILES, repo_root
+from ..records import glued, record, stability
+from ..records.glued import collect, rows_of  # noqa: F401  (collect: the scoreboard's reader, re-exported)
+from ..build.cache import collects
+from ..build.runner import toc_notebooks
+from ..build.profiles import PROFILES, repo_root
 
 ENV = "IMBALANCED_CL_EXECUTED"
 

@@ -9,8 +9,8 @@ import textwrap
 from collections import Counter
 from pathlib import Path
 
-from .. import verdict as V
-from .records import glued
+from ... import verdict as V
+from ..records import glued
 from .tables import fmt
 
 

@@ -5,8 +5,8 @@ import html
 import math
 from dataclasses import asdict, replace
 
-from ..stats import RANGES
-from ..verdict import (FAILS, HOLDS, INCONCLUSIVE, NOT_COMPARABLE, PARTLY, UNTESTED, Verdict, VerdictError, band_text,
+from ...stats import RANGES
+from ...verdict import (FAILS, HOLDS, INCONCLUSIVE, NOT_COMPARABLE, PARTLY, UNTESTED, Verdict, VerdictError, band_text,
                        gate, is_required_premise, predicted_with_band)
 
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from .. import premises as P
-from .. import verdict as V
-from .build.cells import config_class, field_comments, is_judgement
-from .build.profiles import params
-from .build.runner import toc_notebooks
+from ... import premises as P
+from ... import verdict as V
+from ..build.cells import config_class, field_comments, is_judgement
+from ..build.profiles import params
+from ..build.runner import toc_notebooks
 
 
 def judgement_table(root: Path) -> list[dict]:
