@@ -262,7 +262,7 @@ def test_explorer_mask_effect_by_hand():
 def test_explorer_figures_draw_on_a_tiny_result():
     import matplotlib
     matplotlib.use("Agg")
-    from imbalanced_cl.book import plots_explorer as PX
+    from imbalanced_cl.book.plots import explorer as PX
     cfg = explorer.ExplorerConfig(gallery_eps_min=(0.3,))
     base = _hand_result(0.0, [[0.9, 0.1, 0.0], [0.0, 0.2, 0.5]], [1.0, 0.0, 1.0])
     pruned = _hand_result(0.5, [[0.9, 0.1, 0.0], [0.0, 0.2, 0.8]], [1.0, 1.0, 2.0])

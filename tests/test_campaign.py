@@ -340,7 +340,7 @@ def test_a_scale_point_is_recorded_and_notebook_08_adds_it_marked_and_leaves_sta
     assert all(max(q.at) > 12 for q in scale.quantities(res)) and scale.verdict_rows(res, res.cfg)   # d = 16 is used
     import matplotlib
     matplotlib.use("Agg")
-    from imbalanced_cl.book import plots_scale as P
+    from imbalanced_cl.book.plots import scale as P
     Q = scale.quantities(res)
     P.quantity_figure(Q[:2], tuple(ds))
     P.show_measurements(Q[:2], tuple(ds))

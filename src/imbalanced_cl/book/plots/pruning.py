@@ -12,9 +12,9 @@ import numpy as np
 import torch
 from IPython.display import Markdown
 
-from .. import stats
-from . import plots
-from .pages.tables import fmt
+from ... import stats
+from . import common as plots
+from ..pages.tables import fmt
 
 MINORITY, MAJORITY = "C3", "C0"
 GROUP_COLORS = {"minority j*": MINORITY, "majority (mean)": MAJORITY}

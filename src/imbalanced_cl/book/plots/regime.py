@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from .. import stats
+from ... import stats
 
 
 def share_over_time(curves: dict, ax=None):

@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import Rectangle
 
-from ..claims.premise_map import (ARMS, LAMBDAS, CellResult, PremiseMapConfig, arm_ok, arm_row, eq33_t1,
+from ...claims.premise_map import (ARMS, LAMBDAS, CellResult, PremiseMapConfig, arm_ok, arm_row, eq33_t1,
                                   lambda_value)
 
 
@@ -128,9 +128,9 @@ def table(rows: list[dict]):
 def notebook_marks(cfg: PremiseMapConfig, root=None) -> dict:
     """{label: (d, lambda name, ratio)} for the claim notebooks' defaults (01-05) on the map's axes, grouped where
     they coincide ("01-04 defaults"); lambda is "book" when it equals the map's, else the nearest named lambda."""
-    from .build.cells import config_class
-    from .build.profiles import repo_root
-    from .build.runner import toc_notebooks
+    from ..build.cells import config_class
+    from ..build.profiles import repo_root
+    from ..build.runner import toc_notebooks
     at: dict = {}
     for nb in toc_notebooks(root or repo_root()):
         cls = config_class(nb)

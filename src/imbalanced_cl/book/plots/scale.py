@@ -6,8 +6,8 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 
-from ..claims import scale as S
-from .pages.tables import fmt
+from ...claims import scale as S
+from ..pages.tables import fmt
 
 
 def _md_table(head: list[str], rows: list[list]) -> str:
