@@ -87,7 +87,7 @@ def test_the_scoreboard_summary_says_record_unreadable(tmp_path):
     from imbalanced_cl.book.pages import scoreboard
     board = scoreboard.Board("x", rows=[_row()], status={NB: "ok"},
                              paper={NB: {"notebook": NB, "unreadable": "a.json: not valid JSON", "rows": []}})
-    html = scoreboard._summary_table(board, "../notebooks/")
+    html = scoreboard.summary_table(board, "../notebooks/")
     assert "record unreadable" in html and "recorded" not in html.replace("record unreadable", "")
 
 

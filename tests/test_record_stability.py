@@ -46,7 +46,7 @@ def test_a_stored_result_from_before_row_ids_is_stale_and_marks_no_row(tmp_path)
          "changed": [{"notebook": "01", "claim": "a", "verdicts": {"0": "holds", "1": "partly"}}]}))
     res = stability.load(tmp_path, "default")
     assert "before verdict rows had ids" in res["stale"] and stability.flipped(res) == set()
-    html = scoreboard._stability_section(scoreboard.Board("x", stability=res))
+    html = scoreboard.stability_section(scoreboard.Board("x", stability=res))
     assert "is stale" in html and "--seeds 0 1" in html and "keep their verdict" not in html
 
 
@@ -89,8 +89,8 @@ def test_the_scoreboard_shows_the_seed_stability_of_the_recorded_paper_units(tmp
     (tmp_path / "results" / "stability" / "campaign-paper.json").write_text(
         json.dumps({"notebooks": ["02"], "flips": 1, **res}))
     board = scoreboard.Board("x", paper_stability=stability.load_campaign(tmp_path))
-    html = scoreboard._stability_section(board)
+    html = scoreboard.stability_section(board)
     assert "Not yet measured for this profile" in html                        # the book's own stability: none here
     assert "<b>paper</b> scale (recorded campaign units of 02, base seeds [0, 1]): <b>2 of 3 rows</b> (67%)" in html
     assert "partly ↔ does not hold): 1." in html and "02: b: seed 0: partly, seed 1: does not hold" in html
-    assert "paper</b> scale" not in scoreboard._stability_section(scoreboard.Board("x"))
+    assert "paper</b> scale" not in scoreboard.stability_section(scoreboard.Board("x"))

@@ -11,6 +11,7 @@ from matplotlib.patches import Rectangle
 
 from ...claims.premise_map import (ARMS, LAMBDAS, CellResult, PremiseMapConfig, arm_ok, arm_row, eq33_t1,
                                   lambda_value)
+from ..pages.render import esc, header_cells, row
 
 
 def _counts(res: CellResult) -> tuple[int, int, list[str]]:
@@ -115,13 +116,11 @@ def closed_forms_figure(rates: list[dict], cfg: PremiseMapConfig):
 
 def table(rows: list[dict]):
     """An HTML table of plain rows (a list of dicts with the same keys), for display in the notebook."""
-    import html
-
     from IPython.display import HTML
     if not rows:
         return HTML("<p>(no rows)</p>")
-    head = "".join(f"<th>{html.escape(str(k))}</th>" for k in rows[0])
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in r.values()) + "</tr>" for r in rows)
+    head = header_cells([esc(k) for k in rows[0]], scoped=False)
+    body = "".join(row([esc(v) for v in r.values()]) for r in rows)
     return HTML(f'<table class="premise-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>')
 
 
