@@ -271,22 +271,22 @@ def test_a_code_version_does_not_depend_on_the_python_that_computes_it():
     import ast
     import sys
 
-    from imbalanced_cl.book.records.record import _dump
+    from imbalanced_cl.book.records.record import syntax_dump
     tree = ast.parse("def f(x, *, y=1) -> int:\n    return x + y\nclass C(B):\n    pass\n")
     if sys.version_info[:2] == (3, 11):     # the oracle: the stdlib's own dump on the Python the records use
-        assert _dump(tree) == ast.dump(tree, annotate_fields=False)
+        assert syntax_dump(tree) == ast.dump(tree, annotate_fields=False)
         for p in sorted((ROOT / "src").rglob("*.py")):
             t = ast.parse(p.read_text())
-            assert _dump(t) == ast.dump(t, annotate_fields=False), p
+            assert syntax_dump(t) == ast.dump(t, annotate_fields=False), p
     # By hand: a def as Python 3.12 parses it, with its (empty) type parameters, dumps as 3.11 wrote it.
     fields = ("name", "args", "body", "decorator_list", "returns", "type_comment", "type_params")
     Def312 = type("FunctionDef", (ast.AST,), {"_fields": fields, "returns": None, "type_comment": None})
     node = Def312(name="f", args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
                   body=[ast.Pass()], decorator_list=[], returns=None, type_comment=None, type_params=[])
-    assert _dump(node) == ("FunctionDef('f', arguments([], [], kwonlyargs=[], kw_defaults=[], defaults=[]), "
+    assert syntax_dump(node) == ("FunctionDef('f', arguments([], [], kwonlyargs=[], kw_defaults=[], defaults=[]), "
                            "[Pass()], [])")
     node.type_params = [ast.Name("T")]      # a def that uses one: then it counts
-    assert "type_params=[Name('T'" in _dump(node)
+    assert "type_params=[Name('T'" in syntax_dump(node)
 
 
 def test_the_scoreboard_reads_current_campaign_units_and_leaves_stale_ones_out(tmp_path):

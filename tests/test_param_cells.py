@@ -70,7 +70,7 @@ def test_every_symbol_in_the_comments_is_in_debians_monospace_fonts():
 
 
 def test_comment_symbols_and_papermill_reads_them():
-    assert cells._comment("a = b, c <= d, e >= f, g != h, i == j") == "a = b, c ≤ d, e ≥ f, g ≠ h, i == j"
+    assert cells.comment_symbols("a = b, c <= d, e >= f, g != h, i == j") == "a = b, c ≤ d, e ≥ f, g ≠ h, i == j"
 
     @dataclasses.dataclass(frozen=True)
     class Toy:

@@ -94,7 +94,7 @@ def _literal(v) -> str:
     return repr(v)
 
 
-def _comment(text: str) -> str:
+def comment_symbols(text: str) -> str:
     """A help text with the comparison signs every font has (≤ ≥ ≠)."""
     for a, b in (("<=", "≤"), (">=", "≥"), ("!=", "≠")):
         text = text.replace(a, b)
@@ -184,7 +184,7 @@ def parameters_source(cls: type) -> str:
             if rng and rng not in note:
                 note = f"{note}; allowed: {rng}" if note else f"allowed: {rng}"
             lead = COST_NOTE if f.name in slow else ""     # on the line, so papermill's help always says it
-            lines += _line(f"{f.name}: {_type(f, v)} = {_literal(v)}", _comment(note), lead)
+            lines += _line(f"{f.name}: {_type(f, v)} = {_literal(v)}", comment_symbols(note), lead)
     return "\n".join(lines)
 
 

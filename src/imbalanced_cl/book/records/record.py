@@ -173,7 +173,7 @@ def _syntax(source: str) -> str:
                 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
                 and isinstance(body[0].value.value, str)):
             node.body = body[1:] or [ast.Pass()]
-    return _dump(tree)
+    return syntax_dump(tree)
 
 
 # Fields that later Pythons added to the syntax tree (3.12: PEP 695's type parameters). Left out while empty, a
@@ -182,12 +182,12 @@ def _syntax(source: str) -> str:
 NEWER_FIELDS = ("type_params",)
 
 
-def _dump(node) -> str:
+def syntax_dump(node) -> str:
     """ast.dump(node, annotate_fields=False) as Python 3.11 writes it, on any Python (NEWER_FIELDS left out while
     empty): a code version must not depend on the interpreter that computes it."""
     import ast
     if isinstance(node, list):
-        return "[" + ", ".join(_dump(x) for x in node) + "]"
+        return "[" + ", ".join(syntax_dump(x) for x in node) + "]"
     if not isinstance(node, ast.AST):
         return repr(node)
     args, keywords = [], False
@@ -200,7 +200,7 @@ def _dump(node) -> str:
         if (value is None and getattr(type(node), name, ...) is None) or (name in NEWER_FIELDS and not value):
             keywords = True
             continue
-        args.append(f"{name}={_dump(value)}" if keywords else _dump(value))
+        args.append(f"{name}={syntax_dump(value)}" if keywords else syntax_dump(value))
     return f"{type(node).__name__}({', '.join(args)})"
 
 
