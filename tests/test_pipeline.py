@@ -287,7 +287,7 @@ def test_cli_prints_one_line_per_error_and_exits_2(tmp_path):
 _RUN = textwrap.dedent("""
     import json, sys
     from pathlib import Path
-    from imbalanced_cl.book import runner
+    from imbalanced_cl.book.build import runner
     if __name__ == "__main__":     # --jobs starts spawned workers, which import this script again
         kw = json.loads(sys.argv[3])
         sys.exit(runner.run_book("ci", out_root=Path(sys.argv[2]), root=Path(sys.argv[1]), **kw))
@@ -338,7 +338,7 @@ def test_interrupted_run_removes_partial_output_and_keeps_the_good_copy(tmp_path
     assert rc == 130, err[-2000:]
     # The runner's last word is one line; no KeyboardInterrupt traceback (the dying kernel may log its own).
     assert any(line.startswith("[stopped] notebooks/a.ipynb: interrupted") for line in err.splitlines()), err[-2000:]
-    assert "KeyboardInterrupt" not in err and "imbalanced_cl/book/runner.py" not in err
+    assert "KeyboardInterrupt" not in err and "imbalanced_cl/book/build/runner.py" not in err
     assert not list(executed.parent.glob(".*partial*")), "the partial output was left behind"
     assert executed.read_bytes() == good and executed.with_suffix(".key").read_text() == key
 
