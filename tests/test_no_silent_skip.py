@@ -155,7 +155,7 @@ def test_a_book_edit_that_changes_the_recorded_rows_makes_the_record_stale(copy_
     _edit(book / "plots" / "common.py", "import numpy as np", "import numpy as np\nFIGURE_ONLY = 1")  # draws: no effect
     _edit(book / "records" / "provenance.py", "import json", "import json\nWHERE_ONLY = 1")  # says where: no effect
     assert book_record.notebook_code(copy_root, nb) == before
-    _edit(book / "tables.py", "import math", "import math\nROWS_CHANGED = 1")
+    _edit(book / "pages" / "tables.py", "import math", "import math\nROWS_CHANGED = 1")
     after_tables = book_record.notebook_code(copy_root, nb)
     assert after_tables != before
     _edit(book / "records" / "glued.py", "import json", "import json\nREAD_BACK_CHANGED = 1")  # rows_of reads them
