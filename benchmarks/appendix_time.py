@@ -17,7 +17,7 @@ import time
 import torch
 
 from imbalanced_cl.claims import appendix as A
-from imbalanced_cl.book.profiles import params, repo_root
+from imbalanced_cl.book.build.profiles import params, repo_root
 
 NOTEBOOK = "05_appendix_figures"
 TARGETS = {"default": 15 * 60, "paper": 3 * 3600}   # seconds, on 2 cores (issue 5)

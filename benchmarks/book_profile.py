@@ -26,7 +26,7 @@ Which frames belong where (`membership`):
   draw too): by the two rules above, the training pairs;
 - training step: imbalanced_cl.sim.train (step, gradient and the rest of the loop);
 - real images: imbalanced_cl.lt.* (pre-training, augmentation and linear probe alike);
-- other: everything else: the notebooks' own Python, plotting (matplotlib, book.plots*, the PNG rendering),
+- other: everything else: the notebooks' own Python, plotting (matplotlib, book.plots, the PNG rendering),
   verdict tables, provenance, imports a cell makes, and the protocols' glue between the calls above.
 
 How a notebook runs. Its code cells in order, in one namespace {"__name__": "__main__"}, with the working directory
@@ -315,8 +315,8 @@ def load(path: Path) -> list[dict]:
 
 
 PREIMPORT = ("matplotlib.pyplot", "torch", "scipy.stats", "imbalanced_cl.stats", "imbalanced_cl.sim.train",
-             "imbalanced_cl.sim.regime", "imbalanced_cl.sim.theory", "imbalanced_cl.book.plots",
-             "imbalanced_cl.book.tables", "imbalanced_cl.book.provenance")
+             "imbalanced_cl.sim.regime", "imbalanced_cl.sim.theory", "imbalanced_cl.book.plots.common",
+             "imbalanced_cl.book.pages.tables", "imbalanced_cl.book.records.provenance")
 
 
 def preimport() -> None:
@@ -362,8 +362,8 @@ def main(argv=None) -> int:
     import matplotlib
     matplotlib.use("Agg")
     preimport()
-    from imbalanced_cl.book.profiles import params
-    from imbalanced_cl.book.runner import select
+    from imbalanced_cl.book.build.profiles import params
+    from imbalanced_cl.book.build.runner import select
     from imbalanced_cl.validate import ParameterError
 
     try:

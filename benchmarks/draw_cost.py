@@ -23,7 +23,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from benchmarks.paper_projection import CONFIGS
-from imbalanced_cl.book.profiles import params
+from imbalanced_cl.book.build.profiles import params
 from imbalanced_cl.sim import data as D
 from imbalanced_cl.sim import philox_fused as PF
 from imbalanced_cl.sim.config import SimConfig

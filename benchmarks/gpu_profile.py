@@ -11,7 +11,7 @@ import time
 
 import torch
 
-from imbalanced_cl.book.profiles import params
+from imbalanced_cl.book.build.profiles import params
 
 
 def main() -> int:

@@ -16,7 +16,7 @@ import json
 
 import torch
 
-from imbalanced_cl.book.provenance import cpu_model
+from imbalanced_cl.book.records.provenance import cpu_model
 from imbalanced_cl.paths import repo_root
 from imbalanced_cl.sim.config import SimConfig
 from imbalanced_cl.sim.runtime import RATES_FILE

@@ -49,7 +49,7 @@ def table2_runs(profile: str = "paper") -> list[dict]:
     """The pre-training runs of a profile's notebook 06 (CIFAR-10-LT), plus CIFAR-100-LT at the same settings."""
     from imbalanced_cl.lt.config import LTConfig
     from imbalanced_cl.lt.datasets import long_tailed_counts
-    from imbalanced_cl.book.profiles import params
+    from imbalanced_cl.book.build.profiles import params
     cfg = LTConfig.from_namespace(params(profile, "06_lt_benchmarks"))
     runs = []
     for ds, n_max, classes in (("cifar10", cfg.n_max, 10), ("cifar100", 450, 100)):

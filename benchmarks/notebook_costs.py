@@ -3,7 +3,7 @@
 benchmarks/paper_projection.py times the training loop; a notebook is more (02 at paper took 204 s end to end on an
 H200 against 5 s of training). For each notebook, at a profile, on the device its parameters pick (`device: auto`:
 CUDA where there is one), in one run:
-1. end to end: papermill runs it in a fresh kernel as the book's runner does (book.execution.run_papermill: kernel
+1. end to end: papermill runs it in a fresh kernel as the book's runner does (book.build.execution.run_papermill: kernel
    start, imports, every cell, the executed copy written): its wall seconds;
 2. in this process: its cells again (benchmarks/book_profile.py's run_notebook: the same code, no kernel), with
    train()'s loop timed exactly (sim.train._train_chunks; each chunk ends by moving its run to the host, so a GPU has
@@ -64,7 +64,7 @@ def training_clock():
 
 def end_to_end(path: Path, params: dict, profile: str) -> float:
     """Wall seconds of papermill running the notebook in a fresh kernel (the executed copy goes to a temporary file)."""
-    from imbalanced_cl.book.execution import run_papermill
+    from imbalanced_cl.book.build.execution import run_papermill
     with tempfile.TemporaryDirectory() as tmp:
         t = time.perf_counter()
         run_papermill(path, Path(tmp) / path.name, params, path.parent, env={"IMBALANCED_CL_PROFILE": profile})
@@ -126,7 +126,7 @@ def main(argv=None) -> int:
     BP.preimport()
     import torch
 
-    from imbalanced_cl.book.profiles import params
+    from imbalanced_cl.book.build.profiles import params
     names = args.only or (list(QUICK) if args.quick else list(SIMULATION))
     device = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "the CPU"
     print(f"profile {args.profile} on {device}, {torch.get_num_threads()} torch thread(s) in this process")

@@ -19,7 +19,7 @@ import time
 
 import torch
 
-from imbalanced_cl.book.profiles import params
+from imbalanced_cl.book.build.profiles import params
 from imbalanced_cl.claims.appendix import AppendixConfig
 from imbalanced_cl.claims.lucky import LuckyConfig
 from imbalanced_cl.claims.pruning import PruningConfig

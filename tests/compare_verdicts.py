@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from imbalanced_cl.book.glued import rows_of
+from imbalanced_cl.book.records.glued import rows_of
 
 
 def verdict_rows(out_dir: str | Path) -> dict[str, list[dict]]:

@@ -13,7 +13,7 @@ from pathlib import Path
 from mutmut.stats import status_by_exit_code
 
 LAYERS = {"sim": ("sim/",), "verdict": ("premises.py", "verdict.py", "stats.py", "claims/premise_rows.py",
-                                        "claims/", "book/answers.py")}
+                                        "claims/", "book/pages/answers.py")}
 
 
 def layer(path: str) -> str:

@@ -1,10 +1,11 @@
-"""The claim-level answers (book/answers.py) on hand-made rows: every branch of the rule, and counts that add up."""
+"""The claim-level answers (book/pages/answers.py) on hand-made rows: every branch of the rule, and counts that add
+up."""
 import re
 
 from imbalanced_cl import premises as P
 from imbalanced_cl import verdict as V
-from imbalanced_cl.book import answers as A
-from imbalanced_cl.book.scoreboard import Board, render
+from imbalanced_cl.book.pages import answers as A
+from imbalanced_cl.book.pages.scoreboard import Board, render
 
 C1 = A.CLAIMS[0]
 NB = C1.notebooks[0]
@@ -103,7 +104,7 @@ def test_the_headline_count_equals_the_table_total_and_premise_rows_are_counted_
 
 
 def test_a_notebook_table_says_which_premises_its_run_meets_and_points_to_the_map():
-    from imbalanced_cl.book.tables import premises_note
+    from imbalanced_cl.book.pages.tables import premises_note
     rows = [row("a", V.HOLDS), premise("step_window", V.HOLDS, claim="steps inside Theorem 3.1's window"),
             premise("lambda_range", V.FAILS, claim="weight decay λ inside the proof's range"),
             premise("noise_scale", V.FAILS, claim="noise σ_ξ² on Assumption 3.3's scale")]   # reported only

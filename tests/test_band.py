@@ -10,7 +10,8 @@ import pytest
 import torch
 
 from imbalanced_cl import verdict as V
-from imbalanced_cl.book import results_table, show, tables
+from imbalanced_cl.book.records import results_table
+from imbalanced_cl.book.pages import show, tables
 from imbalanced_cl.verdict import HOLDS, UNTESTED
 
 INF = math.inf

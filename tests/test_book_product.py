@@ -10,10 +10,10 @@ import pytest
 import torch
 
 from imbalanced_cl.claims import explorer
-from imbalanced_cl.book import scoreboard
+from imbalanced_cl.book.pages import scoreboard
 from imbalanced_cl import verdict
 from imbalanced_cl.validate import ParameterError
-from imbalanced_cl.book import tables
+from imbalanced_cl.book.pages import tables
 
 
 def _executed_nb(path, name, rows, profile=None, recorded=""):
@@ -132,7 +132,7 @@ def test_scoreboard_says_which_verdicts_include_recorded_points(tmp_path, monkey
 def test_provenance_and_verdict_table_show_once(monkeypatch):
     """show() and glue() display their output and return None, so a last line never echoes a second copy."""
     from IPython.core import display_functions
-    from imbalanced_cl.book import provenance
+    from imbalanced_cl.book.records import provenance
     shown = []
     monkeypatch.setattr(display_functions, "display", lambda *objs, **kw: shown.extend(objs))
     monkeypatch.setattr("IPython.display.display", lambda *objs, **kw: shown.extend(objs))
@@ -176,7 +176,7 @@ def test_a_verdict_table_refuses_rows_it_cannot_identify_or_range_with_one_line(
 
 def test_sphinx_extension_drops_repeated_scripts():
     """Sphinx 7.4 lists an inline script twice (filename None and ''); one copy of each stays, in order."""
-    from imbalanced_cl.book import sphinxext
+    from imbalanced_cl.book.pages import sphinxext
 
     class JS:
         def __init__(self, filename, priority=500, **attributes):
@@ -195,7 +195,7 @@ def test_sphinx_extension_drops_repeated_scripts():
 def test_sphinx_extension_replaces_the_bare_index_redirect(tmp_path):
     """The toc extension's one-line index.html becomes a page with a title, a language and the book's icon."""
     from types import SimpleNamespace
-    from imbalanced_cl.book import sphinxext
+    from imbalanced_cl.book.pages import sphinxext
     (tmp_path / "index.html").write_text('<meta http-equiv="Refresh" content="0; url=book/intro.html" />\n')
     app = SimpleNamespace(outdir=str(tmp_path), builder=SimpleNamespace(format="html"),
                           config=SimpleNamespace(html_favicon="book/favicon.svg", html_title="A <book>", project="p"))
@@ -262,7 +262,7 @@ def test_explorer_mask_effect_by_hand():
 def test_explorer_figures_draw_on_a_tiny_result():
     import matplotlib
     matplotlib.use("Agg")
-    from imbalanced_cl.book import plots_explorer as PX
+    from imbalanced_cl.book.plots import explorer as PX
     cfg = explorer.ExplorerConfig(gallery_eps_min=(0.3,))
     base = _hand_result(0.0, [[0.9, 0.1, 0.0], [0.0, 0.2, 0.5]], [1.0, 0.0, 1.0])
     pruned = _hand_result(0.5, [[0.9, 0.1, 0.0], [0.0, 0.2, 0.8]], [1.0, 1.0, 2.0])

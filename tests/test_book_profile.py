@@ -39,7 +39,8 @@ def test_one_stack_per_category():
     assert BP.categorise([CELL, REGIME, POP, GRADIENT, ENCODER]) == BP.REGIME
     assert BP.categorise([CELL, ("imbalanced_cl.lt.experiment", "run"), ("imbalanced_cl.lt.simclr", "step"),
                           TORCH]) == BP.LT
-    assert BP.categorise([CELL, ("imbalanced_cl.book.plots", "trajectories"), ("matplotlib.axes", "plot")]) == BP.OTHER
+    assert BP.categorise([CELL, ("imbalanced_cl.book.plots.common", "trajectories"),
+                          ("matplotlib.axes", "plot")]) == BP.OTHER
     assert BP.categorise([]) == BP.OTHER
 
 
@@ -108,9 +109,9 @@ def test_sampler_sees_the_main_thread():
 
 
 def test_other_is_named_by_its_own_frame_and_library():
-    stack = [("__main__", "run_notebook"), CELL, ("imbalanced_cl.book.plots", "trajectories"),
+    stack = [("__main__", "run_notebook"), CELL, ("imbalanced_cl.book.plots.common", "trajectories"),
              ("matplotlib.axes._axes", "plot")]
-    assert BP.own_frame(stack) == "book.plots:trajectories > matplotlib"
+    assert BP.own_frame(stack) == "book.plots.common:trajectories > matplotlib"
     assert BP.own_frame(stack[:2]) == "__main__:<cell 4>"
     assert BP.own_frame([("threading", "run")]).startswith("(outside")
 

@@ -21,7 +21,7 @@ from urllib.parse import unquote, urldefrag, urljoin, urlparse
 import nbformat
 import pytest
 
-from imbalanced_cl.book import scoreboard
+from imbalanced_cl.book.pages import scoreboard
 
 pytestmark = pytest.mark.slow
 

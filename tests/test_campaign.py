@@ -238,8 +238,8 @@ def test_a_ci_notebook_as_a_unit_through_the_command_line(tmp_path):
 
 
 def test_a_notebooks_code_version_ignores_comments_and_prose_not_code(tmp_path):
-    """book.record.notebook_code: the syntax of the code cells and of the modules they import, transitively."""
-    from imbalanced_cl.book.record import code_digest, science_files
+    """book.records.record.notebook_code: the syntax of the code cells and of the modules they import, transitively."""
+    from imbalanced_cl.book.records.record import code_digest, science_files
     pkg = tmp_path / "src" / "imbalanced_cl"
     (pkg / "claims").mkdir(parents=True)
     for p in (pkg / "__init__.py", pkg / "claims" / "__init__.py", pkg / "other.py"):
@@ -271,26 +271,26 @@ def test_a_code_version_does_not_depend_on_the_python_that_computes_it():
     import ast
     import sys
 
-    from imbalanced_cl.book.record import _dump
+    from imbalanced_cl.book.records.record import syntax_dump
     tree = ast.parse("def f(x, *, y=1) -> int:\n    return x + y\nclass C(B):\n    pass\n")
     if sys.version_info[:2] == (3, 11):     # the oracle: the stdlib's own dump on the Python the records use
-        assert _dump(tree) == ast.dump(tree, annotate_fields=False)
+        assert syntax_dump(tree) == ast.dump(tree, annotate_fields=False)
         for p in sorted((ROOT / "src").rglob("*.py")):
             t = ast.parse(p.read_text())
-            assert _dump(t) == ast.dump(t, annotate_fields=False), p
+            assert syntax_dump(t) == ast.dump(t, annotate_fields=False), p
     # By hand: a def as Python 3.12 parses it, with its (empty) type parameters, dumps as 3.11 wrote it.
     fields = ("name", "args", "body", "decorator_list", "returns", "type_comment", "type_params")
     Def312 = type("FunctionDef", (ast.AST,), {"_fields": fields, "returns": None, "type_comment": None})
     node = Def312(name="f", args=ast.arguments(posonlyargs=[], args=[], kwonlyargs=[], kw_defaults=[], defaults=[]),
                   body=[ast.Pass()], decorator_list=[], returns=None, type_comment=None, type_params=[])
-    assert _dump(node) == ("FunctionDef('f', arguments([], [], kwonlyargs=[], kw_defaults=[], defaults=[]), "
+    assert syntax_dump(node) == ("FunctionDef('f', arguments([], [], kwonlyargs=[], kw_defaults=[], defaults=[]), "
                            "[Pass()], [])")
     node.type_params = [ast.Name("T")]      # a def that uses one: then it counts
-    assert "type_params=[Name('T'" in _dump(node)
+    assert "type_params=[Name('T'" in syntax_dump(node)
 
 
 def test_the_scoreboard_reads_current_campaign_units_and_leaves_stale_ones_out(tmp_path):
-    from imbalanced_cl.book import record as book_record
+    from imbalanced_cl.book.records import record as book_record
     from imbalanced_cl.campaign.kinds import plan_notebooks
     (tmp_path / "notebooks").symlink_to(ROOT / "notebooks")
     (tmp_path / "src").symlink_to(ROOT / "src")
@@ -315,8 +315,8 @@ def test_a_scale_point_is_recorded_and_notebook_08_adds_it_marked_and_leaves_sta
     """scale_point: one d of notebook 08 measured in a unit, round-tripped through JSON, added to the grid; a record
     under other code is named stale and not used; a record of other parameters is named with them and not used; a
     config that differs only in how it runs (threads) still reads the record."""
-    from imbalanced_cl.book.profiles import params
-    from imbalanced_cl.book.record import source_code
+    from imbalanced_cl.book.build.profiles import params
+    from imbalanced_cl.book.records.record import source_code
     from imbalanced_cl.campaign import kinds as K
     from imbalanced_cl.claims import scale
     (tmp_path / "src").symlink_to(ROOT / "src")
@@ -340,7 +340,7 @@ def test_a_scale_point_is_recorded_and_notebook_08_adds_it_marked_and_leaves_sta
     assert all(max(q.at) > 12 for q in scale.quantities(res)) and scale.verdict_rows(res, res.cfg)   # d = 16 is used
     import matplotlib
     matplotlib.use("Agg")
-    from imbalanced_cl.book import plots_scale as P
+    from imbalanced_cl.book.plots import scale as P
     Q = scale.quantities(res)
     P.quantity_figure(Q[:2], tuple(ds))
     P.show_measurements(Q[:2], tuple(ds))

@@ -90,7 +90,7 @@ def test_an_interrupted_grid_resumes_from_the_points_it_finished(tmp_path, monke
 def test_notebook_03_point_by_point_gives_the_whole_grids_numbers(tmp_path, monkeypatch):
     """The split is safe for notebook 03: each (d, rho) point trained alone equals the same point of the whole grid,
     bit for bit (each point seeds its own training)."""
-    from imbalanced_cl.book.profiles import params
+    from imbalanced_cl.book.build.profiles import params
     from imbalanced_cl.claims import scaling
     cfg = scaling.ScalingConfig(**{k: tuple(v) if isinstance(v, list) else v
                                    for k, v in params("ci", "03_Ni_scaling").items()})
@@ -320,7 +320,7 @@ def test_points_in_worker_processes_give_the_whole_grids_numbers_and_print_in_gr
     and the others are computed in the workers and kept."""
     import functools
 
-    from imbalanced_cl.book.profiles import params
+    from imbalanced_cl.book.build.profiles import params
     from imbalanced_cl.claims import scaling
     cfg = scaling.ScalingConfig(**{k: tuple(v) if isinstance(v, list) else v
                                    for k, v in params("ci", "03_Ni_scaling").items()})

@@ -119,7 +119,7 @@ def test_notebook_04_premise_and_oracle_rows_by_hand():
     """Convergence, App. F.4's T and Remark 1's bounds become premise rows with their ids; an oracle arm with an
     empty set in one replicate is "not tested"; a clear oracle gain holds; in a table, a failed convergence premise
     makes the oracle row "not comparable" and keeps its verdict, and the mask-share prediction gates nothing."""
-    from imbalanced_cl.book.tables import VerdictTable
+    from imbalanced_cl.book.pages.tables import VerdictTable
     from imbalanced_cl.verdict import FAILS, HOLDS, NOT_COMPARABLE, UNTESTED
     cfg = pa.PruningConfig(d=10, d1=20, m=20, R=3, alpha_grid=(0.1, 0.2, 0.4), alpha_main=0.2, eps_min=0.5,
                            eps_min_grid=(0.5,), vanilla_steps=20, prune_steps=10, rate_window=10, record_every=5,

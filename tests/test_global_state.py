@@ -12,7 +12,7 @@ import pytest
 import torch
 import yaml
 
-from imbalanced_cl.book import runner
+from imbalanced_cl.book.build import runner
 from imbalanced_cl.campaign import checkpoint, engine
 from imbalanced_cl.campaign.units import Kind, Unit, child_env, child_env_now
 

@@ -25,6 +25,15 @@ LAYERS = [
     ("base", ("imbalanced_cl.stats", "imbalanced_cl.validate", "imbalanced_cl.paths", "imbalanced_cl.workers")),
 ]
 
+# The folders of book/, top to bottom, by job (docs/architecture.md, "Inside book/"): a folder imports its own and those
+# below it, never one above.
+BOOK_FOLDERS = [
+    ("plots", ("imbalanced_cl.book.plots",)),
+    ("pages", ("imbalanced_cl.book.pages",)),
+    ("records", ("imbalanced_cl.book.records",)),
+    ("build", ("imbalanced_cl.book.build",)),
+]
+
 
 def modules(sources: list[tuple[Path, str]]) -> dict[str, Path]:
     """{dotted module name: file} for every .py file of the given (folder, top-level package) pairs."""
@@ -173,6 +182,60 @@ def test_every_module_has_a_layer():
         layer(name, LAYERS)
 
 
+def book_graph(g: dict) -> dict:
+    """The import graph among the modules of book/'s folders (book/__init__ itself left out: it imports nothing)."""
+    def inside(m):
+        return any(m == p or m.startswith(p + ".") for _, (p,) in BOOK_FOLDERS)
+    return {a: [(b, line) for b, line in edges if inside(b)] for a, edges in g.items() if inside(a)}
+
+
+def test_every_book_module_is_in_a_folder():
+    """book/ holds only its folders (and its own __init__): a new module goes into the folder of its job."""
+    book = ROOT / "src" / "imbalanced_cl" / "book"
+    loose = sorted(p.name for p in book.glob("*.py") if p.name != "__init__.py")
+    assert not loose, f"modules directly under book/ (put each in build/, records/, pages/ or plots/): {loose}"
+    assert sorted(p.name for p in book.iterdir() if (p / "__init__.py").exists()) == sorted(
+        n for n, _ in BOOK_FOLDERS)
+    for name, _ in BOOK_FOLDERS:
+        assert ast.get_docstring(ast.parse((book / name / "__init__.py").read_text())), f"book/{name}/__init__.py"
+    assert "docs/architecture.md" in ast.get_docstring(ast.parse((book / "__init__.py").read_text()))
+
+
+def test_book_folders_import_only_downward():
+    """plots -> pages -> records -> build: a folder never imports one above it (checked like the layers)."""
+    g = book_graph(graph(SOURCES))
+    assert g and all(layer(m, BOOK_FOLDERS) >= 0 for m in g)
+    problems = upward(g, BOOK_FOLDERS)
+    assert not problems, "upward imports between book/ folders:\n" + "\n".join(problems)
+
+
+def test_every_public_function_of_book_has_a_docstring():
+    """A public function, class or method of book/ (one another module may call) says in its docstring what it is."""
+    missing = []
+    for p in sorted((ROOT / "src" / "imbalanced_cl" / "book").rglob("*.py")):
+        for node in ast.parse(p.read_text()).body:
+            inner = node.body if isinstance(node, ast.ClassDef) else []
+            for n in [node, *inner]:
+                if (isinstance(n, (ast.FunctionDef, ast.ClassDef)) and not n.name.startswith("_")
+                        and not ast.get_docstring(n)):
+                    missing.append(f"{p.relative_to(ROOT)}:{n.lineno} {n.name}")
+    assert not missing, "public names without a docstring:\n" + "\n".join(missing)
+
+
+def test_the_book_folder_check_names_an_upward_import(tmp_path):
+    """Hand-made: a build module that reaches up into pages is named, with its line."""
+    files = {"imbalanced_cl/__init__.py": "", "imbalanced_cl/book/__init__.py": "",
+             **{f"imbalanced_cl/book/{n}/__init__.py": "" for n, _ in BOOK_FOLDERS},
+             "imbalanced_cl/book/pages/render.py": "X = 1\n",
+             "imbalanced_cl/book/build/runner.py": "import os\nfrom ..pages.render import X\n"}
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    found = upward(book_graph(graph([(tmp_path, "imbalanced_cl")])), BOOK_FOLDERS)
+    assert found == ["imbalanced_cl.book.build.runner (layer build) imports imbalanced_cl.book.pages.render "
+                     "(layer pages, above it), line 2"]
+
+
 def test_a_module_outside_every_layer_is_named(tmp_path):
     import pytest
     g = _fake(tmp_path, {"fake/base.py": "", "fake/elsewhere.py": "from . import base\n"})
@@ -265,7 +328,8 @@ def private_imports(src: Path) -> list[str]:
 
 def test_no_module_reaches_into_another_modules_private_names():
     """Issue 50: a private helper (one leading underscore) is used only in its own module; one another module needs is
-    public, with a docstring (book.record.recorded_provenance, sim.train.join_time, census.exact.p_one_above, ...)."""
+    public, with a docstring (book.records.record.recorded_provenance, sim.train.join_time, census.exact.p_one_above,
+    ...)."""
     assert private_imports(ROOT / "src" / "imbalanced_cl") == []
 
 
@@ -278,9 +342,9 @@ def test_the_private_import_checker_sees_both_forms(tmp_path):
 
 
 def test_the_layer_map_has_one_home_and_the_module_lists_name_what_is_there():
-    """docs/architecture.md names every module of the package (a notebook's own figures by the plots_<name>
-    pattern); README's layout and CONTRIBUTING's table name every top-level package and module in backticks; the
-    package's and the claims' __init__ docstrings point to the map instead of drawing it again."""
+    """docs/architecture.md names every module of the package; README's layout and CONTRIBUTING's table name every
+    top-level package and module in backticks; the package's and the claims' __init__ docstrings point to the map
+    instead of drawing it again."""
     import re
     pkg = ROOT / "src" / "imbalanced_cl"
     arch = (ROOT / "docs" / "architecture.md").read_text()
@@ -293,7 +357,7 @@ def test_the_layer_map_has_one_home_and_the_module_lists_name_what_is_there():
         assert not missing, f"{doc} does not name {missing}"
     unnamed = [str(p.relative_to(pkg)) for p in pkg.rglob("*.py")
                if p.name not in ("__init__.py", "__main__.py") and len(p.relative_to(pkg).parts) > 1
-               and not re.search(rf"\b{p.stem}\b", arch) and not p.stem.startswith("plots_")]
+               and not re.search(rf"\b{p.stem}\b", arch)]
     assert not unnamed, f"docs/architecture.md does not name {unnamed}"
     claims = [p.name for p in (pkg / "claims").iterdir() if (p / "__init__.py").exists()]
     assert not [c for c in claims if f"`{c}`" not in arch and f"{c}/" not in arch]

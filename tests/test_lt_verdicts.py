@@ -45,7 +45,7 @@ def test_gain_rows_are_judged_with_a_t_interval_when_the_baseline_is_close():
 
 
 def test_profile_table_sums_phases_and_counts_a_shared_pretraining_once():
-    from imbalanced_cl.book import plots_lt
+    from imbalanced_cl.book.plots import lt as plots_lt
     base = {"setup_s": 1.0, "embed_s": 2.0, "probe_s": 3.0, "eval_s": 0.5}
     rows = [{"method": "random", "pretrain_s": 0.0, "aug_share": 0.0, **base},
             {"method": "alg1", "pretrain_s": 100.0, "aug_share": 0.1, **base},
@@ -62,7 +62,7 @@ def test_scale_table_states_this_runs_settings():
 
     import numpy as np
 
-    from imbalanced_cl.book import plots_lt
+    from imbalanced_cl.book.plots import lt as plots_lt
     from imbalanced_cl.lt.config import LTConfig
     cfg = LTConfig(width=4, epochs=7, rhos=(10,), seeds=(0, 1), n_max=100, probe_per_class=20)
     data = SimpleNamespace(source="a stub", num_classes=10,

@@ -10,7 +10,7 @@ import pytest
 import torch
 from torch import nn
 
-from imbalanced_cl.book.profiles import load_all
+from imbalanced_cl.book.build.profiles import load_all
 from imbalanced_cl.lt import speed
 from imbalanced_cl.lt.resnet import ResNet18
 from imbalanced_cl.lt.simclr import SimCLRNet

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from imbalanced_cl.book import record as book_record
-from imbalanced_cl.book import runner, stability
+from imbalanced_cl.book.records import record as book_record
+from imbalanced_cl.book.build import runner
+from imbalanced_cl.book.records import stability
 from imbalanced_cl.campaign import record, seeds, status
 from imbalanced_cl.campaign.units import Unit
 from imbalanced_cl.validate import ParameterError
@@ -83,10 +84,10 @@ def test_the_paper_column_keeps_a_readable_record_over_an_unreadable_campaign_on
 
 
 def test_the_scoreboard_summary_says_record_unreadable(tmp_path):
-    from imbalanced_cl.book import scoreboard
+    from imbalanced_cl.book.pages import scoreboard
     board = scoreboard.Board("x", rows=[_row()], status={NB: "ok"},
                              paper={NB: {"notebook": NB, "unreadable": "a.json: not valid JSON", "rows": []}})
-    html = scoreboard._summary_table(board, "../notebooks/")
+    html = scoreboard.summary_table(board, "../notebooks/")
     assert "record unreadable" in html and "recorded" not in html.replace("record unreadable", "")
 
 
@@ -151,13 +152,13 @@ def test_a_book_edit_that_changes_the_recorded_rows_makes_the_record_stale(copy_
     nb = copy_root / "notebooks" / f"{NB}.ipynb"
     before = book_record.notebook_code(copy_root, nb)
     book = copy_root / "src" / "imbalanced_cl" / "book"
-    _edit(book / "plots.py", "import numpy as np", "import numpy as np\nFIGURE_ONLY = 1")   # draws: no effect
-    _edit(book / "provenance.py", "import json", "import json\nWHERE_ONLY = 1")             # says where: no effect
+    _edit(book / "plots" / "common.py", "import numpy as np", "import numpy as np\nFIGURE_ONLY = 1")  # draws: no effect
+    _edit(book / "records" / "provenance.py", "import json", "import json\nWHERE_ONLY = 1")  # says where: no effect
     assert book_record.notebook_code(copy_root, nb) == before
-    _edit(book / "tables.py", "import math", "import math\nROWS_CHANGED = 1")
+    _edit(book / "pages" / "tables.py", "import math", "import math\nROWS_CHANGED = 1")
     after_tables = book_record.notebook_code(copy_root, nb)
     assert after_tables != before
-    _edit(book / "glued.py", "import json", "import json\nREAD_BACK_CHANGED = 1")           # rows_of reads them
+    _edit(book / "records" / "glued.py", "import json", "import json\nREAD_BACK_CHANGED = 1")  # rows_of reads them
     assert book_record.notebook_code(copy_root, nb) != after_tables
 
 
@@ -175,7 +176,7 @@ def test_a_code_version_leaves_out_the_package_versions(monkeypatch):
 def test_the_provenance_names_the_versions_and_the_cpu_kernel_path():
     import torch
 
-    from imbalanced_cl.book import provenance
+    from imbalanced_cl.book.records import provenance
     rec = provenance.record({"seed": 0})
     assert rec["versions"]["torch"] == torch.__version__ and {"numpy", "scipy", "python"} <= set(rec["versions"])
     assert rec["cpu_kernels"] == torch.backends.cpu.get_cpu_capability()

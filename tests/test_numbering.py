@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from imbalanced_cl.book import answers
+from imbalanced_cl.book.pages import answers
 
 ROOT = Path(__file__).resolve().parents[1]
 

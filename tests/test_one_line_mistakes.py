@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from imbalanced_cl.__main__ import main, parser
-from imbalanced_cl.book.params import check_notebook
+from imbalanced_cl.book.build.params import check_notebook
 from imbalanced_cl.campaign import clusters, engine
 from imbalanced_cl.campaign.units import Unit
 

@@ -11,8 +11,8 @@ import nbformat
 import papermill as pm
 import pytest
 
-from imbalanced_cl.book import cells
-from imbalanced_cl.book.runner import toc_notebooks
+from imbalanced_cl.book.build import cells
+from imbalanced_cl.book.build.runner import toc_notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = [nb for nb in toc_notebooks(ROOT) if cells.config_class(nb) is not None]
@@ -70,7 +70,7 @@ def test_every_symbol_in_the_comments_is_in_debians_monospace_fonts():
 
 
 def test_comment_symbols_and_papermill_reads_them():
-    assert cells._comment("a = b, c <= d, e >= f, g != h, i == j") == "a = b, c ≤ d, e ≥ f, g ≠ h, i == j"
+    assert cells.comment_symbols("a = b, c <= d, e >= f, g != h, i == j") == "a = b, c ≤ d, e ≥ f, g ≠ h, i == j"
 
     @dataclasses.dataclass(frozen=True)
     class Toy:

@@ -10,8 +10,8 @@ import papermill as pm
 import pytest
 import yaml
 
-from imbalanced_cl.book import cells
-from imbalanced_cl.book.runner import toc_notebooks
+from imbalanced_cl.book.build import cells
+from imbalanced_cl.book.build.runner import toc_notebooks
 from imbalanced_cl.validate import ParameterError, check_int
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -20,11 +20,11 @@ import papermill as pm
 import pytest
 import yaml
 
-from imbalanced_cl.book import execution
-from imbalanced_cl.book import params as P
-from imbalanced_cl.book import scoreboard
-from imbalanced_cl.book import runner as book
-from imbalanced_cl.book.profiles import PROFILES, params
+from imbalanced_cl.book.build import execution
+from imbalanced_cl.book.build import params as P
+from imbalanced_cl.book.pages import scoreboard
+from imbalanced_cl.book.build import runner as book
+from imbalanced_cl.book.build.profiles import PROFILES, params
 from imbalanced_cl.validate import ParameterError
 
 ROOT = book.repo_root()
@@ -76,7 +76,7 @@ def _rows_have_ids_and_stay_in_range(notebooks) -> int:
     """Assert, for every glued row of the executed `notebooks` (paths): an id, unique in its notebook, and a point
     estimate and interval inside the declared range of its quantity (a cosine stays in [-1, 1], a fraction in
     [0, 1], a count at or above 0). Returns the number of rows checked."""
-    from imbalanced_cl.book.glued import rows_of
+    from imbalanced_cl.book.records.glued import rows_of
     from imbalanced_cl.stats import RANGES, in_range
     seen = 0
     for path in sorted(notebooks):
@@ -287,7 +287,7 @@ def test_cli_prints_one_line_per_error_and_exits_2(tmp_path):
 _RUN = textwrap.dedent("""
     import json, sys
     from pathlib import Path
-    from imbalanced_cl.book import runner
+    from imbalanced_cl.book.build import runner
     if __name__ == "__main__":     # --jobs starts spawned workers, which import this script again
         kw = json.loads(sys.argv[3])
         sys.exit(runner.run_book("ci", out_root=Path(sys.argv[2]), root=Path(sys.argv[1]), **kw))
@@ -338,7 +338,7 @@ def test_interrupted_run_removes_partial_output_and_keeps_the_good_copy(tmp_path
     assert rc == 130, err[-2000:]
     # The runner's last word is one line; no KeyboardInterrupt traceback (the dying kernel may log its own).
     assert any(line.startswith("[stopped] notebooks/a.ipynb: interrupted") for line in err.splitlines()), err[-2000:]
-    assert "KeyboardInterrupt" not in err and "imbalanced_cl/book/runner.py" not in err
+    assert "KeyboardInterrupt" not in err and "imbalanced_cl/book/build/runner.py" not in err
     assert not list(executed.parent.glob(".*partial*")), "the partial output was left behind"
     assert executed.read_bytes() == good and executed.with_suffix(".key").read_text() == key
 
@@ -497,7 +497,7 @@ def test_a_kernel_that_dies_while_starting_is_started_again_once(tmp_path, monke
     runner starts it again once; a second such death, or any other error, is reported, not retried."""
     import papermill
 
-    from imbalanced_cl.book import execution
+    from imbalanced_cl.book.build import execution
     calls = []
 
     def flaky(nb, out, **kw):
@@ -519,7 +519,7 @@ def test_a_kernel_that_dies_while_starting_is_started_again_once(tmp_path, monke
 def test_an_error_other_than_a_dead_kernel_start_is_not_retried(tmp_path, monkeypatch):
     import papermill
 
-    from imbalanced_cl.book import execution
+    from imbalanced_cl.book.build import execution
     calls = []
 
     def broken(nb, out, **kw):

@@ -1,4 +1,4 @@
-"""book/plots.py: every figure kind draws on a tiny input (Agg backend) and shows what its docstring says."""
+"""book/plots/common.py: every figure kind draws on a tiny input (Agg backend) and shows what its docstring says."""
 import matplotlib
 
 matplotlib.use("Agg")
@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from imbalanced_cl import stats
-from imbalanced_cl.book import plots
+from imbalanced_cl.book.plots import common as plots
 
 
 @pytest.fixture
@@ -155,7 +155,7 @@ def test_cos2_heatmaps_one_panel_per_run_first_neurons_and_split_line():
 def test_regime_verdict_table_matches_rows_and_survives_missing_measurements():
     """Hand-made rows: a stored record keeps NaN as null; such a row shows a dash, and changes are counted and
     marked."""
-    from imbalanced_cl.book import plots_regime
+    from imbalanced_cl.book.plots import regime as plots_regime
     from imbalanced_cl.claims import regime_compare as RC
     fresh = [{"notebook": "03_Ni_scaling", "claim": "a", "verdict": "holds", "measured": 0.5},
              {"notebook": "03_Ni_scaling", "claim": "b", "verdict": "not tested", "measured": float("nan")},

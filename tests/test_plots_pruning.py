@@ -1,4 +1,4 @@
-"""book.plots_pruning: every figure kind draws on tiny inputs, and what it draws is what the data say."""
+"""book.plots.pruning: every figure kind draws on tiny inputs, and what it draws is what the data say."""
 from __future__ import annotations
 
 import matplotlib
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from imbalanced_cl.book import plots_pruning as pp
+from imbalanced_cl.book.plots import pruning as pp
 
 T975_1 = 12.7062047  # Student t, df = 1 (tan(0.475 pi)): two replicates
 

@@ -327,7 +327,7 @@ def test_a_recorded_cell_is_read_back_marked_and_foreign_records_are_named(tmp_p
     "recorded"; a record under other code is named stale, one under other parameters names them; none is used."""
     from pathlib import Path
 
-    from imbalanced_cl.book.record import source_code
+    from imbalanced_cl.book.records.record import source_code
     from imbalanced_cl.campaign import premise_cells as PC
     from imbalanced_cl.campaign import record
     from imbalanced_cl.campaign.units import Unit

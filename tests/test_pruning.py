@@ -180,7 +180,7 @@ def test_a_failed_mask_share_is_judged_and_gates_no_row():
     """The mask's share (Remark 1, Thm F.1) is a prediction: a mask that holds no minority neuron reads "does not
     hold" on its own row, and every other row keeps the verdict it has with a full share."""
     from imbalanced_cl import verdict as V
-    from imbalanced_cl.book.tables import VerdictTable
+    from imbalanced_cl.book.pages.tables import VerdictTable
     cfg = pa.PruningConfig(**{**TINY, "alpha_grid": (0.1, 0.2, 0.4), "alpha_main": 0.2, "d": 10, "d1": 20, "m": 20})
     full, empty = _results(cfg), _results(cfg)
     empty.mask_share = torch.zeros(3)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from imbalanced_cl.book import record, stability
+from imbalanced_cl.book.records import record, stability
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -39,14 +39,14 @@ def test_stability_matches_rows_by_id_not_by_sentence():
 
 
 def test_a_stored_result_from_before_row_ids_is_stale_and_marks_no_row(tmp_path):
-    from imbalanced_cl.book import scoreboard
+    from imbalanced_cl.book.pages import scoreboard
     (tmp_path / "results" / "stability").mkdir(parents=True)
     (tmp_path / "results" / "stability" / "default.json").write_text(json.dumps(
         {"profile": "default", "seeds": [0, 1], "rows": 2, "unchanged": 1, "share_unchanged": 0.5,
          "changed": [{"notebook": "01", "claim": "a", "verdicts": {"0": "holds", "1": "partly"}}]}))
     res = stability.load(tmp_path, "default")
     assert "before verdict rows had ids" in res["stale"] and stability.flipped(res) == set()
-    html = scoreboard._stability_section(scoreboard.Board("x", stability=res))
+    html = scoreboard.stability_section(scoreboard.Board("x", stability=res))
     assert "is stale" in html and "--seeds 0 1" in html and "keep their verdict" not in html
 
 
@@ -81,7 +81,7 @@ def test_stability_command_runs_at_ci(tmp_path):
 def test_the_scoreboard_shows_the_seed_stability_of_the_recorded_paper_units(tmp_path):
     """`campaign stability` writes results/stability/campaign-paper.json; the scoreboard's stability section reads it
     back and says how many paper-scale rows kept their verdict, with the flips and the rows that changed."""
-    from imbalanced_cl.book import scoreboard
+    from imbalanced_cl.book.pages import scoreboard
     assert stability.load_campaign(tmp_path) is None
     res = stability.compare({0: [_row("02", "a", "holds"), _row("02", "b", "partly"), _row("02", "c", "holds")],
                              1: [_row("02", "a", "holds"), _row("02", "b", "does not hold"), _row("02", "c", "holds")]})
@@ -89,8 +89,8 @@ def test_the_scoreboard_shows_the_seed_stability_of_the_recorded_paper_units(tmp
     (tmp_path / "results" / "stability" / "campaign-paper.json").write_text(
         json.dumps({"notebooks": ["02"], "flips": 1, **res}))
     board = scoreboard.Board("x", paper_stability=stability.load_campaign(tmp_path))
-    html = scoreboard._stability_section(board)
+    html = scoreboard.stability_section(board)
     assert "Not yet measured for this profile" in html                        # the book's own stability: none here
     assert "<b>paper</b> scale (recorded campaign units of 02, base seeds [0, 1]): <b>2 of 3 rows</b> (67%)" in html
     assert "partly ↔ does not hold): 1." in html and "02: b: seed 0: partly, seed 1: does not hold" in html
-    assert "paper</b> scale" not in scoreboard._stability_section(scoreboard.Board("x"))
+    assert "paper</b> scale" not in scoreboard.stability_section(scoreboard.Board("x"))

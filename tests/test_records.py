@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from imbalanced_cl.book.glued import rows_of
-from imbalanced_cl.book.record import code_digest
-from imbalanced_cl.book.cache import records_digest
+from imbalanced_cl.book.records.glued import rows_of
+from imbalanced_cl.book.records.record import code_digest
+from imbalanced_cl.book.build.cache import records_digest
 from imbalanced_cl.campaign import probe, record, status, validity
 from imbalanced_cl.campaign.units import Unit
 
@@ -153,8 +153,8 @@ def test_a_corrupt_record_is_named_and_the_rest_load(tmp_path):
 
 
 def test_a_scale_point_record_without_its_measurements_needs_re_measuring(tmp_path):
-    from imbalanced_cl.book.profiles import params as profile_params
-    from imbalanced_cl.book.record import source_code
+    from imbalanced_cl.book.build.profiles import params as profile_params
+    from imbalanced_cl.book.records.record import source_code
     from imbalanced_cl.campaign import kinds
     from imbalanced_cl.claims.scale import ScaleConfig
     root = tmp_path / "repo"
@@ -233,7 +233,7 @@ def test_a_notebook_unit_keeps_its_measurements_and_is_judged_again_from_them_al
 
     # the book builds the page from the record: the grid is read back (nothing trained), the page says which record
     # measured it, and the book's cache key follows the record
-    from imbalanced_cl.book.runner import run_book
+    from imbalanced_cl.book.build.runner import run_book
     reps = judge.replays(ROOT, "ci", results=tmp_path)
     assert list(reps) == ["03_Ni_scaling"] and reps["03_Ni_scaling"]["made_by"].startswith("commit ")
     assert run_book("ci", out_root=tmp_path / "book", only=["03_Ni_scaling"], build=False, replays=reps) == 0
@@ -335,7 +335,7 @@ def test_a_copy_that_names_its_commit_is_that_commit_whatever_its_own_git_says(r
     $IMBALANCED_CL_COMMIT names (a record of 2026-11-28 said "040c24e, dirty" for code at 3470338): the named commit
     wins; a named commit the copy's git holds is compared with the tree (dirty when they differ, clean when not); one
     it lacks is taken as said."""
-    from imbalanced_cl.book.provenance import COMMIT_ENV
+    from imbalanced_cl.book.records.provenance import COMMIT_ENV
     first = _commit(repo, "one")
     (repo / "src" / "imbalanced_cl" / "stats.py").write_text("# the next commit's code\n")
     second = _commit(repo, "two")

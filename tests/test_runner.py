@@ -15,7 +15,7 @@ import torch
 import yaml
 
 from imbalanced_cl import __version__
-from imbalanced_cl.book import cache, runner
+from imbalanced_cl.book.build import cache, runner
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -149,7 +149,7 @@ def test_help_has_a_description_examples_and_version():
 def test_a_notebook_is_built_from_a_record_only_at_the_records_own_parameters():
     """A campaign record answers for a build at exactly its parameters: a `--set` that changes one value (or a
     parameter the record lacks) measures again; a notebook with no record measures."""
-    from imbalanced_cl.book.runner import replay_for
+    from imbalanced_cl.book.build.runner import replay_for
     rep = {"params": {"d": 20, "ratios": [1.0, 0.5], "seed": 0}, "env": {}, "digest": "x", "made_by": "commit a"}
     nb = Path("notebooks/03_Ni_scaling.ipynb")
     assert replay_for({"03_Ni_scaling": rep}, nb, {"seed": 0, "ratios": [1.0, 0.5], "d": 20}) is rep

@@ -87,8 +87,8 @@ def test_the_parameter_check_says_how_long_a_long_run_will_take(monkeypatch, cap
 
 
 def test_the_runner_prints_an_estimate_per_notebook_and_a_total():
-    from imbalanced_cl.book import runner
-    from imbalanced_cl.book.profiles import params
+    from imbalanced_cl.book.build import runner
+    from imbalanced_cl.book.build.profiles import params
     runs = [(ROOT / "notebooks" / f"{nb}.ipynb", params("ci", nb)) for nb in ("03_Ni_scaling", "04_pruning_gains")]
     lines = runner.time_estimates(runs, {"cpu": _rate()})
     assert [ln.split(":")[0] for ln in lines[:2]] == ["[estimate] 03_Ni_scaling", "[estimate] 04_pruning_gains"]

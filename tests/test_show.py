@@ -1,5 +1,5 @@
 """`python -m imbalanced_cl show OUT.ipynb` prints an executed notebook's verdict table in the terminal, and the
-parameters that set a notebook's run time are marked in its help and listed in the README (book/cost.py)."""
+parameters that set a notebook's run time are marked in its help and listed in the README (book/build/cost.py)."""
 from __future__ import annotations
 
 import dataclasses
@@ -11,8 +11,10 @@ import nbformat
 import papermill
 import pytest
 
-from imbalanced_cl.book import cost, glued, show
-from imbalanced_cl.book.cells import config_class
+from imbalanced_cl.book.build import cost
+from imbalanced_cl.book.records import glued
+from imbalanced_cl.book.pages import show
+from imbalanced_cl.book.build.cells import config_class
 
 ROOT = Path(__file__).resolve().parents[1]
 

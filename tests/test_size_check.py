@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from imbalanced_cl.book import runner
-from imbalanced_cl.book.profiles import params as profile_params
+from imbalanced_cl.book.build import runner
+from imbalanced_cl.book.build.profiles import params as profile_params
 from imbalanced_cl.sim import memory
 from imbalanced_cl.sim.config import SimConfig
 from imbalanced_cl.validate import ParameterError
@@ -87,7 +87,7 @@ def test_the_campaign_checks_a_units_sizes_against_its_slurm_jobs_memory():
 def test_a_notebooks_own_check_refuses_a_size_no_machine_holds(monkeypatch):
     """`papermill -p d 100000 -p d1 500000` stops at the notebook's check cell (from_namespace), in one line, before
     anything is allocated; IMBALANCED_CL_FORCE=1 lets it through, and the runner's own build skips the check."""
-    from imbalanced_cl.book.params import build
+    from imbalanced_cl.book.build.params import build
     from imbalanced_cl.claims.stage1 import Stage1Config
     from imbalanced_cl.sim.config import FORCE_ENV
     monkeypatch.delenv(FORCE_ENV, raising=False)

@@ -9,7 +9,7 @@ import re
 import pytest
 from docutils.core import publish_parts
 
-from imbalanced_cl.book.sphinxext import accessible_body
+from imbalanced_cl.book.pages.sphinxext import accessible_body
 
 RST = """
 A claim [Ano25]_.

@@ -14,7 +14,7 @@ import torch
 import yaml
 
 from imbalanced_cl import premises
-from imbalanced_cl.book.record import MEASURES
+from imbalanced_cl.book.records.record import MEASURES
 from imbalanced_cl.campaign import probe
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,5 +1,5 @@
-"""The intro's first screen (book/summary.py), the "What we found" box of every claim page, and the downloadable
-results table (book/results_table.py), on hand-made rows and notebooks; the built ci book's pages (slow)."""
+"""The intro's first screen (book/pages/summary.py), the "What we found" box of every claim page, and the downloadable
+results table (book/records/results_table.py), on hand-made rows and notebooks; the built ci book's pages (slow)."""
 from __future__ import annotations
 
 import csv
@@ -13,9 +13,9 @@ import nbformat
 import pytest
 
 from imbalanced_cl import verdict as V
-from imbalanced_cl.book import answers as A
-from imbalanced_cl.book import results_table as RT
-from imbalanced_cl.book import summary as S
+from imbalanced_cl.book.pages import answers as A
+from imbalanced_cl.book.records import results_table as RT
+from imbalanced_cl.book.pages import summary as S
 
 NAN = float("nan")
 

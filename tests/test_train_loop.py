@@ -253,7 +253,7 @@ def test_a_halved_chunk_keeps_the_numbers_under_batched_draws(monkeypatch, capsy
     assert capsys.readouterr().err.count("did not fit") == 1
     assert torch.equal(run.pairs.UX, fits.pairs.UX) and torch.equal(run.T1, fits.T1)
     torch.testing.assert_close(run.W, fits.W, rtol=1e-5, atol=1e-7)
-    from imbalanced_cl.book import provenance
+    from imbalanced_cl.book.records import provenance
     assert TR.chunks_used() == [2] and provenance.record({})["chunks"] == [2]     # the chunk that ran, not the asked
 
 

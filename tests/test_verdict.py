@@ -216,13 +216,13 @@ def test_each_verdict_word_has_one_meaning_everywhere():
     import json
     from pathlib import Path
 
-    from imbalanced_cl.book import answers
+    from imbalanced_cl.book.pages import answers
     from imbalanced_cl.claims import premise_map
     root = Path(__file__).resolve().parents[1]
     intro = (root / "book" / "intro.md").read_text()
     assert set(V.MEANINGS) == set(V.VERDICTS)
     assert "{glue} verdict_legend" in intro and "| **partly** |" not in intro   # pasted from the code, not retyped
-    from imbalanced_cl.book.summary import VerdictLegend
+    from imbalanced_cl.book.pages.summary import VerdictLegend
     legend = VerdictLegend()._repr_markdown_()
     for v in V.VERDICTS:
         assert f"| **{v}** | {V.MEANINGS[v]} |" in legend, v
@@ -240,7 +240,7 @@ def test_verdict_tables_glue_exactly_as_myst_nb_does_without_needing_it(monkeypa
     import IPython.display
     from myst_nb.ext import glue as mg
 
-    from imbalanced_cl.book import tables as T
+    from imbalanced_cl.book.pages import tables as T
     seen = []
     monkeypatch.setattr(IPython.display, "display", lambda *a, **k: seen.append((a, k)))
     monkeypatch.setattr(mg, "ipy_display", lambda *a, **k: seen.append((a, k)))

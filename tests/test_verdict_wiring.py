@@ -20,7 +20,7 @@ import torch
 from imbalanced_cl import premises as P
 from imbalanced_cl import stats
 from imbalanced_cl import verdict as V
-from imbalanced_cl.book import answers as A
+from imbalanced_cl.book.pages import answers as A
 from imbalanced_cl.claims import lucky, premise_rows, scaling, stage1
 from imbalanced_cl.claims import pruning as pa
 from imbalanced_cl.sim import regime
@@ -691,7 +691,7 @@ def test_push_k_re_measures_with_four_times_k_all_else_equal():
 
 
 def test_the_methods_table_says_how_each_asymptotic_premise_is_tested():
-    from imbalanced_cl.book import methods
+    from imbalanced_cl.book.pages import methods
     table = methods.conditions()
     line = next(x for x in table.splitlines() if x.startswith("| `k_poly`"))
     assert line.endswith(P.EFFECTS["k_poly"].push + " |")

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import yaml
 
-from .book.cells import sync
-from .book.profiles import PROFILES, repo_root
-from .book.runner import plan, run_book, toc_notebooks
+from .book.build.cells import sync
+from .book.build.profiles import PROFILES, repo_root
+from .book.build.runner import plan, run_book, toc_notebooks
 from .validate import ParameterError
 
 
@@ -45,7 +45,7 @@ A mistake in a name or a value exits 2 with one line per error; see book/reprodu
 def version_line() -> str:
     """The package's version and the versions of the packages that compute its results."""
     from . import __version__
-    from .book.cache import dependency_versions
+    from .book.build.cache import dependency_versions
     return f"imbalanced-cl {__version__} (" + ", ".join(f"{k} {v}" for k, v in dependency_versions().items()) + ")"
 
 
@@ -116,7 +116,7 @@ def parser() -> argparse.ArgumentParser:
 
 def record_cmd(args) -> int:
     """`record`: store the executed notebooks' verdicts with provenance under results/<profile>/."""
-    from .book.record import record
+    from .book.records.record import record
     root = repo_root()
     src = Path(args.executed) if args.executed else root / "_build" / "executed" / "notebooks"
     for path in record(src, args.profile, root / "results" / args.profile):
@@ -126,7 +126,7 @@ def record_cmd(args) -> int:
 
 def stability_cmd(args) -> int:
     """`stability`: re-run the claim notebooks under other base seeds and list the verdicts that changed."""
-    from .book.stability import run as stability
+    from .book.records.stability import run as stability
     res = stability(args.profile, args.seeds, repo_root(), args.only)
     print(f"{res['unchanged']} of {res['rows']} rows kept their verdict across seeds {res['seeds']} "
           f"({res['share_unchanged']:.0%}); changed: {len(res['changed'])}")
@@ -142,7 +142,7 @@ def book_cmd(args) -> int:
         # a bad parameter is refused in one line before anything is judged: judging a paper record with measurement
         # stages executes its notebook (seconds to a minute), which must not come before the check
         plan(repo_root(), args.profile, args.only, not args.no_build, overrides, args.profiles, args.force)
-        from .book.kernels import stops_kill_kernels
+        from .book.build.kernels import stops_kill_kernels
         from .campaign.judge import judge_all, replays
         # judging a record with stages executes its notebook: a stop there is quiet too (its kernel killed first)
         with stops_kill_kernels():
@@ -180,7 +180,7 @@ def main(argv=None) -> int:
     if args.cmd == "params":
         return write_params(check_only=args.check)
     if args.cmd == "show":
-        from .book.show import main as show
+        from .book.pages.show import main as show
         return show(args.notebooks, args.width)
     if args.cmd == "campaign":
         from .campaign.cli import main as campaign

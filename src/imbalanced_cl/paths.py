@@ -1,5 +1,5 @@
 """Where things are: the project root. At the bottom of the package, so any layer may ask (issue 26: lt/ used to
-import it from book/profiles.py, above itself)."""
+import it from book/build/profiles.py, above itself)."""
 from __future__ import annotations
 
 from pathlib import Path

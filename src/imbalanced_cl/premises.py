@@ -3,7 +3,7 @@
 
 A verdict row names the premises it depends on by id (verdict.Verdict.depends); only a premise can make a row "not
 comparable", a prediction never does: a prediction is judged as a row of its own (holds / does not hold / ...).
-The methods page shows this table (book/methods.py). Line numbers of our text copy are in comments only.
+The methods page shows this table (book/pages/methods.py). Line numbers of our text copy are in comments only.
 """
 from __future__ import annotations
 

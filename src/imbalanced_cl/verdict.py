@@ -172,8 +172,8 @@ def predicted_with_band(r) -> str:
     return f"{pred} ({band})" if band else str(pred)
 
 
-# What a row is, defined once for every count of every page (book/answers.py, book/scoreboard.py, tables.py):
-# a claim row tests a statement; a premise row checks a premise of the theorems on the run (kind "premise").
+# What a row is, defined once for every count of every page (book/pages/answers.py, book/pages/scoreboard.py,
+# tables.py): a claim row tests a statement; a premise row checks a premise of the theorems on the run (kind "premise").
 CLAIM_KINDS = ("paper", "diagnostic", "companion")
 PREMISE_KIND = "premise"
 # rows stored before the kind was renamed (a record's rows, an executed notebook's glue) say "regime"

@@ -1,1 +1,1 @@
-"""The book machinery: the papermill runner, profiles, verdict tables, the scoreboard and provenance."""
+"""The book machinery, in four folders by job (build, records, pages, plots): docs/architecture.md maps them."""

@@ -9,7 +9,7 @@ import sys
 from contextlib import redirect_stderr
 from pathlib import Path
 
-from ..book.profiles import PROFILES, repo_root
+from ..book.build.profiles import PROFILES, repo_root
 from ..validate import ParameterError, check_choice, nearest
 
 
@@ -157,7 +157,7 @@ def main(args) -> int:
 def check_sizes(units, root: Path, args) -> None:
     """Refuse, before the budget starts, notebook units whose sizes cannot fit the memory they will run in: this
     machine's now, or each Slurm job's (--memory). One line per unit; --force runs them anyway."""
-    from ..book.runner import size_problems
+    from ..book.build.runner import size_problems
     available, where = None, "the machine"
     if args.slurm:
         from dask.utils import parse_bytes

@@ -17,7 +17,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..book import kernels
+from ..book.build import kernels
 from ..validate import check, check_int
 from . import checkpoint, probe, record
 from .clusters import WORKER_DEATHS, local_cluster, slurm_cluster

@@ -4,7 +4,7 @@ A notebook unit's record keeps its measurement stages beside it (kinds.stages_of
 notebook at the record's parameters with every stage read back (stages.py, "replay"): nothing is trained, and the
 rows come from today's verdict code, so a changed threshold, a new rule or a reworded row reaches recorded results
 without measuring them again. The judged rows are kept in _build/judged/<profile>/<notebook>.json under a key of
-the record's bytes, its stages and today's package and notebook, and book/record.py shows them in the paper
+the record's bytes, its stages and today's package and notebook, and book/records/record.py shows them in the paper
 column. A record made before records kept measurements shows its stored rows, and says so.
 """
 from __future__ import annotations
@@ -14,10 +14,10 @@ import json
 import sys
 from pathlib import Path
 
-from ..book.glued import rows_of
-from ..book.provenance import RECORDED_ENV
-from ..book.cache import package_digest
-from ..book.execution import execute
+from ..book.records.glued import rows_of
+from ..book.records.provenance import RECORDED_ENV
+from ..book.build.cache import package_digest
+from ..book.build.execution import execute
 from . import record, stages, typed
 from .kinds import plan_notebooks
 

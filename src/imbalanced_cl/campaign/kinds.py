@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..book import record as book_record
-from ..book.cells import config_class
-from ..book.glued import rows_of
-from ..book.profiles import params as profile_params
-from ..book.execution import check_params, execute
-from ..book.runner import toc_notebooks
+from ..book.records import record as book_record
+from ..book.build.cells import config_class
+from ..book.records.glued import rows_of
+from ..book.build.profiles import params as profile_params
+from ..book.build.execution import check_params, execute
+from ..book.build.runner import toc_notebooks
 from ..validate import ParameterError
 from . import checkpoint
 from .units import KINDS, Kind, Unit, child_env_now, plain, register
@@ -32,7 +32,7 @@ def plan_notebooks(profile: str, root: Path, only: list[str] | None = None) -> l
     """
     import sys
 
-    from ..book.scoreboard import claim_notebooks   # here: the scoreboard module pulls in the plotting stack
+    from ..book.pages.scoreboard import claim_notebooks   # here: the scoreboard module pulls in the plotting stack
     names = set(claim_notebooks(root))
     units = []
     for nb in toc_notebooks(root):
@@ -52,9 +52,9 @@ def plan_notebooks(profile: str, root: Path, only: list[str] | None = None) -> l
 
 
 def run_notebook(unit: Unit, root: Path) -> dict:
-    """Execute the notebook (book.runner.execute: atomic, partial output removed) and return its verdict rows and the
-    names of its measurement stages, whose files it moves beside the record (stages_of: what a later build judges
-    again with today's verdict code, campaign/stages.py).
+    """Execute the notebook (book.build.execution.execute: atomic, partial output removed) and return its verdict rows
+    and the names of its measurement stages, whose files it moves beside the record (stages_of: what a later build
+    judges again with today's verdict code, campaign/stages.py).
 
     The kernel gets the unit's checkpoint folder (checkpoint.ENV, named by the engine) and thread count in its
     environment: a notebook that computes its grid through checkpoint.grid resumes, after an interrupted run of the
@@ -160,7 +160,7 @@ def scale_params(cfg, d: int) -> dict:
 
 def plan_scale(profile: str, root: Path, only: list[str] | None = None) -> list[Unit]:
     """One unit per d of EXTRA_DS that the profile's notebook 08 does not compute itself, named d<d>."""
-    from ..book.record import source_code
+    from ..book.records.record import source_code
     from ..claims.scale import ScaleConfig
     cfg = ScaleConfig(**profile_params(profile, "08_scale"))
     code = source_code(root, SCALE_ENTRY)
@@ -189,7 +189,7 @@ def recorded_points(cfg, root: Path | None = None) -> tuple[list[dict], list[str
     code that computes the same numbers). Every other record of such a d is named in the notes with why it is not
     used. Records of any profile folder count (the parameters say what was run).
     """
-    from ..book.record import source_code
+    from ..book.records.record import source_code
     from ..paths import repo_root
     from .validity import first_valid, fresh, note
     root = Path(root or repo_root())

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..book.profiles import params as profile_params
+from ..book.build.profiles import params as profile_params
 from .units import Kind, Unit, plain, register
 
 ENTRY = "from imbalanced_cl.claims.premise_map import PremiseMapConfig, run_cell"   # what a premise_cell runs
@@ -50,7 +50,7 @@ def _config(params: dict):
 def plan(profile: str, root: Path, only: list[str] | None = None) -> list[Unit]:
     """One unit per cell the profile's map computes ahead: the plane at the d's of record_ds (every lambda and
     ratio) and the star cells of the axes in record_star."""
-    from ..book.record import source_code
+    from ..book.records.record import source_code
     from ..claims.premise_map import PremiseMapConfig
     cfg = PremiseMapConfig(**profile_params(profile, "10_premise_map"))
     code = source_code(root, ENTRY)
@@ -82,7 +82,7 @@ def recorded_cells(cfg, root: Path | None = None) -> tuple[list, list[str]]:
     as threads aside, and today's code or other code that computes the same numbers). A note names every other
     record of one of these cells, with why it is not used; a record that lacks a field is "needs re-measuring".
     Records of any profile folder count: the parameters say what was run."""
-    from ..book.record import source_code
+    from ..book.records.record import source_code
     from ..paths import repo_root
     from .validity import first_valid, fresh, note
     root = Path(root or repo_root())

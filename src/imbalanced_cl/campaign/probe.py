@@ -128,9 +128,9 @@ def _ci_sizes(notebook: str, **small) -> dict:
     return {**ci, **small}
 
 
-# Notebooks whose units keep measurement stages (book/record.py MEASURES): their stage functions at the ci sizes. A
-# probe calls only what every record's commit has: notebook 02's push (measure_push, added 2026-11-28) is measure_t2
-# at 4 × K pairs, so measure_t2 answers for it, and the records made before it stay comparable.
+# Notebooks whose units keep measurement stages (book/records/record.py MEASURES): their stage functions at the ci
+# sizes. A probe calls only what every record's commit has: notebook 02's push (measure_push, added 2026-11-28) is
+# measure_t2 at 4 × K pairs, so measure_t2 answers for it, and the records made before it stay comparable.
 register(Probe("notebook/02_lucky_neurons", f'''
 from imbalanced_cl.claims.lucky import LuckyConfig, measure_t2, run_census, workshop_figure
 cfg = LuckyConfig(**sized(params, **{_ci_sizes("02_lucky_neurons", R=2, chunk=1, progress=False)!r}))

@@ -30,7 +30,7 @@ def provenance(root: Path, unit: Unit, wall_s: float, threads: int) -> dict:
     """Where and how the unit ran: commit (and whether the tree was dirty), host, device, versions, seed, wall time."""
     import torch
 
-    from ..book.provenance import environment, tree_state    # here: it imports torch
+    from ..book.records.provenance import environment, tree_state    # here: it imports torch
     # results/ holds records and the probe cache, which a campaign itself writes: only code makes a tree dirty (a
     # campaign run from a clean worktree marked its records dirty once its probes had filled probes.json there)
     commit, dirty = tree_state(root, exclude=("results",))

@@ -1,11 +1,11 @@
 """Seed stability on recorded units: the same units under other base seeds (`campaign run --seed S`), and the
-verdicts of the recorded ones compared across seeds with book.stability's rule (issue 29, item 5)."""
+verdicts of the recorded ones compared across seeds with book.records.stability's rule (issue 29, item 5)."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from ..book.stability import compare
+from ..book.records.stability import compare
 from . import record
 from .units import Unit
 

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Callable, TypeVar
 
-from ..book.provenance import RECORDED_ENV
+from ..book.records.provenance import RECORDED_ENV
 from . import typed
 
 STAGES_ENV = "IMBALANCED_CL_STAGES"            # the folder of this run's stages (set by a campaign unit)

@@ -99,5 +99,5 @@ def fresh() -> bool:
     """Whether this run must compute everything itself (`book --fresh`), reading no campaign record."""
     import os
 
-    from ..book.cache import FRESH_ENV
+    from ..book.build.cache import FRESH_ENV
     return os.environ.get(FRESH_ENV, "") not in ("", "0")

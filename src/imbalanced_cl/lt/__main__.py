@@ -12,7 +12,7 @@ import json
 
 import yaml
 
-from ..book.profiles import params as profile_params
+from ..book.build.profiles import params as profile_params
 from .config import LTConfig
 from .experiment import run_one
 from .simclr import dist_info

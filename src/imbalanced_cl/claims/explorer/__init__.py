@@ -4,7 +4,7 @@ A *point* is one setting of the five sliders (eps_min, NSR, pruning ratio alpha,
 holds everything else (a small SimConfig: short training, few pairs) plus the gallery grids and the slider
 ranges. `result(cfg, point)` trains once and measures the neuron x feature alignment
 |cos(w_i, M_j)| (App. A.2, Experiments 1-2) and, per feature, how many neurons are aligned above the
-threshold. The live notebook (book/plots_explorer.live) and the static gallery of the published book (`gallery(cfg)`)
+threshold. The live notebook (book/plots/explorer.live) and the static gallery of the published book (`gallery(cfg)`)
 call the same functions, so the HTML shows exactly what the sliders would show at those settings.
 
 Its modules, in import order, are mapped in docs/architecture.md ("Inside a claim package"); every public

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from ..claims.explorer import ExplorerConfig, Point, Result, literal_contrast, mask_effect, result
-from ..validate import ParameterError
+from ...claims.explorer import ExplorerConfig, Point, Result, literal_contrast, mask_effect, result
+from ...validate import ParameterError
 
 
 def draw(res: Result, axes=None):

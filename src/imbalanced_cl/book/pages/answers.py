@@ -22,9 +22,9 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from .. import premises as P
-from .. import verdict as V
-from . import tables as T
+from ... import premises as P
+from ... import verdict as V
+from .render import badge, esc, fmt, header_cells, interval, row
 
 is_claim_row, is_premise_row = V.is_claim_row, V.is_premise_row      # the one definition lives in verdict.py
 combine = V.combine                                                  # the one rule lives in verdict.py
@@ -136,7 +136,7 @@ def _premise_text(r) -> str:
     verdict moves under the book's free choice, if stated."""
     if isinstance(r, str):
         return P.name(r)
-    text = f"{premise_short(r)} ({T.fmt(r['measured'])} vs {r['predicted']})"
+    text = f"{premise_short(r)} ({fmt(r['measured'])} vs {r['predicted']})"
     return text + (f"; {r['sensitivity']}" if r.get("sensitivity") else "")
 
 
@@ -247,30 +247,25 @@ def render(items: list[Answer], base: str = "../notebooks/") -> str:
     """The claim-level table: claim · the paper predicts · what we measured [interval] · verdict; under each verdict,
     folded, the criterion, the paper's regime against ours, and why. Compact by design: the page opens on it.
     Wrapped in a horizontally scrollable, labelled region for narrow screens."""
-    colours = T.COLOURS
     head = ["claim", "the paper predicts", "what we measured [95% interval]", "verdict"]
     out = ['<div class="sb-scroll" style="overflow-x:auto" tabindex="0" role="region" aria-label="Claim-level '
            'answers (scrolls sideways on narrow screens)"><table class="verdict-table sb-answers">'
-           '<caption>The answer, claim by claim</caption><thead><tr>'
-           + "".join(f'<th scope="col">{h}</th>' for h in head) + "</tr></thead><tbody>"]
+           '<caption>The answer, claim by claim</caption><thead><tr>' + header_cells(head) + "</tr></thead><tbody>"]
     for a in items:
         h = a.headline
-        links = ", ".join(f'<a href="{base}{T.esc(nb)}.html#verdict">{T.esc(nb[:2])}</a>' for nb in a.claim.notebooks)
-        meas = ("—" if h is None else f'{T.fmt(h["measured"])} [{T.fmt(h["lo"])}, {T.fmt(h["hi"])}]'
-                f'<br><small>{T.esc(a.claim.unit)}; this row: {T.esc(h["verdict"])}'
-                + (f' (measured: {T.esc(h["would_be"])})' if h.get("would_be") else "") + "</small>")
+        links = ", ".join(f'<a href="{base}{esc(nb)}.html#verdict">{esc(nb[:2])}</a>' for nb in a.claim.notebooks)
+        meas = ("—" if h is None else f'{interval(h)}<br><small>{esc(a.claim.unit)}; this row: {esc(h["verdict"])}'
+                + (f' (measured: {esc(h["would_be"])})' if h.get("would_be") else "") + "</small>")
         rule = "—" if h is None else h.get("rule", "").split(";")[0]
-        colour = colours.get(a.verdict, "#000")
-        measured = (f'<br><small>measured there: {T.esc(a.measured)}</small>'
+        measured = (f'<br><small>measured there: {esc(a.measured)}</small>'
                     if a.verdict == V.NOT_COMPARABLE and a.measured not in ("—", V.NOT_COMPARABLE) else "")
-        why = (f"<b>criterion</b>: {T.esc(rule)}<br><b>the paper's regime</b>: {T.esc(a.claim.regime)}; "
-               f"<b>ours</b>: {T.esc(ours(a))}<br><b>why</b>: {T.esc(a.why)}")
-        cells = [f'<b>{T.esc(a.claim.key)}</b> {T.esc(a.claim.title)} '
-                 f'<small>({T.esc(a.claim.source)}; {links})</small>',
-                 f"<small>{T.esc(a.claim.predicts)}</small>", meas,
-                 f'<b style="color:{colour}">{T.esc(a.verdict)}</b>{measured}'
+        why = (f"<b>criterion</b>: {esc(rule)}<br><b>the paper's regime</b>: {esc(a.claim.regime)}; "
+               f"<b>ours</b>: {esc(ours(a))}<br><b>why</b>: {esc(a.why)}")
+        cells = [f'<b>{esc(a.claim.key)}</b> {esc(a.claim.title)} <small>({esc(a.claim.source)}; {links})</small>',
+                 f"<small>{esc(a.claim.predicts)}</small>", meas,
+                 f'{badge(a.verdict)}{measured}'
                  f'<details class="sb-why"><summary>why</summary><small>{why}</small></details>']
-        out.append(f'<tr data-claim="{T.esc(a.claim.key)}">' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+        out.append(row(cells, f' data-claim="{esc(a.claim.key)}"'))
     out.append("</tbody></table></div>")
     return "\n".join(out)
 

@@ -105,7 +105,8 @@ def found_box(app, doctree) -> None:
     if path.suffix != ".ipynb" or not path.exists():
         return
     import json
-    from . import glued, summary
+    from ..records import glued
+    from . import summary
     rows = glued.rows_of(path)
     profile = json.loads(path.read_text()).get("metadata", {}).get("imbalanced_cl", {}).get("profile", "")
     box = summary.found_box(rows, Path(docname).name, profile)
@@ -117,10 +118,10 @@ def found_box(app, doctree) -> None:
 
 
 def results_table(app, exception) -> None:
-    """Write the downloadable results table (book/results_table.py) into the built HTML's results/ folder."""
+    """Write the downloadable results table (book/records/results_table.py) into the built HTML's results/ folder."""
     if exception is not None or app.builder.format != "html":
         return
-    from . import results_table as RT
+    from ..records import results_table as RT
     RT.write(Path(app.srcdir) / "notebooks", Path(app.outdir) / "results")
 
 

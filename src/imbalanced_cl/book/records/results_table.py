@@ -10,7 +10,7 @@ from pathlib import Path
 
 import nbformat
 
-from .. import verdict as V
+from ... import verdict as V
 from . import glued
 # the commit and device the provenance cell recorded (one reader, in record.py)
 from .record import recorded_provenance

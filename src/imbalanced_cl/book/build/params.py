@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from ..validate import ParameterError, unknown_message
+from ...validate import ParameterError, unknown_message
 
 _NAMED = re.compile(r"parameter (\w+)")
 
@@ -53,7 +53,7 @@ def config_class(nb: Path):
 def build(cls, values: dict):
     """Construct the config from plain values (lists become tuples, as in from_namespace)."""
     if hasattr(cls, "from_namespace"):
-        from ..sim.config import SimConfig
+        from ...sim.config import SimConfig
         if issubclass(cls, SimConfig):      # the runner checks sizes itself, before any kernel starts (--force)
             return cls.from_namespace(dict(values), check_size=False)
         return cls.from_namespace(dict(values))

@@ -14,14 +14,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .. import verdict as V
-from . import provenance
-from . import tables as T
-from . import answers, glued, record, stability
-from .glued import collect, rows_of  # noqa: F401  (collect: the scoreboard's reader, re-exported)
-from .cache import collects
-from .runner import toc_notebooks
-from .profiles import PROFILES, repo_root
+from ... import verdict as V
+from ..build.cache import collects
+from ..build.profiles import PROFILES, repo_root
+from ..build.runner import toc_notebooks
+from ..records import glued, provenance, record, stability
+from ..records.glued import collect
+from . import answers
+from .render import badge, colour, details, esc, fmt, header_cells, interval, row, tag
 
 ENV = "IMBALANCED_CL_EXECUTED"
 
@@ -50,8 +50,8 @@ class Board:
     profile: str = ""                             # the profile the runner ran this book at
     commit: str = ""                              # the commit the scoreboard was built from
     date: str = ""                                # when the scoreboard was built (UTC)
-    paper: dict = field(default_factory=dict)     # {notebook: record} from results/paper/ (book.record)
-    stability: dict | None = None                 # results/stability/<profile>.json (book.stability), or None
+    paper: dict = field(default_factory=dict)     # {notebook: record} from results/paper/ (book.records.record)
+    stability: dict | None = None                 # results/stability/<profile>.json (book.records.stability), or None
     paper_stability: dict | None = None           # results/stability/campaign-paper.json (campaign stability), or None
     recorded: dict = field(default_factory=dict)  # {notebook: what its verdicts took from campaign records}
 
@@ -129,23 +129,23 @@ def gather(executed_dir: str = "", root: Path | None = None) -> Board:
 
 
 def _interval(r: dict) -> str:
-    return f'{T.fmt(r["measured"])} <span class="sb-ci">[{T.fmt(r["lo"])}, {T.fmt(r["hi"])}]</span>'
-
+    """HTML: a row's measured value, its interval in a span of its own (the page's CSS sets it apart)."""
+    return f'{fmt(r["measured"])} <span class="sb-ci">[{fmt(r["lo"])}, {fmt(r["hi"])}]</span>'
 
 
 def _built_line(board: Board) -> str:
-    prof = (f"at the <b>{T.esc(board.book_profile)}</b> profile" if board.book_profile
+    prof = (f"at the <b>{esc(board.book_profile)}</b> profile" if board.book_profile
             else "from notebooks run at different profiles")
-    return (f'<p class="sb-built">Built {prof} from commit <code>{T.esc(board.commit or "unknown")}</code> '
-            f"on {T.esc(board.date or 'an unknown date')}. Every verdict row, with its notebook, profile, commit and "
+    return (f'<p class="sb-built">Built {prof} from commit <code>{esc(board.commit or "unknown")}</code> '
+            f"on {esc(board.date or 'an unknown date')}. Every verdict row, with its notebook, profile, commit and "
             f'value, to download: <a href="../results/verdicts.csv" download>CSV</a> · '
             f'<a href="../results/verdicts.json" download>JSON</a>.</p>')
 
 
 def _changed_items(s: dict) -> str:
     """The rows whose verdict changed with the seed, as list items: notebook, claim, each seed's verdict."""
-    return "".join(f"<li>{T.esc(c['notebook'])}: {T.esc(c['claim'])}: "
-                   f"{T.esc(', '.join(f'seed {k}: {v}' for k, v in c['verdicts'].items()))}</li>" for c in s["changed"])
+    return "".join(f"<li>{esc(c['notebook'])}: {esc(c['claim'])}: "
+                   f"{esc(', '.join(f'seed {k}: {v}' for k, v in c['verdicts'].items()))}</li>" for c in s["changed"])
 
 
 def _moving(s: dict) -> str:
@@ -164,36 +164,35 @@ def _paper_stability(board: Board) -> str:
         return ""
     items = _changed_items(s)
     return (f'<p class="sb-stability">At the <b>paper</b> scale (recorded campaign units of '
-            f'{T.esc(", ".join(s["notebooks"]))}, base seeds {T.esc(s["seeds"])}): <b>{s["unchanged"]} of {s["rows"]} '
-            f'rows</b> ({100 * s["share_unchanged"]:.0f}%) keep their verdict{T.esc(_moving(s))}; '
+            f'{esc(", ".join(s["notebooks"]))}, base seeds {esc(s["seeds"])}): <b>{s["unchanged"]} of {s["rows"]} '
+            f'rows</b> ({100 * s["share_unchanged"]:.0f}%) keep their verdict{esc(_moving(s))}; '
             'conclusive flips (holds ↔ does not '
             f'hold, partly ↔ does not hold): {s["flips"]}.</p><ul>{items}</ul>')
 
 
-def _stability_section(board: Board) -> str:
-    """The seed-stability table (book.stability) and the paper-scale units' (campaign stability), or how to produce
-    them."""
+def stability_section(board: Board) -> str:
+    """The seed-stability table (book.records.stability) and the paper-scale units' (campaign stability), or how to
+    produce them."""
     s = board.stability
     if not s:
         return ('<h2>Seed stability</h2><p class="sb-stability">Not yet measured for this profile: run '
                 '<code>python -m imbalanced_cl stability --profile default --seeds 0 1</code> (results/stability/).</p>'
                 + _paper_stability(board))
     if s.get("stale"):
-        return (f'<h2>Seed stability</h2><p class="sb-stability">The stored result for the {T.esc(s["profile"])} '
-                f'profile is stale: {T.esc(s["stale"])}. Run <code>python -m imbalanced_cl stability --profile '
-                f'{T.esc(s["profile"])} --seeds 0 1</code> to measure it again.</p>' + _paper_stability(board))
+        return (f'<h2>Seed stability</h2><p class="sb-stability">The stored result for the {esc(s["profile"])} '
+                f'profile is stale: {esc(s["stale"])}. Run <code>python -m imbalanced_cl stability --profile '
+                f'{esc(s["profile"])} --seeds 0 1</code> to measure it again.</p>' + _paper_stability(board))
     items = _changed_items(s)
-    return (f'<h2>Seed stability</h2><p class="sb-stability">Re-executed with base seeds {T.esc(s["seeds"])} at the '
-            f'{T.esc(s["profile"])} profile: <b>{s["unchanged"]} of {s["rows"]} rows</b> '
-            f'({100 * s["share_unchanged"]:.0f}%) keep their verdict{T.esc(_moving(s))}. Rows that change are shown as '
+    return (f'<h2>Seed stability</h2><p class="sb-stability">Re-executed with base seeds {esc(s["seeds"])} at the '
+            f'{esc(s["profile"])} profile: <b>{s["unchanged"]} of {s["rows"]} rows</b> '
+            f'({100 * s["share_unchanged"]:.0f}%) keep their verdict{esc(_moving(s))}. Rows that change are shown as '
             f'inconclusive above.'
             f'</p><ul>{items}</ul>' + _paper_stability(board))
 
 
-def _summary_table(board: Board, base: str) -> str:
+def summary_table(board: Board, base: str) -> str:
     """One line per claim notebook: its verdict counts (the page opens on this)."""
-    colours = T.COLOURS
-    head = "".join(f'<th scope="col">{T.esc(v)}</th>' for v in V.VERDICTS)
+    head = header_cells([esc(v) for v in V.VERDICTS])
     out = ['<div class="sb-scroll" style="overflow-x:auto" tabindex="0" role="region" aria-label="Verdicts per claim '
            'notebook (scrolls sideways on narrow screens)">'
            '<table class="verdict-table sb-summary-table" style="margin-bottom:1em">'
@@ -202,18 +201,18 @@ def _summary_table(board: Board, base: str) -> str:
            f'<th scope="col">premise rows not holding</th><th scope="col">paper scale</th></tr></thead><tbody>']
     for nb, status in board.status.items():
         c, reg = board.counts(nb), board.counts(nb, kind="regime")
-        cells = "".join(f'<td style="color:{colours[v]}">{c.get(v, 0) or ""}</td>' for v in V.VERDICTS)
-        note = "" if status == "ok" else f' <small>({T.esc(status)})</small>'
+        cells = "".join(f'<td style="color:{colour(v)}">{c.get(v, 0) or ""}</td>' for v in V.VERDICTS)
+        note = "" if status == "ok" else f' <small>({esc(status)})</small>'
         if any(r.get("kind") == "companion" for r in board.rows if r["notebook"] == nb):
             note += " <small>(companion claims, not the paper's)</small>"
         if nb in board.recorded:
-            note += f' <small class="sb-recorded">(with {T.esc(board.recorded[nb])})</small>'
+            note += f' <small class="sb-recorded">(with {esc(board.recorded[nb])})</small>'
         units = (board.paper.get(nb) or {}).get("units")
         paper = ("record unreadable" if (board.paper.get(nb) or {}).get("unreadable")
                  else "recorded" + (f", {units} units" if units else "") if nb in board.paper
                  else "not yet run at paper scale")
         prem = f"{sum(reg.values()) - reg.get(V.HOLDS, 0)} of {sum(reg.values())}" if reg else ""
-        out.append(f'<tr data-summary="{T.esc(nb)}"><th scope="row"><a href="{base}{T.esc(nb)}.html">{T.esc(nb)}</a>'
+        out.append(f'<tr data-summary="{esc(nb)}"><th scope="row"><a href="{base}{esc(nb)}.html">{esc(nb)}</a>'
                    f"{note}</th>{cells}<td>{sum(c.values())}</td><td>{prem}</td><td><small>{paper}</small></td></tr>")
     total = board.counts()
     cells = "".join(f"<td>{total.get(v, 0)}</td>" for v in V.VERDICTS)
@@ -226,33 +225,30 @@ def _paper_cell(p: dict) -> str:
     """The paper-scale column of one row: its verdict with the device, commit and date that recorded it, or why there
     is none."""
     if p["status"] != "ok":
-        return f'<small>{T.esc(p["status"])}</small>'
-    colour = T.COLOURS.get(p["verdict"], "#000")
-    return (f'<b style="color:{colour}">{T.esc(p["verdict"])}</b><br>{T.fmt(p["measured"])} '
-            f'[{T.fmt(p["lo"])}, {T.fmt(p["hi"])}]<br><small>{T.esc(p["device"])}, commit {T.esc(p["commit"])}, '
-            f'{T.esc(p.get("date", "?"))}'
-            + (f', {T.esc(p["units"])} units' if p.get("units") else "") + "</small>")
+        return f'<small>{esc(p["status"])}</small>'
+    return (f'{badge(p["verdict"])}<br>{interval(p)}<br><small>{esc(p["device"])}, commit {esc(p["commit"])}, '
+            f'{esc(p.get("date", "?"))}'
+            + (f', {esc(p["units"])} units' if p.get("units") else "") + "</small>")
 
 
 def _rows_table(rows: list, base: str, paper: dict | None = None, profile: str = "") -> str:
-    colours = T.COLOURS
+    """HTML: one notebook's verdict rows, each with its evidence link, its rule and its paper-scale record."""
     cols = record.column(rows, paper or {})
     head = ["claim", "source", "predicted", "measured [95% interval]", f"verdict ({profile or 'this book'})",
             "paper scale"]
-    out = ['<table class="verdict-table scoreboard" style="width:100%"><thead><tr>'
-           + "".join(f'<th scope="col">{h}</th>' for h in head) + "</tr></thead><tbody>"]
+    out = ['<table class="verdict-table scoreboard" style="width:100%"><thead><tr>' + header_cells(head)
+           + "</tr></thead><tbody>"]
     for r, p in zip(rows, cols, strict=True):
-        nb = T.esc(r["notebook"])
-        colour = colours.get(r["verdict"], "#000")
-        flip = (f' <small>(was {T.esc(r["seed_verdict"])} at this seed; it changes with the seed)</small>'
+        nb = esc(r["notebook"])
+        flip = (f' <small>(was {esc(r["seed_verdict"])} at this seed; it changes with the seed)</small>'
                 if r.get("seed_verdict") else "")
-        kind = f' <small>[{T.esc(r["kind"])}]</small>' if r.get("kind") not in (None, "", "paper") else ""
-        cells = [f'{T.esc(r["claim"])}{kind}<br><small>evidence: <a href="{base}{nb}.html">{nb}</a></small>',
-                 T.esc(r["source"]), T.esc(V.predicted_with_band(r)), _interval(r),
-                 f'<b style="color:{colour}">{T.esc(r["verdict"])}</b>{flip}'
-                 f'<br><small style="color:#57606a">{T.esc(T.details(r))}</small>', _paper_cell(p)]
+        kind = f' <small>[{esc(r["kind"])}]</small>' if r.get("kind") not in (None, "", "paper") else ""
+        cells = [f'{esc(r["claim"])}{kind}<br><small>evidence: <a href="{base}{nb}.html">{nb}</a></small>',
+                 esc(r["source"]), esc(V.predicted_with_band(r)), _interval(r),
+                 f'{badge(r["verdict"])}{flip}<br><small style="color:#57606a">{esc(details(r))}</small>',
+                 _paper_cell(p)]
         mark = ' class="sb-differs" style="background:#fff8c5"' if p.get("differs") else ""
-        out.append(f'<tr data-notebook="{nb}"{mark}>' + "".join(f"<td>{x}</td>" for x in cells) + "</tr>")
+        out.append(row(cells, f' data-notebook="{nb}"{mark}'))
     out.append("</tbody></table>")
     return "\n".join(out)
 
@@ -263,26 +259,25 @@ def render(board: Board, base: str = "../notebooks/") -> str:
     Evidence links point to base + NN.html. Each notebook's rows sit in a <details> element, closed, so
     the page opens on the summary.
     """
-    colours = T.COLOURS
     out = [_built_line(board), answers.render(answers.answers(board.rows), base)]
     c, premises = board.counts(), board.counts(kind="regime")
-    summary = ", ".join(f'<b style="color:{colours[v]}">{c.get(v, 0)} {v}</b>' for v in V.VERDICTS)
+    summary = ", ".join(badge(v, f"{c.get(v, 0)} {v}") for v in V.VERDICTS)
     n_ok = sum(1 for s in board.status.values() if s == "ok")
     out.append(f'<p class="sb-summary"><span class="sb-total">{sum(c.values())}</span> claim rows from {n_ok} of '
                f"{len(board.status)} claim notebooks: {summary}; and {sum(premises.values())} premise rows "
                f"({premises.get(V.HOLDS, 0)} hold), counted apart.</p>")
     if board.mixed:
-        items = "".join(f"<li>{T.esc(nb)}: {T.esc(p)}</li>" for nb, p in board.mixed.items())
+        items = "".join(f"<li>{esc(nb)}: {esc(p)}</li>" for nb, p in board.mixed.items())
         out.append('<div class="admonition warning sb-mixed"><p class="admonition-title">Mixed profiles</p>'
-                   f"<p>These executed notebooks were not run at the {T.esc(board.book_profile or 'same')} profile:</p>"
+                   f"<p>These executed notebooks were not run at the {esc(board.book_profile or 'same')} profile:</p>"
                    f"<ul>{items}</ul></div>")
     if board.missing:
-        items = "".join(f'<li><a href="{base}{T.esc(nb)}.html">{T.esc(nb)}</a>: {T.esc(why)}</li>'
+        items = "".join(f'<li><a href="{base}{esc(nb)}.html">{esc(nb)}</a>: {esc(why)}</li>'
                         for nb, why in board.missing.items())
         out.append('<div class="admonition warning sb-missing"><p class="admonition-title">Missing verdicts</p>'
                    f"<p>These notebooks are in the book but their verdicts are not in the table:</p><ul>{items}</ul>"
                    "</div>")
-    out.append(_summary_table(board, base))
+    out.append(summary_table(board, base))
     if not board.rows:
         out.append('<p class="sb-empty">No verdicts were found.</p>')
     for nb in board.status:
@@ -290,10 +285,10 @@ def render(board: Board, base: str = "../notebooks/") -> str:
         if rows:
             c = board.counts(nb)
             counts = ", ".join(f"{c[v]} {v}" for v in V.VERDICTS if c[v])
-            out.append(f'<details class="sb-rows" data-rows="{T.esc(nb)}"><summary><b>{T.esc(nb)}</b>: '
-                       f"{len(rows)} rows ({T.esc(counts)})</summary>"
+            out.append(f'<details class="sb-rows" data-rows="{esc(nb)}"><summary><b>{esc(nb)}</b>: '
+                       f"{len(rows)} rows ({esc(counts)})</summary>"
                        f"{_rows_table(rows, base, board.paper, board.book_profile)}</details>")
-    out.append(_stability_section(board))
+    out.append(stability_section(board))
     return "\n".join(out)
 
 
@@ -310,5 +305,5 @@ class Scoreboard:
         b = self.board
         lines = [f"built at the {b.book_profile or 'mixed'} profile from commit {b.commit} on {b.date}",
                  f"{len(b.rows)} claims; missing: {b.missing or 'none'}"]
-        lines += [f"[{r['verdict']}] {r['notebook']}: {r['claim']}" for r in b.rows]
+        lines += [f"{tag(r['verdict'])} {r['notebook']}: {r['claim']}" for r in b.rows]
         return "\n".join(lines)

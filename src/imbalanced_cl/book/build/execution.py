@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..validate import ParameterError
+from ...validate import ParameterError
 from . import kernels
 from .cache import builder_paths, scrub
 from .params import check_notebook

@@ -6,14 +6,8 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 
-from ..claims import scale as S
-from .tables import fmt
-
-
-def _md_table(head: list[str], rows: list[list]) -> str:
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    return "\n".join(lines)
+from ...claims import scale as S
+from ..pages.render import ci_text, fmt, md_table
 
 
 def show(text: str) -> None:
@@ -31,7 +25,7 @@ def show_plan(plan: list[dict]) -> None:
             "T5 − T4 (C_z = 1)", "largest q_j (model)"]
     rows = [[p["d"], p["d1"], p["m"], p["n_minority"], p["K"], f"{p['tau_d']:.0f}", "%d – %d" % p["T_a"], p["branch"],
              f"{p['T5_minus_T4']:.0f}", f"{p['q_max']:.3f}"] for p in plan]
-    show(_md_table(head, rows))
+    show(md_table(head, rows))
 
 
 def _reached(T: np.ndarray) -> str:
@@ -54,12 +48,12 @@ def show_regime(res: S.ScaleResult) -> None:
                          f"{fmt(p['loss'][g].mean())} ({p['loss_change'][g]:.1%})",
                          f"{p['freq_major'][g].mean():.3f} ({p['q_max'][g]:.3f})", f"{p['active'][g].mean():.3f}",
                          fmt(p["lucky_init"][g].mean())])
-    show(_md_table(head, rows))
+    show(md_table(head, rows))
     head = ["d", "minority-dominant neurons at T_a", "α·m (Remark 1 needs ≤)", "share of the mask on dead neurons",
             "branch steps", "T5 − T4 (C_z = 1)", "lucky pairs measured at T2 (ρ = %g)" % cfg.groups[0]]
     rows = [[p["d"], fmt(p["dominant"].mean()), fmt(cfg.prune_alpha * p["m"]), fmt(p["dead"].mean()), p["branch"],
              f"{p['t5']:.0f}", int(p["lucky_pairs"][0].sum())] for p in res.points]
-    show(_md_table(head, rows))
+    show(md_table(head, rows))
 
 
 def clock_figure(res: S.ScaleResult) -> None:
@@ -116,8 +110,8 @@ def show_measurements(quants: list[S.Quantity], recorded: tuple = ()) -> None:
     for q in quants:
         for d, m, lo, hi, t, g, glo, ghi in q.per_d():
             rows.append([q.key, f"{d:.0f}" + (" (recorded)" if round(d) in recorded else ""),
-                         f"{fmt(m)} [{fmt(lo)}, {fmt(hi)}]", fmt(t), f"{fmt(g)} [{fmt(glo)}, {fmt(ghi)}]"])
-    show(_md_table(head, rows))
+                         ci_text(m, lo, hi), fmt(t), ci_text(g, glo, ghi)])
+    show(md_table(head, rows))
 
 
 def gap_figure(quants: list[S.Quantity], sesoi: float, recorded: tuple = ()) -> None:
@@ -135,7 +129,7 @@ def gap_figure(quants: list[S.Quantity], sesoi: float, recorded: tuple = ()) -> 
         lo, hi = min(-1.5, np.nanmin(G) - 0.5), max(1.5, np.nanmax(G) + 0.5)
         ax.axhspan(lo if q.one_sided else -1, 0 if q.one_sided else 1, color="C2", alpha=0.12)   # prediction met
         ax.axhline(0, color="k", lw=0.6)
-        ax.set(xscale="log", title=f"{q.key}\n{word}; slope {fmt(fit.slope)} [{fmt(fit.lo)}, {fmt(fit.hi)}]")
+        ax.set(xscale="log", title=f"{q.key}\n{word}; slope {ci_text(fit.slope, fit.lo, fit.hi)}")
         ax.set_ylim(lo, hi)
         _ticks(ax, q.at, recorded)
         ax.title.set_fontsize("medium")

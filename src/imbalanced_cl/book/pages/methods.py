@@ -9,11 +9,12 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from .. import premises as P
-from .. import verdict as V
-from .cells import config_class, field_comments, is_judgement
-from .profiles import params
-from .runner import toc_notebooks
+from ... import premises as P
+from ... import verdict as V
+from ..build.cells import config_class, field_comments, is_judgement
+from ..build.profiles import params
+from ..build.runner import toc_notebooks
+from .render import md_cell, md_table
 
 
 def judgement_table(root: Path) -> list[dict]:
@@ -37,11 +38,9 @@ def judgement_table(root: Path) -> list[dict]:
 
 def render(rows: list[dict]) -> str:
     """Markdown table of the judgement parameters."""
-    lines = ["| notebook | parameter | default | ci | paper | meaning |", "|---|---|---|---|---|---|"]
-    for r in rows:
-        lines.append(f"| {r['notebook']} | `{r['parameter']}` | {r['default']} | {r['ci']} | {r['paper']} | "
-                     f"{r['meaning'].replace('|', chr(92) + '|')} |")
-    return "\n".join(lines)
+    return md_table(["notebook", "parameter", "default", "ci", "paper", "meaning"],
+                    [[r["notebook"], f"`{r['parameter']}`", r["default"], r["ci"], r["paper"], md_cell(r["meaning"])]
+                     for r in rows])
 
 
 def legend() -> str:
@@ -53,13 +52,11 @@ def conditions() -> str:
     """Markdown table of every condition the book checks: id, premise or prediction, source, statement, for a
     premise the theorem that needs it (premises.CONDITIONS), and for one stated asymptotically how it is tested by
     its effect on the rows, or why it is not (premises.ASYMPTOTIC)."""
-    def esc(t):
-        return t.replace("|", chr(92) + "|")
-    lines = ["| id | kind | the paper's source | statement | needed by | asymptotic: tested by its effect |",
-             "|---|---|---|---|---|---|"]
+    rows = []
     for c in P.CONDITIONS:
-        need = esc(c.needed_by) + ("" if c.required else " (reported only)") if c.kind == P.PREMISE else "—"
+        need = md_cell(c.needed_by) + ("" if c.required else " (reported only)") if c.kind == P.PREMISE else "—"
         e = P.EFFECTS.get(c.id)
-        effect = "—" if e is None else esc(e.push) if e.push else "not pushed: " + esc(e.why_not)
-        lines.append(f"| `{c.id}` | {c.kind} | {esc(c.source)} | {esc(c.statement)} | {need} | {effect} |")
-    return "\n".join(lines)
+        effect = "—" if e is None else md_cell(e.push) if e.push else "not pushed: " + md_cell(e.why_not)
+        rows.append([f"`{c.id}`", c.kind, md_cell(c.source), md_cell(c.statement), need, effect])
+    return md_table(["id", "kind", "the paper's source", "statement", "needed by", "asymptotic: tested by its effect"],
+                    rows)

@@ -11,8 +11,8 @@ from datetime import datetime, timezone
 
 import torch
 
-from .. import __version__
-from ..sim.train import chunks_used
+from ... import __version__
+from ...sim.train import chunks_used
 
 _T0 = time.time()
 COMMIT_ENV = "IMBALANCED_CL_COMMIT"   # the commit of a copy that has no .git folder
@@ -72,7 +72,7 @@ def cpu_kernels() -> str:
 def environment() -> dict:
     """The versions of Python and of the packages that compute results, and the CPU kernel path: where a result was
     made (provenance), never part of a record's code version."""
-    from .cache import dependency_versions
+    from ..build.cache import dependency_versions
     gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "none"
     return {"versions": dependency_versions(), "cpu_kernels": cpu_kernels(), "cpu": cpu_model(), "gpu": gpu,
             "mkl_cbwr": os.environ.get("MKL_CBWR", "unset (MKL picks by CPU)")}

@@ -5,9 +5,9 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from ..lt import datasets as D
-from ..lt.config import LTConfig
-from ..lt.experiment import LABELS, effective_n_max, pretraining_rows
+from ...lt import datasets as D
+from ...lt.config import LTConfig
+from ...lt.experiment import LABELS, effective_n_max, pretraining_rows
 
 COLOURS = {"random": "0.6", "simclr": "C0", "sdclr": "C3", "alg1": "C2", "alg1_dense": "C2"}
 
@@ -36,7 +36,7 @@ def per_class(results: list[dict], rhos, dataset: str):
 
 def scale_table(cfg: LTConfig, data) -> str:
     """Markdown: this run's settings beside Table 2's (SDCLR's reference), every cell of this run from cfg and data."""
-    from ..lt.resnet import ResNet18
+    from ...lt.resnet import ResNet18
     n_head = effective_n_max(cfg, data)
     C = data.num_classes
     sizes = ", ".join(f"{sum(D.long_tailed_counts(n_head, r, C)):,} images at $\\rho={r:g}$" for r in cfg.rhos)

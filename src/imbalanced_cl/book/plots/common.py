@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .. import stats
+from ... import stats
 
 
 def _tensor(Y) -> torch.Tensor:

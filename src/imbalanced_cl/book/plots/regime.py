@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from .. import stats
+from ... import stats
+from ..pages.render import md_table
 
 
 def share_over_time(curves: dict, ax=None):
@@ -32,10 +33,8 @@ def verdict_table(rows: list[dict], n_fixed: int) -> str:
         return ("*No fixed-pairs record yet (results/default-fixed/ is empty): the comparison of verdicts is not "
                 "available in this build.*")
     changed = sum(r["fresh"] != r["fixed"] for r in rows)
-    lines = [f"**{changed} of {len(rows)} rows change their verdict with the regime.**", "",
-             "| notebook | claim | fresh pairs | fixed set |", "|---|---|---|---|"]
-    for r in rows:
-        mark = " ⟵" if r["fresh"] != r["fixed"] else ""
-        lines.append(f"| {r['notebook'][:2]} | {r['claim']} | {r['fresh']} ({_num(r['fresh_measured'])}) | "
-                     f"{r['fixed']} ({_num(r['fixed_measured'])}){mark} |")
-    return "\n".join(lines)
+    cells = [[r["notebook"][:2], r["claim"], f"{r['fresh']} ({_num(r['fresh_measured'])})",
+              f"{r['fixed']} ({_num(r['fixed_measured'])})" + (" ⟵" if r["fresh"] != r["fixed"] else "")]
+             for r in rows]
+    return (f"**{changed} of {len(rows)} rows change their verdict with the regime.**\n\n"
+            + md_table(["notebook", "claim", "fresh pairs", "fixed set"], cells))

@@ -12,9 +12,9 @@ import numpy as np
 import torch
 from IPython.display import Markdown
 
-from .. import stats
-from . import plots
-from .tables import fmt
+from ... import stats
+from . import common as plots
+from ..pages.render import ci_text, fmt, md_table
 
 MINORITY, MAJORITY = "C3", "C0"
 GROUP_COLORS = {"minority j*": MINORITY, "majority (mean)": MAJORITY}
@@ -145,7 +145,7 @@ def appendix_panels(res, fig: int, metrics: dict, arm: int = 0, ylabel: str = ""
 def _cell(v, mean_only: bool) -> str:
     if isinstance(v, torch.Tensor) and v.numel() > 1:
         m, lo, hi = stats.ci(v)
-        return fmt(m) if mean_only else f"{fmt(m)} [{fmt(lo)}, {fmt(hi)}]"
+        return fmt(m) if mean_only else ci_text(m, lo, hi)
     if isinstance(v, (float, torch.Tensor)):
         return fmt(float(v))
     return str(v)
@@ -153,9 +153,7 @@ def _cell(v, mean_only: bool) -> str:
 
 def ci_table(rows: dict, mean_only: bool = False, first: str = "") -> Markdown:
     """A Markdown table from {row label: {column: value}}: a replicate tensor (R,) shows as mean [95% interval]
-    (the mean only with mean_only), a float compactly (tables.fmt), anything else as text."""
+    (the mean only with mean_only), a float compactly (render.fmt), anything else as text."""
     cols = list(dict.fromkeys(c for r in rows.values() for c in r))
-    lines = ["| " + " | ".join([first] + cols) + " |", "|" + "---|" * (len(cols) + 1)]
-    for name, r in rows.items():
-        lines.append("| " + " | ".join([str(name)] + [_cell(r[c], mean_only) if c in r else "" for c in cols]) + " |")
-    return Markdown("\n".join(lines))
+    return Markdown(md_table([first] + cols, [[str(name)] + [_cell(r[c], mean_only) if c in r else "" for c in cols]
+                                              for name, r in rows.items()]))

@@ -1,5 +1,5 @@
-"""The intro's first screen, generated from the claim-level answers (book/answers.py): which profile built the book,
-one plain sentence per claim with the paper-scale record beside it, and one figure of every claim's headline
+"""The intro's first screen, generated from the claim-level answers (book/pages/answers.py): which profile built the
+book, one plain sentence per claim with the paper-scale record beside it, and one figure of every claim's headline
 measurement against the paper's prediction. Presentation only: every number comes from a verdict row.
 """
 from __future__ import annotations
@@ -9,10 +9,10 @@ import io
 import math
 import re
 
-from .. import verdict as V
+from ... import verdict as V
 from . import answers as A
-from . import record
-from . import tables as T
+from ..records import record
+from .render import badge, ci_text, colour, esc, fmt, header_cells, value
 
 # What each profile is, in a reader's words (the sizes themselves live in profiles.yaml and the configs).
 PROFILE_MEANING = {
@@ -47,13 +47,6 @@ def unit(a: A.Answer) -> str:
     return h.get("unit") or a.claim.unit
 
 
-def _value(r: dict | None) -> str:
-    """'13.6 [1.09, 26.2]', or '' when there is no finite measurement."""
-    if not r or T.fmt(r.get("measured")) == "–":
-        return ""
-    return f"{T.fmt(r['measured'])} [{T.fmt(r['lo'])}, {T.fmt(r['hi'])}]"
-
-
 def paper_scale(a: A.Answer, paper: dict) -> dict:
     """The recorded paper-scale row behind the claim's headline (record.column), or {'status': why there is none}."""
     if a.headline is None:
@@ -83,12 +76,12 @@ def sentence(a: A.Answer, profile: str) -> str:
     why = ""
     if a.verdict == V.NOT_COMPARABLE and a.failed_premises:
         why = f" ({A.premise_short(a.failed_premises[0])} not met)"
-    number = f"{unit(a)} {_value(h)} against {h['predicted']}" if h is not None and _value(h) else ""
+    number = f"{unit(a)} {value(h)} against {h['predicted']}" if h is not None and value(h) else ""
     if a.kind:
         rest = [f"answer ({a.kind}): {a.decided}", f"answer ({a.kind})"]
     else:
         short = number.rsplit(" against ", 1)[0]
-        rest = [number, short, _value(h)] if number else ["no finite measurement"]
+        rest = [number, short, value(h)] if number else ["no finite measurement"]
     for r, w in ((r, w) for r in rest for w in (why, "")):
         text = f"At {prof}, claim {a.claim.key} {verb}{w}: {r}."
         if len(text.split()) <= MAX_WORDS:
@@ -101,9 +94,9 @@ def paragraph(a: A.Answer, profile: str, paper: dict | None = None) -> str:
     the premises not met and what was measured there, the plain-words answer and the paper-scale record."""
     h, prof = a.headline, profile or "this build's"
     parts = [f"Predicted ({a.claim.source}): {a.claim.predicts}."]
-    if h is not None and _value(h):
+    if h is not None and value(h):
         u, what = unit(a), h["claim"].rstrip(".")
-        parts.append(f"Measured at the {prof} profile: {what[:1].lower() + what[1:]}, {_value(h)}"
+        parts.append(f"Measured at the {prof} profile: {what[:1].lower() + what[1:]}, {value(h)}"
                      f"{f' ({u})' if u else ''}, against {h['predicted']}.")
         parts.append(_row_note(h, a.verdict))
     else:
@@ -120,7 +113,7 @@ def paragraph(a: A.Answer, profile: str, paper: dict | None = None) -> str:
     p = paper_scale(a, paper or {})
     if p.get("status") == "ok":
         parts.append(f"At the paper's scale (recorded on {p.get('device', '?')}): {p['verdict']}, "
-                     f"{T.fmt(p['measured'])} [{T.fmt(p['lo'])}, {T.fmt(p['hi'])}].")
+                     f"{ci_text(p['measured'], p['lo'], p['hi'])}.")
     return " ".join(p for p in parts if p)
 
 
@@ -129,32 +122,31 @@ def build_note(profile: str, commit: str = "", date: str = "") -> str:
     meaning = PROFILE_MEANING.get(profile, "notebooks run at different profiles; see the scoreboard")
     kind = "warning" if profile == "ci" else "note"
     return (f'<div class="admonition {kind} sb-build"><p class="admonition-title">This build: the '
-            f'{T.esc(profile or "mixed")} profile</p><p>The numbers on these pages come from the '
-            f'<b>{T.esc(profile or "mixed")}</b> profile: {T.esc(meaning)}. Built from commit '
-            f'<code>{T.esc(commit or "unknown")}</code> on {T.esc(date or "an unknown date")}.</p></div>')
+            f'{esc(profile or "mixed")} profile</p><p>The numbers on these pages come from the '
+            f'<b>{esc(profile or "mixed")}</b> profile: {esc(meaning)}. Built from commit '
+            f'<code>{esc(commit or "unknown")}</code> on {esc(date or "an unknown date")}.</p></div>')
 
 
 def findings(items: list[A.Answer], profile: str, paper: dict | None = None, base: str = "../notebooks/") -> str:
     """HTML table, one row per claim: the claim, one sentence on what was found, this build's verdict and the
-    paper-scale record; it stacks into cards on a narrow screen (book/static CSS), so the verdict stays visible."""
-    colours = T.COLOURS
-    head = ["claim", "what we found", f"verdict ({T.esc(profile or 'this build')})", "paper scale"]
+    paper-scale record; it stacks into cards on a narrow screen (pages/static CSS), so the verdict stays visible."""
+    head = ["claim", "what we found", f"verdict ({esc(profile or 'this build')})", "paper scale"]
     out = ['<table class="sb-findings"><caption>What the book found, claim by claim</caption><thead><tr>'
-           + "".join(f'<th scope="col">{h}</th>' for h in head) + "</tr></thead><tbody>"]
+           + header_cells(head) + "</tr></thead><tbody>"]
     for a in items:
         nb = (a.headline or {}).get("notebook") or a.claim.notebooks[0]     # the evidence: the headline's table
         p = paper_scale(a, paper or {})
-        pcell = (f'<b style="color:{colours.get(p["verdict"], "#000")}">{T.esc(p["verdict"])}</b><br>'
-                 f'<small>{T.esc(_value(p))}; {T.esc(p.get("device", ""))}, commit {T.esc(p.get("commit", ""))}, '
-                 f'{T.esc(p.get("date", ""))}</small>'
-                 if p.get("status") == "ok" else f"<small>{T.esc(p.get('status', ''))}</small>")
-        cells = [(f'<b>Claim {T.esc(a.claim.key)}</b> · {T.esc(a.claim.title)}<br><small>{T.esc(a.claim.source)}; '
+        pcell = (f'{badge(p["verdict"])}<br>'
+                 f'<small>{esc(value(p))}; {esc(p.get("device", ""))}, commit {esc(p.get("commit", ""))}, '
+                 f'{esc(p.get("date", ""))}</small>'
+                 if p.get("status") == "ok" else f"<small>{esc(p.get('status', ''))}</small>")
+        cells = [(f'<b>Claim {esc(a.claim.key)}</b> · {esc(a.claim.title)}<br><small>{esc(a.claim.source)}; '
                   f'<a href="{verdict_anchor(nb, base)}">evidence: its verdict table</a></small>', "claim"),
-                 (f'{T.esc(sentence(a, profile))} <small><a href="{base}{T.esc(nb)}.html">The full paragraph and '
+                 (f'{esc(sentence(a, profile))} <small><a href="{base}{esc(nb)}.html">The full paragraph and '
                   f'the numbers: its page</a></small>', "what we found"),
-                 (f'<b style="color:{colours.get(a.verdict, "#000")}">{T.esc(a.verdict)}</b>', "verdict"),
+                 (badge(a.verdict), "verdict"),
                  (pcell, "paper scale")]
-        out.append(f'<tr data-claim="{T.esc(a.claim.key)}">'
+        out.append(f'<tr data-claim="{esc(a.claim.key)}">'
                    + "".join(f'<td data-label="{lab}">{c}</td>' for c, lab in cells) + "</tr>")
     out.append("</tbody></table>")
     return "".join(out)
@@ -188,7 +180,6 @@ def figure(items: list[A.Answer], profile: str, paper: dict | None = None):
     import matplotlib.pyplot as plt
     n = len(items)
     fig, axes = plt.subplots(n, 1, figsize=(8.0, 1.35 * n + 0.6), squeeze=False)
-    colours = T.COLOURS
     for ax, a in zip(axes[:, 0], items, strict=True):
         rows = [(f"{profile or 'this build'}", a.headline), ("paper scale", None)]
         p = paper_scale(a, paper or {})
@@ -196,12 +187,12 @@ def figure(items: list[A.Answer], profile: str, paper: dict | None = None):
             rows[1] = ("paper scale", p)
         xs = []
         for y, (label, r) in zip((0.0, 1.4), rows, strict=True):   # the paper-scale row well above the build's label
-            if r is None or T.fmt(r.get("measured")) == "–":
+            if r is None or fmt(r.get("measured")) == "–":
                 ax.text(0.02, y, f"{label}: {'not yet run' if y else 'no finite measurement'}", va="center",
                         transform=ax.get_yaxis_transform(), fontsize=11, color="#57606a")
                 continue
             m, lo, hi = (float(r[k]) for k in ("measured", "lo", "hi"))
-            c = colours.get(r["verdict"], "#000")
+            c = colour(r["verdict"])
             ax.errorbar([m], [y], xerr=[[max(m - lo, 0)], [max(hi - m, 0)]], fmt="o", color=c, capsize=5, ms=8,
                         lw=2)
             ax.annotate(f"{label}: {r['verdict']}", (m, y), xytext=(0, 9), textcoords="offset points",
@@ -225,7 +216,7 @@ def figure(items: list[A.Answer], profile: str, paper: dict | None = None):
         ax.set_yticks([])
         ax.tick_params(axis="x", labelsize=11)
         ax.set_title(f"Claim {a.claim.key} · {unit(a) or a.claim.title}", loc="left", fontsize=12)
-        ax.set_title(f"claim: {a.verdict}", loc="right", fontsize=12, color=colours.get(a.verdict, "#000"))
+        ax.set_title(f"claim: {a.verdict}", loc="right", fontsize=12, color=colour(a.verdict))
         for side in ("top", "right", "left"):
             ax.spines[side].set_visible(False)
     fig.text(0.01, 0.005, "Dashed line or shading: the paper's predicted value or band. Dot and bar: the headline\n"
@@ -240,7 +231,7 @@ def alt_text(items: list[A.Answer], profile: str) -> str:
     out = []
     for a in items:
         h = a.headline
-        val = _value(h) or "no finite measurement"
+        val = value(h) or "no finite measurement"
         out.append(f"Claim {a.claim.key}: {val} against {(h or {}).get('predicted', 'no prediction')}, {a.verdict}")
     return f"At the {profile or 'mixed'} profile. " + "; ".join(out) + "."
 
@@ -259,8 +250,8 @@ class SummaryFigure:
         plt.close(fig)
         src = base64.b64encode(buf.getvalue()).decode("ascii")
         return (f'<figure class="sb-summary-figure"><img src="data:image/png;base64,{src}" style="width:100%;'
-                f'max-width:960px" alt="{T.esc(alt_text(self.items, self.profile))}"><figcaption>Every claim at once: '
-                f"the headline measurement of each claim with its 95% interval at the {T.esc(self.profile or 'mixed')} "
+                f'max-width:960px" alt="{esc(alt_text(self.items, self.profile))}"><figcaption>Every claim at once: '
+                f"the headline measurement of each claim with its 95% interval at the {esc(self.profile or 'mixed')} "
                 f"profile (and at the paper's scale where a record exists), against the paper's prediction. Each "
                 f"panel has its own scale and unit.</figcaption></figure>")
 
@@ -291,7 +282,6 @@ def found_box(rows: list[dict], notebook: str, profile: str = "") -> str:
     rows = [r for r in rows if r.get("notebook", notebook) == notebook]
     if not rows:
         return ""
-    colours = T.COLOURS
     claims = [r for r in rows if V.is_claim_row(r)]
     premises = [r for r in rows if V.is_premise_row(r)]
     tally = ", ".join(f"{n} {v}" for v in V.VERDICTS if (n := sum(r["verdict"] == v for r in claims)))
@@ -299,21 +289,21 @@ def found_box(rows: list[dict], notebook: str, profile: str = "") -> str:
     for c in (c for c in A.CLAIMS if notebook in c.notebooks):
         a = A.answer(rows, c)
         head = ""
-        if a.headline is not None and _value(a.headline):
+        if a.headline is not None and value(a.headline):
             u = unit(a)
-            head = (f" Headline: {T.esc(a.headline['claim'])}, <b>{T.esc(_value(a.headline))}</b>"
-                    f"{f' ({T.esc(u)})' if u else ''} against {T.esc(a.headline['predicted'])}.")
-        items.append(f'<li><b>Claim {T.esc(c.key)}</b> ({T.esc(c.source)}): <b style="color:'
-                     f'{colours.get(a.verdict, "#000")}">{T.esc(a.verdict)}</b>; {T.esc(SAYS.get(a.verdict, ""))}.'
-                     f"{head}<br><small>{T.esc(paragraph(a, profile))}</small></li>")
+            head = (f" Headline: {esc(a.headline['claim'])}, <b>{esc(value(a.headline))}</b>"
+                    f"{f' ({esc(u)})' if u else ''} against {esc(a.headline['predicted'])}.")
+        items.append(f'<li><b>Claim {esc(c.key)}</b> ({esc(c.source)}): {badge(a.verdict)}; '
+                     f'{esc(SAYS.get(a.verdict, ""))}.'
+                     f"{head}<br><small>{esc(paragraph(a, profile))}</small></li>")
     unmet = [r for r in premises if r["verdict"] != V.HOLDS]
     prem = (f"{len(premises)} premise rows, {len(unmet)} not holding"
-            + (": " + "; ".join(T.esc(A.premise_short(r)) for r in unmet[:4]) + ("; …" if len(unmet) > 4 else "")
+            + (": " + "; ".join(esc(A.premise_short(r)) for r in unmet[:4]) + ("; …" if len(unmet) > 4 else "")
                if unmet else "") + "." if premises else "")
-    where = f"At the <b>{T.esc(profile)}</b> profile" if profile else "In this run"
+    where = f"At the <b>{esc(profile)}</b> profile" if profile else "In this run"
     return (f'<div class="admonition tip sb-found"><p class="admonition-title">What we found</p>'
             f"<p>{where}: "
-            f"{len(claims)} claim rows ({T.esc(tally)}). {prem}</p>"
+            f"{len(claims)} claim rows ({esc(tally)}). {prem}</p>"
             + (f"<ul>{''.join(items)}</ul>" if items else "")
             + '<p><a href="#verdict">The verdict table, with every row and its rule ↓</a></p></div>')
 

@@ -44,8 +44,8 @@ def run(profile: str, seeds: list[int], root: Path, only: list[str] | None = Non
     """Execute the claim notebooks once per seed, compare their verdicts, write <out>/results/stability/<profile>.json
     (out defaults to the repository root)."""
     out_root = Path(out or root)
-    from .cells import config_class
-    from .runner import run_book, toc_notebooks
+    from ..build.cells import config_class
+    from ..build.runner import run_book, toc_notebooks
     names = [nb.stem for nb in toc_notebooks(root) if nb.parent.name == "notebooks"
              and (cls := config_class(nb)) is not None and "seed" in cls.__dataclass_fields__
              and (not only or nb.stem in only)]

@@ -9,8 +9,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import Rectangle
 
-from ..claims.premise_map import (ARMS, LAMBDAS, CellResult, PremiseMapConfig, arm_ok, eq33_t1, judged_arm,
+from ...claims.premise_map import (ARMS, LAMBDAS, CellResult, PremiseMapConfig, arm_ok, eq33_t1, judged_arm,
                                   lambda_value)
+from ..pages.render import esc, header_cells, row
 
 
 def _counts(res: CellResult) -> tuple[int, int, list[str]]:
@@ -115,22 +116,20 @@ def closed_forms_figure(rates: list[dict], cfg: PremiseMapConfig):
 
 def table(rows: list[dict]):
     """An HTML table of plain rows (a list of dicts with the same keys), for display in the notebook."""
-    import html
-
     from IPython.display import HTML
     if not rows:
         return HTML("<p>(no rows)</p>")
-    head = "".join(f"<th>{html.escape(str(k))}</th>" for k in rows[0])
-    body = "".join("<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in r.values()) + "</tr>" for r in rows)
+    head = header_cells([esc(k) for k in rows[0]], scoped=False)
+    body = "".join(row([esc(v) for v in r.values()]) for r in rows)
     return HTML(f'<table class="premise-table"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>')
 
 
 def notebook_marks(cfg: PremiseMapConfig, root=None) -> dict:
     """{label: (d, lambda name, ratio)} for the claim notebooks' defaults (01-05) on the map's axes, grouped where
     they coincide ("01-04 defaults"); lambda is "book" when it equals the map's, else the nearest named lambda."""
-    from .cells import config_class
-    from .profiles import repo_root
-    from .runner import toc_notebooks
+    from ..build.cells import config_class
+    from ..build.profiles import repo_root
+    from ..build.runner import toc_notebooks
     at: dict = {}
     for nb in toc_notebooks(root or repo_root()):
         cls = config_class(nb)

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from .. import stats
-from ..claims import decoupling as DC
+from ... import stats
+from ...claims import decoupling as DC
 
 COLOURS = {"identical": "C3", "random_mask": "C0", "paper": "C2"}
 

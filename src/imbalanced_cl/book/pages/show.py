@@ -9,18 +9,9 @@ import textwrap
 from collections import Counter
 from pathlib import Path
 
-from .. import verdict as V
-from . import glued
-from .tables import fmt
-
-
-def _interval(r: dict) -> str:
-    """The measured value with its 95% interval, or a dash when there is no finite measurement."""
-    m = fmt(r.get("measured"))
-    if m == "–":
-        return "–"
-    lo, hi = fmt(r.get("lo")), fmt(r.get("hi"))
-    return m if lo == hi == "–" else f"{m} [{lo}, {hi}]"
+from ... import verdict as V
+from ..records import glued
+from .render import measured_text
 
 
 def _run_line(path: Path) -> str:
@@ -44,14 +35,14 @@ def render(path: Path, width: int | None = None) -> str:
     head = [*textwrap.wrap(first, width, subsequent_indent="  "),
             *textwrap.wrap(_run_line(path), width, subsequent_indent="  "), ""]
     wv = max(len("verdict"), *(len(r["verdict"]) for r in rows))
-    wm = min(32, max(len("measured [95% interval]"), *(len(_interval(r)) for r in rows)))
+    wm = min(32, max(len("measured [95% interval]"), *(len(measured_text(r)) for r in rows)))
     wp = min(30, max(len("predicted"), *(len(V.predicted_with_band(r)) for r in rows)))
     wc = max(20, width - wv - wm - wp - 6)
     out = head + [f"{'verdict':<{wv}}  {'measured [95% interval]':<{wm}}  {'predicted':<{wp}}  claim (source)",
                   "-" * min(width, wv + wm + wp + 6 + wc)]
     for r in rows:
         claim = f"{r['claim']} ({r['source']})" if r.get("source") else r["claim"]
-        left = [r["verdict"], _interval(r), V.predicted_with_band(r)]
+        left = [r["verdict"], measured_text(r), V.predicted_with_band(r)]
         cols = [textwrap.wrap(t, w) or [""] for t, w in zip(left + [claim], (wv, wm, wp, wc), strict=True)]
         for i in range(max(len(c) for c in cols)):
             cells = [c[i] if i < len(c) else "" for c in cols]

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import yaml
 
-from ..paths import repo_root  # the book's modules and notebooks import it from here
-from ..validate import ParameterError
+from ...paths import repo_root  # the book's modules and notebooks import it from here
+from ...validate import ParameterError
 
 PROFILES = ("ci", "default", "paper")
 

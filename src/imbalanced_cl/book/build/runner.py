@@ -18,7 +18,7 @@ from pathlib import Path
 
 import yaml
 
-from ..validate import ParameterError, check_int, nearest
+from ...validate import ParameterError, check_int, nearest
 from . import kernels
 from .cache import FRESH_ENV, cache_key, collects, dependency_versions, package_digest, records_digest
 from .execution import execute
@@ -133,7 +133,7 @@ def size_problems(runs: list[tuple[Path, dict]], available: int | None = None,
                   where: str = "the machine") -> list[str]:
     """One line per planned notebook whose sizes cannot fit the memory there is (sim.memory's estimate; default:
     this machine's available memory)."""
-    from ..sim.memory import size_problem
+    from ...sim.memory import size_problem
     from .params import build, config_class
     out = []
     for nb, params in runs:
@@ -147,7 +147,7 @@ def size_problems(runs: list[tuple[Path, dict]], available: int | None = None,
 def time_estimates(runs: list[tuple[Path, dict]], rates: dict | None = None) -> list[str]:
     """One line per planned notebook whose training time can be estimated (sim.runtime: its workload at the measured
     loop rate of its device), and a total; nothing where no rate was measured."""
-    from ..sim.runtime import duration, estimate
+    from ...sim.runtime import duration, estimate
     from .params import build, config_class
     lines, total = [], 0.0
     for nb, params in runs:
@@ -363,11 +363,11 @@ def run_book(profile: str = "default", out_root: Path | None = None, only: list[
         print(f"[cleanup] removed {p.relative_to(out_root)} (left by an interrupted run)", flush=True)
     # The scoreboard notebook reads its siblings' glued verdicts from here, and says which profile built them: passed
     # to the kernels, not written into this process (a second run_book in it must not inherit the first one's).
-    from ..sim.runtime import ESTIMATED_ENV
+    from ...sim.runtime import ESTIMATED_ENV
     env = {"IMBALANCED_CL_EXECUTED": str(executed / "notebooks"), "IMBALANCED_CL_PROFILE": profile,
            ESTIMATED_ENV: "1"}     # the estimates were printed above: the kernels' parameter checks stay quiet
     if force:       # sizes the estimate refuses run anyway: the kernels' own check (from_namespace) stands aside
-        from ..sim.config import FORCE_ENV
+        from ...sim.config import FORCE_ENV
         env[FORCE_ENV] = "1"
     if fresh:       # every notebook recomputes what the campaign recorded (notebook 08's points, notebook 10's cells)
         env[FRESH_ENV] = "1"

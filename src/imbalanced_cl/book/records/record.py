@@ -149,13 +149,14 @@ def column(rows: list[dict], records: dict[str, dict]) -> list[dict]:
 # Modules that draw, render, schedule or say where a run happened, never shape a recorded value or row: editing them
 # must not make a recorded unit stale. The rest of book/ counts: tables.py builds the verdict rows a notebook glues,
 # glued.py reads them back into the record (RECORD_SHAPERS), so an edit there changes what a record holds.
-RENDERING = ("imbalanced_cl.campaign", "imbalanced_cl.book.plots", "imbalanced_cl.book.provenance",
-             "imbalanced_cl.book.sphinxext", "imbalanced_cl.book.scoreboard", "imbalanced_cl.book.runner",
-             "imbalanced_cl.book.record", "imbalanced_cl.book.stability")
+RENDERING = ("imbalanced_cl.campaign", "imbalanced_cl.book.plots", "imbalanced_cl.book.records.provenance",
+             "imbalanced_cl.book.pages.sphinxext", "imbalanced_cl.book.pages.scoreboard",
+             "imbalanced_cl.book.build.runner", "imbalanced_cl.book.records.record",
+             "imbalanced_cl.book.records.stability")
 
 # Modules that turn an executed notebook into a record's rows whatever the notebook imports (the notebook unit's
 # payload is rows_of(executed copy)).
-RECORD_SHAPERS = "import imbalanced_cl.book.glued\n"
+RECORD_SHAPERS = "import imbalanced_cl.book.records.glued\n"
 
 
 def _syntax(source: str) -> str:
@@ -172,7 +173,7 @@ def _syntax(source: str) -> str:
                 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
                 and isinstance(body[0].value.value, str)):
             node.body = body[1:] or [ast.Pass()]
-    return _dump(tree)
+    return syntax_dump(tree)
 
 
 # Fields that later Pythons added to the syntax tree (3.12: PEP 695's type parameters). Left out while empty, a
@@ -181,12 +182,12 @@ def _syntax(source: str) -> str:
 NEWER_FIELDS = ("type_params",)
 
 
-def _dump(node) -> str:
+def syntax_dump(node) -> str:
     """ast.dump(node, annotate_fields=False) as Python 3.11 writes it, on any Python (NEWER_FIELDS left out while
     empty): a code version must not depend on the interpreter that computes it."""
     import ast
     if isinstance(node, list):
-        return "[" + ", ".join(_dump(x) for x in node) + "]"
+        return "[" + ", ".join(syntax_dump(x) for x in node) + "]"
     if not isinstance(node, ast.AST):
         return repr(node)
     args, keywords = [], False
@@ -199,7 +200,7 @@ def _dump(node) -> str:
         if (value is None and getattr(type(node), name, ...) is None) or (name in NEWER_FIELDS and not value):
             keywords = True
             continue
-        args.append(f"{name}={_dump(value)}" if keywords else _dump(value))
+        args.append(f"{name}={syntax_dump(value)}" if keywords else syntax_dump(value))
     return f"{type(node).__name__}({', '.join(args)})"
 
 
@@ -364,7 +365,7 @@ def load_campaign(root: Path, profile: str) -> dict[str, dict]:
     A file that cannot be read stands, when no current record of its notebook exists, as {"unreadable": why}: the
     scoreboard shows "record unreadable" there rather than a column that silently lacks the notebook.
     """
-    from .profiles import params as profile_params
+    from ..build.profiles import params as profile_params
     folder = Path(root) / "results" / "campaign" / profile / "notebook"
     out, bad = {}, {}
     for p in sorted(folder.glob("*.json")) if folder.is_dir() else []:

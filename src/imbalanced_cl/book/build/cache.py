@@ -10,7 +10,7 @@ import re
 import sysconfig
 from pathlib import Path
 
-RENDER_ONLY = ("book/sphinxext.py",)
+RENDER_ONLY = ("book/pages/sphinxext.py",)
 
 
 def package_digest(root: Path) -> str:

@@ -1,0 +1,1 @@
+"""Verdict rows read back from executed notebooks, recorded results, provenance and seed stability."""
