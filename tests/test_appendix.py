@@ -11,7 +11,8 @@ import torch
 from imbalanced_cl.claims import appendix as A
 from imbalanced_cl.validate import ParameterError
 from imbalanced_cl.stats import trend
-from imbalanced_cl.verdict import FAILS, HOLDS, INCONCLUSIVE, PARTLY, judge_trend
+from imbalanced_cl.rules import judge_trend
+from imbalanced_cl.verdict import FAILS, HOLDS, INCONCLUSIVE, PARTLY
 from imbalanced_cl.claims.appendix import metrics as AM
 from imbalanced_cl import stats
 

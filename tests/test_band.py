@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+from imbalanced_cl import rules
 from imbalanced_cl import verdict as V
 from imbalanced_cl.book.records import results_table
 from imbalanced_cl.book.pages import show, tables
@@ -22,24 +23,24 @@ def _inside(r, x) -> bool:
 
 
 JUDGES = {
-    "target": lambda lo, hi: V.judge_target(lo, hi, 1.0, 0.1),
-    "target_relative": lambda lo, hi: V.judge_target(lo, hi, 10.0, 0.1, relative=True),
-    "positive": lambda lo, hi: V.judge_positive(lo, hi, "gain", 0.05),
-    "negative": lambda lo, hi: V.judge_positive(lo, hi, "gain", 0.05, direction=-1),
-    "bound_at_least": lambda lo, hi: V.judge_bound(lo, hi, 0.9, True, 0.1),
-    "bound_at_most": lambda lo, hi: V.judge_bound(lo, hi, 0.5, False, 0.1),
-    "at_least": lambda lo, hi: V.judge_at_least(lo, hi, 2.0, "count"),
-    "factor": lambda lo, hi: V.judge_factor(lo, hi, 10.0, 1.5),
-    "trend_up": lambda lo, hi: V.judge_trend(lo, hi, 1, 0.3),
-    "trend_down": lambda lo, hi: V.judge_trend(lo, hi, -1, 0.3),
-    "share": lambda lo, hi: V.judge_share(lo, hi, 0.9),
+    "target": lambda lo, hi: rules.judge_target(lo, hi, 1.0, 0.1),
+    "target_relative": lambda lo, hi: rules.judge_target(lo, hi, 10.0, 0.1, relative=True),
+    "positive": lambda lo, hi: rules.judge_positive(lo, hi, "gain", 0.05),
+    "negative": lambda lo, hi: rules.judge_positive(lo, hi, "gain", 0.05, direction=-1),
+    "bound_at_least": lambda lo, hi: rules.judge_bound(lo, hi, 0.9, True, 0.1),
+    "bound_at_most": lambda lo, hi: rules.judge_bound(lo, hi, 0.5, False, 0.1),
+    "at_least": lambda lo, hi: rules.judge_at_least(lo, hi, 2.0, "count"),
+    "factor": lambda lo, hi: rules.judge_factor(lo, hi, 10.0, 1.5),
+    "trend_up": lambda lo, hi: rules.judge_trend(lo, hi, 1, 0.3),
+    "trend_down": lambda lo, hi: rules.judge_trend(lo, hi, -1, 0.3),
+    "share": lambda lo, hi: rules.judge_share(lo, hi, 0.9),
 }
 GRID = np.round(np.linspace(-3.0, 16.0, 39), 3)
 
 
 @pytest.mark.parametrize("name", sorted(JUDGES))
 def test_a_rule_holds_exactly_when_the_interval_lies_in_the_band_it_carries(name):
-    """Every judge_* states the band it judged against (verdict.Rule): over a grid of intervals, "holds" if and only
+    """Every judge_* states the band it judged against (rules.Rule): over a grid of intervals, "holds" if and only
     if [lo, hi] lies inside that band, so the band a row shows is the one that decided it."""
     for lo, hi in itertools.combinations_with_replacement(GRID, 2):
         verdict, rule = JUDGES[name](lo, hi)
@@ -49,7 +50,7 @@ def test_a_rule_holds_exactly_when_the_interval_lies_in_the_band_it_carries(name
 
 
 def test_the_band_travels_from_the_rule_to_the_row_and_reads_in_words():
-    v, rule = V.judge_bound(0.812, 0.836, 0.9, True, 0.1)
+    v, rule = rules.judge_bound(0.812, 0.836, 0.9, True, 0.1)
     r = V.Verdict(
         claim="|M_j*| exponent",
         source="Lemma B.2(c)",
@@ -63,9 +64,9 @@ def test_the_band_travels_from_the_rule_to_the_row_and_reads_in_words():
     )
     assert v == HOLDS and (r.band_lo, r.band_hi) == pytest.approx((0.8, INF)) and type(r.rule) is str
     assert V.predicted_with_band(r) == "exponent ≥ 0.90 (holds at ≥ 0.8)"       # the issue's example, no contradiction
-    assert V.band_text(V.row("t", "s", "1", 1.0, 0.9, 1.1, V.judge_target(0.9, 1.1, 1.0, 0.15), id="t")) \
+    assert V.band_text(V.row("t", "s", "1", 1.0, 0.9, 1.1, rules.judge_target(0.9, 1.1, 1.0, 0.15), id="t")) \
         == "holds within [0.85, 1.15]"
-    assert V.band_text(V.row("b", "s", "≤", 0.1, 0.0, 0.2, V.judge_bound(0.0, 0.2, 0.25, False, 0.0), id="b")) \
+    assert V.band_text(V.row("b", "s", "≤", 0.1, 0.0, 0.2, rules.judge_bound(0.0, 0.2, 0.25, False, 0.0), id="b")) \
         == "holds at ≤ 0.25"
     nb = V.Verdict(
         claim="n",
@@ -181,7 +182,7 @@ def test_every_judged_row_shows_a_band():
 
 
 def test_the_band_is_shown_in_the_notebook_table_show_and_the_csv(tmp_path):
-    v, rule = V.judge_bound(0.812, 0.836, 0.9, True, 0.1)
+    v, rule = rules.judge_bound(0.812, 0.836, 0.9, True, 0.1)
     row = V.Verdict(
         claim="|M_j*| exponent",
         source="Lemma B.2(c)",
@@ -194,7 +195,7 @@ def test_the_band_is_shown_in_the_notebook_table_show_and_the_csv(tmp_path):
         id="x",
         band_lo=0.8,
     )
-    open_ = V.row("gain", "Thm", "> 0.02", 0.1, 0.05, 0.15, V.judge_positive(0.05, 0.15, "gain", 0.02), id="g")
+    open_ = V.row("gain", "Thm", "> 0.02", 0.1, 0.05, 0.15, rules.judge_positive(0.05, 0.15, "gain", 0.02), id="g")
     table = tables.VerdictTable("02_lucky_neurons", [row, open_])
     js = table.to_json()
     assert js[0]["band"] == "holds at ≥ 0.8" and js[0]["band_hi"] is None        # valid JSON: no Infinity
@@ -300,7 +301,7 @@ def test_the_methods_page_explains_the_band_once_with_the_rows_own_words():
     cells = json.loads((repo_root() / "book" / "methods.ipynb").read_text())["cells"]
     md = " ".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown").replace("\n", " ")
     assert md.count("**Every row shows its band.**") == 1 and md.count("**The band.**") == 1
-    v, rule = V.judge_bound(0.812, 0.836, 0.9, True, 0.1)
+    v, rule = rules.judge_bound(0.812, 0.836, 0.9, True, 0.1)
     row = V.Verdict(
         claim="exponent",
         source="s",

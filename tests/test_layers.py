@@ -21,7 +21,7 @@ LAYERS = [
     ("claims", ("imbalanced_cl.claims",)),
     ("lt", ("imbalanced_cl.lt",)),
     ("sim", ("imbalanced_cl.sim",)),
-    ("verdict", ("imbalanced_cl.verdict", "imbalanced_cl.premises")),
+    ("verdict", ("imbalanced_cl.verdict", "imbalanced_cl.rules", "imbalanced_cl.premises")),
     ("base", ("imbalanced_cl.stats", "imbalanced_cl.validate", "imbalanced_cl.paths", "imbalanced_cl.workers")),
 ]
 

@@ -5,6 +5,7 @@ import math
 
 import pytest
 
+from imbalanced_cl import rules
 from imbalanced_cl import verdict as V
 from imbalanced_cl import premises as P
 from imbalanced_cl.verdict import FAILS, HOLDS, INCONCLUSIVE, NOT_COMPARABLE, PARTLY, UNTESTED
@@ -25,18 +26,18 @@ NAN = math.nan
     (NAN, 1.0, UNTESTED),
 ])
 def test_target_claim(lo, hi, want):
-    assert V.judge_target(lo, hi, 1.0, 0.1)[0] == want
+    assert rules.judge_target(lo, hi, 1.0, 0.1)[0] == want
 
 
 def test_target_zero_has_no_partly():
-    assert V.judge_target(-0.1, 0.1, 0.0, 0.25)[0] == HOLDS
-    assert V.judge_target(0.4, 0.6, 0.0, 0.25)[0] == FAILS
-    assert V.judge_target(0.2, 0.6, 0.0, 0.25)[0] == INCONCLUSIVE
+    assert rules.judge_target(-0.1, 0.1, 0.0, 0.25)[0] == HOLDS
+    assert rules.judge_target(0.4, 0.6, 0.0, 0.25)[0] == FAILS
+    assert rules.judge_target(0.2, 0.6, 0.0, 0.25)[0] == INCONCLUSIVE
 
 
 def test_relative_band_scales_with_the_target():
-    assert V.judge_target(9.5, 10.5, 10.0, 0.1, relative=True)[0] == HOLDS
-    assert V.judge_target(11.5, 12.0, 10.0, 0.1, relative=True)[0] == PARTLY
+    assert rules.judge_target(9.5, 10.5, 10.0, 0.1, relative=True)[0] == HOLDS
+    assert rules.judge_target(11.5, 12.0, 10.0, 0.1, relative=True)[0] == PARTLY
 
 
 @pytest.mark.parametrize("lo,hi,want", [
@@ -49,65 +50,65 @@ def test_relative_band_scales_with_the_target():
     (0.05, 0.3, INCONCLUSIVE),    # excludes zero, straddles the SESOI
 ])
 def test_directional_claim(lo, hi, want):
-    assert V.judge_positive(lo, hi, "effect", sesoi=0.1)[0] == want
+    assert rules.judge_positive(lo, hi, "effect", sesoi=0.1)[0] == want
 
 
 def test_directional_claim_downward():
-    assert V.judge_positive(-0.3, -0.15, "effect", 0.1, direction=-1)[0] == HOLDS
-    assert V.judge_positive(-0.05, -0.02, "effect", 0.1, direction=-1)[0] == PARTLY
-    assert V.judge_positive(0.02, 0.05, "effect", 0.1, direction=-1)[0] == FAILS
+    assert rules.judge_positive(-0.3, -0.15, "effect", 0.1, direction=-1)[0] == HOLDS
+    assert rules.judge_positive(-0.05, -0.02, "effect", 0.1, direction=-1)[0] == PARTLY
+    assert rules.judge_positive(0.02, 0.05, "effect", 0.1, direction=-1)[0] == FAILS
 
 
 def test_interval_containing_zero_is_never_support():
     for lo, hi in ((-0.1, 0.5), (-1.0, 1.0), (-0.01, 0.0), (0.0, 3.0)):
-        for judged in (V.judge_positive(lo, hi, sesoi=0.0), V.judge_positive(lo, hi, sesoi=0.2),
-                       V.judge_target(lo, hi, 1.0, 0.5), V.judge_factor(lo, hi, 1.0, 4.0)):
+        for judged in (rules.judge_positive(lo, hi, sesoi=0.0), rules.judge_positive(lo, hi, sesoi=0.2),
+                       rules.judge_target(lo, hi, 1.0, 0.5), rules.judge_factor(lo, hi, 1.0, 4.0)):
             assert judged[0] not in (HOLDS, PARTLY), (lo, hi, judged)
 
 
 def test_bound_claims():
-    assert V.judge_bound(0.95, 1.05, 0.9, True, 0.1)[0] == HOLDS
-    assert V.judge_bound(-0.5, -0.3, 0.9, True, 0.1)[0] == FAILS
-    assert V.judge_bound(0.5, 1.0, 0.9, True, 0.1)[0] == INCONCLUSIVE
-    assert V.judge_bound(1.0, 1.1, 1.1, False, 0.1)[0] == HOLDS
-    assert V.judge_bound(2.0, 2.2, 1.1, False, 0.1)[0] == FAILS
-    assert V.judge_at_least(3.0, 4.0, 2.5, "n")[0] == HOLDS
-    assert V.judge_at_least(2.0, 4.0, 2.5, "n")[0] == INCONCLUSIVE
-    assert V.judge_at_least(1.0, 2.0, 2.5, "n")[0] == FAILS
+    assert rules.judge_bound(0.95, 1.05, 0.9, True, 0.1)[0] == HOLDS
+    assert rules.judge_bound(-0.5, -0.3, 0.9, True, 0.1)[0] == FAILS
+    assert rules.judge_bound(0.5, 1.0, 0.9, True, 0.1)[0] == INCONCLUSIVE
+    assert rules.judge_bound(1.0, 1.1, 1.1, False, 0.1)[0] == HOLDS
+    assert rules.judge_bound(2.0, 2.2, 1.1, False, 0.1)[0] == FAILS
+    assert rules.judge_at_least(3.0, 4.0, 2.5, "n")[0] == HOLDS
+    assert rules.judge_at_least(2.0, 4.0, 2.5, "n")[0] == INCONCLUSIVE
+    assert rules.judge_at_least(1.0, 2.0, 2.5, "n")[0] == FAILS
 
 
 def test_factor_claims():
-    assert V.judge_factor(8.0, 30.0, 20.0, 3.0)[0] == HOLDS
-    assert V.judge_factor(0.5, 1.0, 20.0, 3.0)[0] == PARTLY      # positive but 20x too small
-    assert V.judge_factor(-1.0, 30.0, 20.0, 3.0)[0] == INCONCLUSIVE
-    assert V.judge_factor(-3.0, -1.0, 20.0, 3.0)[0] == FAILS
+    assert rules.judge_factor(8.0, 30.0, 20.0, 3.0)[0] == HOLDS
+    assert rules.judge_factor(0.5, 1.0, 20.0, 3.0)[0] == PARTLY      # positive but 20x too small
+    assert rules.judge_factor(-1.0, 30.0, 20.0, 3.0)[0] == INCONCLUSIVE
+    assert rules.judge_factor(-3.0, -1.0, 20.0, 3.0)[0] == FAILS
 
 
 def test_counts():
-    assert V.judge_count(2, 2, 0.9)[0] == INCONCLUSIVE     # Wilson interval [0.34, 1] straddles 0.9
-    assert V.judge_count(60, 60, 0.9)[0] == HOLDS          # [0.940, 1]
-    assert V.judge_count(50, 60, 0.9)[0] == INCONCLUSIVE   # [0.72, 0.91]: a share of 0.83, not yet below 0.9
-    assert V.judge_count(40, 60, 0.9)[0] == FAILS          # [0.54, 0.77]: no "partly" for a share
-    assert V.judge_count(0, 60, 0.9)[0] == FAILS
-    assert V.judge_count(0, 0, 0.9)[0] == UNTESTED
-    assert "n = 60" in V.judge_count(60, 60, 0.9)[1]
+    assert rules.judge_count(2, 2, 0.9)[0] == INCONCLUSIVE     # Wilson interval [0.34, 1] straddles 0.9
+    assert rules.judge_count(60, 60, 0.9)[0] == HOLDS          # [0.940, 1]
+    assert rules.judge_count(50, 60, 0.9)[0] == INCONCLUSIVE   # [0.72, 0.91]: a share of 0.83, not yet below 0.9
+    assert rules.judge_count(40, 60, 0.9)[0] == FAILS          # [0.54, 0.77]: no "partly" for a share
+    assert rules.judge_count(0, 60, 0.9)[0] == FAILS
+    assert rules.judge_count(0, 0, 0.9)[0] == UNTESTED
+    assert "n = 60" in rules.judge_count(60, 60, 0.9)[1]
 
 
 def test_shares():
-    assert V.judge_share(0.92, 1.0, 0.9)[0] == HOLDS
-    assert V.judge_share(0.95, 1.04, 0.9)[0] == HOLDS      # a t-interval reaching past 1 still lies in [0.9, 1]
-    assert V.judge_share(0.85, 0.95, 0.9)[0] == INCONCLUSIVE
-    assert V.judge_share(0.5, 0.7, 0.9)[0] == FAILS
-    assert V.judge_share(0.9, 0.9, 0.9)[0] == HOLDS        # a closed-form value on the edge counts
-    assert V.judge_share(float("nan"), 1.0, 0.9)[0] == UNTESTED
+    assert rules.judge_share(0.92, 1.0, 0.9)[0] == HOLDS
+    assert rules.judge_share(0.95, 1.04, 0.9)[0] == HOLDS      # a t-interval reaching past 1 still lies in [0.9, 1]
+    assert rules.judge_share(0.85, 0.95, 0.9)[0] == INCONCLUSIVE
+    assert rules.judge_share(0.5, 0.7, 0.9)[0] == FAILS
+    assert rules.judge_share(0.9, 0.9, 0.9)[0] == HOLDS        # a closed-form value on the edge counts
+    assert rules.judge_share(float("nan"), 1.0, 0.9)[0] == UNTESTED
 
 
 def test_failed_premise_makes_a_row_not_comparable_and_names_it():
     lucky = V.premise_check("lucky_exist", "a minority lucky neuron", "Def. B.1", 0, 4, "replicates")
     stage = V.premise_check("stage_reached", "Stage 2 reached", "Lemma 3.2", 4, 4, "replicates")
     r = V.row("pruning rescues minority features", "Thm 3.2", "> 0", 0.0, -0.01, 0.01,
-              V.judge_positive(-0.01, 0.01, sesoi=0.05), id="rescue", depends=("stage_reached", "lucky_exist"))
-    ok = V.row("x", "s", "p", 0.2, 0.15, 0.3, V.judge_positive(0.15, 0.3, sesoi=0.1), id="x",
+              rules.judge_positive(-0.01, 0.01, sesoi=0.05), id="rescue", depends=("stage_reached", "lucky_exist"))
+    ok = V.row("x", "s", "p", 0.2, 0.15, 0.3, rules.judge_positive(0.15, 0.3, sesoi=0.1), id="x",
                depends=("stage_reached",))
     _, _, r, ok = V.gate([stage, lucky, r, ok], "nb")
     assert r.verdict == NOT_COMPARABLE and "a minority lucky neuron" not in r.premise.split("met:")[-1]
@@ -117,7 +118,7 @@ def test_failed_premise_makes_a_row_not_comparable_and_names_it():
 
 
 def _claim(id, depends=(), lo=0.2, hi=0.3, kind="paper"):
-    return V.row(f"claim {id}", "Thm", "> 0.1", (lo + hi) / 2, lo, hi, V.judge_positive(lo, hi, sesoi=0.1), id=id,
+    return V.row(f"claim {id}", "Thm", "> 0.1", (lo + hi) / 2, lo, hi, rules.judge_positive(lo, hi, sesoi=0.1), id=id,
                  depends=depends, kind=kind)
 
 
@@ -197,9 +198,9 @@ def test_a_point_estimate_outside_its_range_is_an_error():
 
 def test_replicates_needed_from_the_observed_spread():
     # half-width 0.2 against a band of 0.1 with 4 replicates: 4 * (0.2/0.1)^2 = 16
-    r = V.row("x", "s", "1", 1.1, 0.9, 1.3, V.judge_target(0.9, 1.3, 1.0, 0.1), n=4, band=0.1, id="x")
+    r = V.row("x", "s", "1", 1.1, 0.9, 1.3, rules.judge_target(0.9, 1.3, 1.0, 0.1), n=4, band=0.1, id="x")
     assert r.verdict == INCONCLUSIVE and r.n_needed == 16
-    assert math.isnan(V.row("x", "s", "1", 1.0, 0.95, 1.05, V.judge_target(0.95, 1.05, 1.0, 0.1), n=4,
+    assert math.isnan(V.row("x", "s", "1", 1.0, 0.95, 1.05, rules.judge_target(0.95, 1.05, 1.0, 0.1), n=4,
                             band=0.1).n_needed)
 
 

@@ -19,6 +19,7 @@ import torch
 
 from imbalanced_cl import premises as P
 from imbalanced_cl import stats
+from imbalanced_cl import rules
 from imbalanced_cl import verdict as V
 from imbalanced_cl.book.pages import answers as A
 from imbalanced_cl.claims import lucky, premise_rows, scaling, stage1
@@ -479,8 +480,8 @@ def test_claim4_gains_on_the_zero_side(gain, want):
 def test_judge_positive_sesoi_just_inside_and_outside_either_direction(direction, offset, want):
     s = 0.1
     lo, hi = sorted((direction * (s + offset - 0.001), direction * (s + offset + 0.001)))
-    assert V.judge_positive(lo, hi, sesoi=s, direction=direction)[0] == want
-    assert V.judge_positive(-hi, -lo, sesoi=s, direction=direction)[0] == FAILS    # the mirror: the wrong sign
+    assert rules.judge_positive(lo, hi, sesoi=s, direction=direction)[0] == want
+    assert rules.judge_positive(-hi, -lo, sesoi=s, direction=direction)[0] == FAILS    # the mirror: the wrong sign
 
 
 @pytest.mark.parametrize("shift,want", [(+0.002, HOLDS), (-0.002, PARTLY)])
@@ -566,7 +567,7 @@ def test_combine_never_reads_holds_from_inconclusive_rows_alone():
 # ----------------------------------------------------------------------------------------------------------------
 
 def _target_row(id, m, hw=0.01, depends=("k_poly",)):
-    return V.row(f"row {id}", "Lemma 3.1", "1", m, m - hw, m + hw, V.judge_target(m - hw, m + hw, 1.0, 0.15),
+    return V.row(f"row {id}", "Lemma 3.1", "1", m, m - hw, m + hw, rules.judge_target(m - hw, m + hw, 1.0, 0.15),
                  id=id, depends=depends)
 
 
@@ -607,7 +608,7 @@ def test_the_push_is_an_equivalence_test_on_the_change(moved, want):
 
 
 def test_a_row_without_a_two_sided_band_is_never_met_by_effect():
-    r = V.row("gain", "Thm", "> 0.1", 0.3, 0.25, 0.35, V.judge_positive(0.25, 0.35, "gain", 0.1), id="g",
+    r = V.row("gain", "Thm", "> 0.1", 0.3, 0.25, 0.35, rules.judge_positive(0.25, 0.35, "gain", 0.1), id="g",
               depends=("k_poly",))
     assert premise_rows.by_effect([r], [r], "k_poly", ("g",))[0].met_by_effect == ()
 
@@ -784,27 +785,27 @@ def test_interval_in_range_checks_both_ends():
 
 
 def test_trend_rule_names_its_side_and_the_legend_has_one_line_per_word():
-    assert "lies below -0.3" in V.judge_trend(-0.9, -0.5, -1, 0.3)[1]
-    assert "lies above +0.3" in V.judge_trend(0.5, 0.9, 1, 0.3)[1]
+    assert "lies below -0.3" in rules.judge_trend(-0.9, -0.5, -1, 0.3)[1]
+    assert "lies above +0.3" in rules.judge_trend(0.5, 0.9, 1, 0.3)[1]
     lines = V.legend_markdown().splitlines()
     assert len(lines) == 2 + len(V.VERDICTS) and all(ln.startswith("| **") for ln in lines[2:])
 
 
 def test_replicates_needed_by_hand_and_its_edges():
     """n (half-width / band)²: 4 replicates with half-width 0.5 against a band of 0.125 need 64 (not 4·4·2 = 32)."""
-    assert V.replicates_needed(0.5, 1.5, 0.125, 4) == 64
-    assert V.replicates_needed(0.75, 1.25, 0.25, 1) == 1       # one replicate is a count, not "none"
-    assert V.replicates_needed(0.875, 1.125, 0.0625, 2) == 8
+    assert rules.replicates_needed(0.5, 1.5, 0.125, 4) == 64
+    assert rules.replicates_needed(0.75, 1.25, 0.25, 1) == 1       # one replicate is a count, not "none"
+    assert rules.replicates_needed(0.875, 1.125, 0.0625, 2) == 8
     for lo, hi, band, n in ((NAN_, 1.0, 0.1, 4), (0.0, NAN_, 0.1, 4), (0.0, 1.0, 0.0, 4), (0.0, 1.0, -0.1, 4),
                             (0.0, 1.0, math.inf, 4), (0.0, 1.0, 0.1, 0)):
-        assert math.isnan(V.replicates_needed(lo, hi, band, n)), (lo, hi, band, n)
+        assert math.isnan(rules.replicates_needed(lo, hi, band, n)), (lo, hi, band, n)
 
 
 NAN_ = math.nan
 
 
 def test_a_rule_keeps_its_text_and_band_when_text_is_added_on_either_side():
-    _, rule = V.judge_bound(0.1, 0.2, 0.5, False, 0.1)
+    _, rule = rules.judge_bound(0.1, 0.2, 0.5, False, 0.1)
     left, right = "fit; " + rule, rule + "; more"
     assert str(left) == "fit; " + str(rule) and str(right) == str(rule) + "; more"
     assert left.band == right.band == pytest.approx((-math.inf, 0.6))
@@ -813,19 +814,19 @@ def test_a_rule_keeps_its_text_and_band_when_text_is_added_on_either_side():
 # --- more that mutation testing found unchecked: edges of the rule, row() and gate() text, the premise rows ---
 
 def test_an_interval_touching_the_band_and_reaching_zero_is_inconclusive_on_either_side():
-    assert V.judge_positive(-0.1, 0.1, sesoi=0.1)[0] == INCONCLUSIVE
-    assert V.judge_positive(-0.1, 0.1, sesoi=0.1, direction=-1)[0] == INCONCLUSIVE
-    assert V.judge_positive(-0.2, 0.05, sesoi=0.1)[0] == FAILS                  # short of the band, reaching 0
-    assert V.judge_positive(-0.05, 0.2, sesoi=0.1, direction=-1)[0] == FAILS
+    assert rules.judge_positive(-0.1, 0.1, sesoi=0.1)[0] == INCONCLUSIVE
+    assert rules.judge_positive(-0.1, 0.1, sesoi=0.1, direction=-1)[0] == INCONCLUSIVE
+    assert rules.judge_positive(-0.2, 0.05, sesoi=0.1)[0] == FAILS                  # short of the band, reaching 0
+    assert rules.judge_positive(-0.05, 0.2, sesoi=0.1, direction=-1)[0] == FAILS
 
 
 def test_row_defaults_and_no_inline_premises():
-    r = V.row("claim", "Thm 3.1", "> 0", 0.2, 0.1, 0.3, V.judge_positive(0.1, 0.3), id="c",
+    r = V.row("claim", "Thm 3.1", "> 0", 0.2, 0.1, 0.3, rules.judge_positive(0.1, 0.3), id="c",
               depends=("stage_reached", "lucky_exist", "stage_reached"))
     assert (r.source, r.predicted, r.n, r.kind, r.quantity) == ("Thm 3.1", "> 0", 0, "paper", "real")
     assert r.depends == ("stage_reached", "lucky_exist") and r.checked == r.unmet == () and r.premise == ""
     with pytest.raises(TypeError):          # premises are rows of the table, applied by gate: no inline checks
-        V.row("claim", "s", "p", 0.2, 0.1, 0.3, V.judge_positive(0.1, 0.3), id="c", checks=[])
+        V.row("claim", "s", "p", 0.2, 0.1, 0.3, rules.judge_positive(0.1, 0.3), id="c", checks=[])
 
 
 def test_premise_check_counts_cases_and_holds_only_when_all_meet_it():
@@ -841,7 +842,7 @@ def test_premise_check_counts_cases_and_holds_only_when_all_meet_it():
 
 def _gain(id, depends):
     """A claim row whose interval [0.2, 0.3] holds against a smallest effect of 0.1."""
-    return V.row(f"claim {id}", "Thm", "> 0.1", 0.25, 0.2, 0.3, V.judge_positive(0.2, 0.3, sesoi=0.1), id=id,
+    return V.row(f"claim {id}", "Thm", "> 0.1", 0.25, 0.2, 0.3, rules.judge_positive(0.2, 0.3, sesoi=0.1), id=id,
                  depends=depends)
 
 
@@ -972,28 +973,28 @@ def test_a_dead_network_gives_untested_rows_with_their_ids():
 
 def test_rule_texts_state_their_bands_and_ids_read_numbers():
     """The rule printed beside a row names the band it used (what a reviewer checks the interval against)."""
-    assert V.judge_target(0.9, 1.1, 1.0, 0.15)[1].startswith("band 1 ± 0.15: holds if the interval lies inside it")
-    assert V.judge_target(9.5, 10.5, 10.0, 0.1, relative=True)[1].startswith("band 10 ± 1:")
-    assert V.judge_bound(0.1, 0.2, 0.5, False, 0.1)[1].startswith("holds if the whole interval is ≤ 0.6;")
-    assert V.judge_bound(0.8, 0.9, 0.9, True, 0.1)[1].startswith("holds if the whole interval is ≥ 0.8;")
-    assert V.judge_factor(8, 12, 10.0, 1.5)[1].startswith("band [10/1.5, 10×1.5]: holds inside")
-    assert V.judge_factor(8, 12, 10.0, 1.5)[1].band == pytest.approx((10 / 1.5, 15.0))
-    assert V.judge_positive(0.2, 0.3, "gain", 0.1)[1].startswith("holds if the interval of the gain lies wholly "
+    assert rules.judge_target(0.9, 1.1, 1.0, 0.15)[1].startswith("band 1 ± 0.15: holds if the interval lies inside it")
+    assert rules.judge_target(9.5, 10.5, 10.0, 0.1, relative=True)[1].startswith("band 10 ± 1:")
+    assert rules.judge_bound(0.1, 0.2, 0.5, False, 0.1)[1].startswith("holds if the whole interval is ≤ 0.6;")
+    assert rules.judge_bound(0.8, 0.9, 0.9, True, 0.1)[1].startswith("holds if the whole interval is ≥ 0.8;")
+    assert rules.judge_factor(8, 12, 10.0, 1.5)[1].startswith("band [10/1.5, 10×1.5]: holds inside")
+    assert rules.judge_factor(8, 12, 10.0, 1.5)[1].band == pytest.approx((10 / 1.5, 15.0))
+    assert rules.judge_positive(0.2, 0.3, "gain", 0.1)[1].startswith("holds if the interval of the gain lies wholly "
                                                                  "above 0.1 (the smallest effect of interest)")
-    assert "lies wholly below -0.1" in V.judge_positive(-0.3, -0.2, "gain", 0.1, direction=-1)[1]
-    assert V.judge_count(3, 0, 0.9) == (UNTESTED, "no case to count")
-    v, rule = V.judge_count(100, 100, 0.9)                     # Wilson [0.963, 1]: 10 of 10 would straddle 0.9
+    assert "lies wholly below -0.1" in rules.judge_positive(-0.3, -0.2, "gain", 0.1, direction=-1)[1]
+    assert rules.judge_count(3, 0, 0.9) == (UNTESTED, "no case to count")
+    v, rule = rules.judge_count(100, 100, 0.9)                     # Wilson [0.963, 1]: 10 of 10 would straddle 0.9
     assert v == HOLDS and "fraction (95% Wilson, n = 100)" in rule and rule.band == (0.9, math.inf)
     r = V.count_row("all", "Thm", "1", 3, 4, 0.9, "; extra", id="all", depends=("k_poly",))
     assert (r.measured, r.quantity, r.depends, r.band_lo) == (0.75, "fraction", ("k_poly",), 0.9)
     assert (r.lo, r.hi) == pytest.approx(stats.binom_ci(3, 4)) and r.rule.endswith("; extra")
     assert [V.id_part(x) for x in (0.8, 1.0, -0.5, 12.0)] == ["0p8", "1", "m0p5", "12"]
-    assert (V._g(math.inf), V._g(-math.inf), V._g(0.25)) == ("∞", "-∞", "0.25")
+    assert (rules._g(math.inf), rules._g(-math.inf), rules._g(0.25)) == ("∞", "-∞", "0.25")
     assert (V._b(math.inf), V._b(-math.inf), V._b(0.123456)) == ("∞", "-∞", "0.123")
 
 
 def test_a_row_takes_its_band_from_its_rule_unless_given():
-    v, rule = V.judge_bound(0.1, 0.2, 0.5, False, 0.1)
+    v, rule = rules.judge_bound(0.1, 0.2, 0.5, False, 0.1)
     assert (
         V.Verdict(
             claim="c", source="s", predicted="p", measured=0.15, lo=0.1, hi=0.2, verdict=v, rule=rule, id="c"

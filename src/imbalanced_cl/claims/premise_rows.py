@@ -22,6 +22,7 @@ from dataclasses import replace
 
 from .. import premises as P
 from .. import stats
+from .. import rules
 from .. import verdict as V
 from ..sim import regime
 from ..sim.config import SimConfig
@@ -32,7 +33,7 @@ SENSITIVITY_POLY = 0.5      # the other exponent the gradient row reports (d1^-1
 def _share_row(reg: regime.Regime, cfg: SimConfig, kind: str) -> V.Verdict:
     """Theorem 3.1's prediction that the weights lie in the feature span, judged as a claim row."""
     m, lo, hi = stats.mean_ci_in(reg.share, "fraction")
-    verdict, rule = V.judge_bound(lo, hi, cfg.regime_share_min, True, 0.0)
+    verdict, rule = rules.judge_bound(lo, hi, cfg.regime_share_min, True, 0.0)
     return V.row(
         claim="weight lies in the feature span (share at the end)",
         source="Thm 3.1, β bound (eq. 13)",
@@ -53,9 +54,9 @@ def _gradient_row(reg: regime.Regime, cfg: SimConfig) -> V.Verdict:
     m, lo, hi = stats.mean_ci_in(reg.grad_dev, "positive")
     p = cfg.regime_grad_poly
     bound = cfg.d1 ** -p
-    verdict, rule = V.judge_bound(lo, hi, bound, False, 0.0)
+    verdict, rule = rules.judge_bound(lo, hi, bound, False, 0.0)
     half = cfg.d1 ** -SENSITIVITY_POLY
-    v_half = V.judge_bound(lo, hi, half, False, 0.0)[0]
+    v_half = rules.judge_bound(lo, hi, half, False, 0.0)[0]
     k_need = cfg.n_pairs * (m / bound) ** 2 if m > bound else float(cfg.n_pairs)
     sens = (f"the exponent p of poly(d1) is the book's choice (p = {p:g}); at p = {SENSITIVITY_POLY:g} the bound is "
             f"{half:.3g} and this row {v_half}; at p = {p:g} the bound needs K ≈ {k_need:,.0f} pairs per step "
@@ -170,7 +171,7 @@ def by_effect(rows: list[V.Verdict], pushed: list[V.Verdict], premise: str, ids:
             q, tol = after[r.id], tolerances.get(r.id, tolerance(r))
             diff = q.measured - r.measured
             hw = math.hypot((r.hi - r.lo) / 2, (q.hi - q.lo) / 2)
-            ok = math.isfinite(tol) and V.judge_target(diff - hw, diff + hw, 0.0, tol)[0] == V.HOLDS
+            ok = math.isfinite(tol) and rules.judge_target(diff - hw, diff + hw, 0.0, tol)[0] == V.HOLDS
             text = f"{P.name(premise)} by its effect: " + _moved(e.factor, diff, hw, tol, ok)
             r = replace(r, premise="; ".join(x for x in (r.premise, text) if x),
                         met_by_effect=r.met_by_effect + ((premise,) if ok else ()))

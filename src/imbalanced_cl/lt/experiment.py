@@ -256,6 +256,7 @@ def verdict_rows(results: list[dict], dataset: str, band: float = 10.0) -> list:
 
     from .. import premises as P
     from .. import stats
+    from .. import rules
     from .. import verdict as V
     rows = []
     rhos = sorted({r["rho"] for r in results})
@@ -274,7 +275,7 @@ def verdict_rows(results: list[dict], dataset: str, band: float = 10.0) -> list:
                     "paper's, in percentage points")
         met = V.HOLDS if abs(off) <= band else V.FAILS           # no paper number (NaN): not met
         rows.append(V.row(what, "Table 2 (the SimCLR row)", f"|ours − paper| ≤ {band:g} points", off, off, off,
-                          (met, V.Rule(f"holds when our SimCLR mean lies within {band:g} points of the paper's",
+                          (met, rules.Rule(f"holds when our SimCLR mean lies within {band:g} points of the paper's",
                                        (-band, band))), kind="premise", id=pid))
         for method in ("sdclr", "alg1"):
             for metric, sign, what in (("acc", 1, "accuracy gain"), ("delta20", -1, "Δ20 reduction")):
@@ -302,7 +303,7 @@ def verdict_rows(results: list[dict], dataset: str, band: float = 10.0) -> list:
                     )
                     continue
                 m, lo, hi = stats.ci(torch.tensor(d))
-                rows.append(V.row(claim, "Table 2; §4", pred, m, lo, hi, V.judge_positive(lo, hi, what),
+                rows.append(V.row(claim, "Table 2; §4", pred, m, lo, hi, rules.judge_positive(lo, hi, what),
                                   n=len(d), id=id, depends=(pid,)))
     return rows
 

@@ -22,7 +22,8 @@ from dataclasses import dataclass
 import torch
 
 from .. import stats
-from ..verdict import UNTESTED, Verdict, judge_bound, judge_target, row
+from ..rules import judge_bound, judge_target
+from ..verdict import UNTESTED, Verdict, row
 from .config import SimConfig
 from .encoder import bias_at
 from .metrics import feature_share

@@ -249,7 +249,8 @@ def _names_in(tree, package: str) -> set[str]:
 # The verdict layer: how measurements are judged, never what they are. A unit whose measurements are kept apart from
 # its rows (campaign/stages.py) leaves it out of its code version (measure_code), so a moved threshold or a new rule
 # never makes such a record stale.
-VERDICT_LAYER = ("imbalanced_cl.verdict", "imbalanced_cl.premises", "imbalanced_cl.claims.premise_rows")
+VERDICT_LAYER = ("imbalanced_cl.verdict", "imbalanced_cl.rules", "imbalanced_cl.premises",
+                 "imbalanced_cl.claims.premise_rows")
 
 
 def _judging(module: str) -> bool:

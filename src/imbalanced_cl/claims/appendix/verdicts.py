@@ -6,7 +6,8 @@ import numpy as np
 import torch
 
 from ...stats import mean_ci, trend
-from ...verdict import id_part, judge_trend, row
+from ...rules import judge_trend
+from ...verdict import id_part, row
 from .config import FIGURES, IMPROVES
 from .protocol import AppendixResult
 

@@ -45,7 +45,7 @@ class DecouplingConfig(SimConfig):
     probe_max: float = 0.5            # a probe succeeds at a normalised MSE of at most this (Cor. 3.3/3.5)
     probe_gap_min: float = 0.1        # smallest effect of interest:
                                       # identical copies' probe MSE minus the augmented one's, paired
-    tol_bound: float = 0.02           # slack of every bound rule (verdict.judge_bound)
+    tol_bound: float = 0.02           # slack of every bound rule (rules.judge_bound)
     tol_converged: float = 0.02       # premise t of at least T3:
                                       # a row's measurement moved at most this over the last checkpoint interval
     # --- sensitivity run: identical copies vs RandomMask under the main paper's optimiser values ---

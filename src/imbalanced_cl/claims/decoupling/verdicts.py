@@ -6,6 +6,7 @@ import math
 import torch
 
 from ... import premises as P
+from ... import rules
 from ... import verdict as V
 from ...sim import views as VW
 from ...stats import mean_ci, mean_ci_in
@@ -31,7 +32,7 @@ def settled_row(cfg, series: torch.Tensor, rid: str) -> V.Verdict:
     ok = V.HOLDS if moved <= cfg.tol_converged else V.FAILS
     return V.row(f"t ≥ T3 for {rid}: how far its mean moved over the last checkpoint interval",
                  f"{COMPANION}, Thm 3.4 (t ≥ T3)", f"≤ {cfg.tol_converged:g}", moved, moved, moved,
-                 (ok, V.Rule(f"holds when the mean moved by ≤ {cfg.tol_converged:g}", (0.0, cfg.tol_converged))),
+                 (ok, rules.Rule(f"holds when the mean moved by ≤ {cfg.tol_converged:g}", (0.0, cfg.tol_converged))),
                  kind="premise", id=P.scoped("stage_reached", rid), quantity="positive")
 
 
@@ -58,7 +59,7 @@ def _bound_rows(result, cfg, claim, source, name, kind, bound, at_least, bias_pr
     rid = f"{kind}_{name}"
     return [settled_row(cfg, series, rid),
             V.row(claim, f"{COMPANION}, {source}", f"{'≥' if at_least else '≤'} {bound:g}", m, lo, hi,
-                  V.judge_bound(lo, hi, bound, at_least, cfg.tol_bound), n=series.shape[1], band=abs(m - edge),
+                  rules.judge_bound(lo, hi, bound, at_least, cfg.tol_bound), n=series.shape[1], band=abs(m - edge),
                   kind="companion", id=rid, quantity=QUANTITY[name], depends=_depends(rid, kind, bias_premise))]
 
 
@@ -71,7 +72,7 @@ def _gap_rows(result, cfg, kind) -> list[V.Verdict]:
     return [settled_row(cfg, series, rid),
             V.row(f"The probe needs augmentation: its MSE without minus with {LABELS[kind]} (paired)",
                   f"{COMPANION}, Cor. 3.3 vs Cor. 3.5", f"> {cfg.probe_gap_min:g}", m, lo, hi,
-                  V.judge_positive(lo, hi, "paired probe-error gap", cfg.probe_gap_min), n=series.shape[1],
+                  rules.judge_positive(lo, hi, "paired probe-error gap", cfg.probe_gap_min), n=series.shape[1],
                   band=abs(m - cfg.probe_gap_min), kind="companion", id=rid, depends=_depends(rid, kind, True))]
 
 

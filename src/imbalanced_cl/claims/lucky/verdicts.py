@@ -6,6 +6,7 @@ import math
 import torch
 
 from ... import stats
+from ... import rules
 from ... import verdict as V
 from ..census.grid import paper_exponents
 from ..premise_rows import from_push
@@ -88,7 +89,7 @@ def census_rows(cen: dict, fits: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
         else:
             lo = fl.lo if not math.isnan(fl.lo) else fl.slope
             hi = fl.hi if not math.isnan(fl.hi) else fl.slope
-            verd, rule = V.judge_bound(lo, hi, w1, True, cfg.tol_omega)
+            verd, rule = rules.judge_bound(lo, hi, w1, True, cfg.tol_omega)
             rows.append(
                 _census(
                     V.row(
@@ -104,7 +105,7 @@ def census_rows(cen: dict, fits: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
                     cfg,
                 )
             )
-        verd, rule = V.judge_bound(fo.lo, fo.hi, w2, False, cfg.tol_omega)
+        verd, rule = rules.judge_bound(fo.lo, fo.hi, w2, False, cfg.tol_omega)
         rows.append(
             _census(
                 V.row(
@@ -120,7 +121,7 @@ def census_rows(cen: dict, fits: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
                 cfg,
             )
         )
-        verd, rule = V.judge_bound(fnr.lo, fnr.hi, e, False, cfg.tol_ni_init)
+        verd, rule = rules.judge_bound(fnr.lo, fnr.hi, e, False, cfg.tol_ni_init)
         rows.append(
             _census(
                 V.row(
@@ -142,7 +143,7 @@ def census_rows(cen: dict, fits: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
         # A closed form, not an estimate: the "interval" is the value itself, so the row cannot be inconclusive.
         pB = cen["exact"]["paper_B"][:, k]
         v = float(pB[-1])
-        verd, rule = V.judge_share(v, v, cfg.pr_b_min, f"closed form (1-p2)^(d-1) at d={ds[-1]}")
+        verd, rule = rules.judge_share(v, v, cfg.pr_b_min, f"closed form (1-p2)^(d-1) at d={ds[-1]}")
         rows.append(V.row(claim=f"Pr[B_i] = (1-p2)^(d-1) = 1 (ρ={rho}): its value at the largest d",
                               source="proof of Lemma B.2(c), App. G.3", predicted="1 for all d",
                               measured=v, lo=v, hi=v, judged=(verd, rule + f"; exact Pr[B_i] at d={ds[-1]}: "
@@ -157,7 +158,7 @@ def verdict_rows(results: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
     Tolerances from cfg (tol_*, pr_b_min, forall_min, lemma_C)."""
     rows = census_rows(results["census"], results["census_fits"], cfg)
     f = results["t2"]["fit"]
-    verd, rule = V.judge_target(f.lo, f.hi, 1.0, cfg.tol_t2)
+    verd, rule = rules.judge_target(f.lo, f.hi, 1.0, cfg.tol_t2)
     rows.append(
         V.row(
             claim="T2 - T1 ∝ 1/eps_max: log-log slope of T2 - T1 on 1/eps_max",
@@ -189,8 +190,8 @@ def verdict_rows(results: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
     for name, arr in (("majority", L["top_hit_major"]), ("minority", L["top_hit_minor"])):
         if arr.size >= 2:
             mu, lo, hi = stats.mean_ci_in(torch.tensor(arr, dtype=torch.float64), "fraction")
-            verd, rule = V.judge_positive(lo - L["chance"], hi - L["chance"], "excess over chance 1/m")
-            rule = V.Rule(rule, (L["chance"], math.inf))  # the band on the share shown: above chance
+            verd, rule = rules.judge_positive(lo - L["chance"], hi - L["chance"], "excess over chance 1/m")
+            rule = rules.Rule(rule, (L["chance"], math.inf))  # the band on the share shown: above chance
             rows.append(
                 V.row(
                     claim=f"the luckiest-at-init neuron is the {name} feature's top neuron at T2: share of features",
@@ -206,7 +207,7 @@ def verdict_rows(results: dict, cfg: LuckyConfig) -> list["V.Verdict"]:
                 )
             )
     mu, lo, hi = results["workshop"]["gap"]
-    verd, rule = V.judge_positive(lo, hi, "majority − minority best cos²")
+    verd, rule = rules.judge_positive(lo, hi, "majority − minority best cos²")
     rows.append(
         V.row(
             claim="majority atoms are learned better than minority ones (Fig. 1): majority − minority best cos²",

@@ -18,8 +18,9 @@ import re
 from dataclasses import dataclass
 
 from ...premises import condition, scoped
-from ...verdict import (FAILS, HOLDS, NOT_COMPARABLE, PARTLY, PREDICATE, UNTESTED, Rule, Verdict, combine,
-                         gate, judge_positive, premise_check, row)
+from ...rules import Rule, judge_positive
+from ...verdict import (FAILS, HOLDS, NOT_COMPARABLE, PARTLY, PREDICATE, UNTESTED, Verdict, combine, gate,
+                        premise_check, row)
 from .config import PremiseMapConfig
 from .metrics import SHORT, VALUE
 from .protocol import ARM_TEXT, ARMS, ORACLES, CellResult

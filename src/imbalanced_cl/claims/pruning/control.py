@@ -16,7 +16,8 @@ from ... import stats
 from ...sim import metrics
 from ...sim.prune import Masker
 from ...sim.train import Run
-from ...verdict import UNTESTED, judge_positive, row
+from ...rules import judge_positive
+from ...verdict import UNTESTED, row
 from .batch import train_branches
 from .config import PruningConfig
 from .metrics import (aligned_counts, amplitude_ratio, amplitudes, degradation_threshold, main_index, minority_index,
@@ -110,7 +111,7 @@ def cell_stats(cells: dict, control: Run, base: Run, alphas: list, cfg: PruningC
 
 def control_rows(cs: dict | None, alphas: list, cfg: PruningConfig) -> list:
     """The two verdict rows of the control at alpha_main (paired differences of A_j*/A_maj over replicates), judged
-    as directional claims with the smallest effect of interest cfg.effect_tol (verdict.judge_positive); marked
+    as directional claims with the smallest effect of interest cfg.effect_tol (rules.judge_positive); marked
     kind="diagnostic" (a control of Remark 2's mechanism, not a claim of the paper); 'not tested' without the
     control (cs is None)."""
     k = main_index(alphas, cfg)

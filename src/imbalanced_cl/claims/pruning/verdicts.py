@@ -8,8 +8,8 @@ import math
 import torch
 
 from ... import stats
-from ...verdict import (FAILS, HOLDS, UNTESTED, judge_at_least, judge_factor, judge_positive, judge_share,
-                        judge_target, row)
+from ...rules import judge_at_least, judge_factor, judge_positive, judge_share, judge_target
+from ...verdict import FAILS, HOLDS, UNTESTED, row
 from .config import PruningConfig
 from .control import control_rows
 from .protocol import ORACLES, Results

@@ -10,6 +10,7 @@ import torch
 
 from ... import premises as P
 from ... import stats
+from ... import rules
 from ... import verdict as V
 from .. import scaling as SC
 from .config import ScaleConfig, ScaleResult
@@ -99,7 +100,7 @@ def judge_trend(q: Quantity, sesoi: float) -> tuple[str, stats.SlopeFit, tuple[s
         word = TREND_INCONCLUSIVE
     # the band the slope is judged against; "no gap at any d" holds whatever the slope (the row then says so)
     band = (math.nan, math.nan) if word == NO_GAP else (-math.inf, -sesoi)
-    return word, fit, (TREND_VERDICT[word], V.Rule(rule, band))
+    return word, fit, (TREND_VERDICT[word], rules.Rule(rule, band))
 
 
 # the stages are checked separately (Stage 1 for the rate ratio, T2 and Stage 3 for the rest): scoped premise ids

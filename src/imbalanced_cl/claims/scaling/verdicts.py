@@ -8,6 +8,7 @@ import numpy as np
 
 from ... import premises as P
 from ... import stats
+from ... import rules
 from ... import verdict as V
 from ..premise_rows import from_push
 from .config import ScalingConfig
@@ -20,10 +21,10 @@ SHARES = ("dominant_set_precision", "singleton_neurons", "offset_alpha_bound", "
 
 
 def _upper_bound(f: "stats.SlopeFit", e: float, tol: float) -> tuple[str, str]:
-    """An exponent bound x <= e, relaxed by tol: verdict.judge_bound on the slope's interval."""
+    """An exponent bound x <= e, relaxed by tol: rules.judge_bound on the slope's interval."""
     if math.isnan(f.lo):
         return V.UNTESTED, "fewer than two replicates"
-    return V.judge_bound(f.lo, f.hi, e, False, tol)
+    return rules.judge_bound(f.lo, f.hi, e, False, tol)
 
 
 def bound_rows(id: str, claim: str, source: str, predicted: str, trained: np.ndarray, untrained: np.ndarray,
@@ -41,9 +42,9 @@ def bound_rows(id: str, claim: str, source: str, predicted: str, trained: np.nda
     premise = V.row(f"the untrained weights (the null) stay below the band ≥ {at_least:g} of {id}: share of "
                     "untrained entries below 1",
                     P.condition(pid).source, f"share < {at_least:g}", k0 / n0 if n0 else math.nan, lo0, hi0,
-                    (met, V.Rule(f"holds when the null's whole 95% interval lies below {at_least:g}",
+                    (met, rules.Rule(f"holds when the null's whole 95% interval lies below {at_least:g}",
                                  (-math.inf, at_least))), kind="premise", id=pid, quantity="fraction")
-    verdict, rule = V.judge_count(k, n, at_least)
+    verdict, rule = rules.judge_count(k, n, at_least)
     bound = V.row(claim, source, predicted, k / max(n, 1), *stats.binom_ci(k, n), (verdict, rule + f"; null ({null})"),
                   id=id, depends=(*DEPENDS, pid), quantity="fraction")
     return [premise, bound]
@@ -70,7 +71,7 @@ def verdict_rows(results: dict, cfg: ScalingConfig) -> list["V.Verdict"]:
             )
         )
     pm, pl, ph = results["overlap"]["precision"]
-    verdict, rule = V.judge_share(pl, ph, cfg.precision_min, "precision")
+    verdict, rule = rules.judge_share(pl, ph, cfg.precision_min, "precision")
     rows.append(
         V.row(
             claim="final dominant set ⊆ set at initialisation: precision (share of the final set)",
@@ -89,7 +90,7 @@ def verdict_rows(results: dict, cfg: ScalingConfig) -> list["V.Verdict"]:
         if len(cfg.ratios) < 2 or math.isnan(f.lo):
             verdict, rule = V.UNTESTED, "needs two ratios and two replicates"
         else:
-            verdict, rule = V.judge_target(f.lo, f.hi, 1.0, cfg.tol_tracking)
+            verdict, rule = rules.judge_target(f.lo, f.hi, 1.0, cfg.tol_tracking)
         rows.append(
             V.row(
                 claim=f"|N_i| exponent follows 1-ρ² — {lab}: slope of the exponent on 1 − ρ²",
@@ -109,7 +110,7 @@ def verdict_rows(results: dict, cfg: ScalingConfig) -> list["V.Verdict"]:
              "log-log slope 1", fr["fitA"], 1.0, cfg.tol_A),
             ("f_j_slope", "F_j ∝ (eps_j/eps_max)²: log-log slope of F_j on eps_j/eps_max", "Thm 3.1, eqs. (12)-(13)",
              "log-log slope 2", fr["fitF"], 2.0, cfg.tol_F)):
-        rows.append(V.row(claim, source, pred, f.slope, f.lo, f.hi, V.judge_target(f.lo, f.hi, target, tol),
+        rows.append(V.row(claim, source, pred, f.slope, f.lo, f.hi, rules.judge_target(f.lo, f.hi, target, tol),
                           id=id, depends=DEPENDS))
     ok = fr["single_ok"]
     rows.append(V.count_row("≥ m d^(-(eps_max/eps_min)²) neurons with N_i = {j} (minority j): "

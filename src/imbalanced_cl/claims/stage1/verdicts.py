@@ -1,7 +1,8 @@
 """Notebook 01's verdict rows, judged with the tolerances of Stage1Config."""
 from __future__ import annotations
 
-from ...verdict import Verdict, judge_target, row
+from ...rules import judge_target
+from ...verdict import Verdict, row
 from .config import Stage1Config
 
 # Lemma 3.1 is stated for the population gradient (Lemma B.1: K = poly(d1), nothing memorised) and for λ in the
