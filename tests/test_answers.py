@@ -20,7 +20,7 @@ def row(claim, verdict, kind="paper", nb=NB, measured=1.0, id=None, depends=(), 
 
 
 def premise(id, verdict, nb=NB, claim=None, sensitivity=""):
-    r = row(f"regime: {claim or P.BY_ID[id].statement}", verdict, kind="premise", nb=nb, measured=0.001, id=id)
+    r = row(f"regime: {claim or P.condition(id).statement}", verdict, kind="premise", nb=nb, measured=0.001, id=id)
     return {**r, "sensitivity": sensitivity}
 
 
@@ -114,3 +114,28 @@ def test_a_notebook_table_says_which_premises_its_run_meets_and_points_to_the_ma
     assert "10_premise_map.html" in note and "σ" not in note
     assert premises_note([row("a", V.HOLDS)]) == ""
     assert "premise map" not in premises_note(rows[:2])                    # all met: nothing to point to
+
+
+def test_a_premise_checked_per_case_is_one_entry_of_the_note_met_where_every_case_is():
+    """Scoped premise rows (one per d, ρ or cell) count as their premise: met in every case, or "met in k of n"."""
+    import html
+    from imbalanced_cl.book.pages.tables import premises_note
+    rows = [row("a", V.HOLDS), premise("step_window", V.HOLDS, claim="steps inside the window"),
+            *(premise(P.scoped("lambda_range", f"cell{i}"), v) for i, v in enumerate((V.HOLDS, V.FAILS, V.HOLDS))),
+            *(premise(P.scoped("sparse_data", f"d{i}"), V.HOLDS) for i in range(4))]
+    note = premises_note(rows)
+    assert "(2 of 3 met)" in note
+    assert html.escape(f"not met: {P.name('lambda_range')} (met in 2 of 3 cases checked)") in note
+    assert f"met: steps inside the window; {P.name('sparse_data')}." in note and "cell1" not in note
+
+
+def test_past_twelve_premise_rows_the_table_folds_them_above_its_claim_rows():
+    from imbalanced_cl.book.pages.tables import FOLD_PREMISES, folded_html, render_html
+    few = [premise(P.scoped("lambda_range", f"c{i}"), V.HOLDS) for i in range(FOLD_PREMISES)] + [row("a", V.HOLDS)]
+    assert folded_html(few) == render_html(few)                               # 12 premise rows: shown in order
+    many = few + [premise(P.scoped("lambda_range", "last"), V.FAILS)]
+    html = folded_html(many)
+    assert html.startswith('<details class="vt-premise-rows"><summary>13 premise rows, one per premise and case '
+                           '(12 hold)')
+    folded, shown = html.split("</details>")
+    assert folded.count("<tr>") == 13 + 1 and shown.count("<tr>") == 1 + 1 and ">a<" in shown   # rows + header

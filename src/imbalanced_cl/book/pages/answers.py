@@ -225,7 +225,7 @@ def answers(rows: list[dict]) -> list[Answer]:
 def premise_short(r) -> str:
     """A premise's name in a few words (premises.NAMES), from its row (dict) or its id."""
     pid = _pid(r)
-    if pid in P.BY_ID:
+    if P.premise_of(pid) in P.BY_ID:            # a premise's id, or a scoped one (checked for one case): its name
         return P.name(pid)
     name = r["claim"].removeprefix("regime: ")
     return name.split(" [")[0].split(" (")[0]
@@ -239,7 +239,8 @@ def ours(a: Answer) -> str:
     if a.premises_met:
         parts.append("met: " + ", ".join(dict.fromkeys(premise_short(r) for r in a.premises_met)))
     if a.premises_unchecked:
-        parts.append("not checked here: " + ", ".join(P.name(i) for i in a.premises_unchecked if i in P.BY_ID))
+        parts.append("not checked here: " + ", ".join(dict.fromkeys(P.name(i) for i in a.premises_unchecked
+                                                               if P.premise_of(i) in P.BY_ID)))
     return "; ".join(parts) or "no premise gates its rows"
 
 

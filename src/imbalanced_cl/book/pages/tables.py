@@ -4,9 +4,10 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, replace
 
+from ... import premises as P
 from ...stats import RANGES
-from ...verdict import (FAILS, HOLDS, INCONCLUSIVE, Verdict, VerdictError, band_text, gate, is_required_premise,
-                        predicted_with_band)
+from ...verdict import (FAILS, HOLDS, INCONCLUSIVE, Verdict, VerdictError, band_text, gate, is_premise_row,
+                        is_required_premise, predicted_with_band)
 from .render import badge, ci_text, details, esc, fmt, header_cells, interval, row, tag
 
 
@@ -40,7 +41,7 @@ class VerdictTable:
 
     def _repr_html_(self):
         note = f'<p class="vt-recorded">Includes {esc(self.recorded)}.</p>' if self.recorded else ""
-        return premises_note(self.to_json()) + note + render_html(self.to_json())
+        return premises_note(self.to_json()) + note + folded_html(self.to_json())
 
     def __repr__(self):
         return "\n".join(f"{tag(r.verdict)} {r.claim}: predicted {predicted_with_band(r)}; measured "
@@ -70,22 +71,55 @@ def glue_shown(name: str, obj) -> None:
 
 def premises_note(rows: list[dict], map_page: str = "10_premise_map.html") -> str:
     """One paragraph above a notebook's table: which required premises of the theorems this run meets and which it
-    does not (with numbers), pointing to the premise map for where they hold ('' when there are no premise rows)."""
+    does not (with numbers), pointing to the premise map for where they hold ('' when there are no premise rows). A
+    premise checked once per case (scoped rows: per d, per ρ, per cell) is one entry: met where every case meets it,
+    else "met in k of n cases"."""
     req = [r for r in rows if is_required_premise(r)]
     if not req:
         return ""
-    def name(r):
-        return r["claim"].removeprefix("regime: ")
-    met = [name(r) for r in req if r["verdict"] == HOLDS]
-    not_met = [f'{name(r)} ({fmt(r["measured"])} vs {r["predicted"]}: {r["verdict"]})'
-               for r in req if r["verdict"] in (FAILS, INCONCLUSIVE)]
-    unchecked = [name(r) for r in req if r["verdict"] not in (HOLDS, FAILS, INCONCLUSIVE)]
+    groups: dict[str, list[dict]] = {}
+    for r in req:
+        groups.setdefault(P.premise_of(r["id"]), []).append(r)
+    met, not_met, unchecked = [], [], []
+    for pid, rs in groups.items():
+        judged = [r for r in rs if r["verdict"] in (HOLDS, FAILS, INCONCLUSIVE)]
+        if len(rs) == 1 and rs[0]["id"] == pid:                   # one row: its own words and numbers
+            r = rs[0]
+            name = r["claim"].removeprefix("regime: ")
+            detail = f'{name} ({fmt(r["measured"])} vs {r["predicted"]}: {r["verdict"]})'
+        else:
+            name = P.name(pid)
+            k = sum(r["verdict"] == HOLDS for r in judged)
+            detail = f"{name} (met in {k} of {len(judged)} cases checked)"
+        if not judged:
+            unchecked.append(name)
+        elif all(r["verdict"] == HOLDS for r in judged):
+            met.append(name)
+        else:
+            not_met.append(detail)
     parts = [f"met: {'; '.join(met)}" if met else "", f"not met: {'; '.join(not_met)}" if not_met else "",
              f"not tested here: {'; '.join(unchecked)}" if unchecked else ""]
     where = (f' The <a href="{map_page}">premise map</a> shows where they hold together and what happens there.'
              if not_met else "")
-    return (f'<p class="vt-premises"><b>Premises of the theorems at this run</b> ({len(met)} of {len(req)} met) — '
+    return (f'<p class="vt-premises"><b>Premises of the theorems at this run</b> ({len(met)} of {len(groups)} met) — '
             + esc(". ".join(p for p in parts if p)) + "." + where + "</p>")
+
+
+# A table with more premise rows than this (notebook 10: one per premise and cell) shows them folded, above its
+# claim rows, so a reader reaches the claims without scrolling past the premises; every row stays in the table.
+FOLD_PREMISES = 12
+
+
+def folded_html(rows: list[dict]) -> str:
+    """A notebook's table as HTML: its rows in order, or, past FOLD_PREMISES premise rows, the premise rows folded in
+    a <details> (with how many hold) above the claim rows."""
+    prem = [r for r in rows if is_premise_row(r)]
+    if len(prem) <= FOLD_PREMISES:
+        return render_html(rows)
+    held = sum(r["verdict"] == HOLDS for r in prem)
+    return (f'<details class="vt-premise-rows"><summary>{len(prem)} premise rows, one per premise and case '
+            f'({held} hold): show</summary>' + render_html(prem) + "</details>"
+            + render_html([r for r in rows if not is_premise_row(r)]))
 
 
 def render_html(rows: list[dict], link: bool = False) -> str:
