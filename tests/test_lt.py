@@ -173,7 +173,8 @@ def test_pipeline_digits_lt():
         assert 0 <= r["acc"] <= 100 and math.isfinite(r["delta20"])
         assert r["train_counts"] == D.long_tailed_counts(E.effective_n_max(cfg, E.load_data(cfg)), 10, 10)
     assert rows[2]["kept"][-1] == pytest.approx(0.1, abs=1e-3)    # SDCLR kept 10% of conv weights
-    assert len(E.verdict_rows(rows, "digits")) == 4
+    verdicts = E.verdict_rows(rows, "digits")       # the baseline premise for the one ρ, then the four gain rows
+    assert [r.kind for r in verdicts] == ["premise"] + ["paper"] * 4
     assert all(r["precision"] == "fp32" and not r["compiled"] for r in rows)
 
 
