@@ -4,7 +4,8 @@ Read from the source with `ast`, every import counts: at the top, inside functio
 The layers, top to bottom, are LAYERS below; docs/architecture.md is their map, with every module, and README's and
 CONTRIBUTING's module lists name every package (tested here). Within a layer any direction is allowed, but no
 circle: a circle means neither module can be read, or imported, without the other. The checker is tested on
-hand-made fake packages that break each rule.
+hand-made fake packages that break each rule. The code's shape is checked here too: no private name reached into
+from another module, and no function that radon rates D or worse (cyclomatic complexity above 20).
 """
 from __future__ import annotations
 
@@ -382,3 +383,53 @@ def test_one_builder_makes_every_verdict_row():
     import pytest
     with pytest.raises(TypeError):
         verdict.Verdict("claim", "source", "1", 1.0, 0.9, 1.1, verdict.HOLDS)    # positional: refused
+
+
+# --- function complexity: radon's cyclomatic complexity, rank C (20) at most ---
+
+MAX_COMPLEXITY = 20     # radon's rank C; 21 and above is D (ruff's C901 at 12 counts fewer branches: no `and`/`or`)
+
+
+def too_complex(text: str, where: str) -> list[str]:
+    """'where:line name (complexity)' for each function, method, class or closure of the source that radon rates D or
+    worse (cyclomatic complexity above MAX_COMPLEXITY)."""
+    from radon.complexity import cc_visit
+    found, blocks = [], list(cc_visit(text))
+    while blocks:
+        b = blocks.pop(0)
+        blocks += getattr(b, "closures", [])
+        if b.complexity > MAX_COMPLEXITY:
+            found.append(f"{where}:{b.lineno} {b.fullname} ({b.complexity})")
+    return found
+
+
+def _radon():
+    """radon's complexity module, or a skip naming why it is missing (it is pinned in requirements.txt)."""
+    import pytest
+    return pytest.importorskip("radon.complexity", reason="radon is not installed (pinned in requirements.txt: "
+                                                          "`make venv` installs it)")
+
+
+def test_no_function_is_rated_d_or_worse_by_radon():
+    """Every function of the package stays at radon's rank C or better (complexity 20 at most): a longer chain of
+    branches is split into named phases, each a helper with its docstring, so that a reader can follow it."""
+    _radon()
+    src = ROOT / "src" / "imbalanced_cl"
+    found = [line for p in sorted(src.rglob("*.py")) for line in too_complex(p.read_text(), str(p.relative_to(ROOT)))]
+    assert not found, "functions radon rates D or worse (split them into named helpers):\n" + "\n".join(found)
+
+
+def test_the_complexity_check_names_a_too_complex_function():
+    """Hand-made: a function of complexity 21 (D) is named with its line and score, and so are a method (with its
+    class, scored as radon does from its methods) and a closure; a function of 20 (C) passes."""
+    _radon()
+
+    def body(n: int, indent: str) -> str:
+        return "".join(f"{indent}if x == {i}:\n{indent}    return {i}\n" for i in range(n)) + f"{indent}return -1\n"
+
+    text = (f"def simple(x):\n{body(19, '    ')}\n\n"                                  # 1 + 19 = 20: C
+            f"def tangled(x):\n{body(20, '    ')}\n\n"                                 # 1 + 20 = 21: D
+            f"class K:\n    def m(self, x):\n{body(20, '        ')}\n\n"
+            f"def outer():\n    def inner(x):\n{body(20, '        ')}    return inner\n")
+    assert too_complex(text, "fake.py") == ["fake.py:43 tangled (21)", "fake.py:87 K (22)", "fake.py:88 K.m (21)",
+                                            "fake.py:133 inner (21)"]

@@ -273,6 +273,31 @@ def premise_name(p: Verdict) -> str:
     return P.name(p.id) + (f" ({p.claim})" if P.SCOPE in p.id else "")
 
 
+def _premise_text(r: Verdict, failed: list[Verdict], met: list[Verdict]) -> str:
+    """A row's premise text with the premises it depends on named: those not met first, those met last."""
+    parts = [r.premise] if r.premise else []
+    if failed:
+        parts.insert(0, "not met: " + "; ".join(f"{premise_name(p)} (measured {p.measured:.3g}: {p.verdict})"
+                                                for p in failed))
+    if met:
+        parts.append("met: " + "; ".join(premise_name(p) for p in met))
+    return "; ".join(parts)
+
+
+def _apply_premises(r: Verdict, prem: dict[str, Verdict]) -> None:
+    """Apply to one (copied) row the table's premise rows it depends on, in place."""
+    here = [prem[d] for d in r.depends if d in prem]
+    # an asymptotic premise whose effect on this row was measured within the row's tolerance is met for it,
+    # whatever its fixed-constant premise row reads (that row stays, as information)
+    failed = [p for p in here if premise_met(p) is False and p.id not in r.met_by_effect]
+    met = [p for p in here if premise_met(p) or p.id in r.met_by_effect]
+    r.premise = _premise_text(r, failed, met)
+    r.checked = tuple(dict.fromkeys(r.checked + tuple(p.id for p in failed + met)))
+    r.unmet = tuple(dict.fromkeys(r.unmet + tuple(p.id for p in failed)))
+    if failed and r.verdict not in (UNTESTED, NOT_COMPARABLE):
+        r.would_be, r.verdict, r.n_needed = r.verdict, NOT_COMPARABLE, math.nan
+
+
 def gate(rows: list[Verdict], notebook: str = "") -> list[Verdict]:
     """The rows with the table's premise rows applied by id (check_ids first): a row whose own `depends` names a
     premise row that is not met becomes "not comparable", keeps its verdict in `would_be` and names the premise;
@@ -283,22 +308,6 @@ def gate(rows: list[Verdict], notebook: str = "") -> list[Verdict]:
     for r in rows:
         r = replace(r)
         if r.kind != PREMISE_KIND and r.depends:
-            here = [prem[d] for d in r.depends if d in prem]
-            # an asymptotic premise whose effect on this row was measured within the row's tolerance is met for it,
-            # whatever its fixed-constant premise row reads (that row stays, as information)
-            failed = [p for p in here if premise_met(p) is False and p.id not in r.met_by_effect]
-            met = [p for p in here if premise_met(p) or p.id in r.met_by_effect]
-            parts = [r.premise] if r.premise else []
-            if failed:
-                parts.insert(0, "not met: " + "; ".join(f"{premise_name(p)} (measured {p.measured:.3g}: {p.verdict})"
-                                                        for p in failed))
-            if met:
-                parts.append("met: " + "; ".join(premise_name(p) for p in met))
-            r.premise = "; ".join(parts)
-            r.checked = tuple(dict.fromkeys(r.checked + tuple(p.id for p in failed + met)))
-            r.unmet = tuple(dict.fromkeys(r.unmet + tuple(p.id for p in failed)))
-            if failed and r.verdict not in (UNTESTED, NOT_COMPARABLE):
-                r.would_be, r.verdict, r.n_needed = r.verdict, NOT_COMPARABLE, math.nan
+            _apply_premises(r, prem)
         out.append(r)
     return out
-

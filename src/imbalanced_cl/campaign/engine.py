@@ -317,22 +317,33 @@ def run(kinds: dict[str, Kind], units: list[Unit], opts: Options, root: Path, cl
             _say_redone(_deaths(client, futures), said)     # a unit redone after a worker died is never silent
             _collect(done, futures, out, results, campaign)
             bar.update(len(done))
-            if estimate is not None:
-                secs = sum(estimate(futures[f]) or 0 for f in left) / max(opts.workers, 1)
-                bar.set_postfix_str(f"~{secs / 60:.0f} min of units left" if secs else "time left unknown")
+            _show_time_left(bar, estimate, futures, left, opts.workers)
     except KeyboardInterrupt:
         out.interrupted = True
     finally:
         bar.close()
-        quiet = bool(left or out.interrupted or out.no_workers)
-        with deferred_signals() as again:       # a second Ctrl-C must not break the close half-way
-            for f in left:
-                f.cancel()
-            # units stopped mid-run make the workers and nannies complain as they close: expected, so silenced; their
-            # notebook kernels are frozen meanwhile and killed after (a kernel that lost its worker says so); a cluster
-            # not ours is left running, and so are its kernels
-            with kernels.frozen() if quiet and own else nullcontext():
-                _close(client, cluster if own else None, quiet=quiet)
-        out.interrupted = out.interrupted or bool(again)
-        _settle(left, futures, results, out, campaign, drop=own)     # a cluster not ours may still run them
+        _wind_down(client, cluster, own, left, futures, results, out, campaign)
     return out
+
+
+def _show_time_left(bar, estimate, futures: dict, left: set, workers: int) -> None:
+    """The progress bar's projection, when units have estimates: the units left's expected time over the workers."""
+    if estimate is not None:
+        secs = sum(estimate(futures[f]) or 0 for f in left) / max(workers, 1)
+        bar.set_postfix_str(f"~{secs / 60:.0f} min of units left" if secs else "time left unknown")
+
+
+def _wind_down(client, cluster, own: bool, left: set, futures: dict, results: Path, out: Outcome,
+               campaign: str) -> None:
+    """Cancel the units left, close the client (and the cluster when it is ours) and record what became of each."""
+    quiet = bool(left or out.interrupted or out.no_workers)
+    with deferred_signals() as again:       # a second Ctrl-C must not break the close half-way
+        for f in left:
+            f.cancel()
+        # units stopped mid-run make the workers and nannies complain as they close: expected, so silenced; their
+        # notebook kernels are frozen meanwhile and killed after (a kernel that lost its worker says so); a cluster
+        # not ours is left running, and so are its kernels
+        with kernels.frozen() if quiet and own else nullcontext():
+            _close(client, cluster if own else None, quiet=quiet)
+    out.interrupted = out.interrupted or bool(again)
+    _settle(left, futures, results, out, campaign, drop=own)     # a cluster not ours may still run them

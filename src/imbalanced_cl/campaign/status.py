@@ -49,48 +49,82 @@ def coverage(units: list[Unit], results: Path, root: Path | None = None) -> Cove
     record: today's code, or other code whose probe gives the same numbers), pending, stale (with why); and note the
     pending units that have checkpointed points there."""
     from .probe import Cache, cache_path
-    from .validity import find, seed_of
     sc = record.scan(results)
     cache = Cache(cache_path(root))
     cov = Coverage(corrupt=sc.corrupt)
+    _note_walls(cov, sc)
+    named = set()
+    for u in units:
+        _judge(cov, u, results, root, sc, cache)
+        named.add((u.kind, u.name, u.seed))
+        _note_running(cov, u, results)
+        _note_points(cov, u, results)
+    cov.outside = _outside(sc, named)
+    cov.unclaimed = _unclaimed(cov, results)
+    return cov
+
+
+def _note_walls(cov: Coverage, sc) -> None:
+    """Note the wall time of every recorded unit by kind and name: the longest, stale records included."""
     for key, rec in sc.records.items():
         prov = rec.get("provenance", {})
         if isinstance(prov, dict) and prov.get("wall_s") is not None:
             wall = prov["wall_s"] + _resumed_s(rec)    # a resumed unit's time includes its checkpointed points
             old = cov.walls.get((rec["kind"], rec["name"]))
             cov.walls[(rec["kind"], rec["name"])] = wall if old is None else max(old, wall)
-    named = set()
-    for u in units:
-        j = find(results, u, root, sc, cache)
-        if j is not None and j.valid:
-            cov.done.append(u)
-            cov.made[u.label] = made_on(j.rec.get("provenance")) + (f"; {j.why}" if j.why else "")
-        else:
-            cov.pending.append(u)
-            if j is not None:
-                cov.stale.append((j.path, j.rec, j.why))
-        named.add((u.kind, u.name, u.seed))
-        info = holder(Path(results) / ".locks" / f"{u.kind}-{u.name}-{u.key}.lock")
-        if info is not None and not is_stale(info):
-            cov.running[u.label] = info
-        part = checkpoint.summary(checkpoint.unit_folder(results, u)) if u in cov.pending else None
-        if part and part["points"]:
-            cov.partial[u.label] = part
-        elif u in cov.pending:          # points of this unit under other code: the next run's probe decides
-            olds = [(p, checkpoint.summary(p)) for p in checkpoint.others(results, u)]
-            olds = [(p, s) for p, s in olds if s["points"]]
-            if olds:
-                cov.adoptable[u.label] = olds[0]
+
+
+def _judge(cov: Coverage, u: Unit, results: Path, root: Path | None, sc, cache) -> None:
+    """Put a planned unit in done (noting where its record was made) or in pending (its record, if any, in stale)."""
+    from .validity import find
+    j = find(results, u, root, sc, cache)
+    if j is not None and j.valid:
+        cov.done.append(u)
+        cov.made[u.label] = made_on(j.rec.get("provenance")) + (f"; {j.why}" if j.why else "")
+    else:
+        cov.pending.append(u)
+        if j is not None:
+            cov.stale.append((j.path, j.rec, j.why))
+
+
+def _note_running(cov: Coverage, u: Unit, results: Path) -> None:
+    """Note a unit whose lock is held by a live process: it is running now."""
+    info = holder(Path(results) / ".locks" / f"{u.kind}-{u.name}-{u.key}.lock")
+    if info is not None and not is_stale(info):
+        cov.running[u.label] = info
+
+
+def _note_points(cov: Coverage, u: Unit, results: Path) -> None:
+    """Note a pending unit's checkpointed points: under today's code (partial), else under other code (adoptable)."""
+    if u not in cov.pending:
+        return
+    part = checkpoint.summary(checkpoint.unit_folder(results, u))
+    if part and part["points"]:
+        cov.partial[u.label] = part
+    else:          # points of this unit under other code: the next run's probe decides
+        olds = [(p, checkpoint.summary(p)) for p in checkpoint.others(results, u)]
+        olds = [(p, s) for p, s in olds if s["points"]]
+        if olds:
+            cov.adoptable[u.label] = olds[0]
+
+
+def _outside(sc, named: set) -> list:
+    """The records (path, record) of units the plan does not name (another --kind, --only)."""
+    from .validity import seed_of
+
     def planned(r: dict) -> bool:
         """Whether a record is of a planned unit (its kind and name, and its seed or none)."""
         return any((r.get("kind"), r.get("name")) == (k, n) and seed_of(r) in (None, s) for k, n, s in named)
 
-    cov.outside = [(sc.paths[k], r) for k, r in sc.records.items() if not planned(r)]
+    return [(sc.paths[k], r) for k, r in sc.records.items() if not planned(r)]
+
+
+def _unclaimed(cov: Coverage, results: Path) -> list:
+    """The checkpoint folders that belong to no pending unit of the plan and that none would adopt."""
     mine = {checkpoint.unit_folder(results, u, dev).name for u in cov.pending for dev in ("cpu", "cuda")}
     mine |= {p.name for p, _ in cov.adoptable.values()}
     kept = Path(results) / "checkpoints"
-    cov.unclaimed = sorted(p for p in kept.iterdir() if p.name not in mine) if kept.is_dir() else []
-    return cov
+    return sorted(p for p in kept.iterdir() if p.name not in mine) if kept.is_dir() else []
 
 
 def made_on(prov) -> str:

@@ -36,34 +36,51 @@ class NotStorable(TypeError):
 
 def _encode(x, arrays: dict, where: str):
     """The JSON form of x; arrays go to `arrays` under a running name."""
-    if x is None or isinstance(x, (bool, str)):
-        return x
-    if isinstance(x, int):
-        return x
-    if isinstance(x, float):
-        return x if math.isfinite(x) else {"__float__": repr(x)}
-    if isinstance(x, np.generic):
-        return {"__scalar__": str(x.dtype), "value": _encode(x.item(), arrays, where)}
-    if isinstance(x, np.ndarray):
-        if x.dtype == object:
-            raise NotStorable(f"{where}: an array of Python objects")
-        name = f"a{len(arrays)}"
-        arrays[name] = x
-        return {"__array__": name}
-    if type(x).__module__ == "torch" and type(x).__name__ in ("Tensor", "Parameter"):
-        name = f"a{len(arrays)}"
-        arrays[name] = x.detach().cpu().numpy()
-        return {"__tensor__": name}
-    if isinstance(x, tuple) and not hasattr(x, "_fields"):
-        return {"__tuple__": [_encode(v, arrays, f"{where}[{i}]") for i, v in enumerate(x)]}
-    if isinstance(x, list):
-        return [_encode(v, arrays, f"{where}[{i}]") for i, v in enumerate(x)]
-    if isinstance(x, dict):
-        return {"__dict__": [[_encode(k, arrays, f"{where} key"), _encode(v, arrays, f"{where}[{k!r}]")]
-                             for k, v in x.items()]}
+    if x is None or isinstance(x, (bool, str, int, float, np.generic)):
+        return _encode_scalar(x, arrays, where)
+    if isinstance(x, np.ndarray) or _is_tensor(x):
+        return _encode_array(x, arrays, where)
+    if isinstance(x, (list, dict)) or (isinstance(x, tuple) and not hasattr(x, "_fields")):
+        return _encode_container(x, arrays, where)
     if dataclasses.is_dataclass(x) and not isinstance(x, type) and type(x).__module__.startswith(PACKAGE):
         return _encode_dataclass(x, arrays, where)
     raise NotStorable(f"{where}: a {type(x).__module__}.{type(x).__qualname__} cannot be stored as a measurement")
+
+
+def _encode_scalar(x, arrays: dict, where: str):
+    """The JSON form of None, a boolean, string, integer, float (a non-finite one by its repr) or numpy scalar."""
+    if x is None or isinstance(x, (bool, str, int)):
+        return x
+    if isinstance(x, float):
+        return x if math.isfinite(x) else {"__float__": repr(x)}
+    return {"__scalar__": str(x.dtype), "value": _encode(x.item(), arrays, where)}
+
+
+def _is_tensor(x) -> bool:
+    """Whether x is a torch tensor (or parameter), told by its type's name so that torch need not be imported."""
+    return type(x).__module__ == "torch" and type(x).__name__ in ("Tensor", "Parameter")
+
+
+def _encode_array(x, arrays: dict, where: str) -> dict:
+    """A numpy array or torch tensor put in `arrays` under a running name; its JSON form names it."""
+    name = f"a{len(arrays)}"
+    if isinstance(x, np.ndarray):
+        if x.dtype == object:
+            raise NotStorable(f"{where}: an array of Python objects")
+        arrays[name] = x
+        return {"__array__": name}
+    arrays[name] = x.detach().cpu().numpy()
+    return {"__tensor__": name}
+
+
+def _encode_container(x, arrays: dict, where: str):
+    """The JSON form of a tuple (not a named one), list or dict, item by item."""
+    if isinstance(x, tuple):
+        return {"__tuple__": [_encode(v, arrays, f"{where}[{i}]") for i, v in enumerate(x)]}
+    if isinstance(x, list):
+        return [_encode(v, arrays, f"{where}[{i}]") for i, v in enumerate(x)]
+    return {"__dict__": [[_encode(k, arrays, f"{where} key"), _encode(v, arrays, f"{where}[{k!r}]")]
+                         for k, v in x.items()]}
 
 
 def _encode_dataclass(x, arrays: dict, where: str) -> dict:

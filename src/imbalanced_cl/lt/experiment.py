@@ -183,19 +183,24 @@ def run_grid(cfg: LTConfig, data: D.ImageData | None = None, log=print, memo=Non
             rows_of[k] = keep(names[k], lambda: run_one(cfg, rho, method, seed, data))
             report(rows_of[k], rho, seed)
     else:
-        if data is None:
-            load_data(cfg)                         # decode (and cache) once here, not in every worker
-        wcfg = cfg.replace(threads=threads, workers=1, progress=False)
-        log(f"{len(todo)} runs on {procs} worker processes, {threads} thread(s) each")
-        labels = [f"rho={jobs[k][0]:g} seed={jobs[k][1]} method={jobs[k][2]}" for k in todo]
-        settings = f"dataset {cfg.dataset}, width {cfg.width}, batch {cfg.batch_size}, {threads} thread(s) per worker"
-        units = [(wcfg, jobs[k][0], jobs[k][2], jobs[k][1]) for k in todo]
-        for k, rows in zip(todo, map_in_processes(run_one, units, labels, procs, settings), strict=True):
+        for k, rows in _in_workers(cfg, data, jobs, todo, procs, threads, log):
             rows_of[k] = keep(names[k], lambda rows=rows: rows)          # kept as each run arrives
             report(rows, jobs[k][0], jobs[k][1])
         for k in sorted(set(range(len(jobs))) - set(todo)):
             rows_of[k] = keep(names[k], lambda: None)                    # read back, never computed
     return [r for k in range(len(jobs)) for r in rows_of[k]]
+
+
+def _in_workers(cfg: LTConfig, data, jobs: list[tuple], todo: list[int], procs: int, threads: int, log):
+    """Start the runs `todo` (indices into jobs) on `procs` worker processes; (index, rows) of each as it arrives."""
+    if data is None:
+        load_data(cfg)                         # decode (and cache) once here, not in every worker
+    wcfg = cfg.replace(threads=threads, workers=1, progress=False)
+    log(f"{len(todo)} runs on {procs} worker processes, {threads} thread(s) each")
+    labels = [f"rho={jobs[k][0]:g} seed={jobs[k][1]} method={jobs[k][2]}" for k in todo]
+    settings = f"dataset {cfg.dataset}, width {cfg.width}, batch {cfg.batch_size}, {threads} thread(s) per worker"
+    units = [(wcfg, jobs[k][0], jobs[k][2], jobs[k][1]) for k in todo]
+    return zip(todo, map_in_processes(run_one, units, labels, procs, settings), strict=True)
 
 
 @dataclass

@@ -268,10 +268,7 @@ def pretrain(images, cfg, method: str, seed: int, norm: tuple, *, opts: speed.St
                  rank=rank, world=world, fast=speed.compiled(net.backbone, opts), steps=steps)   # fast None: eager
     res.precision = speed.effective_precision(dev, opts)
     res.channels_last = opts.channels_last
-    bar = None
-    if cfg.progress and rank == 0:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=cfg.epochs, initial=start_epoch, desc=desc or method, leave=False)
+    bar = _progress_bar(cfg, rank, start_epoch, desc or method)
     for epoch in range(start_epoch, cfg.epochs):
         t0 = time.time()
         loss, taug, kept = loop.epoch(epoch)
@@ -282,8 +279,7 @@ def pretrain(images, cfg, method: str, seed: int, norm: tuple, *, opts: speed.St
         if bar is not None:
             bar.set_postfix(loss=f"{res.losses[-1]:.3f}")
             bar.update(1)
-        last = epoch + 1 == cfg.epochs
-        if ckpt_path is not None and rank == 0 and ((cfg.ckpt_every and (epoch + 1) % cfg.ckpt_every == 0) or last):
+        if ckpt_path is not None and rank == 0 and _checkpoint_due(cfg, epoch):
             _save(ckpt_path, {"net": net.state_dict(), "opt": opt.state_dict(), "rng": torch.get_rng_state(),
                               "epoch": epoch + 1, "losses": res.losses, "kept": res.kept,
                               "seconds": res.seconds, "aug_seconds": res.aug_seconds})
@@ -291,7 +287,26 @@ def pretrain(images, cfg, method: str, seed: int, norm: tuple, *, opts: speed.St
         bar.close()
     res.compiled = loop.fast is not None
     # the masks left in the convs (and in checkpoints) are those of the last step: Alg. 1 is evaluated with them
+    res.views_per_s = _views_per_s(res, cfg, start_epoch, steps)
+    return res
+
+
+def _progress_bar(cfg, rank: int, start_epoch: int, desc: str):
+    """A progress bar over the epochs, on the first process when cfg.progress asks for one; else None."""
+    if cfg.progress and rank == 0:
+        from tqdm.auto import tqdm
+        return tqdm(total=cfg.epochs, initial=start_epoch, desc=desc, leave=False)
+    return None
+
+
+def _checkpoint_due(cfg, epoch: int) -> bool:
+    """Whether a checkpoint is written after `epoch` (0-based): every cfg.ckpt_every epochs, and after the last."""
+    last = epoch + 1 == cfg.epochs
+    return bool((cfg.ckpt_every and (epoch + 1) % cfg.ckpt_every == 0) or last)
+
+
+def _views_per_s(res: PretrainResult, cfg, start_epoch: int, steps: int) -> float:
+    """Training throughput: augmented views (two per image) of the epochs run here per second of training."""
     done = (cfg.epochs - start_epoch) * steps * cfg.batch_size * 2
     trained = res.seconds if res.resumed_from == 0 else max(res.seconds, 1e-9)
-    res.views_per_s = done / trained if trained > 0 and done else 0.0
-    return res
+    return done / trained if trained > 0 and done else 0.0

@@ -179,15 +179,7 @@ def plan(root: Path, profile: str, only: list[str] | None, build: bool, override
     profiles_file = Path(profiles) if profiles else root / "profiles.yaml"
     runs = [(nb, profile_params(profile, nb.stem, profiles_file)) for nb in chosen]
     if overrides:
-        import papermill as pm
-        names: set[str] = set()
-        for nb, params in runs:
-            declared = pm.inspect_notebook(str(nb))
-            names |= set(declared)
-            params.update({k: v for k, v in overrides.items() if k in declared})
-        unused = [k for k in overrides if k not in names]
-        if unused:   # a typo would otherwise run (or reuse) every notebook with its parameters unchanged
-            raise ParameterError(unused_message(unused, overrides, names))
+        _apply_overrides(runs, overrides)
     problems = [line for nb, params in runs for line in check_notebook(nb, params, where)]
     if problems:
         raise ParameterError("\n".join(problems))
@@ -195,6 +187,19 @@ def plan(root: Path, profile: str, only: list[str] | None, build: bool, override
     if problems:
         raise ParameterError("\n".join(problems))
     return notebooks, runs
+
+
+def _apply_overrides(runs: list[tuple[Path, dict]], overrides: dict) -> None:
+    """Set each override in the parameters of every notebook that declares it; one that none declares is refused."""
+    import papermill as pm
+    names: set[str] = set()
+    for nb, params in runs:
+        declared = pm.inspect_notebook(str(nb))
+        names |= set(declared)
+        params.update({k: v for k, v in overrides.items() if k in declared})
+    unused = [k for k in overrides if k not in names]
+    if unused:   # a typo would otherwise run (or reuse) every notebook with its parameters unchanged
+        raise ParameterError(unused_message(unused, overrides, names))
 
 
 def unused_message(unused: list[str], overrides: dict, names: set[str]) -> str:

@@ -155,6 +155,31 @@ def if_met(ev: list[dict], pid: str) -> str:
     return combine(freed + [r["verdict"] for r in ev if r["verdict"] not in (V.NOT_COMPARABLE, V.UNTESTED)])
 
 
+def _sensitivity(r, ev: list[dict]) -> str:
+    """For a failed premise row with a stated sensitivity: what the claim would read were it met, or that its rows
+    would still miss other premises ("" otherwise)."""
+    if isinstance(r, str) or not r.get("sensitivity"):
+        return ""
+    alone = if_met(ev, _pid(r))
+    if alone:
+        return f" (were it met, the claim would read {alone})"
+    held = any(_pid(r) in (x.get("unmet") or ()) and x.get("would_be") for x in ev)
+    return " (were it met, its rows would still miss other premises)" if held else ""
+
+
+def _unmet_text(failed: list, ev: list[dict]) -> str:
+    """The answer's clause naming each failed premise, its numbers and sensitivity ("" when none failed)."""
+    if not failed:
+        return ""
+    return "; premises not met: " + "; ".join(_premise_text(r) + _sensitivity(r, ev) for r in failed)
+
+
+def _as_measured(rows: list[dict]) -> str:
+    """The rows' verdicts combined as measured: a row not comparable by the verdict it would have had."""
+    return combine([r.get("would_be") or r["verdict"] for r in rows
+                    if (r.get("would_be") or r["verdict"]) not in (V.NOT_COMPARABLE, V.UNTESTED)])
+
+
 def answer(rows: list[dict], claim: Claim) -> Answer:
     """The claim's Answer by the rule of the module docstring."""
     ev = evidence(rows, claim)
@@ -165,19 +190,9 @@ def answer(rows: list[dict], claim: Claim) -> Answer:
     met, failed, unchecked = premise_status(rows, ev, claim)
     judged = [r for r in ev if r["verdict"] not in (V.NOT_COMPARABLE, V.UNTESTED)]
     gated = [r for r in ev if r["verdict"] == V.NOT_COMPARABLE]
-    as_measured = combine([r.get("would_be") or r["verdict"] for r in judged + gated
-                           if (r.get("would_be") or r["verdict"]) not in (V.NOT_COMPARABLE, V.UNTESTED)])
+    as_measured = _as_measured(judged + gated)
     tally = f"{len(ev)} rows: {_tally(ev)}"
-    def sensitivity(r) -> str:
-        if isinstance(r, str) or not r.get("sensitivity"):
-            return ""
-        alone = if_met(ev, _pid(r))
-        if alone:
-            return f" (were it met, the claim would read {alone})"
-        held = any(_pid(r) in (x.get("unmet") or ()) and x.get("would_be") for x in ev)
-        return " (were it met, its rows would still miss other premises)" if held else ""
-
-    unmet = ("; premises not met: " + "; ".join(_premise_text(r) + sensitivity(r) for r in failed)) if failed else ""
+    unmet = _unmet_text(failed, ev)
     gate = (f"; {len(gated)} rows not comparable, measured there: "
             f"{combine([r['would_be'] for r in gated if r.get('would_be')])}") if gated else ""
     if judged:

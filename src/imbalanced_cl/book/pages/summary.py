@@ -181,49 +181,70 @@ def figure(items: list[A.Answer], profile: str, paper: dict | None = None):
     n = len(items)
     fig, axes = plt.subplots(n, 1, figsize=(8.0, 1.35 * n + 0.6), squeeze=False)
     for ax, a in zip(axes[:, 0], items, strict=True):
-        rows = [(f"{profile or 'this build'}", a.headline), ("paper scale", None)]
-        p = paper_scale(a, paper or {})
-        if p.get("status") == "ok":
-            rows[1] = ("paper scale", p)
-        xs = []
-        for y, (label, r) in zip((0.0, 1.4), rows, strict=True):   # the paper-scale row well above the build's label
-            if r is None or fmt(r.get("measured")) == "–":
-                ax.text(0.02, y, f"{label}: {'not yet run' if y else 'no finite measurement'}", va="center",
-                        transform=ax.get_yaxis_transform(), fontsize=11, color="#57606a")
-                continue
-            m, lo, hi = (float(r[k]) for k in ("measured", "lo", "hi"))
-            c = colour(r["verdict"])
-            ax.errorbar([m], [y], xerr=[[max(m - lo, 0)], [max(hi - m, 0)]], fmt="o", color=c, capsize=5, ms=8,
-                        lw=2)
-            ax.annotate(f"{label}: {r['verdict']}", (m, y), xytext=(0, 9), textcoords="offset points",
-                        ha="center", fontsize=11, color=c)
-            xs += [m, lo, hi]
-        band = prediction_band((a.headline or {}).get("predicted", ""))
-        if band is not None:
-            lo_b, hi_b = band
-            finite = [v for v in (lo_b, hi_b) if math.isfinite(v)]
-            xs += finite
-            if lo_b == hi_b:
-                ax.axvline(lo_b, color="#0969da", ls="--", lw=2)
-        xs = [v for v in xs if math.isfinite(v)]
-        if xs:
-            span = (max(xs) - min(xs)) or max(abs(max(xs)), 1.0)
-            ax.set_xlim(min(xs) - 0.15 * span, max(xs) + 0.15 * span)
-        if band is not None and band[0] != band[1]:
-            left, right = ax.get_xlim()
-            ax.axvspan(max(band[0], left), min(band[1], right), color="#0969da", alpha=0.12, lw=0)
-        ax.set_ylim(-0.5, 2.0)
-        ax.set_yticks([])
-        ax.tick_params(axis="x", labelsize=11)
-        ax.set_title(f"Claim {a.claim.key} · {unit(a) or a.claim.title}", loc="left", fontsize=12)
-        ax.set_title(f"claim: {a.verdict}", loc="right", fontsize=12, color=colour(a.verdict))
-        for side in ("top", "right", "left"):
-            ax.spines[side].set_visible(False)
+        xs = _draw_measurements(ax, _panel_rows(a, profile, paper))
+        _draw_prediction(ax, a, xs)
+        _label_panel(ax, a)
     fig.text(0.01, 0.005, "Dashed line or shading: the paper's predicted value or band. Dot and bar: the headline\n"
              "measurement and its 95% interval, coloured by that row's verdict; the claim's verdict is on the right.",
              fontsize=10.5, color="#57606a")
     fig.tight_layout(rect=(0, 0.05, 1, 1))
     return fig
+
+
+def _panel_rows(a: A.Answer, profile: str, paper: dict | None) -> list[tuple[str, dict | None]]:
+    """A panel's rows: (label, row) for this build's headline and for the paper-scale record (None unless recorded)."""
+    rows = [(f"{profile or 'this build'}", a.headline), ("paper scale", None)]
+    p = paper_scale(a, paper or {})
+    if p.get("status") == "ok":
+        rows[1] = ("paper scale", p)
+    return rows
+
+
+def _draw_measurements(ax, rows: list[tuple[str, dict | None]]) -> list[float]:
+    """Each row's measurement and 95% interval, coloured by its verdict (else why there is none); the x values drawn."""
+    xs = []
+    for y, (label, r) in zip((0.0, 1.4), rows, strict=True):   # the paper-scale row well above the build's label
+        if r is None or fmt(r.get("measured")) == "–":
+            ax.text(0.02, y, f"{label}: {'not yet run' if y else 'no finite measurement'}", va="center",
+                    transform=ax.get_yaxis_transform(), fontsize=11, color="#57606a")
+            continue
+        m, lo, hi = (float(r[k]) for k in ("measured", "lo", "hi"))
+        c = colour(r["verdict"])
+        ax.errorbar([m], [y], xerr=[[max(m - lo, 0)], [max(hi - m, 0)]], fmt="o", color=c, capsize=5, ms=8,
+                    lw=2)
+        ax.annotate(f"{label}: {r['verdict']}", (m, y), xytext=(0, 9), textcoords="offset points",
+                    ha="center", fontsize=11, color=c)
+        xs += [m, lo, hi]
+    return xs
+
+
+def _draw_prediction(ax, a: A.Answer, xs: list[float]) -> None:
+    """The paper's predicted value (dashed line) or band (shading), the x range fitted to it and the measurements."""
+    band = prediction_band((a.headline or {}).get("predicted", ""))
+    if band is not None:
+        lo_b, hi_b = band
+        finite = [v for v in (lo_b, hi_b) if math.isfinite(v)]
+        xs = xs + finite
+        if lo_b == hi_b:
+            ax.axvline(lo_b, color="#0969da", ls="--", lw=2)
+    xs = [v for v in xs if math.isfinite(v)]
+    if xs:
+        span = (max(xs) - min(xs)) or max(abs(max(xs)), 1.0)
+        ax.set_xlim(min(xs) - 0.15 * span, max(xs) + 0.15 * span)
+    if band is not None and band[0] != band[1]:
+        left, right = ax.get_xlim()
+        ax.axvspan(max(band[0], left), min(band[1], right), color="#0969da", alpha=0.12, lw=0)
+
+
+def _label_panel(ax, a: A.Answer) -> None:
+    """A panel's y range, its titles (the claim and its unit; the claim's verdict) and its bare axes."""
+    ax.set_ylim(-0.5, 2.0)
+    ax.set_yticks([])
+    ax.tick_params(axis="x", labelsize=11)
+    ax.set_title(f"Claim {a.claim.key} · {unit(a) or a.claim.title}", loc="left", fontsize=12)
+    ax.set_title(f"claim: {a.verdict}", loc="right", fontsize=12, color=colour(a.verdict))
+    for side in ("top", "right", "left"):
+        ax.spines[side].set_visible(False)
 
 
 def alt_text(items: list[A.Answer], profile: str) -> str:
@@ -275,6 +296,27 @@ class Findings:
         return "\n".join(sentence(a, self.profile) for a in self.items)
 
 
+def _claim_item(rows: list[dict], c, profile: str) -> str:
+    """One claim's list item in the "What we found" box: its verdict, headline measurement and paragraph."""
+    a = A.answer(rows, c)
+    head = ""
+    if a.headline is not None and value(a.headline):
+        u = unit(a)
+        head = (f" Headline: {esc(a.headline['claim'])}, <b>{esc(value(a.headline))}</b>"
+                f"{f' ({esc(u)})' if u else ''} against {esc(a.headline['predicted'])}.")
+    return (f'<li><b>Claim {esc(c.key)}</b> ({esc(c.source)}): {badge(a.verdict)}; '
+            f'{esc(SAYS.get(a.verdict, ""))}.'
+            f"{head}<br><small>{esc(paragraph(a, profile))}</small></li>")
+
+
+def _premises_line(premises: list[dict]) -> str:
+    """The box's count of premise rows and those not holding, the first four named ("" without premise rows)."""
+    unmet = [r for r in premises if r["verdict"] != V.HOLDS]
+    return (f"{len(premises)} premise rows, {len(unmet)} not holding"
+            + (": " + "; ".join(esc(A.premise_short(r)) for r in unmet[:4]) + ("; …" if len(unmet) > 4 else "")
+               if unmet else "") + "." if premises else "")
+
+
 def found_box(rows: list[dict], notebook: str, profile: str = "") -> str:
     """HTML: the "What we found" box a claim notebook's page opens with, from that notebook's own verdict rows: the
     claim-level verdict of each claim it tests (answers.answer on these rows alone), the headline measurement, the
@@ -285,21 +327,8 @@ def found_box(rows: list[dict], notebook: str, profile: str = "") -> str:
     claims = [r for r in rows if V.is_claim_row(r)]
     premises = [r for r in rows if V.is_premise_row(r)]
     tally = ", ".join(f"{n} {v}" for v in V.VERDICTS if (n := sum(r["verdict"] == v for r in claims)))
-    items = []
-    for c in (c for c in A.CLAIMS if notebook in c.notebooks):
-        a = A.answer(rows, c)
-        head = ""
-        if a.headline is not None and value(a.headline):
-            u = unit(a)
-            head = (f" Headline: {esc(a.headline['claim'])}, <b>{esc(value(a.headline))}</b>"
-                    f"{f' ({esc(u)})' if u else ''} against {esc(a.headline['predicted'])}.")
-        items.append(f'<li><b>Claim {esc(c.key)}</b> ({esc(c.source)}): {badge(a.verdict)}; '
-                     f'{esc(SAYS.get(a.verdict, ""))}.'
-                     f"{head}<br><small>{esc(paragraph(a, profile))}</small></li>")
-    unmet = [r for r in premises if r["verdict"] != V.HOLDS]
-    prem = (f"{len(premises)} premise rows, {len(unmet)} not holding"
-            + (": " + "; ".join(esc(A.premise_short(r)) for r in unmet[:4]) + ("; …" if len(unmet) > 4 else "")
-               if unmet else "") + "." if premises else "")
+    items = [_claim_item(rows, c, profile) for c in A.CLAIMS if notebook in c.notebooks]
+    prem = _premises_line(premises)
     where = f"At the <b>{esc(profile)}</b> profile" if profile else "In this run"
     return (f'<div class="admonition tip sb-found"><p class="admonition-title">What we found</p>'
             f"<p>{where}: "

@@ -33,24 +33,10 @@ def map_figure(results: list[CellResult], cfg: PremiseMapConfig, marks: dict | N
     for ax, ratio in zip(axes[0], ratios, strict=True):
         grid = np.full((len(ds), len(lams)), np.nan)
         for r in plane:
-            if r.cell.ratio != ratio:
-                continue
-            i, j = ds.index(r.cell.d), lams.index(r.cell.lam_name)
-            ok, n, failed = _counts(r)
-            grid[i, j] = ok / n
-            verdict = judged_arm(r, 'alg1', cfg).verdict
-            text = ("all premises" if not failed
-                    else "fails: " + "\n".join(failed[:3]) + ("…" if len(failed) > 3 else ""))
-            where = "recorded\n" if r.source == "recorded" else "" if r.ran else "no record: closed forms only\n"
-            ax.text(j, i, f"{where}{ok}/{n} met\n{text}\n[{verdict}]", ha="center", va="center", fontsize="x-small")
-            if not failed and r.ran:
-                ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, lw=3, ec="black"))
+            if r.cell.ratio == ratio:
+                _draw_cell(ax, grid, r, ds.index(r.cell.d), lams.index(r.cell.lam_name), cfg)
         im = ax.imshow(grid, cmap="RdYlGn", vmin=0, vmax=1, aspect="auto")
-        for label, (d, lam, rr) in (marks or {}).items():
-            if rr == ratio and d in ds and lam in lams:
-                ax.plot(lams.index(lam) - 0.42, ds.index(d) - 0.38, marker="*", ms=9, color="navy")
-                ax.annotate(label, (lams.index(lam) - 0.42, ds.index(d) - 0.38), xytext=(4, -2),
-                            textcoords="offset points", fontsize="x-small", color="navy")
+        _draw_marks(ax, marks or {}, ratio, ds, lams)
         ax.set_xticks(range(len(lams)), lams)
         ax.set_yticks(range(len(ds)), [f"d={d}" for d in ds])
         ax.set_xlabel("weight decay λ (book's, or bottom / mid / top of [d^-1.49, d^-1.01])")
@@ -58,6 +44,28 @@ def map_figure(results: list[CellResult], cfg: PremiseMapConfig, marks: dict | N
     fig.colorbar(im, ax=axes[0].tolist(), label="share of required premises met", shrink=0.8)
     fig.suptitle("Premise map: where Theorems 3.1 and 3.2 apply (outlined: every premise holds)", fontsize="medium")
     return fig
+
+
+def _draw_cell(ax, grid: np.ndarray, r: CellResult, i: int, j: int, cfg: PremiseMapConfig) -> None:
+    """One cell of a heat map at row i, column j: its share met (into grid), its text, its outline if all hold."""
+    ok, n, failed = _counts(r)
+    grid[i, j] = ok / n
+    verdict = judged_arm(r, 'alg1', cfg).verdict
+    text = ("all premises" if not failed
+            else "fails: " + "\n".join(failed[:3]) + ("…" if len(failed) > 3 else ""))
+    where = "recorded\n" if r.source == "recorded" else "" if r.ran else "no record: closed forms only\n"
+    ax.text(j, i, f"{where}{ok}/{n} met\n{text}\n[{verdict}]", ha="center", va="center", fontsize="x-small")
+    if not failed and r.ran:
+        ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, lw=3, ec="black"))
+
+
+def _draw_marks(ax, marks: dict, ratio: float, ds: list, lams: list) -> None:
+    """The labelled corner markers (notebook defaults, App. A.2) that fall on this ratio's grid."""
+    for label, (d, lam, rr) in marks.items():
+        if rr == ratio and d in ds and lam in lams:
+            ax.plot(lams.index(lam) - 0.42, ds.index(d) - 0.38, marker="*", ms=9, color="navy")
+            ax.annotate(label, (lams.index(lam) - 0.42, ds.index(d) - 0.38), xytext=(4, -2),
+                        textcoords="offset points", fontsize="x-small", color="navy")
 
 
 def star_table(results: list[CellResult], cfg: PremiseMapConfig) -> list[dict]:
@@ -82,6 +90,14 @@ def closed_forms_figure(rates: list[dict], cfg: PremiseMapConfig):
     one minority lucky neuron (Def. B.1) along d, against the map's m = m_over_d * d."""
     fig, (a, b) = plt.subplots(1, 2, figsize=(11, 3.8))
     ds = sorted({r["d"] for r in rates})
+    _growth_panel(a, rates, ds, cfg)
+    _neurons_panel(b, rates, ds, cfg)
+    fig.tight_layout()
+    return fig
+
+
+def _growth_panel(a, rates: list[dict], ds: list, cfg: PremiseMapConfig) -> None:
+    """The left panel: Stage-1 growth of the minority (per ratio) and majority features against the lambda range."""
     first = [next(r for r in rates if r["d"] == d) for d in ds]
     a.fill_between(ds, [r["lambda_bottom"] for r in first], [r["lambda_top"] for r in first], color="0.85",
                    label="λ range [d^-1.49, d^-1.01]")
@@ -96,6 +112,10 @@ def closed_forms_figure(rates: list[dict], cfg: PremiseMapConfig):
     a.set_ylabel("Stage-1 growth gain·κ_j per unit η")
     a.legend()
     a.set_title("Does a minority coefficient outgrow the decay?", fontsize="small")
+
+
+def _neurons_panel(b, rates: list[dict], ds: list, cfg: PremiseMapConfig) -> None:
+    """The right panel: neurons needed for one minority lucky neuron per ratio ('none' where none can be), and m."""
     for ratio in sorted({r["ratio"] for r in rates}):
         rows = [r for r in rates if r["ratio"] == ratio]
         y = [r["m_needed"] if math.isfinite(r["m_needed"]) else np.nan for r in rows]
@@ -110,8 +130,6 @@ def closed_forms_figure(rates: list[dict], cfg: PremiseMapConfig):
     b.set_ylabel("m for E|M*_j*| = 1")
     b.set_title("Neurons needed for one minority lucky neuron ('none': Def. B.1's set is empty)", fontsize="small")
     b.legend()
-    fig.tight_layout()
-    return fig
 
 
 def table(rows: list[dict]):

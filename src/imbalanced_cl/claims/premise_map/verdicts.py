@@ -317,35 +317,46 @@ def conclusion(results: list[CellResult], rates: list[dict], cfg: PremiseMapConf
     binding = binding_premises(results)
     pairs = [(r, a) for r in ok for a in r.arms.values() if arm_ok(a)]
     if pairs:
-        alg = [judged_arm(r, a.name, cfg).verdict for r, a in pairs if a.name not in ORACLES]
-        orc = [judged_arm(r, a.name, cfg).verdict for r, a in pairs if a.name in ORACLES]
-        preds = [prediction_verdict(ok, k)[0] for k in PREDICTION_KEYS]
-        # a prediction (or Algorithm 1's gain) that fails where every premise holds is a failure of the claim,
-        # whatever else holds: the theorem's conclusion is false under its own premises
-        vs = [v for v in [combine(alg)] + preds if v != UNTESTED]
-        v = FAILS if FAILS in vs else combine(vs)
-        where = ", ".join(f"{r.cell.label} / {a.name}" for r, a in pairs)
-        text = (f"(a) every premise holds at {len(pairs)} (cell, arm) pairs of {len(ran)} cells run: {where}. "
-                f"Algorithm 1 there: {combine(alg)}; the oracle masks there: {combine(orc)}; the predictions "
-                f"(mask share, minority smallest, minority-dominant exist, feature span): {', '.join(preds)}. "
-                f"Claim 4: {v}.")
-        c = Conclusion("a", v, text, binding, len(ok), len(ran),
-                       fact=f"every premise holds at {len(pairs)} (cell, arm) pairs, "
-                            f"and there the claim {PREDICATE[v]}")
+        c = _conclude_met(pairs, ok, ran, binding, cfg)
     else:
-        found = conflicts(results, rates)
-        names = ", ".join(SHORT.get(k, k) for k in binding) if binding else "none in every cell"
-        first = f"; {SHORT.get(binding[0], binding[0])} fails in every cell" if binding else ""
-        if found:
-            c = Conclusion("c", NOT_COMPARABLE, f"(c) no cell of {len(ran)} meets every premise, and premises "
-                           "conflict: " + "; ".join(found) + f". Premises failing in every cell: {names}.", binding,
-                           0, len(ran), fact=f"no cell of {len(ran)} meets every premise, and two premises conflict")
-        else:
-            c = Conclusion("b", NOT_COMPARABLE, f"(b) no cell of {len(ran)} meets every premise; failing in every "
-                           f"cell: {names}. Beyond this map's reach: " + reach_text(rates, results, cfg) + ".",
-                           binding, 0, len(ran), fact=f"no cell of {len(ran)} meets every premise{first}")
+        c = _conclude_unmet(results, rates, ran, binding, cfg)
     c.answer = answer_text(results, c.kind, c.verdict, cfg)
     return c
+
+
+def _conclude_met(pairs: list, ok: list[CellResult], ran: list[CellResult], binding: list[str],
+                  cfg: PremiseMapConfig) -> Conclusion:
+    """Answer (a): the claim judged at the (cell, arm) pairs where every premise holds."""
+    alg = [judged_arm(r, a.name, cfg).verdict for r, a in pairs if a.name not in ORACLES]
+    orc = [judged_arm(r, a.name, cfg).verdict for r, a in pairs if a.name in ORACLES]
+    preds = [prediction_verdict(ok, k)[0] for k in PREDICTION_KEYS]
+    # a prediction (or Algorithm 1's gain) that fails where every premise holds is a failure of the claim,
+    # whatever else holds: the theorem's conclusion is false under its own premises
+    vs = [v for v in [combine(alg)] + preds if v != UNTESTED]
+    v = FAILS if FAILS in vs else combine(vs)
+    where = ", ".join(f"{r.cell.label} / {a.name}" for r, a in pairs)
+    text = (f"(a) every premise holds at {len(pairs)} (cell, arm) pairs of {len(ran)} cells run: {where}. "
+            f"Algorithm 1 there: {combine(alg)}; the oracle masks there: {combine(orc)}; the predictions "
+            f"(mask share, minority smallest, minority-dominant exist, feature span): {', '.join(preds)}. "
+            f"Claim 4: {v}.")
+    return Conclusion("a", v, text, binding, len(ok), len(ran),
+                      fact=f"every premise holds at {len(pairs)} (cell, arm) pairs, "
+                           f"and there the claim {PREDICATE[v]}")
+
+
+def _conclude_unmet(results: list[CellResult], rates: list[dict], ran: list[CellResult], binding: list[str],
+                    cfg: PremiseMapConfig) -> Conclusion:
+    """Answer (c) when no cell meets every premise and premises conflict, else (b): not decided here."""
+    found = conflicts(results, rates)
+    names = ", ".join(SHORT.get(k, k) for k in binding) if binding else "none in every cell"
+    first = f"; {SHORT.get(binding[0], binding[0])} fails in every cell" if binding else ""
+    if found:
+        return Conclusion("c", NOT_COMPARABLE, f"(c) no cell of {len(ran)} meets every premise, and premises "
+                          "conflict: " + "; ".join(found) + f". Premises failing in every cell: {names}.", binding,
+                          0, len(ran), fact=f"no cell of {len(ran)} meets every premise, and two premises conflict")
+    return Conclusion("b", NOT_COMPARABLE, f"(b) no cell of {len(ran)} meets every premise; failing in every "
+                      f"cell: {names}. Beyond this map's reach: " + reach_text(rates, results, cfg) + ".",
+                      binding, 0, len(ran), fact=f"no cell of {len(ran)} meets every premise{first}")
 
 
 def headline(results: list[CellResult], cfg: PremiseMapConfig) -> CellResult | None:
