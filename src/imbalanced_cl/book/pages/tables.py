@@ -83,7 +83,7 @@ def premises_note(rows: list[dict], map_page: str = "10_premise_map.html") -> st
     met, not_met, unchecked = [], [], []
     for pid, rs in groups.items():
         judged = [r for r in rs if r["verdict"] in (HOLDS, FAILS, INCONCLUSIVE)]
-        if len(rs) == 1 and rs[0]["id"] == pid:                   # one row: its own words and numbers
+        if len(rs) == 1:                                          # one row: its own words and numbers
             r = rs[0]
             name = r["claim"].removeprefix("regime: ")
             detail = f'{name} ({fmt(r["measured"])} vs {r["predicted"]}: {r["verdict"]})'
