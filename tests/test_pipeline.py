@@ -345,6 +345,34 @@ def test_interrupted_run_removes_partial_output_and_keeps_the_good_copy(tmp_path
     assert executed.read_bytes() == good and executed.with_suffix(".key").read_text() == key
 
 
+def test_a_cell_past_the_profiles_time_limit_stops_the_run_in_one_line(tmp_path, monkeypatch, capsys):
+    """A cell that never returns (here one that sleeps past a 3 s limit) fails its notebook with one line naming the
+    notebook and the cell, keeps the previous executed copy, and leaves no partial output: nbclient alone would wait
+    for ever (a kernel message lost under load once hung a ci book)."""
+    root, out = tmp_path / "repo", tmp_path / "out"
+    _tiny_book(root, {"a": ("wait = 0", "import time\ntime.sleep(wait)", None)}, {"ci": {}})
+    assert book.run_book("ci", out_root=out, build=False, root=root) == 0
+    executed = out / "_build" / "executed" / "notebooks" / "a.ipynb"
+    good = executed.read_bytes()
+    (root / "profiles.yaml").write_text(yaml.safe_dump({"ci": {"a": {"wait": 120}}}))
+    monkeypatch.setitem(execution.CELL_TIMEOUT_S, "ci", 3.0)
+    t0 = time.time()
+    assert book.run_book("ci", out_root=out, build=False, root=root) == 1
+    assert time.time() - t0 < 100, "the limit did not stop the cell"
+    err = capsys.readouterr().err
+    failed = [line for line in err.splitlines() if line.startswith("[FAILED]")]
+    # cells: the parameters (index 0), papermill's injected parameters (1), the sleeping body (2)
+    assert failed == ["[FAILED]  notebooks/a.ipynb: cell [3] (index 2) ran past the per-cell limit of 3 s and was "
+                      "stopped (a kernel that no longer answers, or a run far slower than its profile plans)"], err
+    assert executed.read_bytes() == good and not list(executed.parent.glob(".*partial*"))
+
+
+def test_each_profile_has_its_cell_time_limit():
+    """ci and default cells are limited (a hang fails the run), paper cells and a user's own profile are not."""
+    assert execution.cell_timeout("ci") == 900 and execution.cell_timeout("default") == 7200
+    assert execution.cell_timeout("paper") is None and execution.cell_timeout("mine") is None
+
+
 def test_runner_sweeps_partial_files_left_by_a_killed_run(tmp_path):
     root, out = tmp_path / "repo", tmp_path / "out"
     _tiny_book(root, {"a": ("x = 1", "pass", None)}, {"ci": {}})

@@ -19,6 +19,34 @@ def check_params(nb: Path, params: dict, where: str = "") -> None:
         raise ParameterError("\n".join(lines))
 
 
+# The longest a cell may run before the run stops with one line naming it, per profile (seconds; None: no limit).
+# nbclient waits forever by default, and a kernel message lost under load once hung a ci book in the test suite. A ci
+# cell takes seconds and a default cell minutes on a 2-core laptop, so these limits only catch a run that no longer
+# moves; a paper cell runs for hours (the campaign has its own budget), and a profile of the user's own is not limited.
+CELL_TIMEOUT_S: dict[str, float | None] = {"ci": 900.0, "default": 2 * 3600.0, "paper": None}
+
+
+def cell_timeout(profile: str) -> float | None:
+    """The per-cell time limit of a profile (CELL_TIMEOUT_S), None for no limit."""
+    return CELL_TIMEOUT_S.get(profile)
+
+
+def timed_out_cell(partial: Path) -> str:
+    """The cell a timed-out run was in, as "cell [n] (index i)", read from papermill's partial output (the last cell
+    it started); "a cell" when the partial output cannot tell."""
+    import nbformat
+    try:
+        cells = nbformat.read(partial, as_version=4).cells
+    except Exception:   # no partial output yet, or a half-written one
+        return "a cell"
+    started = [i for i, c in enumerate(cells) if c.get("metadata", {}).get("papermill", {}).get("start_time")]
+    if not started:
+        return "a cell"
+    i = started[-1]
+    n = cells[i].get("execution_count")
+    return f"cell [{n if n is not None else ' '}] (index {i})"
+
+
 # A kernel that dies before replying to kernel_info has run no cell: most often two kernels started at once raced for
 # one free TCP port (zmq "Address already in use"). Starting it again is safe, so that failure is retried this often.
 KERNEL_START_RETRIES = 1
@@ -41,11 +69,14 @@ def kernel_manager(env: dict[str, str]):
     return EnvKernelManager
 
 
-def run_papermill(nb: Path, tmp: Path, params: dict, cwd: Path, env: dict | None = None) -> None:
-    """papermill.execute_notebook, its kernel given `env` on top of this process's environment, started again
-    (KERNEL_START_RETRIES times) when the kernel died before any cell."""
+def run_papermill(nb: Path, tmp: Path, params: dict, cwd: Path, env: dict | None = None,
+                  timeout: float | None = None) -> None:
+    """papermill.execute_notebook, its kernel given `env` on top of this process's environment, each cell limited to
+    `timeout` seconds (None: no limit), the kernel started again (KERNEL_START_RETRIES times) when it died before any
+    cell."""
     import papermill as pm
-    extra = {"kernel_manager_class": kernel_manager(env or {})}     # every kernel quiet, with or without env
+    extra = {"kernel_manager_class": kernel_manager(env or {}),     # every kernel quiet, with or without env
+             "execution_timeout": timeout}
     for attempt in range(KERNEL_START_RETRIES + 1):
         try:
             pm.execute_notebook(str(nb), str(tmp), parameters=params, kernel_name="python3",
@@ -58,21 +89,24 @@ def run_papermill(nb: Path, tmp: Path, params: dict, cwd: Path, env: dict | None
 
 
 def execute(nb: Path, out: Path, params: dict, cwd: Path, stamp: dict | None = None,
-            out_root: Path | None = None, env: dict | None = None, partial: Path | None = None) -> tuple[bool, str]:
+            out_root: Path | None = None, env: dict | None = None, partial: Path | None = None,
+            timeout: float | None = None) -> tuple[bool, str]:
     """Run one notebook with papermill into `out` atomically, its kernel given `env`; return (ok, message).
 
     papermill writes a `.NAME.partial.ipynb` beside `out` (or at `partial`) as it goes; only a run that finishes
     replaces `out`.
-    A failure, an error or Ctrl-C (KeyboardInterrupt, re-raised) removes the partial file and leaves the
-    previous executed copy as it was. `stamp` is merged into the executed copy's metadata.imbalanced_cl; the
-    copy names no directory of this machine (scrub: paths under `cwd` and `out_root` become relative).
+    A failure, an error, a cell running past `timeout` seconds (None: no limit) or Ctrl-C (KeyboardInterrupt,
+    re-raised) removes the partial file and leaves the previous executed copy as it was. `stamp` is merged into the
+    executed copy's metadata.imbalanced_cl; the copy names no directory of this machine (scrub: paths under `cwd`
+    and `out_root` become relative).
     """
     import nbformat
     import papermill as pm
+    from nbclient.exceptions import CellTimeoutError
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(partial) if partial is not None else out.with_name(f".{out.stem}.partial.ipynb")
     try:
-        run_papermill(nb, tmp, params, cwd, env)
+        run_papermill(nb, tmp, params, cwd, env, timeout)
         done = nbformat.read(tmp, as_version=4)
         done.metadata.setdefault("imbalanced_cl", {}).update(stamp or {})
         done.metadata.setdefault("papermill", {})["output_path"] = str(out.resolve())  # not the partial file
@@ -80,6 +114,9 @@ def execute(nb: Path, out: Path, params: dict, cwd: Path, stamp: dict | None = N
         nbformat.write(nbformat.from_dict(scrub(done, subs)), tmp)
     except pm.PapermillExecutionError as e:
         return False, f"cell [{e.exec_count}] (index {e.cell_index}): {e.ename}: {e.evalue}"
+    except CellTimeoutError:    # nbclient's message quotes the whole cell: one line instead
+        return False, (f"{timed_out_cell(tmp)} ran past the per-cell limit of {timeout:g} s and was stopped (a kernel "
+                       "that no longer answers, or a run far slower than its profile plans)")
     except Exception as e:  # kernel died, bad notebook, ...
         return False, f"{type(e).__name__}: {e}"
     else:

@@ -21,7 +21,7 @@ import yaml
 from ...validate import ParameterError, check_int, nearest
 from . import kernels
 from .cache import FRESH_ENV, cache_key, collects, dependency_versions, package_digest, records_digest
-from .execution import execute
+from .execution import cell_timeout, execute
 from .params import check_notebook
 from .profiles import params as profile_params
 from .profiles import repo_root
@@ -122,10 +122,11 @@ def build_html(executed: Path, out_root: Path, strict: bool = False) -> int:
 
 
 def _execute_in_worker(nb: Path, out: Path, params: dict, cwd: Path, stamp: dict, env: dict,
-                       out_root: Path | None = None):
-    """execute() in a worker process, its kernel given `env` (the run's variables and its OpenMP thread count)."""
+                       out_root: Path | None = None, timeout: float | None = None):
+    """execute() in a worker process, its kernel given `env` (the run's variables and its OpenMP thread count), each
+    cell limited to `timeout` seconds."""
     t0 = time.time()
-    ok, msg = execute(nb, out, params, cwd, stamp, out_root, env)
+    ok, msg = execute(nb, out, params, cwd, stamp, out_root, env, timeout=timeout)
     return ok, msg, time.time() - t0
 
 
@@ -217,6 +218,7 @@ class Batch:
         """A batch for one run_book call (`jobs` notebooks at once, each kernel with cores // jobs threads), whose
         kernels get `env` in their environment."""
         self.root, self.out_root, self.stamp, self.env = root, out_root, {"profile": profile}, dict(env or {})
+        self.timeout = cell_timeout(profile)     # seconds a cell may run (None: no limit)
         self.failures: list[tuple[Path, str]] = []
         self.pending: list = []     # (future, rel, keyfile, key) of notebooks running in worker processes
         self.current: Path | None = None    # the notebook running in this process, named if Ctrl-C stops it
@@ -237,11 +239,11 @@ class Batch:
         if self.pool is not None and not here:
             threads = {"OMP_NUM_THREADS": str(self.threads), "MKL_NUM_THREADS": str(self.threads)}
             fut = self.pool.submit(_execute_in_worker, nb, out, params, self.root, self.stamp,
-                                   {**env, **threads}, self.out_root)
+                                   {**env, **threads}, self.out_root, self.timeout)
             self.pending.append((fut, rel, keyfile, key))
             return
         t0, self.current = time.time(), rel
-        ok, msg = execute(nb, out, params, self.root, self.stamp, self.out_root, env)
+        ok, msg = execute(nb, out, params, self.root, self.stamp, self.out_root, env, timeout=self.timeout)
         self.current = None
         self.finish(ok, msg, rel, keyfile, key, time.time() - t0)
 
