@@ -109,9 +109,9 @@ def _rows_by_notebook() -> dict:
     from imbalanced_cl.claims import appendix as AP
     from tests.test_appendix import _made_result, tiny_cfg
     out["05_appendix_figures"] = AP.verdict_rows(_made_result(tiny_cfg(repeats=3, boot=20)))
-    from imbalanced_cl.lt import experiment as E
+    from imbalanced_cl.lt import verdicts as LV
     from tests.test_lt_verdicts import _results as lt_results
-    out["06_lt_benchmarks"] = E.verdict_rows(lt_results(simclr=73.0, gain=5.0), "cifar10", band=10.0)
+    out["06_lt_benchmarks"] = LV.verdict_rows(lt_results(simclr=73.0, gain=5.0), "cifar10", band=10.0)
     from imbalanced_cl.claims import scale as S
     res, cfg = _scale_result()
     out["08_scale"] = S.verdict_rows(res, cfg)

@@ -8,6 +8,7 @@ import torch
 from imbalanced_cl.validate import ParameterError
 from imbalanced_cl.lt import datasets as D
 from imbalanced_cl.lt import experiment as E
+from imbalanced_cl.lt import verdicts as LV
 from imbalanced_cl.lt import probe as P
 from imbalanced_cl.lt import sdclr
 from imbalanced_cl.lt.config import LTConfig
@@ -173,7 +174,7 @@ def test_pipeline_digits_lt():
         assert 0 <= r["acc"] <= 100 and math.isfinite(r["delta20"])
         assert r["train_counts"] == D.long_tailed_counts(E.effective_n_max(cfg, E.load_data(cfg)), 10, 10)
     assert rows[2]["kept"][-1] == pytest.approx(0.1, abs=1e-3)    # SDCLR kept 10% of conv weights
-    verdicts = E.verdict_rows(rows, "digits")       # the baseline premise for the one ρ, then the four gain rows
+    verdicts = LV.verdict_rows(rows, "digits")       # the baseline premise for the one ρ, then the four gain rows
     assert [r.kind for r in verdicts] == ["premise"] + ["paper"] * 4
     assert all(r["precision"] == "fp32" and not r["compiled"] for r in rows)
 

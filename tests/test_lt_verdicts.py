@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from imbalanced_cl.lt import experiment as E
+from imbalanced_cl.lt import verdicts as LV
 from imbalanced_cl import verdict as V
 from imbalanced_cl.verdict import FAILS, HOLDS, NOT_COMPARABLE
 
@@ -18,7 +18,7 @@ def _results(simclr, gain):
 
 
 def test_gain_rows_are_not_comparable_when_our_baseline_is_far_from_the_papers():
-    rows = V.gate(E.verdict_rows(_results(simclr=38.6, gain=5.0), "cifar10", band=10.0), "06")   # Table 2: 74.24
+    rows = V.gate(LV.verdict_rows(_results(simclr=38.6, gain=5.0), "cifar10", band=10.0), "06")   # Table 2: 74.24
     base = [r for r in rows if r.kind == "premise"]
     assert [r.id for r in base] == ["baseline_reproduced__cifar10_rho100"] and base[0].verdict == FAILS
     assert base[0].measured == pytest.approx(38.6 - 74.24) and (base[0].band_lo, base[0].band_hi) == (-10, 10)
@@ -29,14 +29,14 @@ def test_gain_rows_are_not_comparable_when_our_baseline_is_far_from_the_papers()
 
 def test_gain_rows_are_not_comparable_without_a_paper_number():
     """digits-LT has no Table 2 row: the baseline premise cannot be met, so no gain is compared with the paper."""
-    rows = V.gate(E.verdict_rows(_results(simclr=73.0, gain=5.0), "digits", band=10.0), "06")
+    rows = V.gate(LV.verdict_rows(_results(simclr=73.0, gain=5.0), "digits", band=10.0), "06")
     base = [r for r in rows if r.kind == "premise"]
     assert base[0].verdict == FAILS and "to compare with" in base[0].claim
     assert all(r.verdict == NOT_COMPARABLE for r in rows if r.kind != "premise")
 
 
 def test_gain_rows_are_judged_with_a_t_interval_when_the_baseline_is_close():
-    rows = V.gate(E.verdict_rows(_results(simclr=73.0, gain=5.0), "cifar10", band=10.0), "06")
+    rows = V.gate(LV.verdict_rows(_results(simclr=73.0, gain=5.0), "cifar10", band=10.0), "06")
     assert [r.verdict for r in rows if r.kind == "premise"] == [HOLDS]
     gain = [r for r in rows if "accuracy gain" in r.claim]
     assert all(r.verdict == HOLDS for r in gain)

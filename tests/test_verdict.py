@@ -254,3 +254,29 @@ def test_verdict_tables_glue_exactly_as_myst_nb_does_without_needing_it(monkeypa
     ours, theirs = seen
     assert ours == theirs and theirs[1]["metadata"]["scrapbook"]["name"] == "01_x_verdicts"
     assert "application/json" in theirs[0][0]
+
+
+@pytest.mark.parametrize("value,band,verdict", [
+    (0.0, (0.0, 0.5), HOLDS), (0.5, (0.0, 0.5), HOLDS),              # both ends of a closed band hold
+    (0.5000001, (0.0, 0.5), FAILS), (-1e-9, (0.0, 0.5), FAILS),      # just outside, on either side
+    (1e9, (1.0, math.inf), HOLDS), (-1e9, (-math.inf, 0.0), HOLDS),  # open sides
+    (math.nan, (-10.0, 10.0), FAILS),                                # nothing to compare: not met
+    (math.inf, (0.0, 0.5), FAILS),                                   # a series that never settled
+])
+def test_premise_value_holds_exactly_inside_the_band_it_shows(value, band, verdict):
+    r = V.premise_value("lambda_range", "steps in the window", "Thm 3.1", "[a, b]", value, "holds inside",
+                        band=band)
+    assert (r.verdict, r.kind, r.id) == (verdict, V.PREMISE_KIND, "lambda_range")
+    assert (r.band_lo, r.band_hi) == band
+    assert [r.lo, r.hi] == [r.measured] * 2 if not math.isnan(value) else math.isnan(r.lo) and math.isnan(r.hi)
+    assert V.band_text(r).startswith("holds")      # the row shows the band it was judged against
+
+
+def test_premise_value_takes_a_verdict_only_where_its_band_is_words():
+    r = V.premise_value("lambda_range", "x", "Thm 3.1", "≥ 2", 1.0, "holds at ≥ 2 per cell", met=True,
+                        band_words="holds at ≥ 2 per cell")
+    assert r.verdict == HOLDS and V.band_text(r) == "holds at ≥ 2 per cell"
+    assert V.premise_value("lambda_range", "x", "s", "p", 1.0, "r", met=False, band_words="w").verdict == FAILS
+    for kw in ({}, {"band": (0.0, 1.0), "met": True}):
+        with pytest.raises(ValueError, match="give its band or whether it is met"):
+            V.premise_value("lambda_range", "x", "s", "p", 1.0, "r", **kw)

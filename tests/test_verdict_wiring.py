@@ -1206,10 +1206,10 @@ def test_notebook_09_each_premise_alone_gates_exactly_its_rows():
 
 
 def test_notebook_06_the_baseline_premise_gates_every_gain_row():
-    from imbalanced_cl.lt import experiment as E
+    from imbalanced_cl.lt import verdicts as LV
     from tests.test_lt_verdicts import _results
     def gains(simclr):
-        rows = V.gate(E.verdict_rows(_results(simclr=simclr, gain=5.0), "cifar10", band=10.0), "06")
+        rows = V.gate(LV.verdict_rows(_results(simclr=simclr, gain=5.0), "cifar10", band=10.0), "06")
         return [r for r in rows if r.kind != "premise"]
     near, far = gains(73.0), gains(38.6)
     assert len(near) == 4 and all(r.verdict == HOLDS for r in near)

@@ -237,6 +237,22 @@ def premise_check(id: str, claim: str, source: str, met: int, of: int, cases: st
                kind=PREMISE_KIND, id=id, quantity="fraction")
 
 
+def premise_value(id: str, claim: str, source: str, predicted: str, value: float, rule: str, *,
+                  band: tuple[float, float] | None = None, met: bool | None = None, quantity: str = "real",
+                  **extra) -> Verdict:
+    """A premise row on one exact number (no interval: lo = hi = value), such as a setting, a step count or how far a
+    series moved. It holds when the value lies in `band` = (lo, hi), closed, ±inf on an open side, so the verdict can
+    never disagree with the band the row shows; a NaN value (nothing to compare) does not hold. Where the band is a
+    rule in words (band_words in `extra`), `met` gives the verdict found where the rule is defined."""
+    if (band is None) == (met is None):
+        raise ValueError(f"premise row {id!r}: give its band or whether it is met, not both or neither")
+    if band is not None:
+        met = band[0] <= value <= band[1]      # NaN compares false: not met
+        rule = Rule(rule, band)
+    return row(claim, source, predicted, value, value, value, (HOLDS if met else FAILS, rule), kind=PREMISE_KIND,
+               id=id, quantity=quantity, **extra)
+
+
 def check_ids(rows: list[Verdict], notebook: str) -> None:
     """Refuse a table whose rows cannot be identified: each failure is one VerdictError line naming the notebook
     and the row (no id, not snake_case, a duplicate, a premise row without a premise's id, or a depends entry that

@@ -29,11 +29,11 @@ def settled_row(cfg, series: torch.Tensor, rid: str) -> V.Verdict:
     """The premise that row `rid`'s measurement has stopped moving (t ≥ T3), as a premise row of its own (scoped id
     stage_reached__<rid>): how far the mean moved over the last checkpoint interval, held to tol_converged."""
     moved = float((series[-1] - series[-2]).mean().abs()) if series.shape[0] > 1 else math.inf
-    ok = V.HOLDS if moved <= cfg.tol_converged else V.FAILS
-    return V.row(f"t ≥ T3 for {rid}: how far its mean moved over the last checkpoint interval",
-                 f"{COMPANION}, Thm 3.4 (t ≥ T3)", f"≤ {cfg.tol_converged:g}", moved, moved, moved,
-                 (ok, rules.Rule(f"holds when the mean moved by ≤ {cfg.tol_converged:g}", (0.0, cfg.tol_converged))),
-                 kind="premise", id=P.scoped("stage_reached", rid), quantity="positive")
+    return V.premise_value(P.scoped("stage_reached", rid),
+                           f"t ≥ T3 for {rid}: how far its mean moved over the last checkpoint interval",
+                           f"{COMPANION}, Thm 3.4 (t ≥ T3)", f"≤ {cfg.tol_converged:g}", moved,
+                           f"holds when the mean moved by ≤ {cfg.tol_converged:g}", band=(0.0, cfg.tol_converged),
+                           quantity="positive")
 
 
 def bias_row(result: DecouplingResult, kind: str) -> V.Verdict:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from ...premises import condition, scoped
 from ...rules import Rule, judge_positive
 from ...verdict import (FAILS, HOLDS, NOT_COMPARABLE, PARTLY, PREDICATE, UNTESTED, Verdict, combine, gate,
-                        premise_check, row)
+                        premise_check, premise_value, row)
 from .config import PremiseMapConfig
 from .metrics import SHORT, VALUE
 from .protocol import ARM_TEXT, ARMS, ORACLES, CellResult
@@ -73,9 +73,9 @@ def arm_ok(arm) -> bool:
 
 def premise_row(q, case: str) -> Verdict:
     """One premise (a Premise of a cell or an arm) as a premise row scoped to its case: <condition id>__<case>."""
-    return row(f"{q.text} at {case}: {VALUE[q.key]}", condition(q.cid).source, q.threshold, q.value, q.value, q.value,
-               (HOLDS if q.holds else FAILS, f"holds at {q.threshold}"), kind="premise", id=scoped(q.cid, case),
-               band_words=f"holds at {q.threshold}")
+    return premise_value(scoped(q.cid, case), f"{q.text} at {case}: {VALUE[q.key]}", condition(q.cid).source,
+                         q.threshold, q.value, f"holds at {q.threshold}", met=q.holds,
+                         band_words=f"holds at {q.threshold}")
 
 
 def cell_premise_rows(res: CellResult) -> list[Verdict]:
