@@ -13,6 +13,7 @@ from imbalanced_cl.claims.pruning.metrics import Convergence
 from imbalanced_cl.sim.regime import Regime
 from imbalanced_cl.sim.train import Run
 from imbalanced_cl.validate import ParameterError
+from imbalanced_cl import verdict as V
 from imbalanced_cl.verdict import FAILS, HOLDS, NOT_COMPARABLE
 
 BASE = dict(ds=(10,), lambdas=("mid",), ratios=(1.0,), m_over_d=25.0, star_m_over_d=(), star_K=(), star_alpha=(),
@@ -422,3 +423,19 @@ def test_an_oracle_arm_does_not_depend_on_remark_1s_bound_in_notebook_10_as_in_n
     made = SimpleNamespace(oracles={n: {"size": torch.ones(3), "gain": torch.tensor(gain)} for n in PV.ORACLE_IDS})
     for r in PV.oracle_rows(made, PruningConfig()):
         assert "prune_from_t4" in r.depends and not {"alpha_bound", "alpha_bound_extended"} & set(r.depends), r.id
+
+
+def test_an_arms_judged_row_is_its_row_in_the_cells_gated_table_whatever_another_arm_fails():
+    """judged_arm gates an arm by its cell's premises and its own only: the same row as in the whole cell's gated
+    table, when the other arm's own premise (the paper's T) fails and when the cell's premise fails."""
+    cell = _cell()
+    for holds, t_ok in ((ALL, False), ({**ALL, "lambda": False}, True)):
+        arms = {"alg1": _arm("alg1", [0.10, 0.12, 0.11]),
+                "oracle_lucky": _arm("oracle_lucky", [0.10, 0.12, 0.11], T_ok=t_ok)}
+        res = _result(cell, holds, [0.1, 0.12, 0.11], arms=arms)
+        table = {r.id: r for r in V.gate(PM.cell_rows(res, cell.cfg), "10_premise_map")}
+        for a in arms:
+            mine = PM.judged_arm(res, a, cell.cfg)
+            assert mine == table[mine.id]
+        assert table["gain_oracle_lucky_" + PM.case_id(res)].verdict == NOT_COMPARABLE
+        assert table["gain_alg1_" + PM.case_id(res)].verdict == (HOLDS if t_ok is False else NOT_COMPARABLE)

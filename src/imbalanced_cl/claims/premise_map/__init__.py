@@ -11,4 +11,4 @@ from .metrics import (CLOSED, MEASURED, Premise, closed_form, expected_lucky_min
                       rate_table, rule)
 from .protocol import ARM_TEXT, ARMS, ORACLES, Arm, CellResult, run_cell, run_map, train_to_convergence  # noqa: F401
 from .verdicts import (Conclusion, answer_text, arm_ok, arm_premises, arm_row, binding_premises, cell_rows,  # noqa: F401
-                       combine, conclusion, conflicts, judged_arm, prediction_rows, slug, verdict_rows)
+                       case_id, combine, conclusion, conflicts, judged_arm, prediction_rows, slug, verdict_rows)

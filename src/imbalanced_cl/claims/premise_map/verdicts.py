@@ -78,21 +78,26 @@ def premise_row(q, case: str) -> Verdict:
                          band_words=f"holds at {q.threshold}")
 
 
-def cell_premise_rows(res: CellResult) -> list[Verdict]:
-    """A run cell's premise rows, then its arms': the rows its arm rows depend on (none for a cell not run)."""
+def case_id(res: CellResult, arm: str = "") -> str:
+    """The case a scoped premise id of a cell names (its label's slug), or of one of its arms (<arm>_<slug>)."""
+    return f"{arm}_{slug(res.cell.label)}" if arm else slug(res.cell.label)
+
+
+def cell_premise_rows(res: CellResult, arms: tuple[str, ...] = ARMS) -> list[Verdict]:
+    """A run cell's premise rows, then those of its `arms` (default: all): the rows its arm rows depend on (none for
+    a cell not run)."""
     if not res.ran:
         return []
-    case = slug(res.cell.label)
-    return ([premise_row(p, case) for p in required_premises(res)]
-            + [premise_row(q, f"{a}_{case}") for a in ARMS if a in res.arms for q in arm_premises(res.arms[a])])
+    return ([premise_row(p, case_id(res)) for p in required_premises(res)]
+            + [premise_row(q, case_id(res, a)) for a in arms if a in res.arms for q in arm_premises(res.arms[a])])
 
 
 def arm_row(res: CellResult, name: str, cfg: PremiseMapConfig) -> Verdict:
     """The verdict row of one arm at one cell: its gain judged against effect_tol; gate makes it "not comparable"
     when a premise row of its cell or of the arm fails (the measured verdict is kept in would_be)."""
     label, pred = res.cell.label, f"> {cfg.effect_tol:g} (Thm 3.2(c): the minority coefficient becomes dominant)"
-    rid = f"gain_{name}_{slug(label)}"
-    cell = tuple(scoped(p.cid, slug(label)) for p in required_premises(res))
+    rid = f"gain_{name}_{case_id(res)}"
+    cell = tuple(scoped(p.cid, case_id(res)) for p in required_premises(res))
     if name not in res.arms:
         return row(
             claim=f"{ARM_TEXT[name]}: {CLAIM} at {label}: {GAIN}",
@@ -111,14 +116,14 @@ def arm_row(res: CellResult, name: str, cfg: PremiseMapConfig) -> Verdict:
     arm = res.arms[name]
     m, lo, hi = arm.gain_ci()
     judged = judge_positive(lo, hi, "gain in A_j*/A_maj", cfg.effect_tol)
-    own = tuple(scoped(q.cid, f"{name}_{slug(label)}") for q in arm_premises(arm))
+    own = tuple(scoped(q.cid, case_id(res, name)) for q in arm_premises(arm))
     return row(f"{ARM_TEXT[name]}: {CLAIM} at {label}: {GAIN}", SOURCE, pred, m, lo, hi, judged,
                n=int(arm.gain.numel()), band=cfg.effect_tol, id=rid, depends=cell + own)
 
 
 def judged_arm(res: CellResult, name: str, cfg: PremiseMapConfig) -> Verdict:
     """An arm's row as the table shows it: gated by the premise rows of its cell and of the arm (verdict.gate)."""
-    return gate(cell_premise_rows(res) + [arm_row(res, name, cfg)], "10_premise_map")[-1]
+    return gate(cell_premise_rows(res, (name,)) + [arm_row(res, name, cfg)], "10_premise_map")[-1]
 
 
 def cell_rows(res: CellResult, cfg: PremiseMapConfig) -> list[Verdict]:
