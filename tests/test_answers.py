@@ -5,6 +5,7 @@ import re
 from imbalanced_cl import premises as P
 from imbalanced_cl import verdict as V
 from imbalanced_cl.book.pages import answers as A
+from imbalanced_cl.book.pages.render import badge, esc
 from imbalanced_cl.book.pages.scoreboard import Board, render
 
 C1 = A.CLAIMS[0]
@@ -139,3 +140,167 @@ def test_past_twelve_premise_rows_the_table_folds_them_above_its_claim_rows():
                            '(12 hold)')
     folded, shown = html.split("</details>")
     assert folded.count("<tr>") == 13 + 1 and shown.count("<tr>") == 1 + 1 and ">a<" in shown   # rows + header
+
+
+# --- Each piece of the rule on hand-made rows, with the exact words a reader sees (written from the rule, not from
+# --- a run): the mutation pass of book/pages/answers.py showed these parts were reached by no assertion.
+
+C2 = next(c for c in A.CLAIMS if c.key == "2")     # headline ids: an exact one, then a prefix ("lucky_exponent_")
+C4 = next(c for c in A.CLAIMS if c.key == "4")     # its plain_row (the premise map's claim4_map) carries the answer
+
+
+def test_a_row_stored_without_a_kind_counts_as_the_papers():
+    legacy = {k: v for k, v in row("old", V.HOLDS).items() if k != "kind"}      # rows glued before kinds existed
+    assert A.evidence([legacy, row("diag", V.HOLDS, kind="diagnostic")], C1) == [legacy]
+
+
+def test_the_headline_is_found_by_exact_id_then_by_prefix_a_judged_one_first():
+    assert A.headline([], C2) is None
+    first = row("first", V.FAILS, nb="02_lucky_neurons", id="something_else")
+    assert A.headline([first], C2) is first                              # no id matches: the first row
+    near = row("near", V.HOLDS, nb="02_lucky_neurons", id="lucky_exponent_0p8_extra")   # no exact match for _0p8
+    gated = row("g", V.NOT_COMPARABLE, nb="02_lucky_neurons", id="lucky_exponent_0p5")
+    judged = row("j", V.FAILS, nb="02_lucky_neurons", id="lucky_exponent_0p3")
+    assert A.headline([first, gated, judged], C2) is judged              # prefix hits: the judged one first
+    assert A.headline([first, gated], C2) is gated                       # none judged: the first hit
+    assert A.headline([first, near, judged], C2) is near                 # "lucky_exponent_" is a prefix of both
+    exact = row("x", V.NOT_COMPARABLE, nb="02_lucky_neurons", id="lucky_exponent_0p8")
+    assert A.headline([judged, exact], C2) is exact                      # the exact id wins over a judged prefix hit
+    no_id = {k: v for k, v in first.items() if k != "id"}
+    assert A.headline([no_id, judged], C2) is judged                     # a row without an id matches nothing
+    assert A.headline([row("r", V.HOLDS, id="rate_ratio_2")], C1)["id"] == "rate_ratio_2"   # first row, not a match
+    assert A.headline([row("a", V.FAILS, id="other"), row("r", V.HOLDS, id="rate_ratio_2")], C1)["id"] == "other"
+
+
+def test_premise_status_reads_met_failed_and_unchecked_off_the_rows():
+    rows = [row("a", V.HOLDS, depends=("lambda_range", "k_poly"), unmet=("k_poly",)),
+            dict(row("b", V.HOLDS, depends=("m_poly",)), checked=[]),           # m_poly not checked at this run
+            premise("lambda_range", V.HOLDS), premise("k_poly", V.FAILS),
+            premise("m_poly", V.HOLDS, nb="99_elsewhere")]                       # another notebook's row: not used
+    ev = A.evidence(rows, C1)
+    met, failed, unchecked = A.premise_status(rows, ev, C1)
+    assert [r["id"] for r in met] == ["lambda_range"] and [r["id"] for r in failed] == ["k_poly"]
+    assert unchecked == ["m_poly"]
+    assert A.failed_premises(rows, C1) == failed
+    lone = [row("a", V.NOT_COMPARABLE, depends=("tau_polylog",), unmet=("tau_polylog",))]   # no premise row: its id
+    assert A.premise_status(lone, lone, C1) == ([], ["tau_polylog"], [])
+
+
+def test_each_branch_of_the_answer_says_why_in_these_words():
+    judged = [row("r1", V.HOLDS, id="rate_ratio", depends=("k_poly",)), row("r2", V.FAILS, depends=("k_poly",)),
+              row("r3", V.NOT_COMPARABLE, depends=("lambda_range",), would_be=V.HOLDS, unmet=("lambda_range",)),
+              premise("k_poly", V.HOLDS), premise("lambda_range", V.FAILS)]
+    a = A.answer(judged, C1)
+    assert (a.verdict, a.measured, a.n_rows) == (V.PARTLY, V.PARTLY, 3)
+    assert a.why == ("3 rows: 1 holds, 1 does not hold, 1 not comparable; the 2 judged rows combine to partly; "
+                     "1 rows not comparable, measured there: holds; premises not met: λ in the proof's range "
+                     "(0.001 vs p).")
+    gated = [row("r", V.NOT_COMPARABLE, id="rate_ratio", depends=("k_poly",), would_be=V.FAILS, unmet=("k_poly",)),
+             row("u", V.UNTESTED, measured=float("nan"))]
+    a = A.answer(gated, C1)
+    assert (a.verdict, a.measured) == (V.NOT_COMPARABLE, V.FAILS)
+    assert a.why == ("every row depends on a premise that was not met (2 rows: 1 not comparable, 1 not tested); "
+                     "premises not met: Lemma B.1's gradient bound (K = poly(d1)). Measured there: does not hold.")
+    a = A.answer([row("u", V.UNTESTED, measured=float("nan"))], C1)
+    assert (a.verdict, a.measured) == (V.UNTESTED, "—")
+    assert a.why == "no row has a finite measurement (1 rows: 1 not tested)."
+    none = A.answer([], C1)
+    assert (none.verdict, none.measured, none.why, none.headline, none.failed_premises, none.n_rows) == \
+        (V.UNTESTED, "—", "no notebook recorded a row for this claim", None, [], 0)
+    ca2 = next(c for c in A.CLAIMS if c.key == "A.2")
+    assert A.answer([], ca2).why == "no notebook recorded a row for this claim " + ca2.note
+
+
+def test_a_gated_row_without_a_measured_verdict_adds_nothing_to_what_was_measured_there():
+    rows = [row("r", V.HOLDS, id="rate_ratio"), row("g", V.NOT_COMPARABLE, unmet=("k_poly",), depends=("k_poly",))]
+    assert A.answer(rows, C1).why.endswith("1 rows not comparable, measured there: not tested; premises not met: "
+                                           "Lemma B.1's gradient bound (K = poly(d1)).")
+
+
+def test_what_the_claim_would_read_were_a_premise_met_and_when_its_rows_miss_others_too():
+    k = "k_poly"
+    alone = row("a", V.NOT_COMPARABLE, depends=(k,), would_be=V.HOLDS, unmet=(k,))
+    both = row("b", V.NOT_COMPARABLE, depends=(k, "lambda_range"), would_be=V.FAILS, unmet=(k, "lambda_range"))
+    judged = row("c", V.FAILS)
+    assert A.if_met([alone, judged], k) == V.PARTLY              # freed: holds, with the judged does-not-hold
+    assert A.if_met([alone, row("u", V.UNTESTED)], k) == V.HOLDS  # a row not tested adds nothing
+    assert A.if_met([both, judged], k) == ""                     # its rows miss another premise too
+    assert A.if_met([dict(alone, would_be=""), judged], k) == ""  # nothing measured to free
+    assert A.if_met([dict(alone, verdict=V.FAILS)], k) == ""     # not held back at all
+    sens = premise(k, V.FAILS, sensitivity="at p = 1/2 it holds")
+    assert A._sensitivity(sens, [both]) == " (were it met, its rows would still miss other premises)"
+    assert A._sensitivity(sens, [alone]) == " (were it met, the claim would read holds)"
+    assert A._sensitivity(sens, [dict(both, would_be="")]) == ""         # nothing measured behind it
+    assert A._sensitivity(sens, [dict(both, unmet=["lambda_range"])]) == ""  # its rows are not held back by it
+    assert A._sensitivity(dict(sens, sensitivity=""), [alone]) == "" and A._sensitivity(k, [alone]) == ""
+    assert A._unmet_text([], [alone]) == ""
+    assert A._unmet_text([sens, "lambda_range"], [alone]) == (
+        "; premises not met: Lemma B.1's gradient bound (K = poly(d1)) (0.001 vs p); at p = 1/2 it holds (were it "
+        "met, the claim would read holds); λ in the proof's range")
+
+
+def test_ours_names_each_premise_once_met_not_met_and_not_checked():
+    a = A.Answer(C1, V.HOLDS, V.HOLDS, "", None,
+                 failed_premises=[premise("k_poly", V.FAILS), premise(P.scoped("k_poly", "d10"), V.FAILS)],
+                 n_rows=1, premises_met=[premise("lambda_range", V.HOLDS), "m_poly"],
+                 premises_unchecked=["tau_polylog", P.scoped("eta_poly", "d20"), "not_a_premise"])
+    assert A.ours(a) == ("not met: Lemma B.1's gradient bound (K = poly(d1)); met: λ in the proof's range, "
+                         "m = d^C_m; not checked here: τ = polylog(d), η = 1/poly(d)")
+    assert A.ours(A.Answer(C1, V.HOLDS, V.HOLDS, "", None, [], 1)) == "no premise gates its rows"
+
+
+def test_a_premise_outside_the_list_is_named_by_its_claim_up_to_its_bracket_or_parenthesis():
+    r = premise("x", V.FAILS, claim="window [3, 9] (steps) here")
+    assert A.premise_short(dict(r, id="custom_premise")) == "window"
+    assert A.premise_short(dict(r, id="custom", claim="regime: noise (σ) [a]")) == "noise"
+    assert A.premise_short("k_poly") == P.name("k_poly")
+
+
+def test_claim_4s_answer_and_the_fact_that_decides_it_are_read_off_the_maps_row():
+    rule = ("answer (b): no cell meets every premise. Decided by: the gain at cell X. In plain words: pruning helps "
+            "nowhere. In plain words: twice.")
+    ev = [row("other", V.HOLDS, nb="10_premise_map", id="not_the_plain_row"),
+          dict(row("map", V.NOT_COMPARABLE, nb="10_premise_map", id="claim4_map"), rule=rule)]
+    assert A.decided_by(ev, C4) == ("b", "the gain at cell X")
+    assert A.plain_words(ev, C4) == "pruning helps nowhere. In plain words: twice."
+    twice = rule.replace("Decided by: the gain at cell X.", "Decided by: a. Decided by: b..")
+    assert A.decided_by([dict(ev[1], rule=twice)], C4) == ("b", "a. Decided by: b")
+    assert A.decided_by(ev[:1], C4) == ("", "") and A.plain_words(ev[:1], C4) == ""
+    assert A.plain_words([dict(ev[0], rule=rule)], C1) == "" and A.decided_by([dict(ev[0], rule=rule)], C1) == ("", "")
+    a = A.answer(ev, C4)
+    assert (a.kind, a.decided, a.plain) == ("b", "the gain at cell X", "pruning helps nowhere. In plain words: twice.")
+
+
+def test_the_answers_table_renders_one_row_per_claim_exactly_so():
+    a = A.Answer(C1, V.NOT_COMPARABLE, V.PARTLY, "why <this>", row("r", V.NOT_COMPARABLE, id="rate_ratio",
+                 would_be=V.HOLDS), [premise("k_poly", V.FAILS)], 1)
+    html = A.render([a], base="nb/")
+    head = ('<div class="sb-scroll" style="overflow-x:auto" tabindex="0" role="region" aria-label="Claim-level '
+            'answers (scrolls sideways on narrow screens)"><table class="verdict-table sb-answers">'
+            '<caption>The answer, claim by claim</caption><thead><tr><th scope="col">claim</th><th scope="col">the '
+            'paper predicts</th><th scope="col">what we measured [95% interval]</th><th scope="col">verdict</th>'
+            '</tr></thead><tbody>')
+    cells = [f'<b>1</b> {esc(C1.title)} <small>({esc(C1.source)}; <a href="nb/01_stage1_growth.html#verdict">01</a>)'
+             '</small>',
+             f'<small>{esc(C1.predicts)}</small>',
+             f'1 [0.5, 1.5]<br><small>{esc(C1.unit)}; this row: not comparable (measured: holds)</small>',
+             f'{badge(V.NOT_COMPARABLE)}<br><small>measured there: partly</small><details class="sb-why">'
+             f"<summary>why</summary><small><b>criterion</b>: band [0.8, 1.2]<br><b>the paper's regime</b>: "
+             f'{esc(C1.regime)}; <b>ours</b>: not met: Lemma B.1&#x27;s gradient bound (K = poly(d1))<br><b>why</b>: '
+             'why &lt;this&gt;</small></details>']
+    body = '<tr data-claim="1">' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
+    assert html == "\n".join([head, body, "</tbody></table></div>"])
+    empty = A.Answer(C1, V.UNTESTED, "—", "nothing", None, [], 0)
+    assert "<td>—</td>" in A.render([empty]) and "<b>criterion</b>: —<br>" in A.render([empty])
+    assert 'href="../notebooks/01_stage1_growth.html#verdict"' in A.render([empty])
+    assert "measured there" not in A.render([dict_free(a, measured=V.NOT_COMPARABLE)])
+    table = A.AnswersTable([a, empty], base="nb/")
+    assert table._repr_html_() == html.replace(body, body + "\n" + A.render([empty], base="nb/").split("\n")[1])
+    assert repr(table) == "claim 1: not comparable (why <this>)\nclaim 1: not tested (nothing)"
+    assert A.AnswersTable([empty])._repr_html_() == A.render([empty])
+
+
+def dict_free(a, **changes):
+    """A copy of an Answer with some fields changed."""
+    import dataclasses
+    return dataclasses.replace(a, **changes)
