@@ -183,6 +183,25 @@ def test_every_module_has_a_layer():
         layer(name, LAYERS)
 
 
+VERDICT_LAYER = next(prefixes for name, prefixes in LAYERS if name == "verdict")
+
+
+def judging_imports(g: dict) -> list[str]:
+    """The imports of the verdict layer made by sim/ (the model layer), one line each."""
+    return [f"{a} imports {b} (line {line})" for a, edges in g.items() if a.startswith("imbalanced_cl.sim")
+            for b, line in edges if b.startswith(VERDICT_LAYER)]
+
+
+def test_the_model_layer_measures_and_never_judges():
+    """sim/ computes numbers; whether they meet a prediction or a premise is the verdict layer's business (sim/regime.py
+    measures the regime, claims/premise_rows.py judges it). The campaign versions a record by the code of what it
+    measures, so a threshold moved in the verdict layer never makes a record stale."""
+    found = judging_imports(graph(SOURCES))
+    assert not found, "sim/ imports the verdict layer:\n" + "\n".join(found)
+    planted = {"imbalanced_cl.sim.regime": [("imbalanced_cl.verdict", 3)], "imbalanced_cl.claims.x": []}
+    assert judging_imports(planted) == ["imbalanced_cl.sim.regime imports imbalanced_cl.verdict (line 3)"]
+
+
 def book_graph(g: dict) -> dict:
     """The import graph among the modules of book/'s folders (book/__init__ itself left out: it imports nothing)."""
     def inside(m):

@@ -1,11 +1,15 @@
-"""The regime rows (sim/regime.py): closed forms worked out by hand, and the rows on hand-made reports."""
+"""The regime (sim/regime.py measures, claims/premise_rows.py judges): closed forms worked out by hand, and the rows
+on hand-made reports."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 import torch
 
+from imbalanced_cl import premises as P
+from imbalanced_cl.claims import premise_rows
 from imbalanced_cl.sim import regime
 from imbalanced_cl.sim.config import SimConfig
 from imbalanced_cl.sim.train import gradient, train
@@ -43,40 +47,56 @@ def _report(share, dev, gap, sampling="fixed", dead=None):
                          dead=dead)
 
 
+def _rows(report, cfg):
+    """The regime rows by id, as claims/premise_rows.py judges sim/regime.py's measurements."""
+    return {r.id: r for r in premise_rows.rows(report, cfg, rates=False)}
+
+
 def test_rows_turn_premises_into_verdicts():
     cfg = SimConfig(d=20, d1=100, weight_decay=0.02)
-    good = {r.claim.split(" (")[0]: r.verdict for r in regime.rows(_report(0.97, 0.001, 0.0), cfg)}
-    bad = {r.claim.split(" (")[0]: r.verdict for r in regime.rows(_report(0.6, 0.5, 0.5), cfg)}
-    assert set(good.values()) == {HOLDS}
-    share = "regime: weight lies in the feature span"
-    assert bad[share] == FAILS and bad["regime: training InfoNCE equals held-out InfoNCE"] == FAILS
-    ok = dict(regime.premises(_report(0.97, 0.001, 0.0), cfg))
-    assert all(ok.values()) and not all(dict(regime.premises(_report(0.6, 0.5, 0.5), cfg)).values())
+    good = {i: r.verdict for i, r in _rows(_report(0.97, 0.001, 0.0), cfg).items()}
+    bad = {i: r.verdict for i, r in _rows(_report(0.6, 0.5, 0.5), cfg).items()}
+    assert set(good) == {P.REGIME_IDS[k] for k in premise_rows.ROWS} and set(good.values()) == {HOLDS}
+    assert bad["feature_span"] == FAILS and bad["no_memorisation"] == FAILS and bad["k_poly"] == FAILS
+    assert (bad["step_window"], bad["lambda_range"], bad["noise_scale"]) == (HOLDS, HOLDS, HOLDS)   # settings
+
+
+def test_a_settings_premise_holds_exactly_inside_its_band_and_never_reads_partly():
+    """Steps, λ and the noise ratio are exact numbers: each holds inside its band and does not hold outside, on
+    either side (a premise is met or not: the noise ratio far below 1 once read "partly", like a signed effect)."""
+    cfg = SimConfig(d=20, d1=100, weight_decay=0.02)
+    rep = _report(0.97, 0.001, 0.0)
+    for ratio, verdict in ((0.1, HOLDS), (1.9, HOLDS), (0.029, FAILS), (0.099, FAILS), (1.91, FAILS)):
+        row = _rows(replace(rep, sigma_ratio=ratio), cfg)["noise_scale"]
+        assert (row.verdict, row.band_lo, row.band_hi) == (verdict, 0.1, 1.9), ratio
+    for steps, verdict in ((41, HOLDS), (780, HOLDS), (40, FAILS), (781, FAILS)):
+        assert _rows(replace(rep, steps=steps), cfg)["step_window"].verdict == verdict, steps
+    lo, hi = rep.lam_range
+    for lam, verdict in ((lo, HOLDS), (hi, HOLDS), (lo * 0.99, FAILS), (hi * 1.01, FAILS)):
+        assert _rows(rep, SimConfig(d=20, d1=100, weight_decay=lam))["lambda_range"].verdict == verdict, lam
 
 
 def test_the_memorisation_row_is_not_tested_under_fresh_sampling_and_fails_under_fixed():
     """Under fresh pairs no pair is seen twice, so the train/held-out row could not fail: it reads "not tested" and
     says why, whatever the numbers; under a fixed set the same gap fails it."""
     cfg = SimConfig(d=20, d1=100, weight_decay=0.02)
-    loss = "regime: training InfoNCE equals held-out InfoNCE"
-    fresh = {r.claim.split(" (")[0]: r for r in regime.rows(_report(0.97, 0.001, 0.5, "fresh"), cfg)}
-    fixed = {r.claim.split(" (")[0]: r for r in regime.rows(_report(0.97, 0.001, 0.5, "fixed"), cfg)}
-    assert fresh[loss].verdict == UNTESTED and "could not fail" in fresh[loss].rule
-    assert fixed[loss].verdict == FAILS
-    assert len(regime.premises(_report(0.97, 0.001, 0.5, "fresh"), cfg)) == 1     # no memorisation premise
-    assert "what it cannot show" in fresh["regime: K-pair gradient tracks the population gradient"].rule
+    fresh = _rows(_report(0.97, 0.001, 0.5, "fresh"), cfg)
+    fixed = _rows(_report(0.97, 0.001, 0.5, "fixed"), cfg)
+    assert fresh["no_memorisation"].verdict == UNTESTED and "could not fail" in fresh["no_memorisation"].rule
+    assert fixed["no_memorisation"].verdict == FAILS and fixed["no_memorisation"].n == 4
+    assert "what it cannot show" in fresh["k_poly"].rule
 
 
 def test_a_dead_network_is_reported_dead_not_measured():
     """Every replicate's population gradient is exactly 0: every row reads "not tested" and says the network is
     dead; one live replicate is enough to measure."""
     cfg = SimConfig(d=20, d1=100, weight_decay=0.02)
-    dead = regime.rows(_report(0.64, 0.0, 0.0, dead=torch.ones(4, dtype=torch.bool)), cfg)
-    assert dead and all(r.verdict == UNTESTED and "dead" in r.claim and "exactly 0" in r.rule for r in dead)
-    assert regime.premises(_report(0.64, 0.0, 0.0, dead=torch.ones(4, dtype=torch.bool)), cfg) == [
-        ("an active network (this one is dead: the gradient is exactly 0)", False)]
-    alive = regime.rows(_report(0.97, 0.001, 0.0, dead=torch.tensor([True, False, False, False])), cfg)
-    assert not any("dead" in r.claim for r in alive)
+    dead = _rows(_report(0.64, 0.0, 0.0, dead=torch.ones(4, dtype=torch.bool)), cfg)
+    assert set(dead) == {P.REGIME_IDS[k] for k in premise_rows.ROWS}
+    assert all(r.verdict == UNTESTED and "dead" in r.claim and "exactly 0" in r.rule for r in dead.values())
+    assert dead["feature_span"].kind == "diagnostic" and dead["k_poly"].kind == "premise"
+    alive = _rows(_report(0.97, 0.001, 0.0, dead=torch.tensor([True, False, False, False])), cfg)
+    assert not any("dead" in r.claim for r in alive.values())
 
 
 def test_measure_finds_a_dead_network():

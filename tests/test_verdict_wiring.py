@@ -107,7 +107,7 @@ def _lucky():
     res = _results(lemma32={"a_ratio": np.array([2.0, 3.0, 4.0]), "b_ratio": np.array([0.5, 0.6]),
                             "top_hit_major": np.array([0.5, 0.6, 0.55]), "top_hit_minor": np.array([1.0]),
                             "chance": 0.01})
-    return cfg, lucky.verdict_rows(res, cfg), regime.ROWS
+    return cfg, lucky.verdict_rows(res, cfg), premise_rows.ROWS
 
 
 def _scaling():
@@ -115,7 +115,7 @@ def _scaling():
     cfg = scaling.ScalingConfig(ratios=(1.0, 0.5, 0.3), progress=False)
     # every offset entry of the null at or above 1: the untrained weights do not meet the band
     res = _results(offset_null=(np.array([1.5, 2.0, 2.0]), np.array([1.5, 2.0])))
-    return cfg, scaling.verdict_rows(res, cfg), regime.ROWS
+    return cfg, scaling.verdict_rows(res, cfg), premise_rows.ROWS
 
 
 def _pruning_cfg():
@@ -148,7 +148,7 @@ def _pruning(**fail):
     res.premises = _pruning_premises(cfg, **fail)
     res.oracles = {pa.ORACLES[0]: {"size": torch.tensor([2.0, 3.0, 2.0]), "gain": torch.tensor([0.3, 0.32, 0.31])},
                    pa.ORACLES[1]: {"size": torch.tensor([3.0, 4.0, 3.0]), "gain": torch.tensor([0.3, 0.32, 0.31])}}
-    return cfg, pa.verdict_rows(res, cfg), regime.ROWS
+    return cfg, pa.verdict_rows(res, cfg), premise_rows.ROWS
 
 
 BUILDERS = {"01_stage1_growth": _stage1, "02_lucky_neurons": _lucky, "03_Ni_scaling": _scaling,
@@ -187,7 +187,7 @@ BREAK = {
 }
 # the premise rows each notebook shows (its cell `premise_rows.rows(reg, cfg, which)`), by premise id
 SHOWN = {nb: {P.REGIME_IDS[k]
-              for k in (("gradient", "loss", "lambda", "sigma") if nb.startswith("01") else regime.ROWS)}
+              for k in (("gradient", "loss", "lambda", "sigma") if nb.startswith("01") else premise_rows.ROWS)}
          for nb in EXPECTED}
 SHOWN["04_pruning_gains"] |= {"convergence", "prune_from_t4", "alpha_bound", "alpha_bound_extended"}
 CASES = [(nb, p) for nb in sorted(EXPECTED) for p in BREAK if p in SHOWN[nb]]

@@ -131,7 +131,7 @@ def premise_of(cid: str) -> str:
     return cid.split(SCOPE, 1)[0]
 
 
-# sim/regime.py's row keys (regime.ROWS) and the condition each checks
+# The regime rows' keys (claims/premise_rows.ROWS, on sim/regime.py's measurements) and the condition each checks
 REGIME_IDS = {"share": "feature_span", "gradient": "k_poly", "loss": "no_memorisation", "window": "step_window",
               "lambda": "lambda_range", "sigma": "noise_scale"}
 

@@ -1,7 +1,8 @@
-"""A notebook's premise rows, each with its premise's id (premises.CONDITIONS), built on sim/regime.py's measurements.
+"""A notebook's premise rows, each with its premise's id (premises.CONDITIONS), judged from sim/regime.py's
+measurements (sim/ measures; judging lives here, in the verdict layer, so a moved threshold leaves records valid).
 
-sim/regime.rows names its rows by sentence; here every row gets the id of the condition it checks, so a claim row
-can depend on it by id (verdict.gate). Two rows are rebuilt from the measurement rather than taken over:
+Every row gets the id of the condition it checks, so a claim row can depend on it by id (verdict.gate). The settings
+(steps, λ, σ_ξ²) are exact numbers judged against their band (verdict.premise_value). Two rows are special:
   * the feature-span share is a prediction of Theorem 3.1 (its β bound), not a premise: it is judged as a claim row
     (kind `share_kind`) and never gates; its interval stays in [0, 1] (stats.mean_ci_in);
   * Lemma B.1's gradient deviation is a positive quantity, so its interval is on the log scale; the row also states
@@ -28,6 +29,17 @@ from ..sim import regime
 from ..sim.config import SimConfig
 
 SENSITIVITY_POLY = 0.5      # the other exponent the gradient row reports (d1^-1/2: the weakest bound a K ~ d1 meets)
+
+# The regime rows a notebook may ask for, by key (premises.REGIME_IDS names the condition each checks)
+ROWS = ("share", "gradient", "loss", "window", "lambda", "sigma")
+
+DEAD = ("the network is dead: every neuron's BReLU gate is closed on every token, so the gradient is exactly 0 "
+        "and the weights no longer move; nothing about the regime is measured")
+FRESH_LOSS = ("not tested under fresh sampling: every step draws new pairs, so no pair is seen twice and nothing can "
+              "be memorised (the check could not fail); it applies to sampling='fixed', which the regime page runs")
+GRADIENT_SCOPE = ("; what it shows: one batch's deviation from the population gradient at the final weights, "
+                  "about K^-1/2 under either sampling; what it cannot show: whether errors add up over steps (a "
+                  "fixed set repeats the same error every step), which the share and held-out rows reveal")
 
 
 def _share_row(reg: regime.Regime, cfg: SimConfig, kind: str) -> V.Verdict:
@@ -70,7 +82,7 @@ def _gradient_row(reg: regime.Regime, cfg: SimConfig) -> V.Verdict:
         measured=m,
         lo=lo,
         hi=hi,
-        judged=(verdict, rule + " (95% interval on the log scale)" + regime.GRADIENT_SCOPE),
+        judged=(verdict, rule + " (95% interval on the log scale)" + GRADIENT_SCOPE),
         n=int(reg.grad_dev.numel()),
         kind="premise",
         id="k_poly",
@@ -113,30 +125,69 @@ def _rate_rows(cfg: SimConfig) -> list[V.Verdict]:
     ]
 
 
-QUANTITY = {"window": "positive", "lambda": "positive", "sigma": "positive", "loss": "real"}
-# The number a row of sim/regime.py shows, where its sentence does not name it (added to the label here)
-SHOWS = {"loss": "relative gap, (held-out − training InfoNCE) / held-out", "sigma": "ratio σ_ξ² / (√(log d)/d)"}
+def _dead_row(key: str, kind: str) -> V.Verdict:
+    """A regime row of a dead network: "not tested", and why (DEAD)."""
+    return V.row(f"regime: {key} (the network is dead)", "sim/regime.py", "an active network", math.nan, math.nan,
+                 math.nan, (V.UNTESTED, DEAD), kind=kind, id=P.REGIME_IDS[key])
 
 
-def rows(reg: regime.Regime, cfg: SimConfig, which: tuple = regime.ROWS, share_kind: str = "diagnostic",
+LOSS = ("regime: training InfoNCE equals held-out InfoNCE (no memorised pairs): relative gap, (held-out − training "
+        "InfoNCE) / held-out")
+
+
+def _loss_row(reg: regime.Regime, cfg: SimConfig) -> V.Verdict:
+    """No memorised pairs (Lemma B.1's population loss): the relative train/held-out InfoNCE gap, under a fixed set
+    of pairs; "not tested" under fresh pairs, where it could not fail (FRESH_LOSS)."""
+    source = "Lemma B.1 (population loss)"
+    if reg.sampling == "fresh":
+        return V.row(LOSS, source, "a check for sampling='fixed'", math.nan, math.nan, math.nan,
+                     (V.UNTESTED, FRESH_LOSS), kind="premise", id="no_memorisation")
+    gap = (reg.loss_heldout - reg.loss_train) / reg.loss_heldout.abs()
+    m, lo, hi = stats.ci(gap.double())
+    return V.row(LOSS, source, f"relative gap ≤ {cfg.regime_loss_gap_max:g} (train {float(reg.loss_train.mean()):.3g}, "
+                 f"held-out {float(reg.loss_heldout.mean()):.3g})", m, lo, hi,
+                 rules.judge_bound(lo, hi, cfg.regime_loss_gap_max, False, 0.0), n=int(reg.share.numel()),
+                 kind="premise", id="no_memorisation")
+
+
+# The premises on the run's settings: each one exact number judged against its band (verdict.premise_value)
+def _window_row(reg: regime.Regime, cfg: SimConfig) -> V.Verdict:
+    """The run's steps inside Theorem 3.1's window [d^1.01/η, d^1.99/η]."""
+    t3, t4 = reg.window
+    return V.premise_value("step_window", "regime: steps inside Theorem 3.1's window [d^1.01/η, d^1.99/η]", "Thm 3.1",
+                           f"[{t3:.0f}, {t4:.0f}]", float(reg.steps),
+                           "holds if the run's step count lies in the window", band=(t3, t4), quantity="positive")
+
+
+def _lambda_row(reg: regime.Regime, cfg: SimConfig) -> V.Verdict:
+    """The weight decay λ inside the proof's range [d^-1.49, d^-1.01] (App. E.3)."""
+    lo, hi = reg.lam_range
+    return V.premise_value("lambda_range", "regime: weight decay λ inside the proof's range [d^-1.49, d^-1.01]",
+                           "App. E.3 (proof of Thm E.1)", f"[{lo:.2g}, {hi:.2g}]", cfg.weight_decay,
+                           "holds if λ lies in the range", band=(lo, hi), quantity="positive")
+
+
+def _sigma_row(reg: regime.Regime, cfg: SimConfig) -> V.Verdict:
+    """σ_ξ² on Assumption 3.3's scale √(log d)/d, as a ratio: an order-of-magnitude check (constants are free)."""
+    return V.premise_value("noise_scale", "regime: noise σ_ξ² on Assumption 3.3's scale √(log d)/d (this book follows "
+                           "App. A.2's σ): ratio σ_ξ² / (√(log d)/d)", "Assumption 3.3", "ratio Θ(1)", reg.sigma_ratio,
+                           "holds if the ratio lies within 1 ± 0.9 (an order-of-magnitude check; constants are free)",
+                           band=(0.1, 1.9), quantity="positive")
+
+
+PREMISE_ROWS = {"gradient": _gradient_row, "loss": _loss_row, "window": _window_row, "lambda": _lambda_row,
+                "sigma": _sigma_row}     # ROWS but the share, which is a prediction
+
+
+def rows(reg: regime.Regime, cfg: SimConfig, which: tuple = ROWS, share_kind: str = "diagnostic",
          rates: bool = True) -> list[V.Verdict]:
-    """The premise rows of `which` (regime.ROWS keys), each with its condition's id; the feature-span share as a
-    prediction row of kind `share_kind` ("paper" where it is the notebook's claim, else "diagnostic"); with
-    rates, the τ and η rows. A dead network's rows stay "not tested", with their ids."""
-    out = []
-    for key in which:
-        cid = P.REGIME_IDS[key]
-        if reg.all_dead:
-            out += [replace(r, id=cid, kind=share_kind if key == "share" else "premise")
-                    for r in regime.rows(reg, cfg, (key,))]
-        elif key == "share":
-            out.append(_share_row(reg, cfg, share_kind))
-        elif key == "gradient":
-            out.append(_gradient_row(reg, cfg))
-        else:
-            out += [replace(r, id=cid, quantity=QUANTITY[key],
-                            claim=f"{r.claim}: {SHOWS[key]}" if key in SHOWS else r.claim)
-                    for r in regime.rows(reg, cfg, (key,))]
+    """The premise rows of `which` (ROWS keys), each with its condition's id (premises.REGIME_IDS); the feature-span
+    share as a prediction row of kind `share_kind` ("paper" where it is the notebook's claim, else "diagnostic");
+    with rates, the τ and η rows. A dead network's rows are "not tested" and say so, with their ids."""
+    if reg.all_dead:
+        out = [_dead_row(key, share_kind if key == "share" else "premise") for key in which]
+    else:
+        out = [_share_row(reg, cfg, share_kind) if key == "share" else PREMISE_ROWS[key](reg, cfg) for key in which]
     return out + (_rate_rows(cfg) if rates else [])
 
 
