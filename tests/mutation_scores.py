@@ -12,8 +12,8 @@ from pathlib import Path
 
 from mutmut.stats import status_by_exit_code
 
-LAYERS = {"sim": ("sim/",), "verdict": ("premises.py", "verdict.py", "stats.py", "claims/premise_rows.py",
-                                        "claims/", "book/pages/answers.py")}
+LAYERS = {"sim": ("sim/",), "verdict": ("premises.py", "rules.py", "verdict.py", "stats.py", "claims/premise_rows.py",
+                                        "claims/", "lt/verdicts.py", "book/pages/answers.py")}
 
 
 def layer(path: str) -> str:

@@ -157,3 +157,29 @@ def test_the_regime_page_reports_a_dead_arm_instead_of_measuring_it():
     text = RC.table(RC.summary({"live": live, "dead": dead}, cfg))
     assert "| replicates alive (population gradient ≠ 0) | 2 of 2 | 0 of 2 |" in text
     assert text.count("dead network: not measured") == 7 and "dead network" not in text.split("\n")[3].split("|")[2]
+
+
+def test_the_regime_page_matches_rows_of_notebooks_01_to_05_by_id_then_by_sentence():
+    """claims/regime_compare: each fresh row of 01-05 meets its fixed-pairs row by (notebook, id), else by (notebook,
+    claim) for a record that predates ids; rows of other notebooks, or with no partner, are left out."""
+    from imbalanced_cl.claims import regime_compare as RC
+    def r(nb, claim, verdict, measured, id=None):
+        return {"notebook": nb, "claim": claim, "verdict": verdict, "measured": measured, **({"id": id} if id else {})}
+    fresh = [r("01_stage1_growth", "new words", HOLDS, 1.0, "rate_ratio"),
+             r("05_appendix_figures", "fig", HOLDS, 0.5),
+             r("06_lt_benchmarks", "gain", HOLDS, 3.0),                 # not one of 01-05
+             r("02_lucky_neurons", "alone", HOLDS, 2.0, "lonely"),       # no fixed partner
+             r("03_Ni_scaling", "same words", FAILS, 0.1, "new_id")]     # the fixed row has another id: by sentence
+    fixed = [r("01_stage1_growth", "old words", FAILS, 2.0, "rate_ratio"),
+             r("01_stage1_growth", "new words", UNTESTED, 9.0, "other_id"),   # same sentence, but the id decides
+             r("05_appendix_figures", "fig", FAILS, 0.25),
+             r("06_lt_benchmarks", "gain", FAILS, 1.0),
+             r("03_Ni_scaling", "same words", HOLDS, 0.2, "old_id")]
+    assert RC.verdict_changes(fresh, fixed) == [
+        {"notebook": "01_stage1_growth", "claim": "new words", "fresh": HOLDS, "fixed": FAILS,
+         "fresh_measured": 1.0, "fixed_measured": 2.0},
+        {"notebook": "05_appendix_figures", "claim": "fig", "fresh": HOLDS, "fixed": FAILS,
+         "fresh_measured": 0.5, "fixed_measured": 0.25},
+        {"notebook": "03_Ni_scaling", "claim": "same words", "fresh": FAILS, "fixed": HOLDS,
+         "fresh_measured": 0.1, "fixed_measured": 0.2}]
+    assert RC.verdict_changes(fresh, []) == [] and RC.verdict_changes([], fixed) == []
