@@ -338,3 +338,63 @@ def test_diagnostic_report_names_the_variance_confound():
     text = A.diagnostic_report(res, {"test_nmse": "all", "test_nmse_minority": "minority"})
     assert "Spearman ρ of raw MSE with eps_min: +1.00" in text and "of minority with eps_min: -1.00" in text
     assert text.endswith("falls with eps_min; the raw MSE rises only because the target's variance does")
+
+
+def _noisy_result(cfg, minority_sign=-1.0):
+    """A made result whose curves are noisy (a seed-free bootstrap would move their intervals): a trend in eps_min
+    plus fixed noise; the minority MSE follows `minority_sign`."""
+    res = _made_result(cfg)
+    gen = np.random.default_rng(5)
+    for name in res.values:
+        res.values[name] = res.values[name] + gen.normal(0.0, 0.3, res.values[name].shape)
+    res.values["test_nmse_minority"] = minority_sign * np.abs(res.values["test_nmse_minority"])
+    return res
+
+
+def test_trend_report_reads_as_written_and_matches_the_rows():
+    """The report's lines in full: each arm's per-NSR ρ and their mean with the row's own bootstrap interval (same
+    seed), then the paired difference pruned − vanilla."""
+    cfg = tiny_cfg(repeats=4, boot=30)
+    res = _noisy_result(cfg)
+    rows = {r.id: r for r in A.verdict_rows(res)}
+    lines = A.trend_report(res, 2).split("\n")
+    assert len(lines) == 3
+    for line, label, row in ((lines[0], "        vanilla", rows["fig2_trend"]),
+                             (lines[1], "   pruned α=0.1", rows["fig2_trend_alpha0p1"])):     # right-aligned in 15
+        head = f"{label}: Spearman ρ(eps_min, mean curve) per NSR {cfg.nsr_of(0.01):.3g}: "
+        assert line.startswith(head) and f"; {cfg.nsr_of(0.05):.3g}: ".replace(";", ",") in line, line
+        assert line.endswith(f"; mean {row.measured:+.2f} [{row.lo:+.2f}, {row.hi:+.2f}]"), line
+    diff = res.curves(2, 1)[2] - res.curves(2, 0)[2]
+    per_repeat = diff.reshape(-1, diff.shape[-1]).mean(0)            # one mean per repeat over the grid
+    m = per_repeat.mean()
+    assert lines[2].startswith(f"pruned − vanilla, mean over the figure's grid: {m:+.4g} [")
+    assert lines[2].endswith(f"] (95% t-interval over repeats); largest |difference| at any point and repeat: "
+                             f"{np.abs(diff).max():.3g}")
+    one = A.trend_report(_made_result(tiny_cfg(repeats=3, boot=20, pruning=False)), 1)
+    assert one == (f"        vanilla: Spearman ρ(eps_min, mean curve) per NSR {cfg.nsr_of(0.01):.3g}: +1.00, "
+                   f"{cfg.nsr_of(0.05):.3g}: +1.00; mean +1.00 [+1.00, +1.00]")
+
+
+def test_diagnostic_report_says_which_way_the_minority_error_moves_and_names_the_confound_only_then():
+    cfg = tiny_cfg(repeats=3, boot=20)
+    metrics = {"test_nmse": "all", "test_nmse_minority": "minority"}
+    falls = A.diagnostic_report(_made_result(cfg), metrics).split("\n")
+    assert falls == ["vanilla, Spearman ρ of raw MSE with eps_min: +1.00 [+1.00, +1.00]",
+                     "vanilla, Spearman ρ of all with eps_min: -1.00 [-1.00, -1.00]",
+                     "vanilla, Spearman ρ of minority with eps_min: -1.00 [-1.00, -1.00]",
+                     "the minority coordinate's 1 − R² falls with eps_min; the raw MSE rises only because the "
+                     "target's variance does"]
+    rising = _made_result(cfg)
+    rising.values["test_nmse_minority"] = -rising.values["test_nmse_minority"]
+    assert A.diagnostic_report(rising, metrics).split("\n")[-1] == \
+        "the minority coordinate's 1 − R² rises with eps_min"
+    flat = _made_result(cfg)
+    flat.values["test_mse"] = -flat.values["test_mse"]     # the raw MSE falls too: no confound to name
+    assert A.diagnostic_report(flat, metrics).split("\n")[-1] == "the minority coordinate's 1 − R² falls with eps_min"
+    unsettled = _made_result(cfg)
+    sig, eps = cfg.figure_grid(4)     # the error rises with eps_min at one noise level and falls at the other
+    for k, (e, s) in enumerate(unsettled.points):
+        sign = (1.0 if e == eps[0] else -1.0) * (1.0 if s == sig[0] else -1.0)
+        unsettled.values["test_nmse_minority"][:, k, :] = sign
+    assert A.diagnostic_report(unsettled, metrics).split("\n")[-1] == \
+        "the minority coordinate's 1 − R² has no settled direction with eps_min"
