@@ -1,6 +1,7 @@
 """Notebook 10's premise map: the named lambdas and the window (hand-worked), the grid with its bias axes, each
 premise failing alone on a hand-made cell, predictions that never gate, the (a)/(b)/(c) rule on hand-made results
 (a prediction failing where the premises hold is "does not hold", never (c)), and bad parameters."""
+import dataclasses
 import math
 
 import pytest
@@ -439,3 +440,91 @@ def test_an_arms_judged_row_is_its_row_in_the_cells_gated_table_whatever_another
             assert mine == table[mine.id]
         assert table["gain_oracle_lucky_" + PM.case_id(res)].verdict == NOT_COMPARABLE
         assert table["gain_alg1_" + PM.case_id(res)].verdict == (HOLDS if t_ok is False else NOT_COMPARABLE)
+
+
+# --- The conclusion's words and numbers on hand-made cells (the mutation pass found them reached by no assertion)
+
+def test_the_neurons_needed_read_as_a_number_a_power_of_ten_or_why_there_is_none():
+    assert PM.verdicts._fmt_m({"m_needed": 4176.0, "lucky_threshold": 0.99}) == "m ≥ 4,176"
+    assert PM.verdicts._fmt_m({"m_needed": 9_999_999.0}) == "m ≥ 9,999,999"
+    assert PM.verdicts._fmt_m({"m_needed": 1e7}) == "m ≥ about 10^7"
+    assert PM.verdicts._fmt_m({"m_needed": 3.2e12}) == "m ≥ about 10^13"
+    assert PM.verdicts._fmt_m({"m_needed": math.inf, "lucky_threshold": 0.5}) == "m > 10^300"
+    assert PM.verdicts._fmt_m({"m_needed": 5.0, "lucky_threshold": 1.0}) == \
+        "no m (Def. B.1's threshold c1 log d/d = 1.00 ≥ 1: the lucky set is empty)"
+
+
+def test_what_the_binding_premises_would_need_reads_per_ratio_and_per_d():
+    cell = _cell()
+    rates = [{"d": 20, "ratio": 0.8, "m_needed": 50.0}, {"d": 10, "ratio": 0.3, "m_needed": 2e8},
+             {"d": 10, "ratio": 0.8, "m_needed": 12.0}]
+    bound = cell.cfg.d1 ** -cell.cfg.regime_grad_poly
+    def with_dev(dev, ran=True):
+        r = _result(cell, ALL, [0.1, 0.1])
+        r.premises["lemma_b1"] = Premise("lemma_b1", "t", dev, "t", dev <= bound)
+        return r if ran else dataclasses.replace(r, gain=None)         # a cell not trained
+    res = [with_dev(2 * bound), with_dev(3 * bound), with_dev(100 * bound, ran=False)]
+    k = cell.K * 9                               # the larger deviation of the two run cells: K (3 bound / bound)²
+    assert PM.verdicts.reach_text(rates, res, cell.cfg) == (
+        "at ρ = 0.3, one minority lucky neuron needs d=10: m ≥ about 10^8; "
+        "at ρ = 0.8, one minority lucky neuron needs d=20: m ≥ 50; d=10: m ≥ 12; "
+        f"at d={cell.d}, Lemma B.1's bound needs K ≈ {k:,.0f} pairs per step (largest over its cells)")
+    no_b1 = _result(cell, {k: v for k, v in ALL.items() if k != "lemma_b1"}, [0.1, 0.1])
+    assert PM.verdicts.reach_text([], [no_b1], cell.cfg) == ""
+
+
+def test_premises_conflict_only_where_every_d_or_every_converged_cell_says_so_and_the_sentence_names_the_closest():
+    cell = _cell()
+    rates = [{"d": 10, "growth_min": 0.001, "lambda_bottom": 0.01}, {"d": 20, "growth_min": 0.01,
+                                                                    "lambda_bottom": 0.01}]   # equal: still below
+    assert PM.conflicts([], rates) == ["at every d the minority growth gain·κ_min lies below d^-1.49 (closest: d=20, "
+                                       "0.01 vs 0.01)"]
+    assert PM.conflicts([], rates + [{"d": 40, "growth_min": 0.02, "lambda_bottom": 0.01}]) == []
+    assert PM.conflicts([], []) == []
+    late = [_result(cell, {**ALL, "window": False}, [0.0]), _result(cell, {**ALL, "window": False}, [0.0]),
+            _result(cell, {**ALL, "convergence": False}, [0.0])]          # not converged: does not count
+    late[1].extra["T4"] = 250
+    assert PM.conflicts(late, []) == ["every one of the 2 cells whose vanilla run converged did so after Theorem "
+                                      "3.1's window (T4 = 100, 250 steps)"]
+    assert PM.conflicts(late + [_result(cell, ALL, [0.0])], []) == []    # one converged cell inside the window
+    assert PM.conflicts([dataclasses.replace(late[0], gain=None)], []) == []        # a cell not trained
+
+
+def test_answers_b_and_c_read_as_written_with_the_premises_that_fail_everywhere():
+    cell = _cell()
+    rates = [{"d": 10, "ratio": 0.8, "growth_min": 0.17, "lambda_bottom": 0.03, "m_needed": 40.0}]
+    res = [_result(cell, {**ALL, "lucky": False, "lambda": False}, [0.0, 0.0]),
+           _result(cell, {**ALL, "lucky": False}, [0.0, 0.0])]
+    c = PM.conclusion(res, rates, cell.cfg)
+    assert (c.kind, c.binding, c.cells_ok, c.cells_run) == ("b", ["lucky"], 0, 2)
+    k = cell.K * (1.0 / cell.cfg.d1 ** -cell.cfg.regime_grad_poly) ** 2        # _result's deviation is 1.0
+    assert c.text == ("(b) no cell of 2 meets every premise; failing in every cell: lucky minority. Beyond this "
+                      "map's reach: at ρ = 0.8, one minority lucky neuron needs d=10: m ≥ 40; at "
+                      f"d={cell.d}, Lemma B.1's bound needs K ≈ {k:,.0f} pairs per step (largest over its cells).")
+    assert c.fact == "no cell of 2 meets every premise; lucky minority fails in every cell"
+    mixed = [_result(cell, {**ALL, "lucky": False}, [0.0]), _result(cell, {**ALL, "lambda": False}, [0.0])]
+    c = PM.conclusion(mixed, [], cell.cfg)
+    assert c.text == ("(b) no cell of 2 meets every premise; failing in every cell: none in every cell. Beyond this "
+                      f"map's reach: at d={cell.d}, Lemma B.1's bound needs K ≈ {k:,.0f} pairs per step (largest "
+                      "over its cells).")
+    assert c.fact == "no cell of 2 meets every premise"
+    clash = [{"d": 10, "ratio": 0.3, "growth_min": 0.001, "lambda_bottom": 0.01, "m_needed": 1.0}]
+    c = PM.conclusion([_result(cell, {**ALL, "growth": False, "lucky": False}, [0.0])], clash, cell.cfg)
+    assert (c.kind, c.verdict, c.binding) == ("c", NOT_COMPARABLE, ["growth", "lucky"])
+    assert c.text == ("(c) no cell of 1 meets every premise, and premises conflict: at every d the minority growth "
+                      "gain·κ_min lies below d^-1.49 (closest: d=10, 0.001 vs 0.01). Premises failing in every "
+                      "cell: minority grows, lucky minority.")
+    assert c.fact == "no cell of 1 meets every premise, and two premises conflict"
+
+
+def test_answer_a_reads_as_written_with_the_pairs_where_every_premise_holds():
+    cell = _cell()
+    good = _result(cell, ALL, [0.10, 0.12, 0.11], arms={"alg1": _arm("alg1", [0.10, 0.12, 0.11]),
+                                                         "oracle_lucky": _arm("oracle_lucky", [0.0, 0.01, -0.01])})
+    c = PM.conclusion([good, _result(cell, {**ALL, "lambda": False}, [0.0])], [], cell.cfg)
+    assert (c.kind, c.verdict, c.cells_ok, c.cells_run, c.binding) == ("a", HOLDS, 1, 2, [])
+    assert c.text == (f"(a) every premise holds at 2 (cell, arm) pairs of 2 cells run: {cell.label} / alg1, "
+                      f"{cell.label} / oracle_lucky. Algorithm 1 there: holds; the oracle masks there: inconclusive; "
+                      "the predictions (mask share, minority smallest, minority-dominant exist, feature span): holds, "
+                      "holds, holds, holds. Claim 4: holds.")
+    assert c.fact == "every premise holds at 2 (cell, arm) pairs, and there the claim holds"

@@ -205,13 +205,6 @@ def binding_premises(results: list[CellResult]) -> list[str]:
     return out
 
 
-def _binding_ids(results: list[CellResult]) -> list[tuple[str, str]]:
-    """(key, condition id) of the binding premises."""
-    ids = {"prune_T": "prune_from_t4", "bound": "alpha_bound"}
-    ran = [r for r in results if r.ran]
-    return [(k, ids.get(k) or ran[0].premises[k].cid) for k in binding_premises(results)]
-
-
 def conflicts(results: list[CellResult], rates: list[dict]) -> list[str]:
     """Premise pairs that cannot hold together, each as a sentence with numbers ([] if none):
       * at every d of the closed-form table, the minority growth gain*kappa_min is below the bottom of the lambda
