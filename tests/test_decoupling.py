@@ -444,3 +444,53 @@ def test_imbalance_answer_reads_the_minority_gap_from_the_intervals():
     assert "(recovered at the threshold 0.5)" in ident and "not distinguishable" in ident
     row = [t for t in DC.imbalance_table(res) if t["kind"] == "random_mask" and t["ratio"] == 0.1][0]
     assert row["probe_gap"][0] == pytest.approx(0.6075, abs=1e-4)
+
+
+def test_imbalance_answer_reads_as_written_for_each_way_the_minority_can_come_out():
+    """At the smallest ratio, one sentence per pair type, in full: recovered or not or undecided against probe_max
+    (its edge counts as recovered), and the minority better than, worse than or not distinguishable from the
+    majority; intervals are 95% t-intervals over the 4 replicates (hand-computed with scipy's t)."""
+    from scipy import stats as sps
+    cells = [(k, r) for r in (1.0, 0.1) for k in VW.KINDS]
+    R, d = 4, 4
+    probe = torch.full((1, 6, R, d), 0.2)
+    singles = torch.ones(1, 6, R, d, dtype=torch.long)
+    at = {k: cells.index((k, 0.1)) for k in VW.KINDS}
+    probe[0, at["identical"], :, :2], probe[0, at["identical"], :, 2:] = 0.3, 0.1
+    probe[0, at["random_mask"], :, :2], probe[0, at["random_mask"], :, 2:] = 0.6, 0.8
+    probe[0, at["paper"], :, :2] = 0.5
+    probe[0, at["paper"], :, 2:] = torch.tensor([0.4, 0.6, 0.4, 0.6])[:, None]
+    singles[0, at["identical"], :, 2:] = 0                                # the minority atoms uncovered
+    res = DC.DecouplingResult(cells, [10], torch.zeros(1, 6, R), torch.zeros(1, 6, R), torch.zeros(1, 6, R), probe,
+                              singles, torch.zeros(6, R, d), torch.tensor([False, False, True, True]),
+                              torch.tensor([10]), torch.zeros(1, 6, R), torch.zeros(6, R), 0.0)
+    lines = {x.split(" at ")[0]: x for x in DC.imbalance_answer(res, DC.DecouplingConfig(ratios=(1.0, 0.1),
+                                                                                      probe_max=0.5))}
+    assert lines["identical copies"] == (
+        "identical copies at eps_min/eps_max = 0.1: minority probe MSE 0.100 [0.100, 0.100] (recovered at the "
+        "threshold 0.5), majority 0.300 [0.300, 0.300] (recovered); the minority is better than the majority (gap "
+        "-0.200 [-0.200, -0.200]).")
+    assert lines["RandomMask"] == (
+        "RandomMask at eps_min/eps_max = 0.1: minority probe MSE 0.800 [0.800, 0.800] (not recovered at the "
+        "threshold 0.5), majority 0.600 [0.600, 0.600] (not recovered); the minority is worse than the majority "
+        "(gap +0.200 [+0.200, +0.200]).")
+    sd = float(torch.tensor([0.4, 0.6, 0.4, 0.6]).std())          # the paper pairs' minority: ±0.1 around 0.5
+    hw = sps.t.ppf(0.975, 3) * sd / 2                                # 95% t half-width over 4 replicates
+    assert lines["the main paper's pairs"] == (
+        f"the main paper's pairs at eps_min/eps_max = 0.1: minority probe MSE 0.500 [{0.5 - hw:.3f}, {0.5 + hw:.3f}] "
+        "(undecided at the threshold 0.5), majority 0.500 [0.500, 0.500] (recovered); the minority is not "
+        f"distinguishable from the majority (gap +0.000 [{-hw:+.3f}, {hw:+.3f}]).")
+    row = next(t for t in DC.imbalance_table(res) if t["kind"] == "identical" and t["ratio"] == 0.1)
+    assert (row["cover_major"], row["cover_minor"], row["cover_gap"]) == ((1.0, 1.0, 1.0), (0.0, 0.0, 0.0),
+                                                                         (-1.0, -1.0, -1.0))
+    assert row["probe_major"] == pytest.approx((0.3,) * 3) and row["probe_gap"] == pytest.approx((-0.2,) * 3)
+
+
+def test_differences_are_the_paired_differences_of_every_final_summary():
+    res = _result({("share", "identical"): [0.1, 0.2, 0.3, 0.4], ("share", "paper"): [0.0, 0.1, 0.2, 0.3],
+                   ("probe", "identical"): [0.5, 0.5, 0.5, 0.5]})
+    diffs = DC.differences(res, "identical", "paper")
+    assert list(diffs) == ["share", "align", "removal", "coverage", "probe"]
+    assert diffs["share"] == pytest.approx((0.1, 0.1, 0.1)) and diffs == {
+        name: DC.paired_difference(res, name, "identical", "paper") for name in diffs}
+    assert diffs["probe"][0] == pytest.approx(0.5 - float(res.series("probe", "paper")[-1].float().mean()))
