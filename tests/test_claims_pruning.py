@@ -220,7 +220,8 @@ def test_every_protocol_step_in_replicate_shards_equals_one_process():
         var = pa.run_variants(cfg, base, runs)
         sweep = pa.eps_sweep(cfg, base, runs[0.0], runs[0.2])
         cells = pc.run_cells(cfg, base, runs, [0.2])
-        return [base, *runs.values(), *var.values(), *(r for e in sweep["eps"] for r in sweep["runs"][e][1:]),
+        return [base, *runs.values(), *var.named().values(),
+                *(r for e in sweep["eps"] for r in (sweep["runs"][e].control, sweep["runs"][e].pruned)),
                 *cells.values()]
 
     here, shards = everything(one), everything(two)

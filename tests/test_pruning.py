@@ -236,9 +236,12 @@ def test_the_notebook_pipeline_on_a_tiny_model(tiny_runs):
     exc, mech = pa.excess_by_alpha(runs, alphas, cfg), pa.mechanism_summary(base, runs, cfg)
     cen = pa.census_by_alpha(base, alphas, cfg)
     var = pa.run_variants(cfg, base, runs)
-    sw = pa.eps_sweep(cfg, base, runs[0.0], var["faithful (branch)"])
-    assert var["faithful (branch)"] is runs[cfg.alpha_main]                   # reused, not retrained
-    assert sw["runs"][cfg.eps_min][1] is runs[0.0] and sw["ar_pr"].shape == (cfg.R, len(cfg.eps_min_grid))
+    sw = pa.eps_sweep(cfg, base, runs[0.0], var.faithful)
+    assert var.faithful is runs[cfg.alpha_main] and var.control is runs[0.0]  # reused, not retrained
+    assert list(var.named()) == list(pa.VARIANTS) and var.named()["literal (branch)"] is var.literal
+    main = sw["runs"][cfg.eps_min]
+    assert (main.cfg, main.control, main.pruned) == (cfg, runs[0.0], var.faithful)
+    assert sw["ar_pr"].shape == (cfg.R, len(cfg.eps_min_grid))
     res = pa.Results(alphas, tables, exc, mech["gap_diff"], pa.mask_share(cen, base, cfg),
                      pa.degradation(runs, tables, cen, alphas, cfg), pa.final_ratios(runs, var, cfg), sw,
                      premises=pa.theorem_premises(base, cfg), oracles=pa.run_oracles(cfg, base, runs))

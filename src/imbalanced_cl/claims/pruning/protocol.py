@@ -4,6 +4,7 @@ it all and keeps what was measured (the measurement stage a campaign record keep
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 
@@ -80,7 +81,29 @@ def census_by_alpha(base: Run, alphas: list, cfg: PruningConfig) -> dict:
     return {a: mask_census(base, a, cfg) for a in alphas}
 
 
-VARIANTS = ("control", "faithful (branch)", "literal (branch)", "Alg. 1 from t=0")
+VARIANTS = ("control", "faithful (branch)", "literal (branch)", "Alg. 1 from t=0")   # as the record names them
+
+
+@dataclass(frozen=True)
+class Variants:
+    """Step 6's four runs at alpha_main."""
+
+    control: Run        # alpha = 0 from T_a
+    faithful: Run       # the alpha_main branch from T_a, faithful backward (eq. 5, full h and grad h)
+    literal: Run        # the same branch, literal backward (masked autograd)
+    from_start: Run     # Algorithm 1 from t = 0
+
+    def named(self) -> dict[str, Run]:
+        """{name: run} in VARIANTS order: the names the record, the tables and the figures use."""
+        return dict(zip(VARIANTS, (self.control, self.faithful, self.literal, self.from_start), strict=True))
+
+
+class SweepPoint(NamedTuple):
+    """One eps_min of Step 7: its config, and the control and alpha_main branch trained there."""
+
+    cfg: PruningConfig
+    control: Run
+    pruned: Run
 
 
 def _variant(cfg: PruningConfig, base: Run, which: str) -> Run:
@@ -90,24 +113,24 @@ def _variant(cfg: PruningConfig, base: Run, which: str) -> Run:
     return train(cfg.from_start(cfg.alpha_main))
 
 
-def run_variants(cfg: PruningConfig, base: Run, runs: dict) -> dict:
+def run_variants(cfg: PruningConfig, base: Run, runs: dict) -> Variants:
     """Step 6 at alpha_main: the control, the faithful and literal backward branches, and Alg. 1 from t = 0 (the
     last two in worker processes when cfg.workers gives several: whole runs, so the same numbers)."""
     _, (lit, t0) = W.pieces(_variant, [(cfg, base, "literal"), (cfg, base, "t=0")], ["literal", "Alg. 1 from t=0"],
                             cfg.workers, on_cuda=cfg.torch_device.type == "cuda", settings="notebook 04, Step 6")
     faith = runs[cfg.alpha_main] if cfg.alpha_main in runs else train(cfg.branch(cfg.alpha_main), resume=base)
-    return dict(zip(VARIANTS, (runs[0.0], faith, lit, t0), strict=True))
+    return Variants(runs[0.0], faith, lit, t0)
 
 
-def variant_stats(variants: dict, base: Run, cfg: PruningConfig) -> dict:
-    """Per variant: A_j*/A_maj, minority and majority aligned counts (R,), final loss, and (branches only) the
-    share of the neurons pruned at T_a still pruned at the end (R,)."""
+def variant_stats(variants: Variants, base: Run, cfg: PruningConfig) -> dict:
+    """Per variant, by name: A_j*/A_maj, minority and majority aligned counts (R,), final loss, and (branches only)
+    the share of the neurons pruned at T_a still pruned at the end (R,)."""
     out = {}
-    for name, r in variants.items():
+    for name, r in variants.named().items():
         mi, ma = split_mean(aligned_counts(r.W, r.M, cfg.cos_threshold), cfg)
         out[name] = {"A_j*/A_maj": amplitude_ratio(r.W, r.M, cfg), "minority aligned": mi, "majority aligned": ma,
                      "loss": float(r.history.get("loss")[-1].mean())}
-        if name != "Alg. 1 from t=0":
+        if r is not variants.from_start:
             out[name]["still pruned"] = mask_persistence(r, cfg, cfg.alpha_main, base.W)
     return out
 
@@ -122,7 +145,7 @@ def _sweep_point(cfg: PruningConfig, eps_min: float) -> tuple[Run, Run]:
 def eps_sweep(cfg: PruningConfig, base: Run, control: Run, pruned: Run) -> dict:
     """Step 7: control and alpha_main branch at every eps_min of the grid (the main eps_min reuses the runs given).
 
-    Returns runs {eps: (cfg, control, pruned)}, xr = eps / eps_max (k,), A_j*/A_maj of control and pruned
+    Returns runs {eps: SweepPoint(cfg, control, pruned)}, xr = eps / eps_max (k,), A_j*/A_maj of control and pruned
     (R, k), the minority excess rate (R, k) and their log-log slopes against xr (mean, lo, hi).
     """
     grid = sorted(float(e) for e in cfg.eps_min_grid)
@@ -130,19 +153,21 @@ def eps_sweep(cfg: PruningConfig, base: Run, control: Run, pruned: Run) -> dict:
     _, trained = W.pieces(_sweep_point, [(cfg, e) for e in others], [f"eps_min={e:g}" for e in others], cfg.workers,
                           on_cuda=cfg.torch_device.type == "cuda", settings="notebook 04, Step 7")
     trained = dict(zip(others, trained, strict=True))
-    runs = {e: (cfg.replace(eps_min=e), *trained[e]) if e != cfg.eps_min else (cfg, control, pruned) for e in grid}
-    def ratio(k):
-        return torch.stack([amplitude_ratio(runs[e][k].W, runs[e][k].M, runs[e][0]) for e in grid], 1)
+    runs = {e: SweepPoint(cfg.replace(eps_min=e), *trained[e]) if e != cfg.eps_min else SweepPoint(cfg, control, pruned)
+            for e in grid}
+    def ratio(arm):
+        return torch.stack([amplitude_ratio(getattr(runs[e], arm).W, getattr(runs[e], arm).M, runs[e].cfg)
+                            for e in grid], 1)
     xr = torch.tensor(grid) / cfg.eps_max
-    ar_ctl, ar_pr = ratio(1), ratio(2)
-    exc = torch.stack([excess_growth(runs[e][2], runs[e][1], runs[e][0])[0] for e in grid], 1)
+    ar_ctl, ar_pr = ratio("control"), ratio("pruned")
+    exc = torch.stack([excess_growth(runs[e].pruned, runs[e].control, runs[e].cfg)[0] for e in grid], 1)
     return {"eps": grid, "runs": runs, "xr": xr, "ar_ctl": ar_ctl, "ar_pr": ar_pr, "exc": exc,
             "slope_ctl": stats.loglog_slope_ci(xr, ar_ctl), "slope_pr": stats.loglog_slope_ci(xr, ar_pr),
             "slope_exc": stats.loglog_slope_ci(xr, exc), "masks": sweep_masks(runs, cfg)}
 
 
 def sweep_masks(runs: dict, cfg: PruningConfig) -> dict:
-    """Per eps_min of the sweep {eps: (cfg, control, pruned)}: the change of A_j*/A_maj over the control (R,) and
+    """Per eps_min of the sweep {eps: SweepPoint}: the change of A_j*/A_maj over the control (R,) and
     the alpha_main mask's census on the control's final weights (mask_census: minority-dominant share, norm rank)."""
     out = {}
     for e, (c_e, ctl, pr) in runs.items():
@@ -153,10 +178,10 @@ def sweep_masks(runs: dict, cfg: PruningConfig) -> dict:
     return out
 
 
-def final_ratios(runs: dict, variants: dict, cfg: PruningConfig) -> dict:
+def final_ratios(runs: dict, variants: Variants, cfg: PruningConfig) -> dict:
     """A_j*/A_maj at the end of every branch (keyed by alpha, 0.0 = control) and of the variants (by name): (R,)."""
     out = {a: amplitude_ratio(r.W, r.M, cfg) for a, r in runs.items()}
-    out.update({name: amplitude_ratio(r.W, r.M, cfg) for name, r in variants.items()})
+    out.update({name: amplitude_ratio(r.W, r.M, cfg) for name, r in variants.named().items()})
     return out
 
 
@@ -228,7 +253,7 @@ def measure_protocol(cfg: PruningConfig) -> dict:
     cen = census_by_alpha(base, alphas, cfg)
     var = run_variants(cfg, base, runs)
     pruned_at_Ta = mask_for(base.W, cfg.alpha_main, "neuron") == 0
-    sweep = eps_sweep(cfg, base, runs[0.0], var["faithful (branch)"])
+    sweep = eps_sweep(cfg, base, runs[0.0], var.faithful)
     sweep.pop("runs")
     return {"vanilla": {"steps": base.history.get("steps"), "loss": base.history.get("loss"),
                         "summary": vanilla_summary(base, cfg)},
@@ -239,6 +264,7 @@ def measure_protocol(cfg: PruningConfig) -> dict:
             "mechanism": mechanism_summary(base, runs, cfg), "census": cen,
             "degradation": degradation(runs, tables, cen, alphas, cfg), "ratios": final_ratios(runs, var, cfg),
             "mask_share": mask_share(cen, base, cfg), "variants": variant_stats(var, base, cfg),
-            "norms": {name: pruned_norm_history(var[name], pruned_at_Ta, cfg)
-                      for name in ("faithful (branch)", "literal (branch)", "control")},
+            "norms": {name: pruned_norm_history(run, pruned_at_Ta, cfg)     # the branches first, as recorded
+                      for name, run in zip(VARIANTS[1:3] + VARIANTS[:1], (var.faithful, var.literal, var.control),
+                                           strict=True)},
             "sweep": sweep, "control": run_control(cfg, base, runs, alphas), "regime": regime.measure(base)}
