@@ -147,3 +147,61 @@ def test_the_push_trains_with_four_times_the_pairs_and_the_same_seed():
     finally:
         lucky.protocol.measure_t2 = orig
     assert out["n_pairs"] == 96 and seen == [cfg.replace(n_pairs=96)]
+
+
+def test_census_rows_read_as_written_on_hand_made_fits():
+    """Lemma B.2's census rows from hand-made fits: every row's id, label, prediction, band and verdict, each bound at
+    the edge of its tolerance, a lucky fit with no finite expectation (fails where ω1 > 0), the closed-form Pr[B_i]
+    row (ρ < 1 only), and the census premise last."""
+    from imbalanced_cl import verdict as V
+    from imbalanced_cl.claims.census.grid import paper_exponents
+    from imbalanced_cl.claims.lucky import verdicts as LVD
+    from imbalanced_cl.stats import SlopeFit
+    cfg = lucky.LuckyConfig(census_ratios=(1.0, 0.5))
+    exps = paper_exponents(cfg.census())
+    w1, w2, e = exps[0.5]["lucky"], exps[0.5]["ordinary"], exps[0.5]["Ni"]
+    def fit(slope, lo=None, hi=None):
+        return SlopeFit(slope, slope if lo is None else lo, slope if hi is None else hi, 0.0, 5)
+    nan = float("nan")
+    fits = {1.0: (fit(nan, nan, nan), fit(exps[1.0]["ordinary"] + 0.11), fit(exps[1.0]["Ni"] + 0.1)),
+            0.5: (fit(w1, nan, nan), fit(w2 - 0.5, w2 - 0.6, w2 + 0.1), fit(e, e - 0.2, e + 0.3))}
+    cen = {"ds": np.array([10, 100]), "rhos": [1.0, 0.5],
+           "exact": {"paper_B": np.array([[1.0, 0.97], [1.0, 0.93]]), "B": np.array([[1.0, 0.96], [1.0, 0.91]])}}
+    rows = LVD.census_rows(cen, fits, cfg)
+    by = {r.id: r for r in rows}
+    assert [r.id for r in rows] == ["lucky_exponent_1", "ordinary_exponent_1", "ni_init_exponent_1",
+                                    "lucky_exponent_0p5", "ordinary_exponent_0p5", "ni_init_exponent_0p5", "pr_b_0p5",
+                                    "m_poly"]
+    assert all(r.depends == ("m_poly",) for r in rows if r.id != "m_poly" and not r.id.startswith("pr_b"))
+    none = by["lucky_exponent_1"]
+    assert none.claim == "|M_j*| ≥ Ω(d^ω1), ρ=1.0: exponent of d in E|M_j*|"
+    assert none.verdict == (V.FAILS if exps[1.0]["lucky"] > 0 else V.UNTESTED) and math.isnan(none.measured)
+    assert (none.band_lo, none.band_hi) == (pytest.approx(exps[1.0]["lucky"] - 0.1), math.inf)
+    assert none.rule == "the exact expectation is 0 (a = c1 log d / d ≥ 1) or unresolved on the whole grid"
+    lk = by["lucky_exponent_0p5"]                     # no interval: the slope itself, exactly on the bound
+    assert (lk.measured, lk.lo, lk.hi, lk.verdict) == (w1, w1, w1, V.HOLDS)
+    assert lk.predicted == f"exponent ≥ {w1:.2f}" and lk.rule.startswith("fit of exact E|M_j*| over d; ")
+    assert by["ordinary_exponent_1"].verdict == V.FAILS                # 0.11 above the bound: past tol_omega
+    assert by["ni_init_exponent_1"].verdict == V.HOLDS                 # 0.1 above: within tol_ni_init
+    ordinary = by["ordinary_exponent_0p5"]
+    assert (ordinary.claim, ordinary.source, ordinary.predicted) == (
+        "|M_j| ≤ O(d^ω2), ρ=0.5: exponent of d in E|M_j|", "Lemma B.2(c)", f"exponent ≤ {w2:.2f}")
+    assert ordinary.verdict == V.HOLDS and ordinary.rule.startswith("fit of exact E|M_j| over d; ")
+    ni = by["ni_init_exponent_0p5"]
+    assert (ni.claim, ni.source, ni.predicted) == (
+        "|N_i| ≤ O(d^(1-ρ²(1-γ))) at init, ρ=0.5: exponent of d in |N_i|", "Lemma B.2(d)", f"exponent ≤ {e:.2f}")
+    assert ni.verdict == V.INCONCLUSIVE and ni.rule.startswith("MC slope over replicates; ")
+    pr = by["pr_b_0p5"]
+    assert (pr.claim, pr.source, pr.predicted, pr.quantity) == (
+        "Pr[B_i] = (1-p2)^(d-1) = 1 (ρ=0.5): its value at the largest d", "proof of Lemma B.2(c), App. G.3",
+        "1 for all d", "fraction")
+    assert (pr.measured, pr.lo, pr.hi, pr.verdict) == (0.93, 0.93, 0.93, V.HOLDS)      # pr_b_min 0.9
+    assert pr.rule.endswith("; exact Pr[B_i] at d=100: 0.91; (1-p2)^(d-1) at d=10: 0.97")
+    assert "closed form (1-p2)^(d-1) at d=100" in pr.rule
+    low = LVD.census_rows({**cen, "exact": {**cen["exact"], "paper_B": cen["exact"]["paper_B"] * 0.9}}, fits, cfg)
+    assert {r.id: r for r in low}["pr_b_0p5"].verdict == V.FAILS      # 0.837 < 0.9
+    premise = by["m_poly"]
+    assert (premise.claim, premise.source, premise.predicted, premise.kind, premise.verdict) == (
+        "regime: m = d^C_m neurons in the census (C_m = 2 at every d)", "Lemma B.2", "m = d^C_m", "premise", V.HOLDS)
+    assert (premise.measured, premise.quantity, premise.band_words) == (2.0, "positive", "holds by construction")
+    assert premise.rule == "holds by construction: the census draws m = d^C_m neurons at each d"
