@@ -71,3 +71,23 @@ def test_rate_results_follow_the_linear_theory_and_order_majority_over_minority(
     assert pred > 1.5
     assert res["maj_min"][0] == pytest.approx(pred, rel=0.25)
     assert res["y"].shape == (4, 10)
+
+
+def test_each_row_reads_as_written_and_the_rate_ratio_is_judged_within_a_relative_band():
+    """The six rows' ids, labels, sources and predictions as a reader sees them; the majority/minority ratio's band is
+    ε_max/ε_min × (1 ± tol_ratio) (relative: an absolute ± tol_ratio around 10 would be ten times narrower)."""
+    cfg = stage1.Stage1Config(progress=False, eps_max=1.0, eps_min=0.1)
+    rows = stage1.verdict_rows(_results(maj_min=(10.6, 10.5, 10.7)), cfg)
+    assert [(r.id, r.claim, r.source, r.predicted) for r in rows] == [
+        ("rate_slope", "Stage-1 rate/η+λ ∝ ε_j (log-log slope)", "Lemma 3.1, eq. (7)", "1"),
+        ("rate_vs_linear", "Measured rate equals the parameter-free linear prediction (ratio)",
+         "eq. (7) with κ_j by Monte Carlo", "ratio 1"),
+        ("rate_ratio", "Majority/minority rate ratio equals ε_max/ε_min", "Lemma 3.1, eq. (7)", "10"),
+        ("perp_decay", "Non-feature part only decays, ||P⊥w(T1)|| / decay-only", "eq. (8), Lemma C.1(c)", "ratio 1"),
+        ("t1_d1_exponent", "T1 grows linearly in d1 (exponent of d1)", "eq. (33)", "1"),
+        ("t1_d1_workshop", "T1 does not depend on d1 (exponent of d1)", "workshop eq. (40)", "0")]
+    ratio = rows[2]
+    tol = cfg.tol_ratio
+    assert (ratio.band_lo, ratio.band_hi) == (pytest.approx(10 * (1 - tol)), pytest.approx(10 * (1 + tol)))
+    assert ratio.verdict == HOLDS                                # 10.5-10.7 lies inside 10 ± 10·tol
+    assert all(r.depends == rows[0].depends and r.depends for r in rows)
