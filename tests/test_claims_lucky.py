@@ -91,7 +91,11 @@ def test_verdict_rows_on_hand_made_results():
     # a closed form has no interval: the row shows the value itself, and the rule the exact Pr[B_i] and the smallest d
     assert (pb.measured, pb.lo, pb.hi) == (0.6, 0.6, 0.6) and "d=1000" in pb.rule
     assert "exact Pr[B_i] at d=1000: 0.1" in pb.rule and ": 0.9" in pb.rule
-    assert {r.id: r for r in rows}["lemma32_ordinary_bound"].rule == "no feature with a lucky neuron"
+    none = by["lemma32_ordinary_bound"]          # no feature with a lucky neuron: not tested, and says so
+    assert (none.rule, none.verdict, none.claim, none.source, none.predicted) == (
+        "no feature with a lucky neuron", UNTESTED, "ordinary ≤ C · lucky at T2", "Lemma 3.2(b), eq. (10)",
+        "fraction 1")
+    assert math.isnan(none.measured) and none.depends == by["t2_minus_t1"].depends
 
 
 def test_verdict_levels_and_tolerances_come_from_the_config():
