@@ -209,3 +209,42 @@ def test_census_rows_read_as_written_on_hand_made_fits():
         "regime: m = d^C_m neurons in the census (C_m = 2 at every d)", "Lemma B.2", "m = d^C_m", "premise", V.HOLDS)
     assert (premise.measured, premise.quantity, premise.band_words) == (2.0, "positive", "holds by construction")
     assert premise.rule == "holds by construction: the census draws m = d^C_m neurons at each d"
+
+
+def test_the_trained_rows_read_as_written_and_count_their_edges():
+    """Notebook 02's rows after the census, as a reader sees them; the counts include their edge (a lucky pair at
+    exactly the eq. (9) level, a feature at exactly C), a top-hit share of two features is judged, and its excess is
+    over chance (band from 1/m upward)."""
+    res = _results()
+    res["lemma32"] = {"a_ratio": np.array([1.0, 1.5, 0.5]), "b_ratio": np.array([0.5, 3.0, 9.0]),
+                      "top_hit_major": np.array([0.45, 0.5, 0.55]), "top_hit_minor": np.array([0.2, 0.3]),
+                      "chance": 0.5}
+    rows = {r.id: r for r in lucky.verdict_rows(res, _cfg())}
+    assert [(i, r.claim, r.source, r.predicted) for i, r in rows.items() if i in (
+        "t2_minus_t1", "lemma32_lucky_level", "lemma32_ordinary_bound", "top_hit_majority", "top_hit_minority",
+        "workshop_fig1_gap")] == [
+        ("t2_minus_t1", "T2 - T1 ∝ 1/eps_max: log-log slope of T2 - T1 on 1/eps_max", "Thm D.1, eq. (60)", "slope 1"),
+        ("lemma32_lucky_level", "lucky neurons reach |<w,M_j>|² ≥ 2(eps_j/eps_max)||w(T1)||² at T2: share of lucky "
+         "pairs", "Lemma 3.2(a), eq. (9)", "fraction 1"),
+        ("lemma32_ordinary_bound", "ordinary ≤ C · lucky at T2 (C = 3): share of features", "Lemma 3.2(b), eq. (10)",
+         "fraction 1"),
+        ("top_hit_majority", "the luckiest-at-init neuron is the majority feature's top neuron at T2: share of "
+         "features", "Remark 2; Thm D.1(c)", "well above chance"),
+        ("top_hit_minority", "the luckiest-at-init neuron is the minority feature's top neuron at T2: share of "
+         "features", "Remark 2; Thm D.1(c)", "well above chance"),
+        ("workshop_fig1_gap", "majority atoms are learned better than minority ones (Fig. 1): majority − minority "
+         "best cos²", "workshop §4, Fig. 1", "majority best cos² > minority")]
+    assert rows["t2_minus_t1"].rule.endswith("; T2 rule: ||w||² ≥ 20·||w(T1)||² (eq. 61)")   # t2_factor 0: d = 20
+    assert rows["lemma32_lucky_level"].measured == pytest.approx(2 / 3)        # 1.0 counts, 0.5 does not
+    assert rows["lemma32_lucky_level"].rule.endswith("; 3 lucky (i,j) pairs")
+    assert rows["lemma32_ordinary_bound"].measured == pytest.approx(2 / 3)     # 3.0 = C counts, 9.0 does not
+    major = rows["top_hit_majority"]
+    assert major.band_lo == 0.5 and major.verdict != HOLDS                    # 0.45-0.55 around chance 0.5
+    assert major.rule.startswith("holds if the interval of the excess over chance 1/m lies wholly above 0")
+    assert major.rule.endswith(" (share of features; 95% interval on the logit scale)")
+    assert rows["top_hit_minority"].measured == pytest.approx(0.25)          # two features are enough to judge
+    gap = rows["workshop_fig1_gap"]
+    assert gap.rule.startswith("holds if the interval of the majority − minority best cos² lies wholly above 0")
+    assert gap.rule.endswith(" (95% interval on Fisher's z scale)") and gap.verdict == HOLDS
+    assert "top_hit_minority" not in {r.id for r in lucky.verdict_rows(
+        {**res, "lemma32": {**res["lemma32"], "top_hit_minor": np.array([0.3])}}, _cfg())}   # one feature: no row
