@@ -398,3 +398,32 @@ def test_diagnostic_report_says_which_way_the_minority_error_moves_and_names_the
         unsettled.values["test_nmse_minority"][:, k, :] = sign
     assert A.diagnostic_report(unsettled, metrics).split("\n")[-1] == \
         "the minority coordinate's 1 − R² has no settled direction with eps_min"
+
+
+def test_every_row_of_notebook_05_reads_as_written():
+    """Ids, kinds, labels, sources, predictions and verdicts of every row on the made result (every metric equals
+    eps_min, pruned + 0.5; the MSE diagnostics fall): the vanilla arm is the paper's, the pruned arm and the Fig. 4
+    diagnostics are not; Fig. 4 predicts a fall, so its rising raw MSE does not hold; no row depends on a premise."""
+    res = _made_result(tiny_cfg(repeats=3, boot=20))
+    rows = A.verdict_rows(res)
+    shown = ": Spearman ρ of the metric with eps_min, mean over NSR levels"
+    up = "Spearman ρ(eps_min, mean curve) > 0, monotone (|ρ| → 1); mean over 2 NSR levels"
+    down = up.replace("> 0", "< 0")
+    pruned = " — with Alg. 1 pruning α=0.1 (not in the paper)"
+    claims = {1: "# neurons with |cos(w_i, M_min)| ≥ 0.3 grows with eps_min",
+              2: "max_i |cos(w_i, M_min)| grows with eps_min", 3: "test mean cos(f(X), f(Y)) grows with eps_min",
+              4: "regression test MSE falls as eps_min grows"}
+    want = ([(f"fig{f}_trend", "paper", claims[f] + shown, f"App. A.2, Fig. {f}", down if f == 4 else up,
+              "does not hold" if f == 4 else "holds", 1.0) for f in (1, 2, 3, 4)]
+            + [(f"fig{f}_trend_alpha0p1", "diagnostic", claims[f] + pruned + shown, f"App. A.2, Fig. {f}",
+                down if f == 4 else up, "does not hold" if f == 4 else "holds", 1.0) for f in (1, 2, 3, 4)]
+            + [(f"fig4_{m}", "diagnostic", f"{what} falls as eps_min grows — diagnostic, not in the paper" + shown,
+                "App. A.2, Fig. 4 (normalised)", "Spearman ρ < 0; mean over 2 NSR levels", "holds", -1.0)
+               for m, what in (("test_nmse", "variance-normalised regression MSE (1 - R²)"),
+                               ("test_nmse_minority", "1 - R² of the minority coordinate alone"))])
+    assert [(r.id, r.kind, r.claim, r.source, r.predicted, r.verdict, r.measured) for r in rows] == want
+    assert all(r.rule.endswith(" (95% percentile bootstrap over 3 repeats, 20 resamples)") and r.depends == ()
+               and r.quantity == "cosine" for r in rows)
+    # the diagnostics read the vanilla arm: with the pruned arm's MSE rising, they still fall
+    res.values["test_nmse"][1] = -res.values["test_nmse"][1]
+    assert {r.id: r for r in A.verdict_rows(res)}["fig4_test_nmse"].verdict == "holds"
