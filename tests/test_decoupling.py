@@ -494,3 +494,44 @@ def test_differences_are_the_paired_differences_of_every_final_summary():
     assert diffs["share"] == pytest.approx((0.1, 0.1, 0.1)) and diffs == {
         name: DC.paired_difference(res, name, "identical", "paper") for name in diffs}
     assert diffs["probe"][0] == pytest.approx(0.5 - float(res.series("probe", "paper")[-1].float().mean()))
+
+
+def _three_checkpoints(res):
+    """`res` with a first checkpoint prepended, far from the other two (so [1] and [-1], or [-2] and [0], differ)."""
+    import dataclasses
+    def early(x):
+        return torch.cat([x[:1] + 7, x]) if x.dtype.is_floating_point else torch.cat([x[:1], x])
+    return dataclasses.replace(res, steps=[1, *res.steps], share=early(res.share), align=early(res.align),
+                               removal=early(res.removal), probe=early(res.probe), singles=early(res.singles))
+
+
+def test_a_rows_settling_is_how_far_its_mean_moved_over_the_last_interval_and_reads_as_written():
+    cfg = DC.DecouplingConfig(ratios=(1.0,), tol_converged=0.05)
+    series = torch.tensor([[0.0], [0.5], [0.52]])                    # (T = 3, R = 1)
+    from imbalanced_cl.claims.decoupling.verdicts import settled_row
+    r = settled_row(cfg, series, "identical_align")
+    assert (r.id, r.kind, r.quantity, r.verdict) == ("stage_reached__identical_align", "premise", "positive", V.HOLDS)
+    assert r.measured == pytest.approx(0.02) and (r.band_lo, r.band_hi) == (0.0, 0.05)
+    assert (r.claim, r.source, r.predicted, r.rule) == (
+        "t ≥ T3 for identical_align: how far its mean moved over the last checkpoint interval",
+        f"{DC.COMPANION}, Thm 3.4 (t ≥ T3)", "≤ 0.05", "holds when the mean moved by ≤ 0.05")
+    one = settled_row(cfg, series[-1:], "identical_align")         # one checkpoint: no interval to move over
+    assert one.measured == math.inf and one.verdict == V.FAILS
+
+
+def test_an_undecided_companion_row_asks_for_the_replicates_its_band_edge_needs():
+    """A bound row's band edge is bound − tol (at least) or bound + tol (at most); a gap row's is probe_gap_min: an
+    inconclusive row states n (half-width / |mean − edge|)² replicates; rows read the last checkpoint."""
+    cfg = DC.DecouplingConfig(ratios=(1.0,))
+    res = _three_checkpoints(_result({("align", "identical"): [0.80, 0.86, 0.92, 0.98],      # around 0.9 − 0.02
+                                      ("align", "random_mask"): [0.40, 0.48, 0.56, 0.64],    # around 0.5 + 0.02
+                                      ("probe", "identical"): [0.60, 0.62, 0.64, 0.66],
+                                      ("probe", "random_mask"): [0.45, 0.50, 0.55, 0.60]}))   # gap around 0.1
+    rows = {r.id: r for r in DC.verdict_rows(res, cfg)}
+    for rid, edge in (("identical_align", 0.9 - 0.02), ("random_mask_align", 0.5 + 0.02),
+                      ("probe_gap_random_mask", 0.1)):
+        r = rows[rid]
+        assert r.verdict == V.INCONCLUSIVE, rid
+        assert r.n_needed == math.ceil(4 * ((r.hi - r.lo) / 2 / abs(r.measured - edge)) ** 2), rid
+    assert rows["identical_align"].measured == pytest.approx(0.89)            # the last checkpoint, not the first
+    assert rows["probe_gap_random_mask"].measured == pytest.approx(0.63 - 0.525)
