@@ -528,3 +528,48 @@ def test_answer_a_reads_as_written_with_the_pairs_where_every_premise_holds():
                       "the predictions (mask share, minority smallest, minority-dominant exist, feature span): holds, "
                       "holds, holds, holds. Claim 4: holds.")
     assert c.fact == "every premise holds at 2 (cell, arm) pairs, and there the claim holds"
+
+
+def test_a_cell_label_becomes_a_snake_case_id():
+    assert PM.slug("d=10 λ=mid ρ=1 bias onset=eq33") == "d_10_lam_mid_r_1_bias_onset_eq33"
+    assert PM.slug("d=10 · α=0.3 · m/d=500 · K=2048") == "d_10_a_0_3_m_per_d_500_k_2048"
+    assert PM.slug("  (ρ) ") == "r"
+
+
+def test_claim_4_in_plain_words_reads_as_written():
+    """answer_text on three cells: the plane's centre (every premise holds; Algorithm 1 clear, one oracle unsettled,
+    the other excluded), the eq. (33) onset (not converged, no minority-dominant neuron, Algorithm 1 unsettled) and
+    no bias (λ off its range, no arm run)."""
+    cfg = PM.PremiseMapConfig(**{**BASE, "star_bias_onset": ("eq33", "none")})
+    plane, eq33, none = cfg.cells()
+    arms = {"alg1": _arm("alg1", [0.10, 0.12, 0.11]), "oracle_lucky": _arm("oracle_lucky", [0.0, 0.01, -0.01]),
+            "oracle_dominant": _arm("oracle_dominant", [-0.2, -0.21, -0.22])}
+    res = [_result(plane, ALL, [0.1, 0.12, 0.11], arms=arms),
+           _result(eq33, {**ALL, "convergence": False, "dominant": False}, [0.0, 0.01],
+                   arms={"alg1": _arm("alg1", [0.0, 0.01, -0.01])}),
+           _result(none, {**ALL, "lambda": False}, [0.0], arms={})]
+    res[1].extra["loss_T4"] = 3.0                                        # 3.0 / ln K = 0.65
+    text = PM.answer_text(res, "a", "holds", cfg)
+    assert text == (
+        "Where every premise holds, claim 4 holds. Convergence (Thm 3.1 eq. (11), the start of Thm F.1): the vanilla "
+        "run converged at 2 of 3 cells; its lowest loss at the branch point was 0.22 ln K (d=10 λ=mid ρ=1, T4 = 100 "
+        "steps). Theorem 3.2 as a conditional statement (the pruned set chosen, not found by norm): oracle P = M*_j* "
+        "(Def. B.1; Thm F.1's hypothesis): gain above 0.02 at 0 of 1 cells, excluded at 0, unsettled at 1; oracle "
+        "P = minority-dominant neurons at T4: gain above 0.02 at 0 of 1 cells, excluded at 1, unsettled at 0. "
+        "Algorithm 1's magnitude mask: Algorithm 1 at the map's α: gain above 0.02 at 1 of 2 cells, excluded at 0, "
+        "unsettled at 1; Algorithm 1, α·m = |M*_j*| (Remark 1, strict): not run at any cell; Algorithm 1, α·m = "
+        "|{i: j* ∈ N_i}| (Remark 1, extended): not run at any cell. Predictions over the cells meeting every "
+        "premise: mask on minority at 1 of 1, minority smallest at 1 of 1, minority neurons at 1 of 1, feature span "
+        "at 1 of 1. Bias onset (a modelling choice the paper leaves open): crossing: loss at T4 0.22 ln K, "
+        "minority-dominant neurons in every replicate: yes, gain of the oracle P = minority-dominant -0.21; eq33: "
+        "loss at T4 0.65 ln K, minority-dominant neurons in every replicate: no, gain of the oracle P = "
+        "minority-dominant not run (no such neuron in some replicate); no bias: loss at T4 0.22 ln K, "
+        "minority-dominant neurons in every replicate: yes, gain of the oracle P = minority-dominant not run (no "
+        "such neuron in some replicate).")
+    assert PM.answer_text(res, "b", "x", cfg).startswith(
+        "No cell meets every premise of Theorem 3.2, so the claim is not decided here (b). Convergence")
+    assert PM.answer_text(res, "c", "x", cfg).startswith("No cell meets every premise, and two premises conflict (c). ")
+    assert PM.answer_text(res[:1], "a", "holds", cfg).endswith("feature span at 1 of 1.")     # no onset cell: no line
+    assert PM.answer_text([], "b", "x", cfg) == "No cell of the map was trained, so claim 4 was not tested."
+    judged_over_run = PM.answer_text(res[1:], "b", "x", cfg)
+    assert "Predictions over the cells run: " in judged_over_run           # no cell meets every premise
