@@ -573,3 +573,52 @@ def test_claim_4_in_plain_words_reads_as_written():
     assert PM.answer_text([], "b", "x", cfg) == "No cell of the map was trained, so claim 4 was not tested."
     judged_over_run = PM.answer_text(res[1:], "b", "x", cfg)
     assert "Predictions over the cells run: " in judged_over_run           # no cell meets every premise
+
+
+def test_notebook_10s_table_reads_as_written_when_no_cell_meets_every_premise():
+    """Three cells: two run without a minority lucky neuron (one also off λ's range and missing the mask), one not
+    run. The table: each cell's arm rows (run, empty set, or cell not run), the blocking premise row (the premise
+    failing in the most run cells), the prediction rows over the cells run, gated by it, and claim 4's row."""
+    cfg = PM.PremiseMapConfig(**{**BASE, "ratios": (1.0, 0.5), "star_bias_onset": ("eq33",)})
+    a, b, c = cfg.cells()
+    res = [_result(a, {**ALL, "lucky": False}, [0.1, 0.12, 0.11], arms={"alg1": _arm("alg1", [0.1, 0.12, 0.11])}),
+           _result(b, {**ALL, "lucky": False, "lambda": False, "mask": False}, [0.0, 0.01], arms={}),
+           _result(c, ALL)]
+    rows = {r.id: r for r in PM.verdict_rows(res, [], cfg) if r.kind != "premise" or r.id.endswith("__map")}
+    sa, sb, sc = (PM.case_id(r) for r in res)
+    run = rows[f"gain_alg1_{sa}"]
+    assert (run.claim, run.source, run.predicted, run.n, run.verdict, run.band_lo) == (
+        f"Algorithm 1 at the map's α: pruning raises A_j*/A_maj over its control at {a.label}: gain in A_j*/A_maj, "
+        "pruned − control", "Thm 3.2(c), Thm F.1, Remarks 1-3",
+        "> 0.02 (Thm 3.2(c): the minority coefficient becomes dominant)", 3, V.HOLDS, 0.02)
+    assert run.depends[-2:] == (f"prune_from_t4__alg1_{sa}", f"alpha_bound__alg1_{sa}")   # its own, after its cell's
+    empty = rows[f"gain_oracle_lucky_{sb}"]
+    assert (empty.verdict, empty.rule, empty.kind, empty.n) == (
+        V.UNTESTED, "its set of neurons is empty in some replicate (nothing to prune)", "paper", 0)
+    assert math.isnan(empty.measured) and empty.source == "Thm 3.2(c), Thm F.1, Remarks 1-3"
+    assert rows[f"gain_alg1_{sc}"].rule == "the cell was not run" and f"gain_oracle_lucky_{sc}" not in rows
+    block = rows["lucky_exist__map"]
+    assert (block.claim, block.source, block.predicted, block.measured, block.verdict, block.rule) == (
+        "no cell meets every premise; lucky minority fails in 2 of 2 cells run: share of cells run that meet it",
+        "Def. B.1, Lemma B.2(c), Thm 3.2(a)", "all 2 cells run", 0.0, V.FAILS, "holds when all 2 cells run meet it "
+        "(0 do)")
+    mask = rows["mask_share_map"]
+    assert (mask.claim, mask.predicted, mask.measured, mask.lo, mask.hi, mask.n, mask.verdict, mask.depends) == (
+        "prediction: mask (over the map): share of cells where it holds", "holds at every cell", 0.5, 0.5, 0.5, 2,
+        V.PARTLY, ("lucky_exist__map",))
+    assert mask.rule == ("holds at 1 of 2 cells run (a count over the map's designed grid: no sampling interval); "
+                         "per cell: t") and (mask.band_lo, mask.band_hi) == (1.0, 1.0)
+    assert mask.source == P.condition("mask_share").source and mask.quantity == "fraction"
+    top = rows["claim4_map"]
+    assert (top.measured, top.verdict) == (pytest.approx(0.11), V.NOT_COMPARABLE)       # the cell meeting most
+    assert top.premise == (f"cells meeting every premise: 0 of 2; shown: Algorithm 1's gain at {a.label}, the cell "
+                           "meeting the most premises")
+    assert top.claim == ("claim 4 on the premise map: pruning raises A_j*/A_maj over its control where Theorem 3.2's "
+                         "premises hold: Algorithm 1's gain in A_j*/A_maj, pruned − control, at the cell meeting the "
+                         "most premises")
+    assert top.predicted == "(a), (b) or (c); the claim itself: gain > 0.02" and top.kind == "paper"
+    assert top.depends[-2:] == ("prune_from_t4", "alpha_bound") and "lucky_exist" in top.depends
+    assert top.band_words == "the gain > 0.02 at the cells meeting every premise (answer (a))"
+    none = {r.id: r for r in PM.verdict_rows([_result(c, ALL)], [], cfg)}["claim4_map"]
+    assert math.isnan(none.measured) and none.premise.endswith("shown: no cell run")
+    assert PM.verdicts.blocking_rows([_result(c, ALL)]) == []
