@@ -183,3 +183,49 @@ def test_the_regime_page_matches_rows_of_notebooks_01_to_05_by_id_then_by_senten
         {"notebook": "03_Ni_scaling", "claim": "same words", "fresh": FAILS, "fixed": HOLDS,
          "fresh_measured": 0.1, "fixed_measured": 0.2}]
     assert RC.verdict_changes(fresh, []) == [] and RC.verdict_changes([], fixed) == []
+
+
+def test_the_regime_rows_read_as_written():
+    """Each regime row's id, kind, label, source, prediction, quantity and replicate count on a fixed-pairs report,
+    and a dead network's rows named by their condition and the paper's source."""
+    cfg = SimConfig(d=20, d1=100, weight_decay=0.02)
+    rows = premise_rows.rows(_report(0.97, 0.001, 0.01), cfg)
+    assert [(r.id, r.kind, r.claim, r.source, r.predicted, r.quantity, r.n) for r in rows] == [
+        ("feature_span", "diagnostic", "weight lies in the feature span (share at the end)",
+         "Thm 3.1, β bound (eq. 13)", "→ 1; holds at ≥ 0.9", "fraction", 4),
+        ("k_poly", "premise", "regime: K-pair gradient tracks the population gradient (fixed pairs): ||g_K − g_pop|| / "
+         "||w||", "Lemma B.1", "||g_K − g_pop|| / ||w|| ≤ d1^-1 = 0.01 (relative to ||g_pop||: 0.5)", "positive", 4),
+        ("no_memorisation", "premise", "regime: training InfoNCE equals held-out InfoNCE (no memorised pairs): "
+         "relative gap, (held-out − training InfoNCE) / held-out", "Lemma B.1 (population loss)",
+         "relative gap ≤ 0.05 (train 4.95, held-out 5)", "real", 4),
+        ("step_window", "premise", "regime: steps inside Theorem 3.1's window [d^1.01/η, d^1.99/η]", "Thm 3.1",
+         "[41, 780]", "positive", 0),
+        ("lambda_range", "premise", "regime: weight decay λ inside the proof's range [d^-1.49, d^-1.01]",
+         "App. E.3 (proof of Thm E.1)", "[0.011, 0.049]", "positive", 0),
+        ("noise_scale", "premise", "regime: noise σ_ξ² on Assumption 3.3's scale √(log d)/d (this book follows App. "
+         "A.2's σ): ratio σ_ξ² / (√(log d)/d)", "Assumption 3.3", "ratio Θ(1)", "positive", 0),
+        ("tau_polylog", "premise", "regime: temperature τ = 1 = (log d)^0", "Thm 3.1", "τ = polylog(d)", "positive",
+         0),
+        ("eta_poly", "premise", "regime: learning rate η = 0.5 = d^-0.23", "Thm 3.1", "η = 1/poly(d)", "positive", 0)]
+    by = {r.id: r for r in rows}
+    assert by["no_memorisation"].measured == pytest.approx(0.01, abs=1e-6)
+    assert by["no_memorisation"].rule.startswith("holds if the whole interval is ≤ 0.05")
+    assert (by["step_window"].measured, by["lambda_range"].measured, by["noise_scale"].measured) == (500.0, 0.02, 1.0)
+    assert by["step_window"].rule == "holds if the run's step count lies in the window"
+    assert by["lambda_range"].rule == "holds if λ lies in the range"
+    assert by["noise_scale"].rule == ("holds if the ratio lies within 1 ± 0.9 (an order-of-magnitude check; "
+                                      "constants are free)")
+    fresh = {r.id: r for r in premise_rows.rows(_report(0.97, 0.001, 0.01, "fresh"), cfg)}["no_memorisation"]
+    assert (fresh.predicted, fresh.source, fresh.kind, fresh.n) == ("a check for sampling='fixed'",
+                                                                    "Lemma B.1 (population loss)", "premise", 0)
+    assert fresh.claim == by["no_memorisation"].claim and math.isnan(fresh.measured)
+    dead = premise_rows.rows(_report(0.97, 0.001, 0.01, dead=torch.ones(4, dtype=torch.bool)), cfg, rates=False,
+                             share_kind="paper")
+    assert [(r.id, r.kind, r.claim, r.source, r.predicted) for r in dead[:2]] == [
+        ("feature_span", "paper", "regime: weights in the feature span (the network is dead)",
+         "Thm 3.1, β bound (eq. 13)", "an active network"),
+        ("k_poly", "premise", "regime: Lemma B.1's gradient bound (K = poly(d1)) (the network is dead)", "Lemma B.1",
+         "an active network")]
+    assert all(math.isnan(r.measured) and r.rule == premise_rows.DEAD for r in dead)
+    assert [r.id for r in premise_rows.rows(_report(0.97, 0.001, 0.01), cfg, ("lambda", "window"), rates=False)] \
+        == ["lambda_range", "step_window"]                                   # the keys asked for, in that order

@@ -126,9 +126,10 @@ def _rate_rows(cfg: SimConfig) -> list[V.Verdict]:
 
 
 def _dead_row(key: str, kind: str) -> V.Verdict:
-    """A regime row of a dead network: "not tested", and why (DEAD)."""
-    return V.row(f"regime: {key} (the network is dead)", "sim/regime.py", "an active network", math.nan, math.nan,
-                 math.nan, (V.UNTESTED, DEAD), kind=kind, id=P.REGIME_IDS[key])
+    """A regime row of a dead network, named by its condition: "not tested", and why (DEAD)."""
+    cid = P.REGIME_IDS[key]
+    return V.row(f"regime: {P.name(cid)} (the network is dead)", P.condition(cid).source, "an active network",
+                 math.nan, math.nan, math.nan, (V.UNTESTED, DEAD), kind=kind, id=cid)
 
 
 LOSS = ("regime: training InfoNCE equals held-out InfoNCE (no memorised pairs): relative gap, (held-out − training "
