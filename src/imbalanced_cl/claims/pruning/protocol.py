@@ -155,11 +155,10 @@ def eps_sweep(cfg: PruningConfig, base: Run, control: Run, pruned: Run) -> dict:
     trained = dict(zip(others, trained, strict=True))
     runs = {e: SweepPoint(cfg.replace(eps_min=e), *trained[e]) if e != cfg.eps_min else SweepPoint(cfg, control, pruned)
             for e in grid}
-    def ratio(arm):
-        return torch.stack([amplitude_ratio(getattr(runs[e], arm).W, getattr(runs[e], arm).M, runs[e].cfg)
-                            for e in grid], 1)
+    def ratio(arm_runs: list[Run]) -> torch.Tensor:
+        return torch.stack([amplitude_ratio(r.W, r.M, runs[e].cfg) for e, r in zip(grid, arm_runs, strict=True)], 1)
     xr = torch.tensor(grid) / cfg.eps_max
-    ar_ctl, ar_pr = ratio("control"), ratio("pruned")
+    ar_ctl, ar_pr = ratio([runs[e].control for e in grid]), ratio([runs[e].pruned for e in grid])
     exc = torch.stack([excess_growth(runs[e].pruned, runs[e].control, runs[e].cfg)[0] for e in grid], 1)
     return {"eps": grid, "runs": runs, "xr": xr, "ar_ctl": ar_ctl, "ar_pr": ar_pr, "exc": exc,
             "slope_ctl": stats.loglog_slope_ci(xr, ar_ctl), "slope_pr": stats.loglog_slope_ci(xr, ar_pr),
@@ -254,6 +253,7 @@ def measure_protocol(cfg: PruningConfig) -> dict:
     var = run_variants(cfg, base, runs)
     pruned_at_Ta = mask_for(base.W, cfg.alpha_main, "neuron") == 0
     sweep = eps_sweep(cfg, base, runs[0.0], var.faithful)
+    named = var.named()
     sweep.pop("runs")
     return {"vanilla": {"steps": base.history.get("steps"), "loss": base.history.get("loss"),
                         "summary": vanilla_summary(base, cfg)},
@@ -264,7 +264,6 @@ def measure_protocol(cfg: PruningConfig) -> dict:
             "mechanism": mechanism_summary(base, runs, cfg), "census": cen,
             "degradation": degradation(runs, tables, cen, alphas, cfg), "ratios": final_ratios(runs, var, cfg),
             "mask_share": mask_share(cen, base, cfg), "variants": variant_stats(var, base, cfg),
-            "norms": {name: pruned_norm_history(run, pruned_at_Ta, cfg)     # the branches first, as recorded
-                      for name, run in zip(VARIANTS[1:3] + VARIANTS[:1], (var.faithful, var.literal, var.control),
-                                           strict=True)},
+            "norms": {name: pruned_norm_history(named[name], pruned_at_Ta, cfg)   # the branches first, as recorded
+                      for name in (*VARIANTS[1:3], VARIANTS[0])},
             "sweep": sweep, "control": run_control(cfg, base, runs, alphas), "regime": regime.measure(base)}
