@@ -201,3 +201,96 @@ def test_the_push_trains_the_whole_grid_at_four_times_k_under_its_own_point_name
     assert out == {"n_pairs": 96, "grid": {"grid": True}}
     assert seen["fn"] is scaling.train_grid and seen["axes"] == ("ds", "ratios") and seen["prefix"] == "push_"
     assert seen["c"] == cfg.replace(n_pairs=96)
+
+
+# Every row of notebook 03 written out from the paper's statements (Thm 3.1, eqs. (12)-(14); claim 3), on the hand-made
+# results: (claim, source, predicted, quantity, band). The band is the prediction with the config's tolerance.
+ROWS_03 = {
+    "ni_exponent_1": ("|N_i| = O(d^(1-ρ²)) after training, ρ=1.0: exponent of d in |N_i|", "Thm 3.1, eq. (14)",
+                      "exponent ≤ 0.00", "real", (-math.inf, 0.1)),
+    "ni_exponent_0p5": ("|N_i| = O(d^(1-ρ²)) after training, ρ=0.5: exponent of d in |N_i|", "Thm 3.1, eq. (14)",
+                        "exponent ≤ 0.75", "real", (-math.inf, 0.85)),
+    "ni_exponent_0p3": ("|N_i| = O(d^(1-ρ²)) after training, ρ=0.3: exponent of d in |N_i|", "Thm 3.1, eq. (14)",
+                        "exponent ≤ 0.91", "real", (math.nan, math.nan)),
+    "dominant_set_precision": ("final dominant set ⊆ set at initialisation: precision (share of the final set)",
+                               "Thm 3.1", "precision ≈ 1", "fraction", (0.8, math.inf)),
+    "ni_tracking_final": ("|N_i| exponent follows 1-ρ² — final (dominant set): slope of the exponent on 1 − ρ²",
+                          "claim 3; eq. (14) as a scaling law", "slope 1", "real", (0.8, 1.2)),
+    "ni_tracking_init": ("|N_i| exponent follows 1-ρ² — init (Def. B.1): slope of the exponent on 1 − ρ²",
+                         "claim 3; eq. (14) as a scaling law", "slope 1", "real", (0.8, 1.2)),
+    "a_j_slope": ("A_j ∝ eps_j/eps_max: log-log slope of A_j on eps_j/eps_max", "Thm 3.1, eq. (13)", "log-log slope 1",
+                  "real", (0.8, 1.2)),
+    "f_j_slope": ("F_j ∝ (eps_j/eps_max)²: log-log slope of F_j on eps_j/eps_max", "Thm 3.1, eqs. (12)-(13)",
+                  "log-log slope 2", "real", (1.7, 2.3)),
+    "singleton_neurons": ("≥ m d^(-(eps_max/eps_min)²) neurons with N_i = {j} (minority j): share of (d, ρ, replicate) "
+                          "cells", "Thm 3.1", "fraction of (d, ρ, replicate) cells = 1", "fraction", (0.9, math.inf)),
+    "null_below_band__offset_alpha_bound": ("the untrained weights (the null) stay below the band ≥ 0.9 of "
+                                            "offset_alpha_bound: share of untrained entries below 1",
+                                            "the book's test design (no paper source)", "share < 0.9", "fraction",
+                                            (-math.inf, 0.9)),
+    "offset_alpha_bound": ("α'_ij ≤ o(1/√d)||w_i||: share of entries with √d α'/||w|| < 1", "Thm 3.1, eq. (13)",
+                           "√d α'/||w|| < 1 for all", "fraction", (0.9, math.inf)),
+    "null_below_band__offset_beta_bound": ("the untrained weights (the null) stay below the band ≥ 0.9 of "
+                                           "offset_beta_bound: share of untrained entries below 1",
+                                           "the book's test design (no paper source)", "share < 0.9", "fraction",
+                                           (-math.inf, 0.9)),
+    "offset_beta_bound": ("|β_ij| ≤ o(1/√d1)||w_i||: share of entries with √d1 |β|/||w|| < 1", "Thm 3.1, eq. (13)",
+                          "√d1 β/||w|| < 1 for all", "fraction", (0.9, math.inf)),
+}
+
+
+def test_every_row_of_notebook_03_in_full():
+    cfg = scaling.ScalingConfig(ratios=(1.0, 0.5, 0.3), progress=False)
+    rows = scaling.verdict_rows(_results(), cfg)
+    assert [r.id for r in rows] == list(ROWS_03)
+    for r in rows:
+        claim, source, predicted, quantity, band = ROWS_03[r.id]
+        assert (r.claim, r.source, r.predicted, r.quantity) == (claim, source, predicted, quantity), r.id
+        assert (r.band_lo, r.band_hi) == pytest.approx(band, nan_ok=True), r.id
+    by = {r.id: r for r in rows}
+    assert by["ni_exponent_0p3"].rule == "fewer than two replicates; N_i: |<w,M_j>| ≥ 0.5·max"
+    assert by["ni_exponent_1"].rule.endswith("; N_i: |<w,M_j>| ≥ 0.5·max")
+    assert by["dominant_set_precision"].rule == ("holds if the interval of the precision lies wholly at or above 0.8; "
+                                                 "does not hold if wholly below; inconclusive if it straddles 0.8")
+    assert by["singleton_neurons"].rule.endswith("inconclusive if it straddles 0.9; constant of Ω taken as 1")
+    assert by["offset_alpha_bound"].rule.endswith("; null (untrained weights: share 0.333 [0.061, 0.792])")
+    assert by["null_below_band__offset_beta_bound"].rule == "holds when the null's whole 95% interval lies below 0.9"
+    thm31 = ("k_poly", "no_memorisation", "lambda_range", "step_window")     # Theorem 3.1's premises, by id
+    assert all(r.depends == thm31 for r in rows if r.kind != "premise" and "offset" not in r.id)
+    assert by["offset_beta_bound"].depends == (*thm31, "null_below_band__offset_beta_bound")
+
+
+def test_tracking_needs_two_ratios_and_two_replicates():
+    nan_fit = {"final (dominant set)": _fit(0.9, math.nan, math.nan), "init (Def. B.1)": _fit(1.0, 0.9, 1.1)}
+    two = scaling.ScalingConfig(ratios=(1.0, 0.5), progress=False)
+    rows = {r.id: r for r in scaling.verdict_rows(_results(track=nan_fit), two)}
+    assert rows["ni_tracking_final"].verdict == UNTESTED
+    assert rows["ni_tracking_final"].rule == "needs two ratios and two replicates"
+    assert rows["ni_tracking_init"].verdict == HOLDS                   # two ratios are enough with an interval
+
+
+@pytest.mark.parametrize("untrained, at_least, verdict", [
+    (np.array([2.0]), 0.9, HOLDS),              # one entry, not below 1: Wilson [0, 0.79] lies below 0.9
+    (np.array([0.5]), 0.1, FAILS),              # one entry below 1: Wilson [0.21, 1] lies above 0.1
+    (np.array([2.0]), stats.binom_ci(0, 1)[1], INCONCLUSIVE),   # the interval's top exactly at the band: not below
+    (np.array([0.5]), stats.binom_ci(1, 1)[0], FAILS),          # the interval's bottom exactly at it: in the band
+    (np.array([1.0, 1.0]), 0.9, HOLDS),         # exactly 1 is not below 1
+    (np.array([]), 0.9, INCONCLUSIVE),          # no untrained entry: nothing shows the null stays below
+])
+def test_the_null_premise_at_the_edges_of_its_band(untrained, at_least, verdict):
+    null, bound = scaling.bound_rows("b", "b", "eq. 13", "< 1", np.array([0.5]), untrained, at_least)
+    assert null.verdict == verdict and null.quantity == "fraction" and bound.quantity == "fraction"
+    k0, n0 = float((untrained < 1).sum()), untrained.size
+    if n0:
+        assert null.measured == pytest.approx(k0 / n0)
+        assert bound.rule.endswith(f"; null (untrained weights: share {k0 / n0:.3f} "
+                                   f"[{null.lo:.3f}, {null.hi:.3f}])")
+    else:
+        assert math.isnan(null.measured)
+
+
+def test_a_bound_counts_entries_strictly_below_one():
+    _, bound = scaling.bound_rows("b", "b", "eq. 13", "< 1", np.array([1.0, 0.5, 1.5]), np.array([2.0]), 0.9)
+    assert bound.measured == pytest.approx(1 / 3)
+    _, one = scaling.bound_rows("b", "b", "eq. 13", "< 1", np.array([0.5]), np.array([2.0]), 0.9)
+    assert one.measured == 1.0 and (one.source, one.predicted) == ("eq. 13", "< 1")

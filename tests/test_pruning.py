@@ -9,7 +9,7 @@ import torch
 from imbalanced_cl.claims import pruning as pa
 from imbalanced_cl.validate import ParameterError
 from imbalanced_cl.sim.train import train
-from imbalanced_cl.verdict import FAILS, HOLDS, PARTLY, UNTESTED
+from imbalanced_cl.verdict import FAILS, HOLDS, INCONCLUSIVE, PARTLY, UNTESTED
 from imbalanced_cl import stats
 
 TINY = dict(d=4, d1=8, L=2, m=6, n_pairs=16, R=2, record_every=5, progress=False, vanilla_steps=20,
@@ -320,3 +320,105 @@ def test_every_claim_row_of_notebook_04_reads_as_written_with_its_verdict():
     assert by["alg1_from_t0"].depends == ("k_poly", "no_memorisation", "lambda_range")
     assert by["ratio_slope_vanilla"].depends != by["ratio_slope_pruned"].depends       # Thm 3.1's, not 3.2's
     assert by["gain_main"].band_lo == cfg.effect_tol and by["aligned_neurons_gain"].band_lo == 0.0
+
+
+def _premised(cfg, strict=(4.0, 5.0, 6.0), extended=(3.0, 8.0, 9.0), sizes=((2.0, 3.0, 1.0), (2.0, 0.0, 1.0))):
+    """The hand-made results with Theorem 3.2's premises and the two oracle arms measured."""
+    from imbalanced_cl.claims.pruning.metrics import Convergence
+    res = _results(cfg)
+    res.premises = {"convergence": Convergence(loss=1.5, ln_k=6.2, loss_max=3.1, pos_prob=0.8, lp_min=0.75,
+                                               change=0.01, change_max=0.02, step=100),
+                    "T": 37.5, "strict": torch.tensor(strict), "extended": torch.tensor(extended)}
+    res.oracles = {name: {"size": torch.tensor(s), "gain": torch.tensor([0.1, 0.2, 0.15])}
+                   for name, s in zip(pa.ORACLES, sizes, strict=True)}
+    return res
+
+
+def test_theorem_3_2_premise_rows_in_full():
+    """Each premise row as written (Thm 3.1 eq. (11) and App. F; Thm F.1 and App. F.4's T; Remark 1's two bounds),
+    with the band it is judged against and the number it shows."""
+    from imbalanced_cl.claims.pruning import verdicts as PV
+    cfg = pa.PruningConfig(**{**TINY, "alpha_grid": (0.1, 0.2, 0.4), "alpha_main": 0.2, "d": 10, "d1": 20, "m": 20})
+    rows = PV.premise_rows(_premised(cfg), cfg)
+    remark1 = ("regime: alpha_main m = 4 within Remark 1's bound, {}, every replicate: the smallest bound over "
+               "replicates, in neurons")
+    assert [(r.id, r.claim, r.source, r.predicted, r.verdict, r.quantity, r.kind) for r in rows] == [
+        ("convergence", "regime: the vanilla run converged at the branch point (InfoNCE well below ln K, l'_p near "
+         "1 − Θ(1/τ), the loss flat): the worst replicate's InfoNCE, in nats", "Thm 3.1 eq. (11); App. F",
+         "InfoNCE ≤ 3.1, l'_p ≥ 0.75, change ≤ 0.02", HOLDS, "positive", "premise"),
+        ("prune_from_t4", "regime: pruned for App. F.4's T at alpha=0.2 (C_z = 1): the branch's length, in steps",
+         "Thm F.1; App. F.4", "branch ≥ T = 37.5 steps", FAILS, "count", "premise"),       # 20 steps < 37.5
+        ("alpha_bound", remark1.format("|M*_j*| (Def. B.1 on the initial weights; strict)"), "Remark 1",
+         "α·m ≤ the bound in every replicate", HOLDS, "count", "premise"),                 # 4 <= 4, 5, 6
+        ("alpha_bound_extended", remark1.format("the neurons with j* ∈ N_i at T_a (extended)"), "Remark 1",
+         "α·m ≤ the bound in every replicate", FAILS, "count", "premise"),                 # 3 < 4
+    ]
+    assert [(r.measured, r.lo, r.hi, r.band_lo, r.band_hi) for r in rows] == [
+        (1.5, 1.5, 1.5, 0.0, 3.1), (20.0, 20.0, 20.0, 37.5, math.inf), (4.0, 4.0, 6.0, 4.0, math.inf),
+        (3.0, 3.0, 9.0, 4.0, math.inf)]
+    assert rows[0].rule == "worst replicate: InfoNCE 1.5 (ln K = 6.2), l'_p 0.8, change 0.01 over the last 100 steps"
+    assert rows[3].rule == "bound per replicate [3, 8, 9] against α·m = 4"
+
+
+@pytest.mark.parametrize("alpha, bound, verdict", [(0.05, 1.0, HOLDS),      # alpha m = 1 neuron, bound 1: met
+                                                   (0.05, 0.0, FAILS),
+                                                   (0.02, 5.0, FAILS)])     # alpha m rounds to 0: nothing pruned
+def test_remark_1_bound_needs_at_least_one_pruned_neuron_within_it(alpha, bound, verdict):
+    from imbalanced_cl.claims.pruning import verdicts as PV
+    cfg = pa.PruningConfig(**{**TINY, "alpha_grid": (alpha, 0.4), "alpha_main": alpha, "d": 10, "d1": 20, "m": 20})
+    rows = {r.id: r for r in PV.premise_rows(_premised(cfg, strict=(bound,) * 3), cfg)}
+    assert rows["alpha_bound"].verdict == verdict
+
+
+def test_the_oracle_rows_in_full_and_an_empty_set_not_tested():
+    from imbalanced_cl.claims.pruning import verdicts as PV
+    cfg = pa.PruningConfig(**{**TINY, "alpha_grid": (0.1, 0.2, 0.4), "alpha_main": 0.2, "d": 10, "d1": 20, "m": 20})
+    lucky, dominant = PV.oracle_rows(_premised(cfg), cfg)
+    thm32 = ("k_poly", "no_memorisation", "lambda_range", "step_window", "convergence", "prune_from_t4")
+    assert (lucky.id, lucky.claim, lucky.source, lucky.predicted, lucky.depends, lucky.n) == (
+        "gain_oracle_lucky", "Pruning exactly P = M*_j* (Def. B.1) raises A_j*/A_maj (Thm 3.2 given its pruned set): "
+        "change in A_j*/A_maj, pruned − control", "Thm 3.2(c), Thm F.1 (P ⊆ M*_j*)", "> 0.02 (pruned - control)",
+        thm32, 3)
+    assert (lucky.measured, lucky.lo, lucky.hi) == pytest.approx(stats.ci(torch.tensor([0.1, 0.2, 0.15])))
+    assert (lucky.band_lo, lucky.band_hi) == (0.02, math.inf) and lucky.verdict == HOLDS
+    assert (dominant.id, dominant.verdict, dominant.predicted, dominant.depends) == (
+        "gain_oracle_dominant", UNTESTED, "> 0.02", thm32)
+    assert dominant.claim.startswith("Pruning exactly minority-dominant at T_a raises A_j*/A_maj")
+    assert dominant.rule == "the set is empty in 1 of 3 replicates: nothing to prune"
+    assert math.isnan(dominant.measured) and math.isnan(dominant.lo) and math.isnan(dominant.hi)
+    # a set of one neuron in some replicate is enough to prune; no oracle run at all says so
+    one = PV.oracle_rows(_premised(cfg, sizes=((1.0, 1.0, 1.0), (1.0, 2.0, 1.0))), cfg)
+    assert [r.verdict for r in one] == [HOLDS, HOLDS]
+    res = _results(cfg)
+    assert [(r.verdict, r.rule) for r in PV.oracle_rows(res, cfg)] == [(UNTESTED, "not run")] * 2
+
+
+@pytest.mark.parametrize("bound, want", [
+    ((0.2, 0.4), (0.8 / 2.0 - 1.0, 0.5 / 0.5 - 1.0)),      # alpha exactly at the bound counts as inside
+    ((0.1, 0.05), (0.9 / 2.0 - 1.0, math.nan)),            # only the first alpha inside; none inside
+])
+def test_majority_change_reads_the_largest_alpha_inside_each_replicates_bound(bound, want):
+    A = torch.tensor([[0.9, 0.8, 0.5], [0.3, 0.2, 0.5]])    # A_maj per replicate and alpha (0.1, 0.2, 0.4)
+    A0 = torch.tensor([2.0, 0.5])                          # the control's A_maj (not 1, so a ratio is a ratio)
+    out = pa.majority_change_within_bound([0.1, 0.2, 0.4], A, A0, torch.tensor(bound))
+    assert out.tolist() == pytest.approx(list(want), nan_ok=True)
+
+
+def test_every_claim_row_is_judged_on_its_whole_interval(monkeypatch):
+    """Every interval made as wide as to straddle every band: each claim row must then be inconclusive. A row judged
+    on one end of its interval (or on the point estimate) would read holds or does not hold here."""
+    from imbalanced_cl.claims.pruning import verdicts as PV
+    cfg = pa.PruningConfig(**{**TINY, "alpha_grid": (0.1, 0.2, 0.4), "alpha_main": 0.2, "d": 10, "d1": 20, "m": 20})
+    res = _results(cfg)
+    res.degradation["thr_A"] = torch.full((3,), 0.3)         # a first degrading alpha measured in every replicate
+    wide = (0.5, -1e6, 1e6)                                  # across every band's edge and across 0
+    res.excess["slope"] = wide
+    for f in ("ci", "loglog_slope_ci", "mean_ci_in"):
+        monkeypatch.setattr(PV.stats, f, lambda *a, **k: wide)
+    rows = [r for r in PV.verdict_rows(res, cfg) if r.kind != "premise" and not r.id.startswith(("gain_oracle",
+                                                                                               "control_"))]
+    assert len(rows) == 16
+    not_inconclusive = {r.id: r.verdict for r in rows if r.verdict != INCONCLUSIVE}
+    assert not_inconclusive == {}
+    assert {r.id: r.quantity for r in rows if r.quantity != "real"} == {
+        "singleton_after_pruning": "count", "mask_share": "fraction", "degrade_threshold": "positive"}
