@@ -14,12 +14,14 @@ import sys
 from pathlib import Path
 
 from imbalanced_cl.book.records.glued import rows_of
+from imbalanced_cl.verdict import to_json
 
 
 def verdict_rows(out_dir: str | Path) -> dict[str, list[dict]]:
-    """{executed notebook, relative to _build/executed: its glued verdict rows} of a book executed into out_dir."""
+    """{executed notebook, relative to _build/executed: its glued verdict rows, as JSON (verdict.to_json: NaN as
+    None, so that two missing numbers compare equal)} of a book executed into out_dir."""
     executed = Path(out_dir) / "_build" / "executed"
-    return {str(p.relative_to(executed)): rows_of(p) for p in sorted(executed.rglob("*.ipynb"))}
+    return {str(p.relative_to(executed)): [to_json(r) for r in rows_of(p)] for p in sorted(executed.rglob("*.ipynb"))}
 
 
 def compare(before: dict, after: dict) -> list[str]:

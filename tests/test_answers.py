@@ -1,6 +1,7 @@
 """The claim-level answers (book/pages/answers.py) on hand-made rows: every branch of the rule, and counts that add
 up."""
 import re
+from dataclasses import replace
 
 from imbalanced_cl import premises as P
 from imbalanced_cl import verdict as V
@@ -14,15 +15,14 @@ NB = C1.notebooks[0]
 
 def row(claim, verdict, kind="paper", nb=NB, measured=1.0, id=None, depends=(), would_be="", unmet=()):
     """A glued row as verdict.gate leaves it: its premises checked (a premise row exists for each), `unmet` failed."""
-    return {"notebook": nb, "claim": claim, "source": "s", "predicted": "p", "measured": measured, "lo": 0.5,
-            "hi": 1.5, "verdict": verdict, "rule": "band [0.8, 1.2]; more", "kind": kind,
-            "id": id or claim.replace(" ", "_").lower(), "depends": list(depends), "would_be": would_be,
-            "checked": list(depends), "unmet": list(unmet)}
+    return V.Verdict(notebook=nb, claim=claim, source="s", predicted="p", measured=measured, lo=0.5, hi=1.5,
+                     verdict=verdict, rule="band [0.8, 1.2]; more", kind=kind, id=id or claim.replace(" ", "_").lower(),
+                     depends=depends, would_be=would_be, checked=depends, unmet=unmet)
 
 
 def premise(id, verdict, nb=NB, claim=None, sensitivity=""):
     r = row(f"regime: {claim or P.condition(id).statement}", verdict, kind="premise", nb=nb, measured=0.001, id=id)
-    return {**r, "sensitivity": sensitivity}
+    return replace(r, sensitivity=sensitivity)
 
 
 def test_combine_every_branch():
@@ -40,7 +40,7 @@ def test_a_claim_holds_only_with_every_row_holding_and_its_premises_met():
             premise("lambda_range", V.HOLDS)]
     a = A.answer(rows, C1)
     assert (a.verdict, a.measured, a.n_rows) == (V.HOLDS, V.HOLDS, 2)
-    assert a.headline["id"] == "rate_ratio" and "met: " in A.ours(a) and "not met" not in A.ours(a)
+    assert a.headline.id == "rate_ratio" and "met: " in A.ours(a) and "not met" not in A.ours(a)
 
 
 def test_rows_gated_by_a_failed_premise_make_the_claim_not_comparable_and_show_what_was_measured():
@@ -51,7 +51,7 @@ def test_rows_gated_by_a_failed_premise_make_the_claim_not_comparable_and_show_w
             premise("noise_scale", V.FAILS)]                 # reported only, and no row depends on it
     a = A.answer(rows, C1)
     assert a.verdict == V.NOT_COMPARABLE and a.measured == V.PARTLY
-    assert [r["id"] for r in a.failed_premises] == ["k_poly"] and "0.001" in a.why
+    assert [r.id for r in a.failed_premises] == ["k_poly"] and "0.001" in a.why
     assert "K ≈ 40,000" in a.why                              # Lemma B.1's sensitivity line reaches the answer
     assert "were it met, the claim would read partly" in a.why
     assert A.ours(a).startswith("not met: ") and "met: " not in A.ours(a).replace("not met: ", "")
@@ -78,7 +78,7 @@ def test_notebook_04s_judged_rows_reach_claim_4_and_its_headline_is_a_measured_g
             row("The mask removes minority-aligned neurons", V.FAILS, nb="04_pruning_gains", id="mask_share"),
             row("claim 4 on the premise map: ...", V.NOT_COMPARABLE, nb="10_premise_map", id="claim4_map")]
     a = A.answer(rows, c4)
-    assert a.verdict == V.FAILS and a.headline["id"] == "gain_main" and a.headline["measured"] == 0.004
+    assert a.verdict == V.FAILS and a.headline.id == "gain_main" and a.headline.measured == 0.004
     page = A.render([a])
     assert "0.004 [0.5, 1.5]" in page and "pruned − control" in page
 
@@ -92,9 +92,9 @@ def test_appendix_a2_is_judged_on_its_own_and_says_the_paper_does_not_state_its_
 
 
 def test_the_headline_count_equals_the_table_total_and_premise_rows_are_counted_apart():
-    rows = [dict(row("a", V.HOLDS), notebook=NB), dict(row("b", V.FAILS), notebook=NB),
-            dict(row("c", V.INCONCLUSIVE, kind="companion"), notebook=NB),
-            dict(premise("lambda_range", V.FAILS), notebook=NB)]
+    rows = [replace(row("a", V.HOLDS), notebook=NB), replace(row("b", V.FAILS), notebook=NB),
+            replace(row("c", V.INCONCLUSIVE, kind="companion"), notebook=NB),
+            replace(premise("lambda_range", V.FAILS), notebook=NB)]
     board = Board("x", rows=rows, status={NB: "ok"})
     page = render(board)
     headline = int(re.search(r'class="sb-total">(\d+)<', page).group(1))
@@ -150,7 +150,8 @@ C4 = next(c for c in A.CLAIMS if c.key == "4")     # its plain_row (the premise 
 
 
 def test_a_row_stored_without_a_kind_counts_as_the_papers():
-    legacy = {k: v for k, v in row("old", V.HOLDS).items() if k != "kind"}      # rows glued before kinds existed
+    legacy = V.from_json({k: v for k, v in V.to_json(row("old", V.HOLDS)).items() if k != "kind"})   # glued before
+    assert legacy.kind == "paper"                                                                    # kinds existed
     assert A.evidence([legacy, row("diag", V.HOLDS, kind="diagnostic")], C1) == [legacy]
 
 
@@ -166,20 +167,20 @@ def test_the_headline_is_found_by_exact_id_then_by_prefix_a_judged_one_first():
     assert A.headline([first, near, judged], C2) is near                 # "lucky_exponent_" is a prefix of both
     exact = row("x", V.NOT_COMPARABLE, nb="02_lucky_neurons", id="lucky_exponent_0p8")
     assert A.headline([judged, exact], C2) is exact                      # the exact id wins over a judged prefix hit
-    no_id = {k: v for k, v in first.items() if k != "id"}
+    no_id = replace(first, id="")
     assert A.headline([no_id, judged], C2) is judged                     # a row without an id matches nothing
-    assert A.headline([row("r", V.HOLDS, id="rate_ratio_2")], C1)["id"] == "rate_ratio_2"   # first row, not a match
-    assert A.headline([row("a", V.FAILS, id="other"), row("r", V.HOLDS, id="rate_ratio_2")], C1)["id"] == "other"
+    assert A.headline([row("r", V.HOLDS, id="rate_ratio_2")], C1).id == "rate_ratio_2"   # first row, not a match
+    assert A.headline([row("a", V.FAILS, id="other"), row("r", V.HOLDS, id="rate_ratio_2")], C1).id == "other"
 
 
 def test_premise_status_reads_met_failed_and_unchecked_off_the_rows():
     rows = [row("a", V.HOLDS, depends=("lambda_range", "k_poly"), unmet=("k_poly",)),
-            dict(row("b", V.HOLDS, depends=("m_poly",)), checked=[]),           # m_poly not checked at this run
+            replace(row("b", V.HOLDS, depends=("m_poly",)), checked=()),        # m_poly not checked at this run
             premise("lambda_range", V.HOLDS), premise("k_poly", V.FAILS),
             premise("m_poly", V.HOLDS, nb="99_elsewhere")]                       # another notebook's row: not used
     ev = A.evidence(rows, C1)
     met, failed, unchecked = A.premise_status(rows, ev, C1)
-    assert [r["id"] for r in met] == ["lambda_range"] and [r["id"] for r in failed] == ["k_poly"]
+    assert [r.id for r in met] == ["lambda_range"] and [r.id for r in failed] == ["k_poly"]
     assert unchecked == ["m_poly"]
     assert A.failed_premises(rows, C1) == failed
     lone = [row("a", V.NOT_COMPARABLE, depends=("tau_polylog",), unmet=("tau_polylog",))]   # no premise row: its id
@@ -225,14 +226,14 @@ def test_what_the_claim_would_read_were_a_premise_met_and_when_its_rows_miss_oth
     assert A.if_met([alone, judged], k) == V.PARTLY              # freed: holds, with the judged does-not-hold
     assert A.if_met([alone, row("u", V.UNTESTED)], k) == V.HOLDS  # a row not tested adds nothing
     assert A.if_met([both, judged], k) == ""                     # its rows miss another premise too
-    assert A.if_met([dict(alone, would_be=""), judged], k) == ""  # nothing measured to free
-    assert A.if_met([dict(alone, verdict=V.FAILS)], k) == ""     # not held back at all
+    assert A.if_met([replace(alone, would_be=""), judged], k) == ""  # nothing measured to free
+    assert A.if_met([replace(alone, verdict=V.FAILS)], k) == ""     # not held back at all
     sens = premise(k, V.FAILS, sensitivity="at p = 1/2 it holds")
     assert A._sensitivity(sens, [both]) == " (were it met, its rows would still miss other premises)"
     assert A._sensitivity(sens, [alone]) == " (were it met, the claim would read holds)"
-    assert A._sensitivity(sens, [dict(both, would_be="")]) == ""         # nothing measured behind it
-    assert A._sensitivity(sens, [dict(both, unmet=["lambda_range"])]) == ""  # its rows are not held back by it
-    assert A._sensitivity(dict(sens, sensitivity=""), [alone]) == "" and A._sensitivity(k, [alone]) == ""
+    assert A._sensitivity(sens, [replace(both, would_be="")]) == ""         # nothing measured behind it
+    assert A._sensitivity(sens, [replace(both, unmet=("lambda_range",))]) == ""  # its rows are not held back by it
+    assert A._sensitivity(replace(sens, sensitivity=""), [alone]) == "" and A._sensitivity(k, [alone]) == ""
     assert A._unmet_text([], [alone]) == ""
     assert A._unmet_text([sens, "lambda_range"], [alone]) == (
         "; premises not met: Lemma B.1's gradient bound (K = poly(d1)) (0.001 vs p); at p = 1/2 it holds (were it "
@@ -251,8 +252,8 @@ def test_ours_names_each_premise_once_met_not_met_and_not_checked():
 
 def test_a_premise_outside_the_list_is_named_by_its_claim_up_to_its_bracket_or_parenthesis():
     r = premise("x", V.FAILS, claim="window [3, 9] (steps) here")
-    assert A.premise_short(dict(r, id="custom_premise")) == "window"
-    assert A.premise_short(dict(r, id="custom", claim="regime: noise (σ) [a]")) == "noise"
+    assert A.premise_short(replace(r, id="custom_premise")) == "window"
+    assert A.premise_short(replace(r, id="custom", claim="regime: noise (σ) [a]")) == "noise"
     assert A.premise_short("k_poly") == P.name("k_poly")
 
 
@@ -260,13 +261,14 @@ def test_claim_4s_answer_and_the_fact_that_decides_it_are_read_off_the_maps_row(
     rule = ("answer (b): no cell meets every premise. Decided by: the gain at cell X. In plain words: pruning helps "
             "nowhere. In plain words: twice.")
     ev = [row("other", V.HOLDS, nb="10_premise_map", id="not_the_plain_row"),
-          dict(row("map", V.NOT_COMPARABLE, nb="10_premise_map", id="claim4_map"), rule=rule)]
+          replace(row("map", V.NOT_COMPARABLE, nb="10_premise_map", id="claim4_map"), rule=rule)]
     assert A.decided_by(ev, C4) == ("b", "the gain at cell X")
     assert A.plain_words(ev, C4) == "pruning helps nowhere. In plain words: twice."
     twice = rule.replace("Decided by: the gain at cell X.", "Decided by: a. Decided by: b..")
-    assert A.decided_by([dict(ev[1], rule=twice)], C4) == ("b", "a. Decided by: b")
+    assert A.decided_by([replace(ev[1], rule=twice)], C4) == ("b", "a. Decided by: b")
     assert A.decided_by(ev[:1], C4) == ("", "") and A.plain_words(ev[:1], C4) == ""
-    assert A.plain_words([dict(ev[0], rule=rule)], C1) == "" and A.decided_by([dict(ev[0], rule=rule)], C1) == ("", "")
+    other = [replace(ev[0], rule=rule)]                   # claim 1 has no plain_row
+    assert A.plain_words(other, C1) == "" and A.decided_by(other, C1) == ("", "")
     a = A.answer(ev, C4)
     assert (a.kind, a.decided, a.plain) == ("b", "the gain at cell X", "pruning helps nowhere. In plain words: twice.")
 

@@ -201,7 +201,7 @@ def test_the_band_is_shown_in_the_notebook_table_show_and_the_csv(tmp_path):
     assert js[0]["band"] == "holds at ≥ 0.8" and js[0]["band_hi"] is None        # valid JSON: no Infinity
     assert "exponent ≥ 0.90 (holds at ≥ 0.8)" in table._repr_html_()
     assert "(holds at ≥ 0.8)" in repr(table)
-    assert V.predicted_with_band(js[1]) == "> 0.02 (holds at ≥ 0.02)"
+    assert V.predicted_with_band(V.from_json(js[1])) == "> 0.02 (holds at ≥ 0.02)"      # read back: still open
     from tests.test_show import _executed
     text = show.render(_executed(tmp_path, js), width=160)
     assert "> 0.02 (holds at ≥ 0.02)" in text and "(holds at ≥" in text       # the first wraps in its column

@@ -46,7 +46,7 @@ def test_scoreboard_gathers_rows_and_names_missing_notebooks(tmp_path, monkeypat
     _executed_nb(tmp_path / "01_a.ipynb", "01_a", [row, replace(row, id="growth_again")])
     _executed_nb(tmp_path / "02_b.ipynb", "02_b", [])
     board = scoreboard.gather(str(tmp_path))
-    assert [r["notebook"] for r in board.rows] == ["01_a", "01_a"]
+    assert [r.notebook for r in board.rows] == ["01_a", "01_a"]
     assert board.status["01_a"] == "ok"
     assert "no verdicts" in board.missing["02_b"] and "not executed" in board.missing["03_c"]
     page = scoreboard.render(board)

@@ -10,11 +10,13 @@ import os
 import subprocess
 import sys
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import torch
 
+from imbalanced_cl import verdict as V
 from imbalanced_cl.campaign import clusters, engine, lock, record, status
 from imbalanced_cl.campaign.units import Unit
 from imbalanced_cl.validate import ParameterError
@@ -295,16 +297,18 @@ def test_the_scoreboard_reads_current_campaign_units_and_leaves_stale_ones_out(t
     (tmp_path / "notebooks").symlink_to(ROOT / "notebooks")
     (tmp_path / "src").symlink_to(ROOT / "src")
     (unit,) = plan_notebooks("ci", ROOT, ["01_stage1_growth"])
-    row = {"notebook": unit.name, "claim": "c", "verdict": "holds", "measured": 1.0, "lo": 0.5, "hi": 1.5}
+    row = V.Verdict(notebook=unit.name, claim="c", source="s", predicted="p", verdict="holds", measured=1.0, lo=0.5,
+                    hi=1.5)
     folder = tmp_path / "results" / "campaign" / "ci"
     old = Unit(unit.kind, unit.name, unit.profile, unit.params, "other code")
-    made = record.write(folder, old, {"rows": [{**row, "verdict": "does not hold"}]}, {"wall_s": 3.0})
+    made = record.write(folder, old, {"rows": [V.to_json(replace(row, verdict="does not hold"))]}, {"wall_s": 3.0})
     stale_path = made.rename(made.with_name(f"{unit.name}-0000000000000000.json"))   # named by an older key scheme
-    record.write(folder, unit, {"rows": [row]}, {"device": "cpu", "commit": "abcdef0123", "wall_s": 3.0,
-                                                 "recorded": "2026-11-27T23:01:02+00:00"})
+    record.write(folder, unit, {"rows": [V.to_json(row)]}, {"device": "cpu", "commit": "abcdef0123", "wall_s": 3.0,
+                                                            "recorded": "2026-11-27T23:01:02+00:00"})
     got = book_record.load_campaign(tmp_path, "ci")
-    assert list(got) == [unit.name] and got[unit.name]["rows"] == [row] and got[unit.name]["units"] == "1 of 1"
-    (cell,) = book_record.column([{**row, "verdict": "partly"}], got)
+    assert list(got) == [unit.name] and got[unit.name]["units"] == "1 of 1"
+    assert [V.to_json(r) for r in got[unit.name]["rows"]] == [V.to_json(row)]
+    (cell,) = book_record.column([replace(row, verdict="partly")], got)
     assert cell["verdict"] == "holds" and cell["units"] == "1 of 1" and cell["differs"]
     assert (cell["device"].split(",")[0], cell["commit"], cell["date"]) == ("cpu", "abcdef0", "2026-11-27")
     assert stale_path.exists()     # reported by `campaign status`, never read here
@@ -360,7 +364,7 @@ def test_campaign_stability_compares_the_verdicts_recorded_under_two_seeds(tmp_p
     assert other.key != unit.key and other.params["seed"] == unit.seed + 1
     folder = tmp_path / "results"
     row = lambda claim, verdict, measured: {"notebook": unit.name, "id": claim, "claim": claim,  # noqa: E731
-                                            "verdict": verdict, "measured": measured}
+                                            "verdict": verdict, "measured": measured}   # as a record stores it
     # a: moves and flips; b: a closed form (the same value under every seed); c: moves and keeps its verdict
     record.write(folder, unit, {"rows": [row("a", "holds", 1.0), row("b", "partly", 0.5), row("c", "holds", 3.0)]},
                  {"wall_s": 1.0})

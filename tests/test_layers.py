@@ -388,8 +388,9 @@ def test_the_layer_map_has_one_home_and_the_module_lists_name_what_is_there():
 
 
 def test_one_builder_makes_every_verdict_row():
-    """`Verdict` is keyword-only, and the package calls it in one place, verdict.row (issue 50: rows were built in
-    many ways, positional and keyword, by local builders too)."""
+    """`Verdict` is keyword-only, and the package calls it in one place, through which verdict.row (a judgement) and
+    verdict.from_json (a stored row read back) build every row (issue 50: rows were built in many ways, positional
+    and keyword, by local builders too)."""
     import dataclasses
     from imbalanced_cl import verdict
     calls = []

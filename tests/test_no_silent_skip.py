@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from imbalanced_cl import verdict as V
 from imbalanced_cl.book.records import record as book_record
 from imbalanced_cl.book.build import runner
 from imbalanced_cl.book.records import stability
@@ -20,7 +21,12 @@ NB = "01_stage1_growth"
 
 
 def _row(claim="c", verdict="holds"):
-    return {"notebook": NB, "claim": claim, "verdict": verdict, "measured": 1.0, "lo": 0.5, "hi": 1.5}
+    return V.Verdict(notebook=NB, claim=claim, source="s", predicted="p", verdict=verdict, measured=1.0, lo=0.5, hi=1.5)
+
+
+def _stored(claim="c", verdict="holds"):
+    """_row as a record stores it (verdict.to_json)."""
+    return V.to_json(_row(claim, verdict))
 
 
 @pytest.mark.parametrize("name, hint", [("eps_minn", "(did you mean eps_min?)"), ("nosuch", "")])
@@ -56,7 +62,7 @@ def _campaign_root(tmp_path: Path) -> tuple[Path, Unit]:
 def test_a_corrupt_campaign_record_reads_as_unreadable_not_as_missing(tmp_path):
     root, unit = _campaign_root(tmp_path)
     folder = root / "results" / "campaign" / "ci"
-    path = record.write(folder, unit, {"rows": [_row()]}, {"device": "cpu", "commit": "abc1234", "wall_s": 1.0})
+    path = record.write(folder, unit, {"rows": [_stored()]}, {"device": "cpu", "commit": "abc1234", "wall_s": 1.0})
     path.write_text(path.read_text()[:40])                       # truncated mid-write by a full disk, say
     got = book_record.load_campaign(root, "ci")
     assert got[NB]["unreadable"].startswith(path.name) and "not valid JSON" in got[NB]["unreadable"]
@@ -65,14 +71,15 @@ def test_a_corrupt_campaign_record_reads_as_unreadable_not_as_missing(tmp_path):
     notes = book_record.unreadable_notes(got)
     assert len(notes) == 1 and path.name in notes[0] and f"verdicts of {NB} are left out" in notes[0]
     path.unlink()
-    record.write(folder, unit, {"rows": [_row()]}, {"device": "cpu", "commit": "abc1234"})
-    assert book_record.load_campaign(root, "ci")[NB]["rows"] == [_row()]      # the oracle: the same file, whole
+    record.write(folder, unit, {"rows": [_stored()]}, {"device": "cpu", "commit": "abc1234"})
+    rows = book_record.load_campaign(root, "ci")[NB]["rows"]
+    assert [V.to_json(r) for r in rows] == [_stored()]      # the oracle: the same file, whole
 
 
 def test_the_paper_column_keeps_a_readable_record_over_an_unreadable_campaign_one(tmp_path):
     root, unit = _campaign_root(tmp_path)
     (root / "results" / "paper").mkdir(parents=True)
-    (root / "results" / "paper" / f"{NB}.json").write_text(json.dumps({"device": "cuda", "rows": [_row()]}))
+    (root / "results" / "paper" / f"{NB}.json").write_text(json.dumps({"device": "cuda", "rows": [_stored()]}))
     bad = record.write(root / "results" / "campaign" / "paper", Unit("notebook", NB, "paper", {}, "x"), {}, {})
     bad.write_text("{")
     got = book_record.paper_records(root)
@@ -111,8 +118,8 @@ def test_status_says_where_a_done_unit_was_made(tmp_path):
 def test_campaign_stability_names_a_corrupt_record(tmp_path):
     unit = Unit("notebook", NB, "ci", {}, "code", seed=0)
     other = seeds.with_seed(unit, 1)
-    record.write(tmp_path, unit, {"rows": [_row()]}, {})
-    bad = record.write(tmp_path, other, {"rows": [_row(verdict="does not hold")]}, {})
+    record.write(tmp_path, unit, {"rows": [_stored()]}, {})
+    bad = record.write(tmp_path, other, {"rows": [_stored(verdict="does not hold")]}, {})
     bad.write_text('{"kind": ')
     lines = seeds.report([unit], [0, 1], tmp_path)
     assert any(str(bad) in ln and "left out of the comparison" in ln for ln in lines)
@@ -128,9 +135,11 @@ def test_an_unreadable_stability_file_is_named_in_a_warning(tmp_path):
 
 def test_an_unreadable_record_file_stands_in_for_its_notebook(tmp_path):
     (tmp_path / "02.json").write_text('{"rows": [1,')
-    (tmp_path / "03.json").write_text(json.dumps({"rows": [_row()]}))
+    (tmp_path / "03.json").write_text(json.dumps({"rows": [_stored()]}))
+    (tmp_path / "04.json").write_text(json.dumps({"rows": [_stored(), {**_stored(), "verdict": "maybe"}]}))
     got = book_record.load(tmp_path)
-    assert got["02"]["unreadable"].startswith("02.json: not valid JSON") and got["03"]["rows"]
+    assert got["02"]["unreadable"].startswith("02.json: not valid JSON") and got["03"]["rows"] == [_row()]
+    assert got["04"]["unreadable"].startswith("04.json: row 2 is not a verdict row (verdict must be one of")
 
 
 @pytest.fixture
@@ -155,7 +164,8 @@ def test_a_book_edit_that_changes_the_recorded_rows_makes_the_record_stale(copy_
     _edit(book / "plots" / "common.py", "import numpy as np", "import numpy as np\nFIGURE_ONLY = 1")  # draws: no effect
     _edit(book / "records" / "provenance.py", "import json", "import json\nWHERE_ONLY = 1")  # says where: no effect
     assert book_record.notebook_code(copy_root, nb) == before
-    _edit(book / "pages" / "tables.py", "import math", "import math\nROWS_CHANGED = 1")
+    _edit(book / "pages" / "tables.py", "from dataclasses import replace",
+          "from dataclasses import replace\nROWS_CHANGED = 1")
     after_tables = book_record.notebook_code(copy_root, nb)
     assert after_tables != before
     _edit(book / "records" / "glued.py", "import json", "import json\nREAD_BACK_CHANGED = 1")  # rows_of reads them

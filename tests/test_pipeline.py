@@ -81,12 +81,13 @@ def _rows_have_ids_and_stay_in_range(notebooks) -> int:
     seen = 0
     for path in sorted(notebooks):
         rows = rows_of(path)
-        ids = [r["id"] for r in rows]
+        ids = [r.id for r in rows]
         assert all(ids) and len(set(ids)) == len(ids), f"{path.stem}: ids {ids}"
         for r in rows:
-            q = r.get("quantity", "real")
+            q = r.quantity
             for key in ("measured", "lo", "hi"):
-                assert in_range(r[key], q), f"{path.stem}: row {r['id']}: {key} {r[key]} outside {RANGES[q]} ({q})"
+                x = getattr(r, key)
+                assert in_range(x, q), f"{path.stem}: row {r.id}: {key} {x} outside {RANGES[q]} ({q})"
         seen += len(rows)
     return seen
 

@@ -165,7 +165,7 @@ def test_regime_verdict_table_matches_rows_and_survives_missing_measurements():
              {"notebook": "04_pruning_gains", "claim": "c", "verdict": "holds", "measured": 2.0}]
     fixed = [{"notebook": "03_Ni_scaling", "claim": "a", "verdict": "does not hold", "measured": 0.25},
              {"notebook": "03_Ni_scaling", "claim": "b", "verdict": "not tested", "measured": None}]
-    rows = RC.verdict_changes(fresh, fixed)
+    rows = RC.verdict_changes(_rows(fresh), _rows(fixed))
     assert [(r["claim"], r["fresh"], r["fixed"]) for r in rows] == [("a", "holds", "does not hold"),
                                                                     ("b", "not tested", "not tested")]
     md = plots_regime.verdict_table(rows, len(fixed))
@@ -178,4 +178,10 @@ def test_regime_verdict_table_matches_rows_and_survives_missing_measurements():
               "measured": 1.0}]
     fixed = [{"notebook": "01_stage1_growth", "claim": "old words", "id": "rate_ratio", "verdict": "partly",
               "measured": 2.0}]
-    assert [(r["fresh"], r["fixed"]) for r in RC.verdict_changes(fresh, fixed)] == [("holds", "partly")]
+    assert [(r["fresh"], r["fixed"]) for r in RC.verdict_changes(_rows(fresh), _rows(fixed))] == [("holds", "partly")]
+
+
+def _rows(dicts: list[dict]) -> list:
+    """Stored rows (JSON) read back as verdict rows, as the book reads them."""
+    from imbalanced_cl.verdict import from_json
+    return [from_json(d) for d in dicts]

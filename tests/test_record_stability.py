@@ -6,14 +6,15 @@ from pathlib import Path
 
 import pytest
 
+from imbalanced_cl import verdict as V
 from imbalanced_cl.book.records import record, stability
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _row(nb, claim, verdict, m=1.0, rid=None):
-    return {"notebook": nb, "id": rid or f"row_{claim}", "claim": claim, "verdict": verdict, "measured": m,
-            "lo": m - 0.1, "hi": m + 0.1}
+    return V.Verdict(notebook=nb, id=f"row_{claim}" if rid is None else rid, claim=claim, source="s", predicted="p",
+                     verdict=verdict, measured=m, lo=m - 0.1, hi=m + 0.1)
 
 
 def test_stability_compares_verdicts_row_by_row():
@@ -35,7 +36,7 @@ def test_stability_matches_rows_by_id_not_by_sentence():
     res = stability.compare(by_seed)
     assert res["rows"] == 3 and stability.flipped(res) == {("01", "x"), ("01", "z")}
     with pytest.raises(ValueError, match="without an id"):
-        stability.compare({0: [{"notebook": "01", "claim": "a", "verdict": "holds"}]})
+        stability.compare({0: [_row("01", "a", "holds", rid="")]})
 
 
 def test_a_stored_result_from_before_row_ids_is_stale_and_marks_no_row(tmp_path):
@@ -68,7 +69,8 @@ def test_record_writes_rows_with_provenance(ci_book, tmp_path):
     assert rec["commit"] and rec["device"] in ("cpu", "cuda")      # read off the provenance table
     import torch
     assert rec["versions"]["torch"] == rec["torch"] == torch.__version__ and rec["cpu_kernels"]   # one versions row
-    assert record.load(tmp_path)["01_stage1_growth"]["rows"] == rec["rows"]
+    # read back as Verdict rows, written again by verdict.to_json: the stored rows, field for field
+    assert [V.to_json(r) for r in record.load(tmp_path)["01_stage1_growth"]["rows"]] == rec["rows"]
 
 
 @pytest.mark.slow

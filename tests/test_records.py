@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from imbalanced_cl import verdict as V
 from imbalanced_cl.book.records.glued import rows_of
 from imbalanced_cl.book.records.record import code_digest
 from imbalanced_cl.book.build.cache import records_digest
@@ -229,7 +230,7 @@ def test_a_notebook_unit_keeps_its_measurements_and_is_judged_again_from_them_al
     text = json.dumps(json.loads((tmp_path / "judged.ipynb").read_text())["cells"])
     assert "d= 10 rho=" not in text        # train_grid's per-point log line: nothing was trained
     recorded = {r["id"]: (r["verdict"], r["measured"], r["lo"], r["hi"]) for r in rec["payload"]["rows"]}
-    assert {r["id"]: (r["verdict"], r["measured"], r["lo"], r["hi"]) for r in rows} == recorded
+    assert {j["id"]: (j["verdict"], j["measured"], j["lo"], j["hi"]) for j in map(V.to_json, rows)} == recorded
 
     # the book builds the page from the record: the grid is read back (nothing trained), the page says which record
     # measured it, and the book's cache key follows the record
@@ -240,8 +241,8 @@ def test_a_notebook_unit_keeps_its_measurements_and_is_judged_again_from_them_al
     page = (tmp_path / "book" / "_build" / "executed" / "notebooks" / "03_Ni_scaling.ipynb").read_text()
     assert "d= 10 rho=" not in page and "grid: read from the campaign record made by commit " in page
     assert "nothing trained in this build" in page
-    assert {r["id"]: (r["verdict"], r["measured"], r["lo"], r["hi"])
-            for r in rows_of(tmp_path / "book" / "_build" / "executed" / "notebooks" / "03_Ni_scaling.ipynb")} \
+    assert {j["id"]: (j["verdict"], j["measured"], j["lo"], j["hi"]) for j in
+            map(V.to_json, rows_of(tmp_path / "book" / "_build" / "executed" / "notebooks" / "03_Ni_scaling.ipynb"))} \
         == recorded
 
     good = (where / "grid.npz").read_bytes()

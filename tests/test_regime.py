@@ -163,8 +163,10 @@ def test_the_regime_page_matches_rows_of_notebooks_01_to_05_by_id_then_by_senten
     """claims/regime_compare: each fresh row of 01-05 meets its fixed-pairs row by (notebook, id), else by (notebook,
     claim) for a record that predates ids; rows of other notebooks, or with no partner, are left out."""
     from imbalanced_cl.claims import regime_compare as RC
+    from imbalanced_cl.verdict import from_json
     def r(nb, claim, verdict, measured, id=None):
-        return {"notebook": nb, "claim": claim, "verdict": verdict, "measured": measured, **({"id": id} if id else {})}
+        return from_json({"notebook": nb, "claim": claim, "verdict": verdict, "measured": measured,
+                          **({"id": id} if id else {})})
     fresh = [r("01_stage1_growth", "new words", HOLDS, 1.0, "rate_ratio"),
              r("05_appendix_figures", "fig", HOLDS, 0.5),
              r("06_lt_benchmarks", "gain", HOLDS, 3.0),                 # not one of 01-05

@@ -119,7 +119,7 @@ def test_show_on_a_ci_executed_notebook(ci_book):
         rule = next(i for i, line in enumerate(lines) if line.startswith("---"))
         starts = [line for line in lines[rule + 1:] if line and not line.startswith(" ")]
         assert len(starts) == len(rows), path.name
-        assert [s[:len(r["verdict"])] for s, r in zip(starts, rows, strict=True)] == [r["verdict"] for r in rows]
+        assert [s[:len(r.verdict)] for s, r in zip(starts, rows, strict=True)] == [r.verdict for r in rows]
 
 
 def test_cost_table_names_real_parameters_and_marks_the_help():

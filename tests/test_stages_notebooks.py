@@ -14,6 +14,7 @@ import torch
 import yaml
 
 from imbalanced_cl import premises
+from imbalanced_cl import verdict as V
 from imbalanced_cl.book.records.record import MEASURES
 from imbalanced_cl.campaign import probe
 
@@ -204,7 +205,7 @@ def test_a_unit_of_notebook_01_or_04_keeps_its_stages_and_is_judged_again_from_t
     t0 = time.time()
     rows, why = judge.judge(ROOT, path, rec, tmp_path / "judged.ipynb")
     assert why == "" and time.time() - t0 < wall + 60
-    assert _rows(rows) == _rows(rec["payload"]["rows"])
+    assert _rows([V.to_json(r) for r in rows]) == _rows(rec["payload"]["rows"])     # as stored, byte for byte
 
     # a measurement changed by hand reaches the rows: 01's rate ratio, 04's control ratio (so its gain rows move)
     stage = NOTEBOOKS[name][0]
@@ -220,7 +221,7 @@ def test_a_unit_of_notebook_01_or_04_keeps_its_stages_and_is_judged_again_from_t
     tampered, why = judge.judge(ROOT, path, rec, tmp_path / "tampered.ipynb")
     assert why == ""
     before = {r["id"]: r["measured"] for r in rec["payload"]["rows"]}
-    after = {r["id"]: r["measured"] for r in tampered}
+    after = {r.id: r.measured for r in tampered}
     assert after[moved] == pytest.approx(before[moved] + 100.0)
 
     (where / f"{stage}.json").unlink()

@@ -8,15 +8,23 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from imbalanced_cl import verdict as V
+from imbalanced_cl.book.records.record import read_rows
 from imbalanced_cl.campaign import typed
 
 ROOT = Path(__file__).resolve().parents[1]
 STAGES = {"08_scale": ("grid",), "10_premise_map": ("rates", "cells")}   # the static test: test_stages_notebooks
 
 
-def _rows(rows: list[dict]) -> dict:
-    """{row id: (verdict, measured, interval)} of verdict rows."""
-    return {r["id"]: (r["verdict"], r["measured"], r["lo"], r["hi"]) for r in rows}
+def _rows(rows: list[V.Verdict]) -> dict:
+    """{row id: (verdict, measured, interval)} of verdict rows, as JSON (verdict.to_json: NaN as None, equal to
+    itself)."""
+    return {j["id"]: (j["verdict"], j["measured"], j["lo"], j["hi"]) for j in map(V.to_json, rows)}
+
+
+def _stored(rec: dict) -> list[V.Verdict]:
+    """A record's stored rows, read back as the book reads them."""
+    return read_rows(_stored(rec))
 
 
 def _judged_again(name: str, tmp_path: Path, ci_unit_record, stage: str, edit) -> tuple[dict, dict]:
@@ -27,14 +35,14 @@ def _judged_again(name: str, tmp_path: Path, ci_unit_record, stage: str, edit) -
     assert rec["payload"]["stages"] == sorted(STAGES[name])
     where = judge.kept_stages(path, rec)
     rows, why = judge.judge(ROOT, path, rec, tmp_path / "judged.ipynb")
-    assert why == "" and _rows(rows) == _rows(rec["payload"]["rows"])
+    assert why == "" and _rows(rows) == _rows(_stored(rec))
     typed.save(edit(typed.load(where / stage)), where / stage)
     edited, why = judge.judge(ROOT, path, rec, tmp_path / "edited.ipynb")
     assert why == ""
     (where / f"{stage}.json").unlink()
     none, why = judge.judge(ROOT, path, rec, tmp_path / "again.ipynb")
     assert none is None and why == f"needs re-measuring (stage {stage}: not in the record)"
-    return _rows(rec["payload"]["rows"]), _rows(edited)
+    return _rows(_stored(rec)), _rows(edited)
 
 
 @pytest.mark.slow

@@ -7,6 +7,7 @@ import io
 import json
 import math
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import nbformat
@@ -28,8 +29,8 @@ def _row(claim, verdict, measured=1.0, lo=0.5, hi=1.5, notebook="01_stage1_growt
          source="eq. (7)", depends=()):
     """A glued row as the verdict layer writes it; the claim-1 headline row carries the headline's id."""
     rid = CLAIM1.headline[0] if claim == HEAD else re.sub(r"\W+", "_", claim.lower()).strip("_") or "row"
-    return {"id": rid, "claim": claim, "source": source, "predicted": predicted, "measured": measured, "lo": lo,
-            "hi": hi, "verdict": verdict, "rule": "band", "notebook": notebook, "kind": kind, "depends": list(depends)}
+    return V.Verdict(id=rid, claim=claim, source=source, predicted=predicted, measured=measured, lo=lo, hi=hi,
+                     verdict=verdict, rule="band", notebook=notebook, kind=kind, depends=depends)
 
 
 def test_prediction_band_reads_the_predicted_text():
@@ -57,8 +58,6 @@ def test_sentence_says_what_was_measured_where_and_what_it_means(verdict):
 def test_sentence_names_the_premise_that_failed_and_the_outcome_measured_there():
     """A headline row that depends on Lemma B.1's premise, gated by the verdict layer where that premise fails: the
     sentence names the premise and shows what was measured there anyway."""
-    from dataclasses import asdict
-
     head = V.Verdict(
         claim=HEAD,
         source="eq. (7)",
@@ -81,7 +80,7 @@ def test_sentence_names_the_premise_that_failed_and_the_outcome_measured_there()
         kind="premise",
         id="k_poly",
     )
-    rows = [{**asdict(r), "notebook": "01_stage1_growth"} for r in V.gate([head, prem], "01_stage1_growth")]
+    rows = [replace(r, notebook="01_stage1_growth") for r in V.gate([head, prem], "01_stage1_growth")]
     a = A.answer(rows, CLAIM1)
     assert a.verdict == V.NOT_COMPARABLE
     text = S.paragraph(a, "default")
@@ -92,8 +91,6 @@ def test_a_headline_row_that_reads_otherwise_than_its_claim_says_so():
     """The claim's verdict combines its judged rows; when the headline row shown beside it is gated (or reads
     otherwise), the sentence says what that row reads and what was measured there, so the number and the verdict
     beside it can be checked against each other."""
-    from dataclasses import asdict
-
     head = V.Verdict(
         claim=HEAD,
         source="eq. (7)",
@@ -126,10 +123,10 @@ def test_a_headline_row_that_reads_otherwise_than_its_claim_says_so():
         kind="premise",
         id="k_poly",
     )
-    rows = [{**asdict(r), "notebook": "01_stage1_growth"} for r in V.gate([head, other, prem], "01_stage1_growth")]
+    rows = [replace(r, notebook="01_stage1_growth") for r in V.gate([head, other, prem], "01_stage1_growth")]
     a = A.answer(rows, CLAIM1)
     text = S.paragraph(a, "default")
-    assert a.headline["id"] == CLAIM1.headline[0] and a.verdict != V.NOT_COMPARABLE
+    assert a.headline.id == CLAIM1.headline[0] and a.verdict != V.NOT_COMPARABLE
     assert "This row reads “not comparable” (measured there: “does not hold”)" in text
     same = A.answer([_row(HEAD, V.HOLDS, 10.0, 9.9, 10.1, predicted="10")], CLAIM1)
     assert "This row reads" not in S.paragraph(same, "default")
@@ -186,10 +183,11 @@ def test_found_box_is_generated_from_the_notebooks_rows():
     assert S.found_box([], "01_stage1_growth") == ""
 
 
-def _notebook(tmp_path: Path, name: str, rows: list[dict], commit: str) -> Path:
+def _notebook(tmp_path: Path, name: str, rows: list[V.Verdict], commit: str) -> Path:
     nb = nbformat.v4.new_notebook()
     glue = nbformat.v4.new_code_cell("glue")
-    glue.outputs = [nbformat.v4.new_output("display_data", data={"application/json": {"notebook": name, "rows": rows}},
+    glued = {"notebook": name, "rows": [V.to_json(r) for r in rows]}
+    glue.outputs = [nbformat.v4.new_output("display_data", data={"application/json": glued},
                                            metadata={"scrapbook": {"name": f"{name}_verdicts"}})]
     prov = nbformat.v4.new_code_cell("provenance")
     prov.outputs = [nbformat.v4.new_output("display_data", data={
@@ -253,8 +251,8 @@ def test_claim_4_reads_the_premise_maps_plain_words_answer():
     exists."""
     claim4 = next(c for c in A.CLAIMS if c.key == "4")
     rule = "answer (b) — no cell meets every premise. In plain words: the vanilla run never converged."
-    rows = [{**_row("Claim 4 on the map", V.NOT_COMPARABLE, notebook="10_premise_map"), "id": "claim4_map",
-             "rule": rule}]
+    rows = [replace(_row("Claim 4 on the map", V.NOT_COMPARABLE, notebook="10_premise_map"), id="claim4_map",
+                    rule=rule)]
     a = A.answer(rows, claim4)
     assert a.plain == "the vanilla run never converged."
     assert S.paragraph(a, "default").endswith("In plain words: the vanilla run never converged.")
@@ -278,8 +276,6 @@ def test_the_first_screens_sentence_is_at_most_40_words_with_the_headline_number
 
 
 def test_the_sentence_stays_under_40_words_with_long_names_and_says_what_failed():
-    from dataclasses import asdict
-
     head = V.Verdict(
         claim=HEAD,
         source="eq. (7)",
@@ -302,7 +298,7 @@ def test_the_sentence_stays_under_40_words_with_long_names_and_says_what_failed(
         kind="premise",
         id="k_poly",
     )
-    rows = [{**asdict(r), "notebook": "01_stage1_growth"} for r in V.gate([head, prem], "01_stage1_growth")]
+    rows = [replace(r, notebook="01_stage1_growth") for r in V.gate([head, prem], "01_stage1_growth")]
     a = A.answer(rows, CLAIM1)
     text = S.sentence(a, "default")
     assert len(text.split()) <= S.MAX_WORDS and "is not comparable" in text
@@ -314,8 +310,8 @@ def test_claim_4s_sentence_names_the_answer_and_the_fact_that_decides_it():
     rule = ("answer (b) — (b) no cell of 16 meets every premise; failing in every cell: convergence. Decided by: no "
             "cell of 16 meets every premise; convergence fails in every cell. In plain words: the vanilla run never "
             "converged.")
-    rows = [{**_row("Claim 4 on the map", V.NOT_COMPARABLE, notebook="10_premise_map"), "id": "claim4_map",
-             "rule": rule}]
+    rows = [replace(_row("Claim 4 on the map", V.NOT_COMPARABLE, notebook="10_premise_map"), id="claim4_map",
+                    rule=rule)]
     a = A.answer(rows, claim4)
     assert (a.kind, a.decided) == ("b", "no cell of 16 meets every premise; convergence fails in every cell")
     assert a.plain == "the vanilla run never converged."

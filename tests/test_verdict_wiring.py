@@ -533,9 +533,9 @@ def test_combine_named_branches():
 
 
 def _row(id, verdict, would_be="", unmet=()):
-    return {"notebook": "01_stage1_growth", "id": id, "kind": "paper", "verdict": verdict, "would_be": would_be,
-            "claim": id, "measured": 1.0, "lo": 0.9, "hi": 1.1, "rule": "", "depends": ("k_poly",),
-            "checked": ("k_poly",), "unmet": unmet}
+    return V.Verdict(notebook="01_stage1_growth", id=id, kind="paper", verdict=verdict, would_be=would_be, claim=id,
+                     source="s", predicted="p", measured=1.0, lo=0.9, hi=1.1, depends=("k_poly",),
+                     checked=("k_poly",), unmet=unmet)
 
 
 @pytest.mark.parametrize("verdicts,want", [
@@ -743,20 +743,25 @@ def test_an_effect_test_needs_a_push_and_a_factor_above_one(effect):
     P.check_asymptotic((P.Effect("k_poly", "push", 1.5),))
 
 
-def test_rows_as_dicts_without_optional_fields():
-    """Old records lack kind, id or band fields: a row without a kind is a paper row; a premise test on a row
-    without an id is False; a band read from numbers (None and "" for none, an open end as ±inf)."""
-    assert V.is_claim_row({}) and not V.is_premise_row({}) and not V.is_required_premise({"kind": "premise"})
-    assert V.is_premise_row({"kind": "regime"}) and not V.is_claim_row({"kind": "regime"})   # rows stored before
-    assert V.is_required_premise({"kind": "premise", "id": "k_poly"})
-    assert not V.is_required_premise({"kind": "premise", "id": "noise_scale"})   # reported only
-    assert V.band_text({"band_lo": 0.8, "band_hi": None}) == "holds at ≥ 0.8"
-    assert V.band_text({"band_lo": "", "band_hi": 0.25}) == "holds at ≤ 0.25"
-    assert V.band_text({"band_lo": -math.inf, "band_hi": 0.25}) == "holds at ≤ 0.25"
-    assert V.band_text({"band_lo": 0.5, "band_hi": math.inf}) == "holds at ≥ 0.5"
-    assert V.band_text({"band_lo": 1.0, "band_hi": 1.0}) == "holds at 1"
-    assert V.band_text({"band_lo": 0.123456, "band_hi": 2.0}) == "holds within [0.123, 2]"
-    assert V.band_text({}) == "" and V.band_text({"band_words": "by construction"}) == "by construction"
+def test_rows_stored_without_optional_fields():
+    """Old records lack kind, id or band fields; read back (verdict.from_json), a row without a kind is a paper row;
+    a premise test on a row without an id is False; a band read from numbers (None and "" for none, an open end as
+    ±inf)."""
+    def stored(**fields):
+        return V.from_json({"claim": "c", "source": "s", "predicted": "p", "measured": 0.5, "lo": 0.4, "hi": 0.6,
+                            "verdict": HOLDS, **fields})
+    assert V.is_claim_row(stored()) and not V.is_premise_row(stored())
+    assert not V.is_required_premise(stored(kind="premise"))
+    assert V.is_premise_row(stored(kind="regime")) and not V.is_claim_row(stored(kind="regime"))  # stored before
+    assert V.is_required_premise(stored(kind="premise", id="k_poly"))
+    assert not V.is_required_premise(stored(kind="premise", id="noise_scale"))   # reported only
+    assert V.band_text(stored(band_lo=0.8, band_hi=None)) == "holds at ≥ 0.8"
+    assert V.band_text(stored(band_lo="", band_hi=0.25)) == "holds at ≤ 0.25"
+    assert V.band_text(stored(band_lo=-math.inf, band_hi=0.25)) == "holds at ≤ 0.25"
+    assert V.band_text(stored(band_lo=0.5, band_hi=math.inf)) == "holds at ≥ 0.5"
+    assert V.band_text(stored(band_lo=1.0, band_hi=1.0)) == "holds at 1"
+    assert V.band_text(stored(band_lo=0.123456, band_hi=2.0)) == "holds within [0.123, 2]"
+    assert V.band_text(stored()) == "" and V.band_text(stored(band_words="by construction")) == "by construction"
     r = V.Verdict(
         claim="c",
         source="s",
@@ -770,8 +775,8 @@ def test_rows_as_dicts_without_optional_fields():
         band_hi=math.inf,
     )
     assert V.band_text(r) == "holds at any value"
-    assert V.predicted_with_band({"predicted": "x"}) == "x"
-    assert V.predicted_with_band({"band_lo": 0.8}) == " (holds at ≥ 0.8)"
+    assert V.predicted_with_band(stored(predicted="x")) == "x"
+    assert V.predicted_with_band(stored(predicted="", band_lo=0.8)) == " (holds at ≥ 0.8)"
 
 
 def test_interval_in_range_checks_both_ends():

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 
 from . import premises as P
 from .rules import (FAILS, HOLDS, INCONCLUSIVE, INF, NAN, NOT_COMPARABLE, PARTLY, UNTESTED, VERDICTS, Rule, judge_count,
@@ -119,17 +119,12 @@ def _b(x: float) -> str:
     return "∞" if x == INF else "-∞" if x == -INF else f"{x:.3g}"
 
 
-def band_text(r) -> str:
-    """The band a row (Verdict or dict) is judged against, in words: "holds within [a, b]", "holds at ≥ a",
-    "holds at ≤ b" (the methods page explains the band once), its band_words, or "" when it has none. A row as
-    glued JSON carries it already as "band" (its infinite ends are not JSON)."""
-    if isinstance(r, dict) and isinstance(r.get("band"), str):
-        return r["band"]
-    get = (lambda k, d=NAN: r.get(k, d)) if isinstance(r, dict) else (lambda k, d=NAN: getattr(r, k, d))
-    lo, hi = get("band_lo"), get("band_hi")
-    lo, hi = (NAN if x is None or x == "" else float(x) for x in (lo, hi))
+def band_text(r: Verdict) -> str:
+    """The band a row is judged against, in words: "holds within [a, b]", "holds at ≥ a", "holds at ≤ b" (the methods
+    page explains the band once), its band_words, or "" when it has none."""
+    lo, hi = r.band_lo, r.band_hi
     if math.isnan(lo) and math.isnan(hi):
-        return get("band_words", "") or ""
+        return r.band_words
     lo, hi = (-INF if math.isnan(lo) else lo), (INF if math.isnan(hi) else hi)     # one end given: the other is open
     if lo == -INF and hi == INF:
         return "holds at any value"
@@ -142,34 +137,78 @@ def band_text(r) -> str:
     return f"holds within [{_b(lo)}, {_b(hi)}]"
 
 
-def predicted_with_band(r) -> str:
+def predicted_with_band(r: Verdict) -> str:
     """The predicted value with the band it is judged against: "exponent ≥ 0.90 (holds at ≥ 0.8)"."""
-    pred = r.get("predicted", "") if isinstance(r, dict) else r.predicted
     band = band_text(r)
-    return f"{pred} ({band})" if band else str(pred)
+    return f"{r.predicted} ({band})" if band else r.predicted
 
 
 # What a row is, defined once for every count of every page (book/pages/answers.py, book/pages/scoreboard.py,
 # tables.py): a claim row tests a statement; a premise row checks a premise of the theorems on the run (kind "premise").
 CLAIM_KINDS = ("paper", "diagnostic", "companion")
 PREMISE_KIND = "premise"
-# rows stored before the kind was renamed (a record's rows, an executed notebook's glue) say "regime"
-PREMISE_KINDS = (PREMISE_KIND, "regime")
+# kinds renamed since: rows stored before (a record's rows, an executed notebook's glue) say "regime" (from_json)
+LEGACY_KINDS = {"regime": PREMISE_KIND}
 
 
-def is_claim_row(r: dict) -> bool:
+def is_claim_row(r: Verdict) -> bool:
     """A row that tests a statement (paper, diagnostic or companion), as opposed to a premise row."""
-    return r.get("kind", "paper") in CLAIM_KINDS
+    return r.kind in CLAIM_KINDS
 
 
-def is_premise_row(r: dict) -> bool:
-    """A row that checks a premise of the theorems on the run (kind "premise"; "regime" in rows stored before)."""
-    return r.get("kind") in PREMISE_KINDS
+def is_premise_row(r: Verdict) -> bool:
+    """A row that checks a premise of the theorems on the run (kind "premise")."""
+    return r.kind == PREMISE_KIND
 
 
-def is_required_premise(r: dict) -> bool:
+def is_required_premise(r: Verdict) -> bool:
     """A premise row (by its id) that a theorem needs, not one the book only reports (premises.Condition.required)."""
-    return is_premise_row(r) and P.is_premise(r.get("id", "")) and P.condition(r["id"]).required
+    return is_premise_row(r) and P.is_premise(r.id) and P.condition(r.id).required
+
+
+# A row as JSON (what a notebook glues, what a record keeps): every field of Verdict, NaN and ±inf as null (they are
+# not JSON), lists for tuples, and its band in words under "band" (band_text) for a reader of the raw JSON; keys
+# sorted, as an executed notebook stores its glue (nbformat sorts them), so a record written from read-back rows keeps
+# its bytes. from_json reads it back: null is NaN, except an open side of a band (one end a number, the other null:
+# -inf below, +inf above; both null with the band "holds at any value": both open).
+_FLOATS = ("measured", "lo", "hi", "n_needed")
+_BANDS = ("band_lo", "band_hi")
+_REQUIRED = ("claim", "source", "predicted", "verdict")   # text fields without a default ("" where a row lacks one)
+
+
+def _json_value(v):
+    """A field's value as JSON: a non-finite float as None, a tuple as a list."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return list(v) if isinstance(v, tuple) else v
+
+
+def to_json(r: Verdict) -> dict:
+    """The one writer of a row as JSON (the glue, a record, the judged rows): every field and "band", keys sorted."""
+    out = {f.name: _json_value(getattr(r, f.name)) for f in fields(Verdict)}
+    return dict(sorted({**out, "band": band_text(r)}.items()))
+
+
+def _band(d: dict) -> tuple[float, float]:
+    """A stored row's band ends: a number as it is, null (or "") as an open side when the other end is a number,
+    both null as no band (NaN), or both open where the stored band says "holds at any value"."""
+    lo, hi = (None if d.get(k) in (None, "") else d[k] for k in _BANDS)
+    if lo is None and hi is None:
+        return (-INF, INF) if d.get("band") == "holds at any value" else (NAN, NAN)
+    return (-INF if lo is None else lo), (INF if hi is None else hi)
+
+
+def from_json(d: dict) -> Verdict:
+    """The one reader of a stored row (glued JSON, a record's rows): the inverse of to_json. A field it lacks takes
+    Verdict's default ("" or NaN for one without), null is NaN (see _band for a band's ends), lists become tuples,
+    the kind "regime" reads as "premise" (LEGACY_KINDS), and keys Verdict has no field for ("band") are dropped."""
+    known = {f.name for f in fields(Verdict)}
+    kw = {k: v for k, v in d.items() if k in known and k not in _BANDS}
+    kw.update({k: kw.get(k, "") for k in _REQUIRED})        # a row without a verdict is refused by Verdict
+    kw.update({k: NAN for k in _FLOATS if kw.get(k) is None})
+    kw["kind"] = LEGACY_KINDS.get(kw.get("kind", "paper"), kw.get("kind", "paper"))
+    kw["band_lo"], kw["band_hi"] = _band(d)
+    return _new(**kw)
 
 
 def combine(verdicts: list[str]) -> str:
@@ -221,9 +260,15 @@ def row(claim: str, source: str, predicted: str, measured: float, lo: float, hi:
     (premise, sensitivity, band_lo, band_hi, band_words, met_by_effect)."""
     verdict, rule = judged
     need = replicates_needed(lo, hi, band, n) if verdict == INCONCLUSIVE else math.nan
-    return Verdict(claim=claim, source=source, predicted=predicted, measured=measured, lo=lo, hi=hi, verdict=verdict,
-                   rule=rule, n=n, n_needed=need, kind=kind, id=id, depends=tuple(dict.fromkeys(depends)),
-                   quantity=quantity, **extra)
+    return _new(claim=claim, source=source, predicted=predicted, measured=measured, lo=lo, hi=hi, verdict=verdict,
+                rule=rule, n=n, n_needed=need, kind=kind, id=id, depends=tuple(dict.fromkeys(depends)),
+                quantity=quantity, **extra)
+
+
+def _new(**kw) -> Verdict:
+    """The package's one call of Verdict: every row is built through it, by row (from a judgement) or from_json (a
+    stored row read back)."""
+    return Verdict(**kw)
 
 
 def premise_check(id: str, claim: str, source: str, met: int, of: int, cases: str = "cases") -> Verdict:

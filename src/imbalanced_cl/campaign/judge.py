@@ -14,6 +14,7 @@ import json
 import sys
 from pathlib import Path
 
+from .. import verdict as V
 from ..book.records.glued import rows_of
 from ..book.records.provenance import RECORDED_ENV
 from ..book.build.cache import package_digest
@@ -43,7 +44,7 @@ def _key(root: Path, path: Path, rec: dict, where: Path) -> str:
     return h.hexdigest()
 
 
-def judge(root: Path, path: Path, rec: dict, out: Path) -> tuple[list[dict] | None, str]:
+def judge(root: Path, path: Path, rec: dict, out: Path) -> tuple[list[V.Verdict] | None, str]:
     """(rows, "") of one notebook record, judged by today's code from its stages, the executed copy at `out`; or
     (None, why) where it cannot be: no stages kept (an older record), or a stage or field today's notebook needs."""
     where = kept_stages(path, rec)
@@ -59,7 +60,8 @@ def judge(root: Path, path: Path, rec: dict, out: Path) -> tuple[list[dict] | No
 
 def judge_all(root: Path, profile: str, results: Path | None = None, quiet: bool = False) -> dict[str, dict]:
     """Judge every current notebook record of a profile with today's code (cached): {notebook: {"rows", "why",
-    "record"}}, also written to _build/judged/<profile>/<notebook>.json for the book to read."""
+    "record"}} (rows as JSON: verdict.to_json), also written to _build/judged/<profile>/<notebook>.json for the book
+    to read."""
     from .validity import find
     root = Path(root)
     results = Path(results or root / "results" / "campaign" / profile)
@@ -79,7 +81,8 @@ def judge_all(root: Path, profile: str, results: Path | None = None, quiet: bool
         except (OSError, ValueError):
             pass
         rows, why = judge(root, j.path, j.rec, folder / f"{unit.name}.ipynb")
-        done = {"key": key, "record": j.rec["key"], "rows": rows, "why": why}
+        done = {"key": key, "record": j.rec["key"], "rows": None if rows is None else [V.to_json(r) for r in rows],
+                "why": why}
         folder.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(done, default=str) + "\n")
         out[unit.name] = done

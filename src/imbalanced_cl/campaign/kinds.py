@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .. import verdict as V
 from ..book.records import record as book_record
 from ..book.build.cells import config_class
 from ..book.records.glued import rows_of
@@ -99,7 +100,8 @@ def run_notebook(unit: Unit, root: Path) -> dict:
         shutil.rmtree(home, ignore_errors=True)
         home.parent.mkdir(parents=True, exist_ok=True)
         os.replace(made, home)
-    return {"rows": rows, "stages": kept, "notebook": book_record.recorded_provenance(nbformat.read(out, as_version=4)),
+    return {"rows": [V.to_json(r) for r in rows], "stages": kept,
+            "notebook": book_record.recorded_provenance(nbformat.read(out, as_version=4)),
             "checkpoints": {"resumed_points": resumed["points"], "resumed_s": round(resumed["seconds"], 2),
                             "resumed_stages": resumed_stages}}
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..book.records.record import read_rows
 from ..book.records.stability import compare
 from . import record
 from .units import Unit
@@ -25,8 +26,9 @@ def with_seed(unit: Unit, seed: int) -> Unit | None:
 
 def rows_by_seed(units: list[Unit], seeds: list[int], results: Path,
                  corrupt: list | None = None) -> tuple[dict, list[str]]:
-    """({seed: verdict rows of the notebook units recorded under it}, notebooks recorded under every seed); the
-    unreadable records found are appended to `corrupt` as (path, why)."""
+    """({seed: verdict rows (Verdict) of the notebook units recorded under it}, notebooks recorded under every
+    seed); the unreadable records found (a file, or rows that are not verdict rows) are appended to `corrupt` as
+    (path, why)."""
     sc = record.scan(results)
     have = sc.records
     if corrupt is not None:
@@ -37,7 +39,11 @@ def rows_by_seed(units: list[Unit], seeds: list[int], results: Path,
         for u in units:
             v = with_seed(u, s) if u.kind == "notebook" else None
             if v is not None and v.key in have:
-                found[u.name] = have[v.key]["payload"].get("rows", [])
+                try:
+                    found[u.name] = read_rows(have[v.key]["payload"].get("rows", []))
+                except ValueError as e:
+                    if corrupt is not None:
+                        corrupt.append((sc.paths[v.key], str(e)))
         by_seed[s] = found
         names = set(found) if names is None else names & set(found)
     names = sorted(names or [])

@@ -2,7 +2,7 @@
 
 Which rows count (the same definitions serve every count of every page):
   * a claim row tests a statement: kind "paper", "diagnostic" or "companion" (verdict.is_claim_row);
-  * a premise row checks a premise of the theorems on the run: kind "regime" (verdict.is_premise_row).
+  * a premise row checks a premise of the theorems on the run: kind "premise" (verdict.is_premise_row).
 A paper claim's evidence is the kind-"paper" rows of its notebooks (a row beyond the paper is kind "diagnostic").
 Premises reach a claim only through its rows: each row names the premises it depends on by id, and a row whose
 premise was not met is already "not comparable" in its notebook's table (verdict.gate).
@@ -82,8 +82,8 @@ class Answer:
     verdict: str
     measured: str               # the combined verdict of the rows as measured (their own verdicts), or "—"
     why: str
-    headline: dict | None       # the row shown as "what we measured"
-    failed_premises: list       # premise rows (dicts) that an evidence row depends on and that were not met
+    headline: V.Verdict | None  # the row shown as "what we measured"
+    failed_premises: list       # premise rows (or ids, where none) that an evidence row depends on and were not met
     n_rows: int
     premises_met: list | None = None      # premise rows an evidence row depends on that hold
     premises_unchecked: list | None = None  # premise ids an evidence row depends on with no row that holds or fails
@@ -92,28 +92,28 @@ class Answer:
     decided: str = ""           # the one fact that decides that answer, in a clause
 
 
-def evidence(rows: list[dict], claim: Claim) -> list[dict]:
+def evidence(rows: list[V.Verdict], claim: Claim) -> list[V.Verdict]:
     """The claim's evidence rows: the kind "paper" rows of its notebooks."""
-    return [r for r in rows if r.get("notebook") in claim.notebooks and r.get("kind", "paper") == "paper"]
+    return [r for r in rows if r.notebook in claim.notebooks and r.kind == "paper"]
 
 
-def headline(ev: list[dict], claim: Claim) -> dict | None:
+def headline(ev: list[V.Verdict], claim: Claim) -> V.Verdict | None:
     """The claim's headline row by id (Claim.headline), a judged one first among prefix matches; else the first."""
     for hid in claim.headline:
-        hits = [r for r in ev if (r.get("id", "").startswith(hid) if hid.endswith("_") else r.get("id") == hid)]
+        hits = [r for r in ev if (r.id.startswith(hid) if hid.endswith("_") else r.id == hid)]
         if hits:
-            return next((r for r in hits if r["verdict"] not in (V.NOT_COMPARABLE, V.UNTESTED)), hits[0])
+            return next((r for r in hits if r.verdict not in (V.NOT_COMPARABLE, V.UNTESTED)), hits[0])
     return ev[0] if ev else None
 
 
-def premise_status(rows: list[dict], ev: list[dict], claim: Claim) -> tuple[list, list, list]:
+def premise_status(rows: list[V.Verdict], ev: list[V.Verdict], claim: Claim) -> tuple[list, list, list]:
     """(met, not met, unchecked) for the premises the evidence rows depend on, read off the rows themselves (each
     row records which of its premises were checked and which were not met): met and not-met premises as their
-    premise rows (dicts) of the claim's notebooks where there is one, else as the premise's id; unchecked as ids."""
-    wanted = list(dict.fromkeys(d for r in ev for d in r.get("depends") or ()))
-    checked = {d for r in ev for d in r.get("checked") or ()}
-    unmet = {d for r in ev for d in r.get("unmet") or ()}
-    prem = {r.get("id"): r for r in rows if is_premise_row(r) and r.get("notebook") in claim.notebooks}
+    premise rows of the claim's notebooks where there is one, else as the premise's id; unchecked as ids."""
+    wanted = list(dict.fromkeys(d for r in ev for d in r.depends))
+    checked = {d for r in ev for d in r.checked}
+    unmet = {d for r in ev for d in r.unmet}
+    prem = {r.id: r for r in rows if is_premise_row(r) and r.notebook in claim.notebooks}
     def as_row(pid):
         return prem.get(pid, pid)
     met = [as_row(p) for p in wanted if p in checked and p not in unmet]
@@ -121,13 +121,13 @@ def premise_status(rows: list[dict], ev: list[dict], claim: Claim) -> tuple[list
     return met, failed, [p for p in wanted if p not in checked]
 
 
-def failed_premises(rows: list[dict], claim: Claim) -> list[dict]:
+def failed_premises(rows: list[V.Verdict], claim: Claim) -> list:
     """Premise rows of the claim's notebooks that an evidence row depends on and that were not met."""
     return premise_status(rows, evidence(rows, claim), claim)[1]
 
 
-def _tally(rows: list[dict]) -> str:
-    c = Counter(r["verdict"] for r in rows)
+def _tally(rows: list[V.Verdict]) -> str:
+    c = Counter(r.verdict for r in rows)
     return ", ".join(f"{c[v]} {v}" for v in V.VERDICTS if c[v])
 
 
@@ -136,51 +136,50 @@ def _premise_text(r) -> str:
     verdict moves under the book's free choice, if stated."""
     if isinstance(r, str):
         return P.name(r)
-    text = f"{premise_short(r)} ({fmt(r['measured'])} vs {r['predicted']})"
-    return text + (f"; {r['sensitivity']}" if r.get("sensitivity") else "")
+    text = f"{premise_short(r)} ({fmt(r.measured)} vs {r.predicted})"
+    return text + (f"; {r.sensitivity}" if r.sensitivity else "")
 
 
 def _pid(r) -> str:
-    """The premise id of a premise row (dict) or of an id."""
-    return r if isinstance(r, str) else r.get("id", "")
+    """The premise id of a premise row or of an id."""
+    return r if isinstance(r, str) else r.id
 
 
-def if_met(ev: list[dict], pid: str) -> str:
+def if_met(ev: list[V.Verdict], pid: str) -> str:
     """What the claim would read were premise `pid` met: the rows not comparable only because of it take their own
     verdict. "" when no row is held back by `pid` alone (its rows also miss other premises)."""
-    freed = [r["would_be"] for r in ev if r["verdict"] == V.NOT_COMPARABLE and r.get("would_be")
-             and set(r.get("unmet") or ()) == {pid}]
+    freed = [r.would_be for r in ev if r.verdict == V.NOT_COMPARABLE and r.would_be and set(r.unmet) == {pid}]
     if not freed:
         return ""
-    return combine(freed + [r["verdict"] for r in ev if r["verdict"] not in (V.NOT_COMPARABLE, V.UNTESTED)])
+    return combine(freed + [r.verdict for r in ev if r.verdict not in (V.NOT_COMPARABLE, V.UNTESTED)])
 
 
-def _sensitivity(r, ev: list[dict]) -> str:
+def _sensitivity(r, ev: list[V.Verdict]) -> str:
     """For a failed premise row with a stated sensitivity: what the claim would read were it met, or that its rows
     would still miss other premises ("" otherwise)."""
-    if isinstance(r, str) or not r.get("sensitivity"):
+    if isinstance(r, str) or not r.sensitivity:
         return ""
     alone = if_met(ev, _pid(r))
     if alone:
         return f" (were it met, the claim would read {alone})"
-    held = any(_pid(r) in (x.get("unmet") or ()) and x.get("would_be") for x in ev)
+    held = any(_pid(r) in x.unmet and x.would_be for x in ev)
     return " (were it met, its rows would still miss other premises)" if held else ""
 
 
-def _unmet_text(failed: list, ev: list[dict]) -> str:
+def _unmet_text(failed: list, ev: list[V.Verdict]) -> str:
     """The answer's clause naming each failed premise, its numbers and sensitivity ("" when none failed)."""
     if not failed:
         return ""
     return "; premises not met: " + "; ".join(_premise_text(r) + _sensitivity(r, ev) for r in failed)
 
 
-def _as_measured(rows: list[dict]) -> str:
+def _as_measured(rows: list[V.Verdict]) -> str:
     """The rows' verdicts combined as measured: a row not comparable by the verdict it would have had."""
-    return combine([r.get("would_be") or r["verdict"] for r in rows
-                    if (r.get("would_be") or r["verdict"]) not in (V.NOT_COMPARABLE, V.UNTESTED)])
+    return combine([r.would_be or r.verdict for r in rows
+                    if (r.would_be or r.verdict) not in (V.NOT_COMPARABLE, V.UNTESTED)])
 
 
-def answer(rows: list[dict], claim: Claim) -> Answer:
+def answer(rows: list[V.Verdict], claim: Claim) -> Answer:
     """The claim's Answer by the rule of the module docstring."""
     ev = evidence(rows, claim)
     head = headline(ev, claim)
@@ -188,15 +187,15 @@ def answer(rows: list[dict], claim: Claim) -> Answer:
     if not ev:
         return Answer(claim, V.UNTESTED, "—", "no notebook recorded a row for this claim" + note, None, [], 0)
     met, failed, unchecked = premise_status(rows, ev, claim)
-    judged = [r for r in ev if r["verdict"] not in (V.NOT_COMPARABLE, V.UNTESTED)]
-    gated = [r for r in ev if r["verdict"] == V.NOT_COMPARABLE]
+    judged = [r for r in ev if r.verdict not in (V.NOT_COMPARABLE, V.UNTESTED)]
+    gated = [r for r in ev if r.verdict == V.NOT_COMPARABLE]
     as_measured = _as_measured(judged + gated)
     tally = f"{len(ev)} rows: {_tally(ev)}"
     unmet = _unmet_text(failed, ev)
     gate = (f"; {len(gated)} rows not comparable, measured there: "
-            f"{combine([r['would_be'] for r in gated if r.get('would_be')])}") if gated else ""
+            f"{combine([r.would_be for r in gated if r.would_be])}") if gated else ""
     if judged:
-        v = combine([r["verdict"] for r in judged])
+        v = combine([r.verdict for r in judged])
         why = f"{tally}; the {len(judged)} judged rows combine to {v}{gate}{unmet}.{note}"
     elif gated:
         v = V.NOT_COMPARABLE
@@ -214,35 +213,38 @@ DECIDED = "Decided by: "
 KIND = re.compile(r"^answer \(([abc])\)")
 
 
-def decided_by(ev: list[dict], claim: Claim) -> tuple[str, str]:
+def _plain_rule(ev: list[V.Verdict], claim: Claim) -> str:
+    """The rule of the claim's plain_row among its evidence rows ("" when it has none, or the row is not there)."""
+    return next((r.rule for r in ev if claim.plain_row and r.id == claim.plain_row), "")
+
+
+def decided_by(ev: list[V.Verdict], claim: Claim) -> tuple[str, str]:
     """(kind, fact): the plain_row's answer (a), (b) or (c) and the one fact that decides it, as its rule states them
     ("answer (b) — ... Decided by: FACT. In plain words: ..."); ("", "") if none."""
-    row = next((r for r in ev if claim.plain_row and r.get("id") == claim.plain_row), None)
-    rule = (row or {}).get("rule", "")
+    rule = _plain_rule(ev, claim)
     m = KIND.match(rule)
     fact = rule.split(DECIDED, 1)[1].split(". " + PLAIN, 1)[0].rstrip(".") if DECIDED in rule else ""
     return (m.group(1) if m else ""), fact
 
 
-def plain_words(ev: list[dict], claim: Claim) -> str:
+def plain_words(ev: list[V.Verdict], claim: Claim) -> str:
     """The claim's answer in plain words, as its plain_row's rule states it from the measurements ("" if none)."""
-    row = next((r for r in ev if claim.plain_row and r.get("id") == claim.plain_row), None)
-    rule = (row or {}).get("rule", "")
+    rule = _plain_rule(ev, claim)
     return rule.split(PLAIN, 1)[1].strip() if PLAIN in rule else ""
 
 
-def answers(rows: list[dict]) -> list[Answer]:
+def answers(rows: list[V.Verdict]) -> list[Answer]:
     """One Answer per claim of CLAIMS, in order."""
     return [answer(rows, c) for c in CLAIMS]
 
 
 
 def premise_short(r) -> str:
-    """A premise's name in a few words (premises.NAMES), from its row (dict) or its id."""
+    """A premise's name in a few words (premises.NAMES), from its row or its id."""
     pid = _pid(r)
     if P.premise_of(pid) in P.BY_ID:            # a premise's id, or a scoped one (checked for one case): its name
         return P.name(pid)
-    name = r["claim"].removeprefix("regime: ")
+    name = r.claim.removeprefix("regime: ")
     return name.split(" [")[0].split(" (")[0]
 
 
@@ -270,9 +272,9 @@ def render(items: list[Answer], base: str = "../notebooks/") -> str:
     for a in items:
         h = a.headline
         links = ", ".join(f'<a href="{base}{esc(nb)}.html#verdict">{esc(nb[:2])}</a>' for nb in a.claim.notebooks)
-        meas = ("—" if h is None else f'{interval(h)}<br><small>{esc(a.claim.unit)}; this row: {esc(h["verdict"])}'
-                + (f' (measured: {esc(h["would_be"])})' if h.get("would_be") else "") + "</small>")
-        rule = "—" if h is None else h.get("rule", "").split(";")[0]
+        meas = ("—" if h is None else f"{interval(h)}<br><small>{esc(a.claim.unit)}; this row: {esc(h.verdict)}"
+                + (f" (measured: {esc(h.would_be)})" if h.would_be else "") + "</small>")
+        rule = "—" if h is None else h.rule.split(";")[0]
         measured = (f'<br><small>measured there: {esc(a.measured)}</small>'
                     if a.verdict == V.NOT_COMPARABLE and a.measured not in ("—", V.NOT_COMPARABLE) else "")
         why = (f"<b>criterion</b>: {esc(rule)}<br><b>the paper's regime</b>: {esc(a.claim.regime)}; "

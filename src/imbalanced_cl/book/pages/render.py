@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import math
 
-from ...verdict import FAILS, HOLDS, INCONCLUSIVE, NOT_COMPARABLE, PARTLY, UNTESTED
+from ...verdict import FAILS, HOLDS, INCONCLUSIVE, NOT_COMPARABLE, PARTLY, UNTESTED, Verdict
 
 
 def esc(x) -> str:
@@ -34,25 +34,25 @@ def ci_text(m, lo, hi) -> str:
     return f"{fmt(m)} [{fmt(lo)}, {fmt(hi)}]"
 
 
-def interval(r: dict) -> str:
+def interval(r: Verdict) -> str:
     """A row's measured value with its 95% interval: '13.6 [1.09, 26.2]' (a dash for a missing number)."""
-    return ci_text(r["measured"], r["lo"], r["hi"])
+    return ci_text(r.measured, r.lo, r.hi)
 
 
-def value(r: dict | None) -> str:
+def value(r: Verdict | None) -> str:
     """A row's measured value with its interval, or '' when there is no row or no finite measurement."""
-    if not r or fmt(r.get("measured")) == "–":
+    if r is None or fmt(r.measured) == "–":
         return ""
     return interval(r)
 
 
-def measured_text(r: dict) -> str:
+def measured_text(r: Verdict) -> str:
     """The measured value with its 95% interval, the value alone when it has no interval, or a dash when there is no
     finite measurement (the terminal's column)."""
-    m = fmt(r.get("measured"))
+    m = fmt(r.measured)
     if m == "–":
         return "–"
-    lo, hi = fmt(r.get("lo")), fmt(r.get("hi"))
+    lo, hi = fmt(r.lo), fmt(r.hi)
     return m if lo == hi == "–" else f"{m} [{lo}, {hi}]"
 
 
@@ -75,18 +75,17 @@ def tag(verdict: str) -> str:
     return f"[{verdict}]"
 
 
-def details(r: dict) -> str:
+def details(r: Verdict) -> str:
     """The rule of a row, its premises, and for an inconclusive row the replicates that would settle it."""
-    parts = [r.get("rule", "")]
-    if r.get("would_be"):
-        parts.insert(0, f"measured on its own: {r['would_be']}")
-    if r.get("premise"):
-        parts.append(f"premises {r['premise']}")
-    if r.get("sensitivity"):
-        parts.append(f"sensitivity: {r['sensitivity']}")
-    need = r.get("n_needed")
-    if need is not None and not (isinstance(need, float) and math.isnan(need)):
-        parts.append(f"about {int(need)} replicates (now {r.get('n', 0)}) would settle it")
+    parts = [r.rule]
+    if r.would_be:
+        parts.insert(0, f"measured on its own: {r.would_be}")
+    if r.premise:
+        parts.append(f"premises {r.premise}")
+    if r.sensitivity:
+        parts.append(f"sensitivity: {r.sensitivity}")
+    if not math.isnan(r.n_needed):
+        parts.append(f"about {int(r.n_needed)} replicates (now {r.n}) would settle it")
     return ". ".join(p for p in parts if p)
 
 

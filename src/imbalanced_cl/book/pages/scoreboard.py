@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -44,7 +44,7 @@ class Board:
     """Rows found, and the status of every expected notebook ("ok", or why its verdicts are missing)."""
 
     executed_dir: str
-    rows: list = field(default_factory=list)
+    rows: list = field(default_factory=list)      # Verdict rows (glued.collect)
     status: dict = field(default_factory=dict)
     profiles: dict = field(default_factory=dict)  # {notebook: profile its executed copy was run at}
     profile: str = ""                             # the profile the runner ran this book at
@@ -54,6 +54,8 @@ class Board:
     stability: dict | None = None                 # results/stability/<profile>.json (book.records.stability), or None
     paper_stability: dict | None = None           # results/stability/campaign-paper.json (campaign stability), or None
     recorded: dict = field(default_factory=dict)  # {notebook: what its verdicts took from campaign records}
+    seed_verdicts: dict = field(default_factory=dict)  # {(notebook, id): the verdict at this seed} of a row that
+    #                                                    changes with the seed, shown inconclusive in `rows`
 
     @property
     def missing(self) -> dict:
@@ -64,7 +66,7 @@ class Board:
         """How many rows have each verdict (of one notebook, or of all): claim rows, or premise ("regime") rows,
         by answers.is_claim_row / is_premise_row, the one definition every count of the book uses."""
         test = answers.is_premise_row if kind == "regime" else answers.is_claim_row
-        return Counter(r["verdict"] for r in self.rows if (notebook is None or r["notebook"] == notebook) and test(r))
+        return Counter(r.verdict for r in self.rows if (notebook is None or r.notebook == notebook) and test(r))
 
     @property
     def book_profile(self) -> str:
@@ -100,7 +102,7 @@ def gather(executed_dir: str = "", root: Path | None = None) -> Board:
     rows = collect(folder)
     by_nb: dict[str, list] = {}
     for r in rows:
-        by_nb.setdefault(r.get("notebook", ""), []).append(r)
+        by_nb.setdefault(r.notebook, []).append(r)
     for nb in expected:
         path = Path(folder) / f"{nb}.ipynb"
         if not path.exists():
@@ -122,15 +124,16 @@ def gather(executed_dir: str = "", root: Path | None = None) -> Board:
     board.stability = stability.load(here, board.book_profile or "default")
     board.paper_stability = stability.load_campaign(here, "paper")
     flips = stability.flipped(board.stability)
-    for r in board.rows:   # a verdict that changes with the seed is not a finding (methods page)
-        if (r["notebook"], r.get("id")) in flips and r["verdict"] != V.INCONCLUSIVE:
-            r["seed_verdict"], r["verdict"] = r["verdict"], V.INCONCLUSIVE
+    for i, r in enumerate(board.rows):   # a verdict that changes with the seed is not a finding (methods page)
+        if (r.notebook, r.id) in flips and r.verdict != V.INCONCLUSIVE:
+            board.seed_verdicts[(r.notebook, r.id)] = r.verdict
+            board.rows[i] = replace(r, verdict=V.INCONCLUSIVE)
     return board
 
 
-def _interval(r: dict) -> str:
+def _interval(r: V.Verdict) -> str:
     """HTML: a row's measured value, its interval in a span of its own (the page's CSS sets it apart)."""
-    return f'{fmt(r["measured"])} <span class="sb-ci">[{fmt(r["lo"])}, {fmt(r["hi"])}]</span>'
+    return f'{fmt(r.measured)} <span class="sb-ci">[{fmt(r.lo)}, {fmt(r.hi)}]</span>'
 
 
 def _built_line(board: Board) -> str:
@@ -203,7 +206,7 @@ def summary_table(board: Board, base: str) -> str:
         c, reg = board.counts(nb), board.counts(nb, kind="regime")
         cells = "".join(f'<td style="color:{colour(v)}">{c.get(v, 0) or ""}</td>' for v in V.VERDICTS)
         note = "" if status == "ok" else f' <small>({esc(status)})</small>'
-        if any(r.get("kind") == "companion" for r in board.rows if r["notebook"] == nb):
+        if any(r.kind == "companion" for r in board.rows if r.notebook == nb):
             note += " <small>(companion claims, not the paper's)</small>"
         if nb in board.recorded:
             note += f' <small class="sb-recorded">(with {esc(board.recorded[nb])})</small>'
@@ -226,26 +229,28 @@ def _paper_cell(p: dict) -> str:
     is none."""
     if p["status"] != "ok":
         return f'<small>{esc(p["status"])}</small>'
-    return (f'{badge(p["verdict"])}<br>{interval(p)}<br><small>{esc(p["device"])}, commit {esc(p["commit"])}, '
+    return (f'{badge(p["verdict"])}<br>{interval(p["row"])}<br><small>{esc(p["device"])}, commit {esc(p["commit"])}, '
             f'{esc(p.get("date", "?"))}'
             + (f', {esc(p["units"])} units' if p.get("units") else "") + "</small>")
 
 
-def _rows_table(rows: list, base: str, paper: dict | None = None, profile: str = "") -> str:
-    """HTML: one notebook's verdict rows, each with its evidence link, its rule and its paper-scale record."""
+def _rows_table(rows: list[V.Verdict], base: str, paper: dict | None = None, profile: str = "",
+               seed_verdicts: dict | None = None) -> str:
+    """HTML: one notebook's verdict rows, each with its evidence link, its rule and its paper-scale record (and, for
+    a row that changes with the seed, its verdict at this seed: Board.seed_verdicts)."""
     cols = record.column(rows, paper or {})
     head = ["claim", "source", "predicted", "measured [95% interval]", f"verdict ({profile or 'this book'})",
             "paper scale"]
     out = ['<table class="verdict-table scoreboard" style="width:100%"><thead><tr>' + header_cells(head)
            + "</tr></thead><tbody>"]
     for r, p in zip(rows, cols, strict=True):
-        nb = esc(r["notebook"])
-        flip = (f' <small>(was {esc(r["seed_verdict"])} at this seed; it changes with the seed)</small>'
-                if r.get("seed_verdict") else "")
-        kind = f' <small>[{esc(r["kind"])}]</small>' if r.get("kind") not in (None, "", "paper") else ""
-        cells = [f'{esc(r["claim"])}{kind}<br><small>evidence: <a href="{base}{nb}.html">{nb}</a></small>',
-                 esc(r["source"]), esc(V.predicted_with_band(r)), _interval(r),
-                 f'{badge(r["verdict"])}{flip}<br><small style="color:#57606a">{esc(details(r))}</small>',
+        nb = esc(r.notebook)
+        was = (seed_verdicts or {}).get((r.notebook, r.id))
+        flip = f" <small>(was {esc(was)} at this seed; it changes with the seed)</small>" if was else ""
+        kind = f" <small>[{esc(r.kind)}]</small>" if r.kind not in ("", "paper") else ""
+        cells = [f'{esc(r.claim)}{kind}<br><small>evidence: <a href="{base}{nb}.html">{nb}</a></small>',
+                 esc(r.source), esc(V.predicted_with_band(r)), _interval(r),
+                 f'{badge(r.verdict)}{flip}<br><small style="color:#57606a">{esc(details(r))}</small>',
                  _paper_cell(p)]
         mark = ' class="sb-differs" style="background:#fff8c5"' if p.get("differs") else ""
         out.append(row(cells, f' data-notebook="{nb}"{mark}'))
@@ -281,13 +286,13 @@ def render(board: Board, base: str = "../notebooks/") -> str:
     if not board.rows:
         out.append('<p class="sb-empty">No verdicts were found.</p>')
     for nb in board.status:
-        rows = [r for r in board.rows if r["notebook"] == nb]
+        rows = [r for r in board.rows if r.notebook == nb]
         if rows:
             c = board.counts(nb)
             counts = ", ".join(f"{c[v]} {v}" for v in V.VERDICTS if c[v])
             out.append(f'<details class="sb-rows" data-rows="{esc(nb)}"><summary><b>{esc(nb)}</b>: '
                        f"{len(rows)} rows ({esc(counts)})</summary>"
-                       f"{_rows_table(rows, base, board.paper, board.book_profile)}</details>")
+                       f"{_rows_table(rows, base, board.paper, board.book_profile, board.seed_verdicts)}</details>")
     out.append(stability_section(board))
     return "\n".join(out)
 
@@ -305,5 +310,5 @@ class Scoreboard:
         b = self.board
         lines = [f"built at the {b.book_profile or 'mixed'} profile from commit {b.commit} on {b.date}",
                  f"{len(b.rows)} claims; missing: {b.missing or 'none'}"]
-        lines += [f"{tag(r['verdict'])} {r['notebook']}: {r['claim']}" for r in b.rows]
+        lines += [f"{tag(r.verdict)} {r.notebook}: {r.claim}" for r in b.rows]
         return "\n".join(lines)

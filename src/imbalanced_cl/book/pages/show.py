@@ -30,19 +30,19 @@ def render(path: Path, width: int | None = None) -> str:
     if not rows:
         return (f"{path}: no verdict rows in its outputs (was it executed to the end? A notebook glues its verdict "
                 f"table in its last cells).")
-    tally = Counter(r["verdict"] for r in rows)
+    tally = Counter(r.verdict for r in rows)
     first = f"{path.name}: {len(rows)} verdict rows: " + ", ".join(f"{tally[v]} {v}" for v in V.VERDICTS if tally[v])
     head = [*textwrap.wrap(first, width, subsequent_indent="  "),
             *textwrap.wrap(_run_line(path), width, subsequent_indent="  "), ""]
-    wv = max(len("verdict"), *(len(r["verdict"]) for r in rows))
+    wv = max(len("verdict"), *(len(r.verdict) for r in rows))
     wm = min(32, max(len("measured [95% interval]"), *(len(measured_text(r)) for r in rows)))
     wp = min(30, max(len("predicted"), *(len(V.predicted_with_band(r)) for r in rows)))
     wc = max(20, width - wv - wm - wp - 6)
     out = head + [f"{'verdict':<{wv}}  {'measured [95% interval]':<{wm}}  {'predicted':<{wp}}  claim (source)",
                   "-" * min(width, wv + wm + wp + 6 + wc)]
     for r in rows:
-        claim = f"{r['claim']} ({r['source']})" if r.get("source") else r["claim"]
-        left = [r["verdict"], measured_text(r), V.predicted_with_band(r)]
+        claim = f"{r.claim} ({r.source})" if r.source else r.claim
+        left = [r.verdict, measured_text(r), V.predicted_with_band(r)]
         cols = [textwrap.wrap(t, w) or [""] for t, w in zip(left + [claim], (wv, wm, wp, wc), strict=True)]
         for i in range(max(len(c) for c in cols)):
             cells = [c[i] if i < len(c) else "" for c in cols]

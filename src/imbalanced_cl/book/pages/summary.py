@@ -12,7 +12,7 @@ import re
 from ... import verdict as V
 from . import answers as A
 from ..records import record
-from .render import badge, ci_text, colour, esc, fmt, header_cells, value
+from .render import badge, colour, esc, fmt, header_cells, interval, value
 
 # What each profile is, in a reader's words (the sizes themselves live in profiles.yaml and the configs).
 PROFILE_MEANING = {
@@ -43,24 +43,24 @@ def verdict_anchor(notebook: str, base: str = "../notebooks/") -> str:
 
 def unit(a: A.Answer) -> str:
     """The unit of the claim's headline measurement."""
-    h = a.headline or {}
-    return h.get("unit") or a.claim.unit
+    return a.claim.unit
 
 
 def paper_scale(a: A.Answer, paper: dict) -> dict:
-    """The recorded paper-scale row behind the claim's headline (record.column), or {'status': why there is none}."""
+    """The recorded paper-scale cell behind the claim's headline (record.column: its row under "row"), or
+    {'status': why there is none}."""
     if a.headline is None:
         return {"status": "no headline row"}
     return record.column([a.headline], paper or {})[0]
 
 
-def _row_note(h: dict, claim_verdict: str) -> str:
+def _row_note(h: V.Verdict, claim_verdict: str) -> str:
     """'' when the headline row reads as the claim does; else what that row itself reads (and, where it is gated,
     what was measured there), so a reader who checks the number against the verdict beside it sees why they differ."""
-    row = h.get("verdict")
-    if not row or row == claim_verdict:
+    row = h.verdict
+    if row == claim_verdict:
         return ""
-    there = f" (measured there: “{h['would_be']}”)" if row == V.NOT_COMPARABLE and h.get("would_be") else ""
+    there = f" (measured there: “{h.would_be}”)" if row == V.NOT_COMPARABLE and h.would_be else ""
     return f"This row reads “{row}”{there}; the claim's verdict combines all its judged rows."
 
 
@@ -76,7 +76,7 @@ def sentence(a: A.Answer, profile: str) -> str:
     why = ""
     if a.verdict == V.NOT_COMPARABLE and a.failed_premises:
         why = f" ({A.premise_short(a.failed_premises[0])} not met)"
-    number = f"{unit(a)} {value(h)} against {h['predicted']}" if h is not None and value(h) else ""
+    number = f"{unit(a)} {value(h)} against {h.predicted}" if h is not None and value(h) else ""
     if a.kind:
         rest = [f"answer ({a.kind}): {a.decided}", f"answer ({a.kind})"]
     else:
@@ -95,9 +95,9 @@ def paragraph(a: A.Answer, profile: str, paper: dict | None = None) -> str:
     h, prof = a.headline, profile or "this build's"
     parts = [f"Predicted ({a.claim.source}): {a.claim.predicts}."]
     if h is not None and value(h):
-        u, what = unit(a), h["claim"].rstrip(".")
+        u, what = unit(a), h.claim.rstrip(".")
         parts.append(f"Measured at the {prof} profile: {what[:1].lower() + what[1:]}, {value(h)}"
-                     f"{f' ({u})' if u else ''}, against {h['predicted']}.")
+                     f"{f' ({u})' if u else ''}, against {h.predicted}.")
         parts.append(_row_note(h, a.verdict))
     else:
         parts.append(f"Measured at the {prof} profile: no finite measurement.")
@@ -113,7 +113,7 @@ def paragraph(a: A.Answer, profile: str, paper: dict | None = None) -> str:
     p = paper_scale(a, paper or {})
     if p.get("status") == "ok":
         parts.append(f"At the paper's scale (recorded on {p.get('device', '?')}): {p['verdict']}, "
-                     f"{ci_text(p['measured'], p['lo'], p['hi'])}.")
+                     f"{interval(p['row'])}.")
     return " ".join(p for p in parts if p)
 
 
@@ -134,10 +134,10 @@ def findings(items: list[A.Answer], profile: str, paper: dict | None = None, bas
     out = ['<table class="sb-findings"><caption>What the book found, claim by claim</caption><thead><tr>'
            + header_cells(head) + "</tr></thead><tbody>"]
     for a in items:
-        nb = (a.headline or {}).get("notebook") or a.claim.notebooks[0]     # the evidence: the headline's table
+        nb = (a.headline.notebook if a.headline else "") or a.claim.notebooks[0]   # the evidence: the headline's table
         p = paper_scale(a, paper or {})
         pcell = (f'{badge(p["verdict"])}<br>'
-                 f'<small>{esc(value(p))}; {esc(p.get("device", ""))}, commit {esc(p.get("commit", ""))}, '
+                 f'<small>{esc(value(p["row"]))}; {esc(p.get("device", ""))}, commit {esc(p.get("commit", ""))}, '
                  f'{esc(p.get("date", ""))}</small>'
                  if p.get("status") == "ok" else f"<small>{esc(p.get('status', ''))}</small>")
         cells = [(f'<b>Claim {esc(a.claim.key)}</b> · {esc(a.claim.title)}<br><small>{esc(a.claim.source)}; '
@@ -191,28 +191,28 @@ def figure(items: list[A.Answer], profile: str, paper: dict | None = None):
     return fig
 
 
-def _panel_rows(a: A.Answer, profile: str, paper: dict | None) -> list[tuple[str, dict | None]]:
+def _panel_rows(a: A.Answer, profile: str, paper: dict | None) -> list[tuple[str, V.Verdict | None]]:
     """A panel's rows: (label, row) for this build's headline and for the paper-scale record (None unless recorded)."""
     rows = [(f"{profile or 'this build'}", a.headline), ("paper scale", None)]
     p = paper_scale(a, paper or {})
     if p.get("status") == "ok":
-        rows[1] = ("paper scale", p)
+        rows[1] = ("paper scale", p["row"])
     return rows
 
 
-def _draw_measurements(ax, rows: list[tuple[str, dict | None]]) -> list[float]:
+def _draw_measurements(ax, rows: list[tuple[str, V.Verdict | None]]) -> list[float]:
     """Each row's measurement and 95% interval, coloured by its verdict (else why there is none); the x values drawn."""
     xs = []
     for y, (label, r) in zip((0.0, 1.4), rows, strict=True):   # the paper-scale row well above the build's label
-        if r is None or fmt(r.get("measured")) == "–":
+        if r is None or fmt(r.measured) == "–":
             ax.text(0.02, y, f"{label}: {'not yet run' if y else 'no finite measurement'}", va="center",
                     transform=ax.get_yaxis_transform(), fontsize=11, color="#57606a")
             continue
-        m, lo, hi = (float(r[k]) for k in ("measured", "lo", "hi"))
-        c = colour(r["verdict"])
+        m, lo, hi = float(r.measured), float(r.lo), float(r.hi)
+        c = colour(r.verdict)
         ax.errorbar([m], [y], xerr=[[max(m - lo, 0)], [max(hi - m, 0)]], fmt="o", color=c, capsize=5, ms=8,
                     lw=2)
-        ax.annotate(f"{label}: {r['verdict']}", (m, y), xytext=(0, 9), textcoords="offset points",
+        ax.annotate(f"{label}: {r.verdict}", (m, y), xytext=(0, 9), textcoords="offset points",
                     ha="center", fontsize=11, color=c)
         xs += [m, lo, hi]
     return xs
@@ -220,7 +220,7 @@ def _draw_measurements(ax, rows: list[tuple[str, dict | None]]) -> list[float]:
 
 def _draw_prediction(ax, a: A.Answer, xs: list[float]) -> None:
     """The paper's predicted value (dashed line) or band (shading), the x range fitted to it and the measurements."""
-    band = prediction_band((a.headline or {}).get("predicted", ""))
+    band = prediction_band(a.headline.predicted if a.headline else "")
     if band is not None:
         lo_b, hi_b = band
         finite = [v for v in (lo_b, hi_b) if math.isfinite(v)]
@@ -253,7 +253,7 @@ def alt_text(items: list[A.Answer], profile: str) -> str:
     for a in items:
         h = a.headline
         val = value(h) or "no finite measurement"
-        out.append(f"Claim {a.claim.key}: {val} against {(h or {}).get('predicted', 'no prediction')}, {a.verdict}")
+        out.append(f"Claim {a.claim.key}: {val} against {h.predicted if h else 'no prediction'}, {a.verdict}")
     return f"At the {profile or 'mixed'} profile. " + "; ".join(out) + "."
 
 
@@ -296,37 +296,37 @@ class Findings:
         return "\n".join(sentence(a, self.profile) for a in self.items)
 
 
-def _claim_item(rows: list[dict], c, profile: str) -> str:
+def _claim_item(rows: list[V.Verdict], c, profile: str) -> str:
     """One claim's list item in the "What we found" box: its verdict, headline measurement and paragraph."""
     a = A.answer(rows, c)
     head = ""
     if a.headline is not None and value(a.headline):
         u = unit(a)
-        head = (f" Headline: {esc(a.headline['claim'])}, <b>{esc(value(a.headline))}</b>"
-                f"{f' ({esc(u)})' if u else ''} against {esc(a.headline['predicted'])}.")
+        head = (f" Headline: {esc(a.headline.claim)}, <b>{esc(value(a.headline))}</b>"
+                f"{f' ({esc(u)})' if u else ''} against {esc(a.headline.predicted)}.")
     return (f'<li><b>Claim {esc(c.key)}</b> ({esc(c.source)}): {badge(a.verdict)}; '
             f'{esc(SAYS.get(a.verdict, ""))}.'
             f"{head}<br><small>{esc(paragraph(a, profile))}</small></li>")
 
 
-def _premises_line(premises: list[dict]) -> str:
+def _premises_line(premises: list[V.Verdict]) -> str:
     """The box's count of premise rows and those not holding, the first four named ("" without premise rows)."""
-    unmet = [r for r in premises if r["verdict"] != V.HOLDS]
+    unmet = [r for r in premises if r.verdict != V.HOLDS]
     return (f"{len(premises)} premise rows, {len(unmet)} not holding"
             + (": " + "; ".join(esc(A.premise_short(r)) for r in unmet[:4]) + ("; …" if len(unmet) > 4 else "")
                if unmet else "") + "." if premises else "")
 
 
-def found_box(rows: list[dict], notebook: str, profile: str = "") -> str:
+def found_box(rows: list[V.Verdict], notebook: str, profile: str = "") -> str:
     """HTML: the "What we found" box a claim notebook's page opens with, from that notebook's own verdict rows: the
     claim-level verdict of each claim it tests (answers.answer on these rows alone), the headline measurement, the
     counts, and the premises not met; "" when the notebook glued no rows."""
-    rows = [r for r in rows if r.get("notebook", notebook) == notebook]
+    rows = [r for r in rows if (r.notebook or notebook) == notebook]
     if not rows:
         return ""
     claims = [r for r in rows if V.is_claim_row(r)]
     premises = [r for r in rows if V.is_premise_row(r)]
-    tally = ", ".join(f"{n} {v}" for v in V.VERDICTS if (n := sum(r["verdict"] == v for r in claims)))
+    tally = ", ".join(f"{n} {v}" for v in V.VERDICTS if (n := sum(r.verdict == v for r in claims)))
     items = [_claim_item(rows, c, profile) for c in A.CLAIMS if notebook in c.notebooks]
     prem = _premises_line(premises)
     where = f"At the <b>{esc(profile)}</b> profile" if profile else "In this run"

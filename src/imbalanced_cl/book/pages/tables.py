@@ -1,13 +1,12 @@
 """Verdict tables as a reader sees them: HTML and JSON renderings, and the myst-nb glue the scoreboard reads."""
 from __future__ import annotations
 
-import math
-from dataclasses import asdict, replace
+from dataclasses import replace
 
 from ... import premises as P
 from ...stats import RANGES
-from ...verdict import (FAILS, HOLDS, INCONCLUSIVE, Verdict, VerdictError, band_text, gate, is_premise_row,
-                        is_required_premise, predicted_with_band)
+from ...verdict import (FAILS, HOLDS, INCONCLUSIVE, Verdict, VerdictError, from_json, gate, is_premise_row,
+                        is_required_premise, predicted_with_band, to_json)
 from .render import badge, ci_text, details, esc, fmt, header_cells, interval, row, tag
 
 
@@ -30,10 +29,8 @@ class VerdictTable:
         self.recorded = recorded    # what of the rows comes from campaign records (the scoreboard shows it), or ""
 
     def to_json(self) -> list[dict]:
-        """Rows as plain dicts (NaN and ±inf become None so the JSON is valid), each with its band in words."""
-        def clean(v):
-            return None if isinstance(v, float) and not math.isfinite(v) else v
-        return [{**{k: clean(v) for k, v in asdict(r).items()}, "band": band_text(r)} for r in self.rows]
+        """Rows as plain dicts (verdict.to_json: NaN and ±inf become None so the JSON is valid, the band in words)."""
+        return [to_json(r) for r in self.rows]
 
     def _repr_json_(self):
         return {"notebook": self.notebook, "rows": self.to_json(),
@@ -41,7 +38,8 @@ class VerdictTable:
 
     def _repr_html_(self):
         note = f'<p class="vt-recorded">Includes {esc(self.recorded)}.</p>' if self.recorded else ""
-        return premises_note(self.to_json()) + note + folded_html(self.to_json())
+        shown = [from_json(d) for d in self.to_json()]     # the rows as glued, as every reader of the glue sees them
+        return premises_note(shown) + note + folded_html(shown)
 
     def __repr__(self):
         return "\n".join(f"{tag(r.verdict)} {r.claim}: predicted {predicted_with_band(r)}; measured "
@@ -69,7 +67,7 @@ def glue_shown(name: str, obj) -> None:
     display(bundle, raw=True, metadata=metadata)
 
 
-def premises_note(rows: list[dict], map_page: str = "10_premise_map.html") -> str:
+def premises_note(rows: list[Verdict], map_page: str = "10_premise_map.html") -> str:
     """One paragraph above a notebook's table: which required premises of the theorems this run meets and which it
     does not (with numbers), pointing to the premise map for where they hold ('' when there are no premise rows). A
     premise checked once per case (scoped rows: per d, per ρ, per cell) is one entry: met where every case meets it,
@@ -77,23 +75,23 @@ def premises_note(rows: list[dict], map_page: str = "10_premise_map.html") -> st
     req = [r for r in rows if is_required_premise(r)]
     if not req:
         return ""
-    groups: dict[str, list[dict]] = {}
+    groups: dict[str, list[Verdict]] = {}
     for r in req:
-        groups.setdefault(P.premise_of(r["id"]), []).append(r)
+        groups.setdefault(P.premise_of(r.id), []).append(r)
     met, not_met, unchecked = [], [], []
     for pid, rs in groups.items():
-        judged = [r for r in rs if r["verdict"] in (HOLDS, FAILS, INCONCLUSIVE)]
+        judged = [r for r in rs if r.verdict in (HOLDS, FAILS, INCONCLUSIVE)]
         if len(rs) == 1:                                          # one row: its own words and numbers
             r = rs[0]
-            name = r["claim"].removeprefix("regime: ")
-            detail = f'{name} ({fmt(r["measured"])} vs {r["predicted"]}: {r["verdict"]})'
+            name = r.claim.removeprefix("regime: ")
+            detail = f"{name} ({fmt(r.measured)} vs {r.predicted}: {r.verdict})"
         else:
             name = P.name(pid)
-            k = sum(r["verdict"] == HOLDS for r in judged)
+            k = sum(r.verdict == HOLDS for r in judged)
             detail = f"{name} (met in {k} of {len(judged)} cases checked)"
         if not judged:
             unchecked.append(name)
-        elif all(r["verdict"] == HOLDS for r in judged):
+        elif all(r.verdict == HOLDS for r in judged):
             met.append(name)
         else:
             not_met.append(detail)
@@ -110,31 +108,30 @@ def premises_note(rows: list[dict], map_page: str = "10_premise_map.html") -> st
 FOLD_PREMISES = 12
 
 
-def folded_html(rows: list[dict]) -> str:
+def folded_html(rows: list[Verdict]) -> str:
     """A notebook's table as HTML: its rows in order, or, past FOLD_PREMISES premise rows, the premise rows folded in
     a <details> (with how many hold) above the claim rows."""
     prem = [r for r in rows if is_premise_row(r)]
     if len(prem) <= FOLD_PREMISES:
         return render_html(rows)
-    held = sum(r["verdict"] == HOLDS for r in prem)
+    held = sum(r.verdict == HOLDS for r in prem)
     return (f'<details class="vt-premise-rows"><summary>{len(prem)} premise rows, one per premise and case '
             f'({held} hold): show</summary>' + render_html(prem) + "</details>"
             + render_html([r for r in rows if not is_premise_row(r)]))
 
 
-def render_html(rows: list[dict], link: bool = False) -> str:
+def render_html(rows: list[Verdict], link: bool = False) -> str:
     """An HTML table of verdict rows; with link=True the notebook column links to its page."""
     head = ["claim", "source", "predicted", "measured [interval]", "verdict", "rule"]
     if link:
         head.append("evidence")
     out = ['<table class="verdict-table"><thead><tr>' + header_cells(head, scoped=False) + "</tr></thead><tbody>"]
     for r in rows:
-        cells = [esc(r["claim"]), esc(r["source"]), esc(predicted_with_band(r)), interval(r),
-                 badge(r["verdict"]) + (f'<br><small>measured: {esc(r["would_be"])}</small>' if r.get("would_be")
-                                        else ""),
+        cells = [esc(r.claim), esc(r.source), esc(predicted_with_band(r)), interval(r),
+                 badge(r.verdict) + (f"<br><small>measured: {esc(r.would_be)}</small>" if r.would_be else ""),
                  esc(details(r))]
         if link:
-            nb = esc(r["notebook"])
+            nb = esc(r.notebook)
             cells.append(f'<a href="notebooks/{nb}.html">{nb}</a>')
         out.append(row(cells))
     return "\n".join(out) + "</tbody></table>"

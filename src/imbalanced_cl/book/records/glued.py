@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ...verdict import Verdict, from_json
+
 
 def tables_of(path: Path) -> list[dict]:
     """The glued verdict tables of one executed notebook, as stored: {"notebook", "rows", and "recorded" if any}."""
@@ -20,9 +22,9 @@ def tables_of(path: Path) -> list[dict]:
     return tables
 
 
-def rows_of(path: Path) -> list[dict]:
-    """The glued verdict rows of one executed notebook."""
-    return [r for t in tables_of(path) for r in t["rows"]]
+def rows_of(path: Path) -> list[Verdict]:
+    """The glued verdict rows of one executed notebook, read back as Verdict rows (verdict.from_json)."""
+    return [from_json(r) for t in tables_of(path) for r in t["rows"]]
 
 
 def recorded_of(path: Path) -> str:
@@ -30,6 +32,6 @@ def recorded_of(path: Path) -> str:
     return "; ".join(t["recorded"] for t in tables_of(path) if t.get("recorded"))
 
 
-def collect(executed_dir) -> list[dict]:
+def collect(executed_dir) -> list[Verdict]:
     """Gather the glued verdict rows of every executed notebook under executed_dir (for the scoreboard)."""
     return [r for path in sorted(Path(executed_dir).glob("*.ipynb")) for r in rows_of(path)]

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import nbformat
 
+from ... import verdict as V
 from .glued import rows_of
 
 
@@ -52,7 +53,7 @@ def record(executed_dir: Path, profile: str, out_dir: Path) -> list[Path]:
             continue
         nb = nbformat.read(path, as_version=4)
         rec = {"notebook": path.stem, "profile": profile, "recorded": _dt.datetime.now(_dt.timezone.utc).isoformat(),
-               **recorded_provenance(nb), "rows": rows}
+               **recorded_provenance(nb), "rows": [V.to_json(r) for r in rows]}
         target = out_dir / f"{path.stem}.json"
         target.write_text(json.dumps(rec, indent=1, default=str) + "\n")
         written.append(target)
@@ -77,9 +78,22 @@ def _read_json(path: Path) -> dict:
     return rec
 
 
+def read_rows(rows) -> list[V.Verdict]:
+    """A record's stored rows as Verdict rows (verdict.from_json); ValueError naming the first row that is not one."""
+    if not isinstance(rows, list):
+        raise ValueError("no rows")
+    out = []
+    for i, r in enumerate(rows):
+        try:
+            out.append(V.from_json(r))
+        except (ValueError, TypeError, AttributeError) as e:
+            raise ValueError(f"row {i + 1} is not a verdict row ({e})") from None
+    return out
+
+
 def load(out_dir: Path) -> dict[str, dict]:
-    """{notebook: record} of every results/<profile>/*.json (empty when the folder does not exist); a file that
-    cannot be read stands as {"unreadable": why} (column() shows it), never silently left out."""
+    """{notebook: record} of every results/<profile>/*.json, its rows as Verdict rows (empty when the folder does not
+    exist); a file that cannot be read stands as {"unreadable": why} (column() shows it), never silently left out."""
     folder = Path(out_dir)
     if not folder.is_dir():
         return {}
@@ -87,9 +101,7 @@ def load(out_dir: Path) -> dict[str, dict]:
     for p in sorted(folder.glob("*.json")):
         try:
             rec = _read_json(p)
-            if not isinstance(rec.get("rows"), list):
-                raise ValueError("no rows")
-            out[p.stem] = rec
+            out[p.stem] = {**rec, "rows": read_rows(rec.get("rows"))}
         except ValueError as e:
             out[p.stem] = _unreadable(p, str(e), p.stem)
     return out
@@ -122,27 +134,27 @@ def device_label(rec: dict) -> str:
     return ", ".join(parts)
 
 
-def column(rows: list[dict], records: dict[str, dict]) -> list[dict]:
+def column(rows: list[V.Verdict], records: dict[str, dict]) -> list[dict]:
     """For each book row, the recorded row with the same id in its notebook's record (the same claim text for a record
-    made before rows had ids), or a 'not yet run' marker."""
+    made before rows had ids) under "row", with its verdict and provenance; or a 'not yet run' marker."""
     out = []
     for r in rows:
-        rec = records.get(r["notebook"])
+        rec = records.get(r.notebook)
         if rec is None:
             out.append({"status": "not yet run at paper scale"})
             continue
         if rec.get("unreadable"):
             out.append({"status": f"record unreadable ({rec['unreadable']})"})
             continue
-        same = (lambda x: x.get("id") == r["id"]) if r.get("id") else (lambda x: x["claim"] == r["claim"])
+        same = (lambda x: x.id == r.id) if r.id else (lambda x: x.claim == r.claim)
         match = next((x for x in rec["rows"] if same(x)), None)
         if match is None:
             out.append({"status": "no such row in the paper-scale record"})
             continue
-        out.append({"status": "ok", "verdict": match["verdict"], "measured": match["measured"], "lo": match["lo"],
-                    "hi": match["hi"], "device": device_label(rec), "commit": str(rec.get("commit", "?"))[:7],
+        out.append({"status": "ok", "row": match, "verdict": match.verdict, "device": device_label(rec),
+                    "commit": str(rec.get("commit", "?"))[:7],
                     "date": str(rec.get("date") or rec.get("recorded") or "?")[:10],
-                    "differs": match["verdict"] != r["verdict"], "units": rec.get("units")})
+                    "differs": match.verdict != r.verdict, "units": rec.get("units")})
     return out
 
 
@@ -348,9 +360,9 @@ def vouched(root: Path, profile: str, rec: dict) -> bool:
 
 
 def judged_rows(root: Path, profile: str, rec: dict) -> tuple[list, str]:
-    """A notebook record's rows as today's verdict code reads its measurements (campaign/judge.py, kept under
-    _build/judged/), and how they were judged; the rows stored at record time where it kept no measurements or
-    has not been judged by this build."""
+    """A notebook record's rows (as stored, JSON) as today's verdict code reads its measurements (campaign/judge.py,
+    kept under _build/judged/), and how they were judged; the rows stored at record time where it kept no
+    measurements or has not been judged by this build."""
     done = _judged(root, profile, rec["name"])
     if done.get("record") == rec.get("key") and isinstance(done.get("rows"), list):
         return done["rows"], "judged by today's verdict code from the recorded measurements"
@@ -381,12 +393,14 @@ def load_campaign(root: Path, profile: str) -> dict[str, dict]:
             nb = Path(root) / "notebooks" / f"{rec['name']}.ipynb"
             same = rec["params"] == profile_params(profile, rec["name"])
             current = nb.exists() and same and (rec["code"] == unit_code(root, nb) or vouched(root, profile, rec))
+            if current:
+                stored, judged = judged_rows(root, profile, rec)
+                rows = read_rows(stored)
         except (ValueError, KeyError, TypeError) as e:
             bad.setdefault(name, _unreadable(p, str(e), name))
             continue
         if current:
             prov = rec["provenance"] if isinstance(rec["provenance"], dict) else {}
-            rows, judged = judged_rows(root, profile, rec)
             out[rec["name"]] = {"notebook": rec["name"], "profile": profile, **prov,
                                 "date": prov.get("recorded"), "parameters": rec["params"],
                                 "rows": rows, "judged": judged, "units": "1 of 1"}

@@ -22,7 +22,7 @@ NAME = "verdicts"   # results/verdicts.csv and results/verdicts.json in the buil
 
 def rows(executed_dir: Path) -> list[dict]:
     """Every glued verdict row of the executed notebooks in `executed_dir`, each with its notebook's profile and
-    commit, in the FIELDS order (a field a row lacks is empty)."""
+    commit, in the FIELDS order."""
     out = []
     for path in sorted(Path(executed_dir).glob("*.ipynb")):
         found = glued.rows_of(path)
@@ -31,10 +31,9 @@ def rows(executed_dir: Path) -> list[dict]:
         nb = nbformat.read(path, as_version=4)
         profile = nb.metadata.get("imbalanced_cl", {}).get("profile", "")
         commit = recorded_provenance(nb).get("commit", "")
-        for r in found:
-            row = {**r, "notebook": r.get("notebook") or path.stem, "profile": profile, "commit": commit,
-                   "band": V.band_text(r)}
-            out.append({k: row.get(k, "") for k in FIELDS})
+        for r in found:      # each row as JSON (verdict.to_json: its band in words, null for no number)
+            row = {**V.to_json(r), "notebook": r.notebook or path.stem, "profile": profile, "commit": commit}
+            out.append({k: row[k] for k in FIELDS})
     return out
 
 

@@ -10,29 +10,29 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ...verdict import Verdict
 from .glued import collect
 
 
-def key(r: dict) -> tuple[str, str]:
+def key(r: Verdict) -> tuple[str, str]:
     """A row's identity across seeds: its notebook and its stable id (verdict rows keep their id when reworded)."""
-    if not r.get("id"):
-        raise ValueError(f"{r.get('notebook', '?')}: a verdict row without an id cannot be matched across seeds")
-    return r["notebook"], r["id"]
+    if not r.id:
+        raise ValueError(f"{r.notebook or '?'}: a verdict row without an id cannot be matched across seeds")
+    return r.notebook, r.id
 
 
-def compare(by_seed: dict[int, list[dict]]) -> dict:
+def compare(by_seed: dict[int, list[Verdict]]) -> dict:
     """Rows matched by (notebook, id) across seeds: which verdicts stayed, which changed, and the stable share."""
     seeds = sorted(by_seed)
     keyed = {s: {key(r): r for r in by_seed[s]} for s in seeds}
     common = set.intersection(*(set(k) for k in keyed.values())) if keyed else set()
-    changed = [{"notebook": nb, "id": rid, "claim": keyed[seeds[0]][(nb, rid)]["claim"],
-                "verdicts": {str(s): keyed[s][(nb, rid)]["verdict"] for s in seeds}}
-               for nb, rid in sorted(common) if len({keyed[s][(nb, rid)]["verdict"] for s in seeds}) > 1]
+    changed = [{"notebook": nb, "id": rid, "claim": keyed[seeds[0]][(nb, rid)].claim,
+                "verdicts": {str(s): keyed[s][(nb, rid)].verdict for s in seeds}}
+               for nb, rid in sorted(common) if len({keyed[s][(nb, rid)].verdict for s in seeds}) > 1]
     n = len(common)
     # A row that no seed can move (a closed form, a setting) keeps its verdict trivially: count the rows whose
     # measured value does differ between the seeds, and how many of those kept their verdict.
-    value = {s: {k: json.dumps(r.get("measured"), sort_keys=True, default=str) for k, r in keyed[s].items()}
-             for s in seeds}
+    value = {s: {k: json.dumps(r.measured) for k, r in keyed[s].items()} for s in seeds}
     moving = [k for k in common if len({value[s][k] for s in seeds}) > 1]
     flipped_keys = {(c["notebook"], c["id"]) for c in changed}
     return {"seeds": seeds, "rows": n, "unchanged": n - len(changed),
