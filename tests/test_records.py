@@ -352,3 +352,42 @@ def test_a_copy_that_names_its_commit_is_that_commit_whatever_its_own_git_says(r
                                                                                          "dirty": False}
     monkeypatch.delenv(COMMIT_ENV)
     assert record.provenance(repo, unit, 1.0, 1)["commit"] == second
+
+
+def test_digests_from_two_hosts_are_compared_only_after_both_run_on_this_one(tmp_path, monkeypatch):
+    """A digest cached on another host (an Intel one, say) may differ in the last bit from this host's for the same
+    code. The record is stale only when the code of its commit and today's differ on one host; a digest the cache
+    holds from this host is not run again."""
+    import torch
+    runs = []
+
+    def fake_run(p, tree, params, timeout=probe.TIMEOUT):
+        runs.append(str(tree))
+        old = str(tree) != str(ROOT)
+        return {"same": "B", "moved": "B" if old else "C"}[params["case"]]
+    monkeypatch.setattr(probe, "run", fake_run)
+    monkeypatch.setattr(probe, "extract", lambda commit, root, where: Path("/old-tree"))
+    monkeypatch.setattr(probe, "host", lambda: "x86_64/AuthenticAMD/avx512")
+    cache = probe.Cache(tmp_path / "probes.json")
+    for case in ("same", "moved"):
+        params = {**PARAMS, "case": case}
+        rec = {"provenance": {"commit": "0ef50ea"}, "code": "old", "params": params}
+        # the old code's digest as another host computed it, and today's nowhere yet
+        cache.data[probe._key("tiny_train", "0ef50ea:old", params)] = {
+            "kind": "tiny_train", "code": "0ef50ea:old", "probe": "A", "torch": torch.__version__,
+            "host": "x86_64/GenuineIntel/avx512"}
+        runs.clear()
+        ok, why = probe.same_numbers("tiny_train", rec, params, "new", ROOT, cache)
+        assert runs == [str(ROOT), "/old-tree"]                 # today's here, then the old code again here
+        assert cache.host_of("tiny_train", "0ef50ea:old", params) == "x86_64/AuthenticAMD/avx512"
+        if case == "same":
+            assert ok and why == "made under other code at 0ef50ea; probe tiny_train gives the same numbers (B)"
+        else:
+            assert not ok and why == "probe tiny_train moved: the code of 0ef50ea gives B, today's gives C"
+        runs.clear()
+        assert probe.same_numbers("tiny_train", rec, params, "new", ROOT, cache)[0] is ok and runs == []
+
+
+def test_the_host_names_the_cpu_vendor_and_vector_width():
+    parts = probe.host().split("/")
+    assert len(parts) == 3 and parts[2] in ("avx512", "avx2", "base") and all(parts)

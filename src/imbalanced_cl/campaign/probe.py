@@ -266,8 +266,24 @@ def _key(kind: str, code: str, params: dict) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
+def host() -> str:
+    """The arithmetic a probe's last bits depend on beyond the code: the CPU's vendor and widest vector unit. The
+    portable kernel path (PORTABLE) pins torch's and MKL's, but numpy dispatches its own by the CPU, and an Intel and an
+    AMD host gave one tree two digests (2026-11-28: scale_point at 0ef50ea, 0d12e260... on one, f1475d52... here)."""
+    try:
+        info = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        info = ""
+    vendor = next((ln.split(":", 1)[1].strip() for ln in info.splitlines() if ln.startswith("vendor_id")), "")
+    flags = set(next((ln.split(":", 1)[1].split() for ln in info.splitlines() if ln.startswith("flags")), []))
+    width = "avx512" if "avx512f" in flags else "avx2" if "avx2" in flags else "base"
+    import platform
+    return f"{platform.machine()}/{vendor or platform.processor() or 'unknown'}/{width}"
+
+
 class Cache:
-    """Probe digests by key, read from and written back to probes.json (a damaged file counts as empty)."""
+    """Probe digests by key, read from and written back to probes.json (a damaged file counts as empty); each with the
+    host that computed it (host()), since two hosts may give the same code two digests."""
 
     def __init__(self, path: Path):
         """Read the cache at `path` (absent or unreadable: empty)."""
@@ -278,20 +294,27 @@ class Cache:
         except (OSError, ValueError, AssertionError):
             self.data = {}
 
-    def digest(self, kind: str, code: str, params: dict, tree) -> str:
-        """The probe's digest for code `code` at `params`, from the cache or run on `tree()` (then kept)."""
+    def digest(self, kind: str, code: str, params: dict, tree, here: bool = False) -> str:
+        """The probe's digest for code `code` at `params`, from the cache or run on `tree()` (then kept); `here`: only
+        a digest this host computed counts (else it is run again)."""
         import torch
         key = _key(kind, code, params)
         hit = self.data.get(key)
-        if isinstance(hit, dict) and hit.get("torch") == torch.__version__ and isinstance(hit.get("probe"), str):
+        if (isinstance(hit, dict) and hit.get("torch") == torch.__version__ and isinstance(hit.get("probe"), str)
+                and (not here or hit.get("host") == host())):
             return hit["probe"]
         value = run(PROBES[kind], tree(), params)
-        self.data[key] = {"kind": kind, "code": code, "probe": value, "torch": torch.__version__}
+        self.data[key] = {"kind": kind, "code": code, "probe": value, "torch": torch.__version__, "host": host()}
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_name(f".{self.path.name}.tmp-{os.getpid()}")
         tmp.write_text(json.dumps(self.data, indent=1, sort_keys=True) + "\n")
         os.replace(tmp, self.path)
         return value
+
+    def host_of(self, kind: str, code: str, params: dict) -> str:
+        """The host that computed a cached digest ("" where the cache does not say)."""
+        hit = self.data.get(_key(kind, code, params))
+        return str(hit.get("host", "")) if isinstance(hit, dict) else ""
 
 
 def same_numbers(kind: str, rec: dict, params: dict, code: str, root: Path | None = None,
@@ -310,11 +333,18 @@ def same_numbers(kind: str, rec: dict, params: dict, code: str, root: Path | Non
         return False, f"made under other code, from a tree with uncommitted changes at {commit[:7]}: not re-runnable"
     cache = cache or Cache(cache_path(root))
     old_code = rec.get("measure_code") or rec.get("code") or ""
+    old_key, old_params = f"{commit}:{old_code}", rec.get("params", {})
     with tempfile.TemporaryDirectory(prefix="probe-") as tmp:
+        def digests(here: bool = False) -> tuple[str, str]:
+            return (cache.digest(kind, old_key, old_params, lambda: extract(commit, root, Path(tmp)), here),
+                    cache.digest(kind, code, params, lambda: root, here))
         try:
-            then = cache.digest(kind, f"{commit}:{old_code}", rec.get("params", {}),
-                                lambda: extract(commit, root, Path(tmp)))
-            now = cache.digest(kind, code, params, lambda: root)
+            then, now = digests()
+            # digests from two hosts (or one the cache does not place) may differ in the last bit for the same code:
+            # before calling the record stale, compute both on this host
+            if then != now and not (cache.host_of(kind, old_key, old_params) == cache.host_of(kind, code, params)
+                                    == host()):
+                then, now = digests(here=True)
         except ProbeFailed as e:
             return False, f"made under other code; {str(e).splitlines()[0]}"
         except subprocess.TimeoutExpired as e:     # its message is the whole child program: name the probe instead
