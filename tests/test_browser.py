@@ -186,7 +186,7 @@ def test_scoreboard_is_reachable_and_filled(site, browser):
     browser.get(board_url)
     info = browser.execute_script(_CHECK_JS)
     board = scoreboard.gather(str(out / "_build" / "executed" / "notebooks"), ROOT)
-    with_verdicts = {r["notebook"] for r in board.rows}
+    with_verdicts = {r.notebook for r in board.rows}
     assert with_verdicts, f"no claim notebook recorded verdicts: {board.status}"
     shown = set(info["scoreRows"])
     assert with_verdicts <= shown, f"scoreboard rows missing for {with_verdicts - shown}"

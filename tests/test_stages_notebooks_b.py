@@ -86,9 +86,9 @@ def _rows(rows: list[V.Verdict]) -> dict:
     return {j["id"]: (j["verdict"], j["measured"], j["lo"], j["hi"]) for j in map(V.to_json, rows)}
 
 
-def _stored(rec: dict) -> list[V.Verdict]:
+def _recorded(rec: dict) -> list[V.Verdict]:
     """A record's stored rows, read back as the book reads them."""
-    return read_rows(_stored(rec))
+    return read_rows(rec["payload"]["rows"])
 
 
 def _judged_again(path: Path, rec: dict, where: Path, out: Path, stage: str, edit, wall_s: float) -> list[dict]:
@@ -98,7 +98,7 @@ def _judged_again(path: Path, rec: dict, where: Path, out: Path, stage: str, edi
     t0 = time.time()
     rows, why = judge.judge(ROOT, path, rec, out / "judged.ipynb")
     assert why == "" and time.time() - t0 < wall_s + 60
-    assert _rows(rows) == _rows(_stored(rec))
+    assert _rows(rows) == _rows(_recorded(rec))
     kept = typed.load(where / stage)
     typed.save(edit(kept), where / stage)
     edited, why = judge.judge(ROOT, path, rec, out / "edited.ipynb")
@@ -122,7 +122,7 @@ def test_notebook_05_unit_keeps_its_measurements_and_is_judged_again_from_them_a
         m.values["align_count"] = -m.values["align_count"]
         return m
     edited = _rows(_judged_again(path, rec, where, tmp_path, "appendix", negate, wall_s))
-    recorded = _rows(_stored(rec))
+    recorded = _rows(_recorded(rec))
     assert recorded["fig1_trend"][1] != 0 and edited["fig1_trend"][1] == pytest.approx(-recorded["fig1_trend"][1])
     assert {k: v for k, v in edited.items() if not k.startswith("fig1")} == \
         {k: v for k, v in recorded.items() if not k.startswith("fig1")}
@@ -143,7 +143,7 @@ def test_notebook_09_unit_keeps_its_measurements_and_is_judged_again_from_them_a
         return [dataclasses.replace(g, share=torch.zeros_like(g.share), removal=torch.zeros_like(g.removal))
                 for g in grids]
     edited = _rows(_judged_again(path, rec, where, tmp_path, "grids", zeros, wall_s))
-    assert edited.keys() == _rows(_stored(rec)).keys() and edited != _rows(_stored(rec))
+    assert edited.keys() == _rows(_recorded(rec)).keys() and edited != _rows(_recorded(rec))
 
 
 @pytest.mark.slow
@@ -174,7 +174,7 @@ def test_notebook_06_unit_keeps_its_measurements_and_is_judged_again_from_them_a
             r["acc"] += 5.0 if r["method"] == "sdclr" else 0.0
         return runs
     edited = _rows(_judged_again(path, rec, where, tmp_path, "runs", better, wall_s))
-    recorded = _rows(_stored(rec))
+    recorded = _rows(_recorded(rec))
     gain = [k for k in recorded if k.startswith("sdclr_acc")]
     assert gain and all(edited[k][1] == pytest.approx(recorded[k][1] + 5.0) for k in gain)
     assert {k: v for k, v in edited.items() if k not in gain} == {k: v for k, v in recorded.items() if k not in gain}

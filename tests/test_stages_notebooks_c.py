@@ -22,9 +22,9 @@ def _rows(rows: list[V.Verdict]) -> dict:
     return {j["id"]: (j["verdict"], j["measured"], j["lo"], j["hi"]) for j in map(V.to_json, rows)}
 
 
-def _stored(rec: dict) -> list[V.Verdict]:
+def _recorded(rec: dict) -> list[V.Verdict]:
     """A record's stored rows, read back as the book reads them."""
-    return read_rows(_stored(rec))
+    return read_rows(rec["payload"]["rows"])
 
 
 def _judged_again(name: str, tmp_path: Path, ci_unit_record, stage: str, edit) -> tuple[dict, dict]:
@@ -35,14 +35,14 @@ def _judged_again(name: str, tmp_path: Path, ci_unit_record, stage: str, edit) -
     assert rec["payload"]["stages"] == sorted(STAGES[name])
     where = judge.kept_stages(path, rec)
     rows, why = judge.judge(ROOT, path, rec, tmp_path / "judged.ipynb")
-    assert why == "" and _rows(rows) == _rows(_stored(rec))
+    assert why == "" and _rows(rows) == _rows(_recorded(rec))
     typed.save(edit(typed.load(where / stage)), where / stage)
     edited, why = judge.judge(ROOT, path, rec, tmp_path / "edited.ipynb")
     assert why == ""
     (where / f"{stage}.json").unlink()
     none, why = judge.judge(ROOT, path, rec, tmp_path / "again.ipynb")
     assert none is None and why == f"needs re-measuring (stage {stage}: not in the record)"
-    return _rows(_stored(rec)), _rows(edited)
+    return _rows(_recorded(rec)), _rows(edited)
 
 
 @pytest.mark.slow
