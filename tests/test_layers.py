@@ -23,7 +23,8 @@ LAYERS = [
     ("lt", ("imbalanced_cl.lt",)),
     ("sim", ("imbalanced_cl.sim",)),
     ("verdict", ("imbalanced_cl.verdict", "imbalanced_cl.rules", "imbalanced_cl.premises")),
-    ("base", ("imbalanced_cl.stats", "imbalanced_cl.validate", "imbalanced_cl.paths", "imbalanced_cl.workers")),
+    ("base", ("imbalanced_cl.stats", "imbalanced_cl.validate", "imbalanced_cl.parts", "imbalanced_cl.paths",
+              "imbalanced_cl.workers")),
 ]
 
 # The folders of book/, top to bottom, by job (docs/architecture.md, "Inside book/"): a folder imports its own and those
@@ -385,6 +386,17 @@ def test_the_layer_map_has_one_home_and_the_module_lists_name_what_is_there():
         doc = ast.get_docstring(ast.parse(init.read_text())) or ""
         assert "in import order (each module imports only those above it)" not in doc, init
         assert "config    " not in doc and "campaign/ resumable" not in doc, f"{init} draws the map again"
+
+
+MAX_MODULE_LINES = 400   # a module a reader takes in at one sitting (book/runner.py had grown to 510)
+
+
+def test_every_module_stays_under_400_lines():
+    """No module of the package grows past MAX_MODULE_LINES: a module that
+    does is split by job (record.py's syntax tree moved to records/syntax.py)."""
+    long = {str(p.relative_to(ROOT)): n for p in (ROOT / "src" / "imbalanced_cl").rglob("*.py")
+            if (n := len(p.read_text().splitlines())) >= MAX_MODULE_LINES}
+    assert not long, long
 
 
 def test_one_builder_makes_every_verdict_row():

@@ -54,8 +54,11 @@ def test_the_cell_groups_the_fields_by_role():
     where = {name: text.index(f"\n{name}: ") for name in ("sigma0", "train_eps_max", "tol_t2", "forall_min", "device")}
     assert heads[0] < where["sigma0"] < heads[1] < where["train_eps_max"] < heads[2] < where["tol_t2"] < heads[3]
     assert heads[2] < where["forall_min"] < heads[3] < where["device"]
-    assert [cells.role(n) for n in ("d", "lemma_m", "tol_share", "converge_window", "threads")] == \
+    assert [cells.role(LuckyConfig, n) for n in ("d", "lemma_m", "tol_share", "regime_share_min", "device")] == \
         ["model", "protocol", "judging", "judging", "run"]
+    from imbalanced_cl.claims.pruning import PruningConfig
+    assert [cells.role(PruningConfig, n) for n in ("converge_window", "threads", "alpha_grid")] == \
+        ["judging", "run", "protocol"]
 
 
 def test_every_symbol_in_the_comments_is_in_debians_monospace_fonts():

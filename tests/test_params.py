@@ -32,7 +32,7 @@ def test_every_parameter_has_a_type_and_a_help_text(nb):
     untyped = [k for k, v in declared.items() if v["inferred_type_name"] in ("None", "")]
     silent = [k for k, v in declared.items() if not v["help"].strip()]
     assert not untyped and not silent, (untyped, silent)
-    assert set(declared) == {f.name for f in dataclasses.fields(cells.config_class(nb))}
+    assert set(declared) == set(cells.config_class(nb).field_names())
 
 
 def test_profiles_list_only_what_they_change():

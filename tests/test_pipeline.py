@@ -40,11 +40,10 @@ def test_toc_lists_notebooks():
 def test_notebook_names_its_config_class_and_every_profile_is_valid(nb):
     """metadata.imbalanced_cl.config names the class that validates the notebook's parameters, so the runner can
     check every value before running anything; every parameter is a field of it, and every profile passes it."""
-    import dataclasses
     cls = P.config_class(nb)
     assert cls is not None, (f'{nb.stem}: add "imbalanced_cl": {{"config": "module:Class"}} to the notebook metadata '
                              "(the class its `from_namespace(globals())` line builds)")
-    fields = {f.name for f in dataclasses.fields(cls)}
+    fields = set(cls.field_names())
     declared = set(pm.inspect_notebook(str(nb)))
     assert declared <= fields, f"{nb.stem}: parameters that are not fields of {cls.__name__}: {declared - fields}"
     for profile in PROFILES:

@@ -2,7 +2,6 @@
 parameters that set a notebook's run time are marked in its help and listed in the README (book/build/cost.py)."""
 from __future__ import annotations
 
-import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -128,7 +127,7 @@ def test_cost_table_names_real_parameters_and_marks_the_help():
     assert {c.notebook for c in cost.COSTS.values()} == {nb.stem for nb in nbs}
     for nb in nbs:
         cls = config_class(nb)
-        names = {f.name for f in dataclasses.fields(cls)}
+        names = set(cls.field_names())
         assert cost.COSTS[cls.__name__].notebook == nb.stem
         assert set(cost.drivers(cls)) <= names, nb.name
         marked = {n for n, p in papermill.inspect_notebook(str(nb)).items() if cost.COST_NOTE in p["help"]}

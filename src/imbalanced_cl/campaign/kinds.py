@@ -6,7 +6,7 @@ from pathlib import Path
 
 from .. import verdict as V
 from ..book.records import record as book_record
-from ..book.build.cells import config_class
+from ..book.build.cells import config_class, declared_defaults
 from ..book.records.glued import rows_of
 from ..book.build.profiles import params as profile_params
 from ..book.build.execution import check_params, execute
@@ -21,8 +21,7 @@ def _seed(nb: Path, params: dict) -> int | None:
     if "seed" in params:
         return params["seed"]
     cls = config_class(nb)
-    f = getattr(cls, "__dataclass_fields__", {}).get("seed") if cls else None
-    return f.default if f is not None else None
+    return declared_defaults(cls).get("seed") if cls else None
 
 
 def plan_notebooks(profile: str, root: Path, only: list[str] | None = None) -> list[Unit]:

@@ -32,8 +32,8 @@ from ..paths import repo_root
 # What a probe's output leaves out: wall times, and the judgement of a measurement (re-done at every build).
 SKIP = ("seconds", "wall_s", "recorded", "provenance", "text", "threshold", "holds", "required")
 
-# The child's preamble: a canonical digest of any result (dicts by key, dataclasses by field, arrays by dtype, shape
-# and bytes, floats by their exact hex), written here once so that the old tree and today's are hashed alike.
+# The child's preamble: a canonical digest of any result (dicts by key, dataclasses and composed configs by field,
+# arrays by dtype, shape and bytes, floats by their exact hex), written once so the old tree and today's hash alike.
 DIGEST = f'''
 import dataclasses, hashlib, json, math, sys
 import numpy as np
@@ -42,6 +42,8 @@ SKIP = {SKIP!r}
 def canon(x, h):
     if dataclasses.is_dataclass(x) and not isinstance(x, type):
         x = {{f.name: getattr(x, f.name) for f in dataclasses.fields(x)}}
+    elif hasattr(type(x), "PARTS") and hasattr(x, "to_dict"):   # a config composed of parts, by its flat fields
+        x = x.to_dict()
     if isinstance(x, dict):
         for k in sorted(x, key=str):
             if str(k) not in SKIP:

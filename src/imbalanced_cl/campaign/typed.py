@@ -19,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..parts import Composed
+
 PACKAGE = "imbalanced_cl."
 
 # Training objects, not measurements: a Run holds its weights, pairs and per-step history (hundreds of MB at the paper
@@ -42,7 +44,7 @@ def _encode(x, arrays: dict, where: str):
         return _encode_array(x, arrays, where)
     if isinstance(x, (list, dict)) or (isinstance(x, tuple) and not hasattr(x, "_fields")):
         return _encode_container(x, arrays, where)
-    if dataclasses.is_dataclass(x) and not isinstance(x, type) and type(x).__module__.startswith(PACKAGE):
+    if _stored_class(x) and type(x).__module__.startswith(PACKAGE):
         return _encode_dataclass(x, arrays, where)
     raise NotStorable(f"{where}: a {type(x).__module__}.{type(x).__qualname__} cannot be stored as a measurement")
 
@@ -90,7 +92,17 @@ def _encode_dataclass(x, arrays: dict, where: str) -> dict:
         raise NotStorable(f"{where}: a {cls.__qualname__} is a training object, not a measurement: "
                           "return what was measured of it")
     return {"__dataclass__": f"{cls.__module__}:{cls.__qualname__}",
-            "fields": {f.name: _encode(getattr(x, f.name), arrays, f"{where}.{f.name}") for f in dataclasses.fields(x)}}
+            "fields": {k: _encode(getattr(x, k), arrays, f"{where}.{k}") for k in _field_names(cls)}}
+
+
+def _stored_class(x) -> bool:
+    """Whether x is an instance of a dataclass or a composed config (parts.Composed), both stored field by field."""
+    return not isinstance(x, type) and (dataclasses.is_dataclass(x) or isinstance(x, Composed))
+
+
+def _field_names(cls: type) -> list[str]:
+    """The fields a stored class is written and rebuilt by: a composed config's flat names, a dataclass's fields."""
+    return cls.field_names() if issubclass(cls, Composed) else [f.name for f in dataclasses.fields(cls)]
 
 
 def _decode(x, arrays):
@@ -126,10 +138,12 @@ def _rebuild(x: dict, arrays):
     cls = importlib.import_module(module)
     for part in name.split("."):
         cls = getattr(cls, part)
-    known = {f.name for f in dataclasses.fields(cls)}
+    known = set(_field_names(cls))
     missing = sorted(known - set(x["fields"]))
     if missing:
         raise KeyError(f"{x['__dataclass__']}.{missing[0]}")
+    if issubclass(cls, Composed):
+        return cls.assemble({k: _decode(v, arrays) for k, v in x["fields"].items() if k in known})
     obj = cls.__new__(cls)
     for k, v in x["fields"].items():
         if k in known:

@@ -1,16 +1,16 @@
-"""SimConfig: the validated configuration of the paper's model, data and training; every experiment config extends
-it."""
+"""SimConfig: the paper's model, data and training, as parts (data, encoder, training, prune, regime, run) that
+every experiment config composes with its own protocol and judging parts."""
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
-from dataclasses import dataclass, fields
-from typing import Any, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Mapping
 
 import torch
 
-from ..validate import ParameterError, check, check_choice, check_float, check_int, namespace_kwargs
+from ..parts import Composed
+from ..validate import ParameterError, check, check_choice, check_float, check_int
 
 
 FORCE_ENV = "IMBALANCED_CL_FORCE"   # set: run sizes the memory estimate refuses (the user knows better)
@@ -31,10 +31,11 @@ def lambda_at(rule: str, d: int) -> float:
 
 
 @dataclass(frozen=True)
-class SimConfig:
-    """Data model (§3.2), encoder (eq. 4), loss (eqs. 1-3), optimiser (Alg. 1) and replicates."""
+class DataModel:
+    """The data model of §3.2 (Assumptions 3.1-3.4, Definition 3.1) and how pairs are drawn: d, d1, L, eps_max, eps_min,
+    n_minority, eps_profile, p_scale, mag_lo, mag_hi, sigma_xi, n_pairs, sampling, views."""
 
-    # --- data model: Assumptions 3.1-3.4, Definition 3.1 ---
+    ROLE: ClassVar[str] = "model"
     d: int = 20                 # number of features (dictionary atoms)
     d1: int = 100               # ambient dimension, d1 >= d
     L: int = 4                  # tokens per sample
@@ -51,7 +52,33 @@ class SimConfig:
                                 # "fixed": one set reused
     views: str = "paper"        # how the two views of a pair are built (sim/views.py):
                                 # "paper" (Assumption 3.4), "identical" copies, "random_mask" (Wen & Li Def. 2.3)
-    # --- encoder: eq. (4) with W_Q = W_K = W_V = I frozen ---
+
+    def validate(self, cfg) -> None:
+        """The data model's ranges (d1 >= d, eps_min <= eps_max, mag_lo <= mag_hi)."""
+        check_int("d", self.d, 3)
+        check_int("d1", self.d1, 3)
+        check("d1", self.d1, self.d1 >= self.d, "an integer >= d", given=f"d={self.d}")
+        check_int("L", self.L, 1, 256)
+        check_float("eps_max", self.eps_max, 0.0, lo_open=True)
+        check_float("eps_min", self.eps_min, 0.0, self.eps_max, lo_open=True, given=f"eps_max={self.eps_max}")
+        check_int("n_minority", self.n_minority, 0, self.d, given=f"d={self.d}")
+        check_choice("eps_profile", self.eps_profile, ("two_level", "geometric"))
+        check_float("p_scale", self.p_scale, 0.0, lo_open=True)
+        check_float("mag_lo", self.mag_lo, 0.0, lo_open=True)
+        check_float("mag_hi", self.mag_hi, self.mag_lo, given=f"mag_lo={self.mag_lo}")
+        check_float("sigma_xi", self.sigma_xi, 0.0)
+        check_int("n_pairs", self.n_pairs, 2)
+        check_choice("sampling", self.sampling, ("fresh", "fixed"))
+        check_choice("views", self.views, ("paper", "identical", "random_mask"))
+
+
+@dataclass(frozen=True)
+class Encoder:
+    """The encoder of eq. (4) with W_Q = W_K = W_V = I frozen, and its bias schedule (Theorem C.1): attention,
+    attn_scale, m, sigma0, bias, bias_coef, bias_token_factor, bias_ramp, bias_ramp_max, t1_fraction, t1_max,
+    bias_onset."""
+
+    ROLE: ClassVar[str] = "model"
     attention: str = "softmax"  # "softmax" (identity attention) or "mean" (exact token average)
     attn_scale: float = 0.0     # softmax scale s; 0 means 1/sqrt(d1)
     m: int = 50                 # neurons
@@ -69,7 +96,29 @@ class SimConfig:
                                   # (b = 0 up to T1, Lemma F.3): "crossing" (at the measured eq. (34) T1),
                                   # "eq33" (eq. (33)'s T1 with unit constants),
                                   # "workshop" (the workshop version's T1 with unit constants)
-    # --- loss and optimiser: eqs. (1)-(3), Algorithm 1 ---
+
+    def validate(self, cfg) -> None:
+        """The encoder's and the bias schedule's ranges."""
+        check_choice("attention", self.attention, ("softmax", "mean"))
+        check_float("attn_scale", self.attn_scale, 0.0)
+        check_int("m", self.m, 1)
+        check_float("sigma0", self.sigma0, 0.0, lo_open=True)
+        check_choice("bias", self.bias, ("schedule", "none"))
+        check_float("bias_coef", self.bias_coef, 0.0)
+        check("bias_token_factor", self.bias_token_factor, isinstance(self.bias_token_factor, bool), "True or False")
+        check_float("bias_ramp", self.bias_ramp, 0.0, 1.0)
+        check_float("bias_ramp_max", self.bias_ramp_max, 1.0)
+        check_float("t1_fraction", self.t1_fraction, 0.0, 1.0, lo_open=True)
+        check_int("t1_max", self.t1_max, 0)
+        check_choice("bias_onset", self.bias_onset, BIAS_ONSETS)
+
+
+@dataclass(frozen=True)
+class Training:
+    """The loss and optimiser of eqs. (1)-(3) and Algorithm 1, and the replicates: tau, tau_scaled, lr, weight_decay,
+    lambda_rule, steps, R, seed, record_every."""
+
+    ROLE: ClassVar[str] = "model"
     tau: float = 1.0            # InfoNCE temperature
     tau_scaled: bool = True     # optimise tau * InfoNCE so the gradient is eq. (5)/(21) exactly (no 1/tau)
     lr: float = 0.5             # eta
@@ -79,7 +128,31 @@ class SimConfig:
                                 # "bottom" | "mid" | "top": lambda = d^-1.49 | d^-1.25 | d^-1.01,
                                 # in the proof's range (App. E.3)
     steps: int = 300            # training steps, each on K pairs (fresh every step, or one fixed set: sampling)
-    # --- Algorithm 1: forward magnitude pruning (prune.py) ---
+    R: int = 4                  # independent replicates trained in one batched computation
+    seed: int = 0
+    record_every: int = 10      # history is kept every this many steps (and at the last step)
+
+    def validate(self, cfg) -> None:
+        """The optimiser's ranges (lr * weight_decay < 1: the decay keeps the weights' sign)."""
+        check_float("tau", self.tau, 0.0, lo_open=True)
+        check("tau_scaled", self.tau_scaled, isinstance(self.tau_scaled, bool), "True or False")
+        check_float("lr", self.lr, 0.0, lo_open=True)
+        check_float("weight_decay", self.weight_decay, 0.0)
+        check("weight_decay", self.weight_decay, self.lr * self.weight_decay < 1,
+              "a number with lr * weight_decay < 1", given=f"lr={self.lr}")
+        check_choice("lambda_rule", self.lambda_rule, ("value",) + tuple(LAMBDA_EXPONENTS))
+        check_int("steps", self.steps, 1)
+        check_int("R", self.R, 1)
+        check_int("seed", self.seed, 0, 2**31 - 1)
+        check_int("record_every", self.record_every, 1)
+
+
+@dataclass(frozen=True)
+class MagnitudePruning:
+    """Algorithm 1's forward magnitude pruning (sim/prune.py): prune_alpha, prune_unit, prune_backward, prune_start,
+    prune_every, prune_mask, prune_schedule."""
+
+    ROLE: ClassVar[str] = "model"
     prune_alpha: float = 0.0    # fraction pruned, in [0, 1)
     prune_unit: str = "neuron"  # "neuron" (smallest ||w_i||) or "weight" (smallest |w_ik|)
     prune_backward: str = "faithful"  # "faithful" (eq. 5, full h and grad h) or "literal" (masked autograd)
@@ -88,66 +161,9 @@ class SimConfig:
     prune_mask: str = "magnitude"     # "magnitude" (Alg. 1: smallest units) or "random" (a control, beyond the paper)
     prune_schedule: str = "dynamic"   # "dynamic" (recomputed every prune_every steps)
                                       # or "static" (fixed at prune_start)
-    # --- replicates, seeds, bookkeeping ---
-    R: int = 4                  # independent replicates trained in one batched computation
-    seed: int = 0
-    record_every: int = 10      # history is kept every this many steps (and at the last step)
-    chunk: int = 0              # replicates per training chunk, to bound memory (0: auto, about 64 MiB per chunk)
-    progress: bool = True       # tqdm progress bar
-    # --- regime premises (sim/regime.py; thresholds fixed before any run, listed in book/methods.md) ---
-    regime_share_min: float = 0.9    # feature-span share at the end that counts as Theorem 3.1's regime
-                                     # (beta bound: share -> 1)
-    regime_grad_poly: float = 1.0    # Lemma B.1: the population regime needs ||g_K - g_pop|| <= ||w|| / d1^p;
-                                     # p = 1 is the weakest poly(d1)
-    regime_loss_gap_max: float = 0.05  # largest relative gap (held-out - train) / held-out InfoNCE without memorisation
-    pop_batches: int = 16         # held-out batches of K pairs averaged into the population gradient
-    # --- where it runs ---
-    device: str = "auto"        # "auto" (cuda when available), "cpu" or "cuda"
-    data_device: str = "auto"   # where pairs are drawn: "auto" (on the run's device),
-                                # "cpu" (on the CPU and copied: the CPU's numbers on every device, slow on a GPU),
-                                # "run" (on the run's device); a GPU's generator draws the same law with other numbers
-    tf32: bool = False          # allow TF32 matmuls on CUDA (faster, ~1e-3 relative error);
-                                # exact float32 is what the theory checks need
 
-    def __post_init__(self):
-        check_choice("lambda_rule", self.lambda_rule, ("value",) + tuple(LAMBDA_EXPONENTS))
-        if self.lambda_rule != "value":   # lambda follows d (a sweep over d keeps it in the proof's range at every d)
-            object.__setattr__(self, "weight_decay", lambda_at(self.lambda_rule, self.d))
-        self.validate()
-
-    def validate(self) -> None:
-        """Check every field; raise ParameterError naming the first bad one."""
-        check_int("d", self.d, 3)
-        check_int("d1", self.d1, 3)
-        check("d1", self.d1, self.d1 >= self.d, "an integer >= d", given=f"d={self.d}")
-        check_int("L", self.L, 1, 256)
-        check_float("eps_max", self.eps_max, 0.0, lo_open=True)
-        check_float("eps_min", self.eps_min, 0.0, self.eps_max, lo_open=True, given=f"eps_max={self.eps_max}")
-        check_int("n_minority", self.n_minority, 0, self.d, given=f"d={self.d}")
-        check_choice("eps_profile", self.eps_profile, ("two_level", "geometric"))
-        check_float("p_scale", self.p_scale, 0.0, lo_open=True)
-        check_float("mag_lo", self.mag_lo, 0.0, lo_open=True)
-        check_float("mag_hi", self.mag_hi, self.mag_lo, given=f"mag_lo={self.mag_lo}")
-        check_float("sigma_xi", self.sigma_xi, 0.0)
-        check_int("n_pairs", self.n_pairs, 2)
-        check_choice("attention", self.attention, ("softmax", "mean"))
-        check_float("attn_scale", self.attn_scale, 0.0)
-        check_int("m", self.m, 1)
-        check_float("sigma0", self.sigma0, 0.0, lo_open=True)
-        check_choice("bias", self.bias, ("schedule", "none"))
-        check_float("bias_coef", self.bias_coef, 0.0)
-        check_float("bias_ramp", self.bias_ramp, 0.0, 1.0)
-        check_float("bias_ramp_max", self.bias_ramp_max, 1.0)
-        check_float("t1_fraction", self.t1_fraction, 0.0, 1.0, lo_open=True)
-        check_int("t1_max", self.t1_max, 0)
-        check_choice("bias_onset", self.bias_onset, BIAS_ONSETS)
-        check_float("tau", self.tau, 0.0, lo_open=True)
-        check("tau_scaled", self.tau_scaled, isinstance(self.tau_scaled, bool), "True or False")
-        check_float("lr", self.lr, 0.0, lo_open=True)
-        check_float("weight_decay", self.weight_decay, 0.0)
-        check("weight_decay", self.weight_decay, self.lr * self.weight_decay < 1,
-              "a number with lr * weight_decay < 1", given=f"lr={self.lr}")
-        check_int("steps", self.steps, 1)
+    def validate(self, cfg) -> None:
+        """The pruning rule's ranges."""
         check_float("prune_alpha", self.prune_alpha, 0.0, 1.0, hi_open=True)
         check_choice("prune_unit", self.prune_unit, ("neuron", "weight"))
         check_choice("prune_backward", self.prune_backward, ("faithful", "literal"))
@@ -155,30 +171,89 @@ class SimConfig:
         check_int("prune_every", self.prune_every, 1)
         check_choice("prune_mask", self.prune_mask, ("magnitude", "random"))
         check_choice("prune_schedule", self.prune_schedule, ("dynamic", "static"))
-        check_int("R", self.R, 1)
-        check_int("seed", self.seed, 0, 2**31 - 1)
-        check_int("record_every", self.record_every, 1)
-        check_int("chunk", self.chunk, 0)
-        check("progress", self.progress, isinstance(self.progress, bool), "True or False")
-        check_choice("sampling", self.sampling, ("fresh", "fixed"))
-        check_choice("views", self.views, ("paper", "identical", "random_mask"))
-        check("bias_token_factor", self.bias_token_factor, isinstance(self.bias_token_factor, bool), "True or False")
+
+
+@dataclass(frozen=True)
+class RegimeJudging:
+    """The regime premises of sim/regime.py, fixed before any run (book/methods.md): regime_share_min,
+    regime_grad_poly, regime_loss_gap_max, and pop_batches, how the population gradient is measured."""
+
+    ROLE: ClassVar[str] = "judging"
+    regime_share_min: float = 0.9    # feature-span share at the end that counts as Theorem 3.1's regime
+                                     # (beta bound: share -> 1)
+    regime_grad_poly: float = 1.0    # Lemma B.1: the population regime needs ||g_K - g_pop|| <= ||w|| / d1^p;
+                                     # p = 1 is the weakest poly(d1)
+    regime_loss_gap_max: float = 0.05  # largest relative gap (held-out - train) / held-out InfoNCE without memorisation
+    pop_batches: int = 16         # held-out batches of K pairs averaged into the population gradient
+
+    def validate(self, cfg) -> None:
+        """The regime thresholds' ranges."""
         check_float("regime_share_min", self.regime_share_min, 0.0, 1.0)
         check_float("regime_grad_poly", self.regime_grad_poly, 0.0, lo_open=True)
         check_float("regime_loss_gap_max", self.regime_loss_gap_max, 0.0, lo_open=True)
         check_int("pop_batches", self.pop_batches, 1)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Where and how a run goes, never what it measures (validate.RUN_OPTIONS): device, data_device, tf32, chunk,
+    progress."""
+
+    ROLE: ClassVar[str] = "run"
+    device: str = "auto"        # "auto" (cuda when available), "cpu" or "cuda"
+    data_device: str = "auto"   # where pairs are drawn: "auto" (on the run's device),
+                                # "cpu" (on the CPU and copied: the CPU's numbers on every device, slow on a GPU),
+                                # "run" (on the run's device); a GPU's generator draws the same law with other numbers
+    tf32: bool = False          # allow TF32 matmuls on CUDA (faster, ~1e-3 relative error);
+                                # exact float32 is what the theory checks need
+    chunk: int = 0              # replicates per training chunk, to bound memory (0: auto, about 64 MiB per chunk)
+    progress: bool = True       # tqdm progress bar
+
+    def validate(self, cfg) -> None:
+        """The run options' choices; device='cuda' without a CUDA device is refused before any compute."""
         check_choice("device", self.device, ("auto", "cpu", "cuda"))
-        check("tf32", self.tf32, isinstance(self.tf32, bool), "True or False")
         check_choice("data_device", self.data_device, ("auto", "cpu", "run"))
+        check("tf32", self.tf32, isinstance(self.tf32, bool), "True or False")
+        check_int("chunk", self.chunk, 0)
+        check("progress", self.progress, isinstance(self.progress, bool), "True or False")
         if self.device == "cuda" and not torch.cuda.is_available():    # refuse before any compute, in one line
             raise ParameterError("parameter device='cuda' is invalid here: no CUDA device is available; "
                                  "allowed 'auto' or 'cpu'")
 
-    # --- construction helpers ---
+
+@dataclass(frozen=True)
+class Workers:
+    """How a notebook that trains independent runs side by side spreads them (never what it measures): threads,
+    workers."""
+
+    ROLE: ClassVar[str] = "run"
+    threads: int = 0            # torch threads for the notebook (0: torch's default); results do not depend on it
+    workers: int = 0            # processes for independent runs, one thread each
+                                # (0: one per torch thread on the CPU, one on CUDA); results do not depend on it
+
+    def validate(self, cfg) -> None:
+        """The pool's sizes."""
+        check_int("threads", self.threads, 0, 256)
+        check_int("workers", self.workers, 0, 256)
+
+
+# The model's parts, which SimConfig is and every experiment config composes with its protocol and judging parts.
+MODEL_PARTS = {"data": DataModel, "encoder": Encoder, "training": Training, "prune": MagnitudePruning,
+               "regime": RegimeJudging, "run": RunOptions}
+
+
+class ModelConfig(Composed):
+    """What every config of the paper's model shares: the lambda rule, the size check of from_namespace, the plain
+    SimConfig part (sim) and the derived quantities. It holds no fields: its subclasses compose MODEL_PARTS."""
+
     @classmethod
-    def field_names(cls) -> list[str]:
-        """Names of all fields, in declaration order."""
-        return [f.name for f in fields(cls)]
+    def _derive(cls, flat: dict) -> dict:
+        """lambda_rule other than "value" sets the weight decay from d (a sweep over d keeps it in the proof's range
+        at every d)."""
+        rule = flat.get("lambda_rule", "value")
+        if rule != "value" and rule in LAMBDA_EXPONENTS and isinstance(flat.get("d"), int):
+            flat["weight_decay"] = lambda_at(rule, flat["d"])
+        return flat
 
     @classmethod
     def from_namespace(cls, ns: Mapping[str, Any], strict: bool = True, check_size: bool = True, **overrides):
@@ -189,7 +264,7 @@ class SimConfig:
         ParameterError too, before anything is allocated, unless $IMBALANCED_CL_FORCE is set (the book runner's
         --force sets it for its kernels, and does its own check before it starts them).
         """
-        cfg = cls(**namespace_kwargs(cls.field_names(), ns, overrides, cls.__name__, strict))
+        cfg = super().from_namespace(ns, strict, **overrides)
         if check_size and not os.environ.get(FORCE_ENV):
             from .memory import size_problem
             why = size_problem(cfg)
@@ -206,21 +281,11 @@ class SimConfig:
         """(config, steps) of every training this config's notebook runs, for the time estimate (sim/runtime.py):
         a plain SimConfig trains once for `steps`; an experiment config that runs other trainings says which, and
         one that does not declare them (None) gets no estimate."""
-        return [(self, self.steps)] if type(self) is SimConfig else None
+        return None
 
     def sim(self, **changes) -> "SimConfig":
         """The plain SimConfig part of an experiment config, with optional changes."""
-        kw = {k: getattr(self, k) for k in SimConfig.field_names()}
-        kw.update(changes)
-        return SimConfig(**kw)
-
-    def replace(self, **changes):
-        """A copy with some fields changed (validated again)."""
-        return dataclasses.replace(self, **changes)
-
-    def to_dict(self) -> dict:
-        """Plain dict of all fields (for provenance and caching)."""
-        return dataclasses.asdict(self)
+        return SimConfig(**{**{k: getattr(self, k) for k in SimConfig.field_names()}, **changes})
 
     # --- derived quantities ---
     @property
@@ -254,3 +319,14 @@ class SimConfig:
     def nsr(self) -> float:
         """Noise-to-signal ratio as App. A.2 defines it: sigma^2 * d1."""
         return self.sigma_xi ** 2 * self.d1
+
+
+class SimConfig(ModelConfig):
+    """Data model (§3.2), encoder (eq. 4), loss (eqs. 1-3), optimiser (Alg. 1), replicates, the regime thresholds and
+    the run options: the parts MODEL_PARTS lists, one training run."""
+
+    PARTS = MODEL_PARTS
+
+    def workload(self) -> list[tuple["SimConfig", int]]:
+        """One training of `steps`."""
+        return [(self, self.steps)]

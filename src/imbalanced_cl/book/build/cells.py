@@ -1,15 +1,16 @@
-"""Parameters cells generated from the config dataclasses, so every default has one home.
+"""Parameters cells generated from the config classes and their parts, so every default has one home.
 
 A notebook names its config class in its metadata (`imbalanced_cl.config = "imbalanced_cl.claims.stage1:Stage1Config"`).
-Its `parameters` cell is written from that class: one line per field, `name: type = default  # meaning; allowed ...`.
-The meaning is the field's comment in the class source; the allowed range is read off the class's own validate()
-(by handing it a value no check accepts), so neither is typed twice. `python -m imbalanced_cl params` rewrites
+Its `parameters` cell is written from that class: one line per field, `name: type = default  # meaning; allowed ...`,
+grouped under the role of the part that holds it (# model, # protocol, # judging, # run; parts.py). The meaning
+is the field's comment in the class source; the allowed range is read off the class's own validate() (by handing
+it a value no check accepts), so neither is typed twice. `python -m imbalanced_cl params` rewrites
 the cells; a test fails when a cell and its class disagree. profiles.yaml then holds only what a profile changes.
 
 The cell is tagged `hide-cell` as well as `parameters`: papermill still finds it in the .ipynb, and the book's page
 folds the defaults away, so the page shows the values a run used once (papermill's injected cell, right after it,
-holds the run's own values). Comments use ASCII and symbols every Debian font has (≤ ≥ ≠ ≡): papermill skips a
-parameter line holding a second '=', and the fullwidth ＝ used before rendered as empty boxes.
+holds the run's own values). Comments use ASCII and symbols every Debian font has (≤ ≥ ≠). papermill skips a
+parameter line holding a second '=', so a help that holds one continues on the comment lines below (_line).
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ import textwrap
 import tokenize
 from pathlib import Path
 
+from ...parts import ROLES
 from ...paths import repo_root
 from ...validate import RUN_OPTIONS, ParameterError
 from .cost import COST_NOTE, COSTS, drivers
@@ -44,24 +46,52 @@ def config_class(nb: Path) -> type | None:
     return getattr(importlib.import_module(module), name)
 
 
-def field_comments(cls: type) -> dict[str, str]:
-    """{field: trailing comment} from the class body and its bases' bodies (the most derived comment wins). A comment
-    continues on the comment-only lines right below it that start at its column (a long help wrapped in the source)."""
+def _comments(src: str) -> tuple[list[str], dict[int, tuple[int, str]]]:
+    """The lines of a source text, and {line: (column, text)} of its comments."""
+    return src.splitlines(), {tok.start[0]: (tok.start[1], tok.string.lstrip("# ").strip())
+                              for tok in tokenize.generate_tokens(io.StringIO(src).readline)
+                              if tok.type == tokenize.COMMENT}
+
+
+def _trailing(node: ast.AST, lines: list[str], comments: dict) -> str:
+    """The comment that ends `node`'s line, with the comment-only lines right below it that start at its column (a
+    long help wrapped in the source)."""
+    col, text = comments.get(node.end_lineno, (0, ""))
+    row = node.end_lineno + 1
+    while text and row in comments and comments[row][0] == col and not lines[row - 1][:col].strip():
+        text, row = f"{text} {comments[row][1]}", row + 1
+    return text
+
+
+def _class_comments(klass: type) -> dict[str, str]:
+    """{field: trailing comment} of one class body: its annotated fields, and the keywords of a DEFAULTS = dict(...)
+    (a composed config's own defaults, each with why)."""
+    src = textwrap.dedent(inspect.getsource(klass))
+    lines, comments = _comments(src)
     out: dict[str, str] = {}
-    for klass in reversed([k for k in cls.__mro__ if dataclasses.is_dataclass(k)]):
-        src = textwrap.dedent(inspect.getsource(klass))
-        lines = src.splitlines()
-        comments = {tok.start[0]: (tok.start[1], tok.string.lstrip("# ").strip())
-                    for tok in tokenize.generate_tokens(io.StringIO(src).readline) if tok.type == tokenize.COMMENT}
-        body = ast.parse(src).body[0].body
-        for node in body:
-            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-                col, text = comments.get(node.end_lineno, (0, ""))
-                row = node.end_lineno + 1
-                while text and row in comments and comments[row][0] == col and not lines[row - 1][:col].strip():
-                    text, row = f"{text} {comments[row][1]}", row + 1
-                if text or node.target.id not in out:
-                    out[node.target.id] = text
+    for node in ast.parse(src).body[0].body:
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            out[node.target.id] = _trailing(node, lines, comments)
+        elif (isinstance(node, ast.Assign) and [getattr(t, "id", "") for t in node.targets] == ["DEFAULTS"]
+              and isinstance(node.value, ast.Call)):
+            for kw in node.value.keywords:
+                out[kw.arg] = _trailing(kw.value, lines, comments)
+    return out
+
+
+def field_comments(cls: type) -> dict[str, str]:
+    """{field: trailing comment}: of a composed config, its parts' comments with its own DEFAULTS' over them (where
+    they say why); of a dataclass, its body's and its bases' (the most derived comment wins)."""
+    if hasattr(cls, "PARTS"):
+        klasses = list(dict.fromkeys(cls.PARTS.values())) + [k for k in reversed(cls.__mro__) if "DEFAULTS" in
+                                                            k.__dict__ and k.__dict__["DEFAULTS"]]
+    else:
+        klasses = list(reversed([k for k in cls.__mro__ if dataclasses.is_dataclass(k)]))
+    out: dict[str, str] = {}
+    for klass in klasses:
+        for name, text in _class_comments(klass).items():
+            if text or name not in out:
+                out[name] = text
     return out
 
 
@@ -75,7 +105,11 @@ class _NoValue:
 def allowed(cls: type, name: str) -> str:
     """The allowed range of one field as its validate() states it ('' if the field is not checked)."""
     try:
-        dataclasses.replace(cls(), **{name: _NoValue()})
+        base = cls()
+        if hasattr(base, "PARTS"):
+            base.replace(**{name: _NoValue()})
+        else:
+            dataclasses.replace(base, **{name: _NoValue()})
     except ParameterError as e:
         msg = str(e)
         if f"parameter {name}=" in msg and "allowed " in msg:
@@ -103,37 +137,21 @@ def comment_symbols(text: str) -> str:
 
 # How wide a line of the cell may be (ruff's E501 bound in pyproject.toml)
 WIDTH = 120
-# The parts of a config, in the order the cell lists them (issue 50: configs by role)
-ROLES = ("model", "protocol", "judging", "run")
 ROLE_HEADERS = {"model": "# model: the network, the data and the training (SimConfig)",
                 "protocol": "# protocol: what this notebook runs and measures",
                 "judging": "# judging: tolerances and premise thresholds, fixed before the run (the methods page)",
                 "run": "# run: where and how it runs; never changes what it measures"}
-# A judgement parameter: a tolerance, a smallest effect of interest or a premise threshold (the methods page's table)
-PREFIXES = ("tol_", "sesoi_", "regime_")
-JUDGEMENT = {"lemma_C", "ni_rel", "cos_threshold", "single_rel", "dead_rel", "degrade_tol", "align_threshold",
-             "rho_holds", "threshold", "lucky_gamma", "gamma", "t1_fraction", "t2_factor", "baseline_band",
-             "noise_align_max", "share_growth_min", "probe_gap_min", "trend_sesoi",
-             "precision_min", "pr_b_min", "forall_min", "mask_share_min", "rse_max", "share_min", "align_high",
-             "removal_min", "coverage_min",
-             "probe_max", "singleton_rel", "singleton_cos2", "effect_tol", "tol_converged",
-             "converge_loss_frac", "converge_lp_c", "converge_change", "converge_window"}
+def role(cls: type, name: str) -> str:
+    """The role of a config field: that of the part that holds it (model, protocol, judging or run); a plain
+    dataclass's fields are its protocol, but for the run options (validate.RUN_OPTIONS)."""
+    if hasattr(cls, "role_of"):
+        return cls.role_of(name)
+    return "run" if name in RUN_OPTIONS else "protocol"
 
 
-def is_judgement(name: str) -> bool:
-    """Whether a config field decides a verdict (a tolerance, a SESOI or a premise threshold)."""
-    return name.startswith(PREFIXES) or name in JUDGEMENT
-
-
-def role(name: str) -> str:
-    """The part of a config a field belongs to: run (validate.RUN_OPTIONS), judging (is_judgement), model (a field of
-    SimConfig) or protocol (the notebook's own)."""
-    from ...sim.config import SimConfig
-    if name in RUN_OPTIONS:
-        return "run"
-    if is_judgement(name):
-        return "judging"
-    return "model" if name in SimConfig.__dataclass_fields__ else "protocol"
+def fields_of(cls: type) -> list[dataclasses.Field]:
+    """The fields of a config class, a composed one's parts in order."""
+    return [f for f, _ in cls.fields()] if hasattr(cls, "PARTS") else list(dataclasses.fields(cls))
 
 
 def _line(head: str, note: str, lead: str = "") -> list[str]:
@@ -171,8 +189,8 @@ def parameters_source(cls: type) -> str:
                   enumerate(textwrap.wrap(f"Run time: {COSTS[cls.__name__].where}.", WIDTH - 4))]
     slow = drivers(cls)
     by_role: dict[str, list[dataclasses.Field]] = {r: [] for r in ROLES}
-    for f in dataclasses.fields(cls):
-        by_role[role(f.name)].append(f)
+    for f in fields_of(cls):
+        by_role[role(cls, f.name)].append(f)
     for r in ROLES:
         if not by_role[r]:
             continue
@@ -242,6 +260,6 @@ def sync(path: Path, write: bool = False, url: str | None = None) -> bool:
 def declared_defaults(cls: type) -> dict:
     """{field: default} of a config class, lists for tuples (what a profile override is compared with)."""
     inst = cls()
-    return {f.name: (list(v) if isinstance(v := getattr(inst, f.name), tuple) else v) for f in dataclasses.fields(cls)}
+    return {f.name: (list(v) if isinstance(v := getattr(inst, f.name), tuple) else v) for f in fields_of(cls)}
 
 

@@ -53,8 +53,8 @@ def config_class(nb: Path):
 def build(cls, values: dict):
     """Construct the config from plain values (lists become tuples, as in from_namespace)."""
     if hasattr(cls, "from_namespace"):
-        from ...sim.config import SimConfig
-        if issubclass(cls, SimConfig):      # the runner checks sizes itself, before any kernel starts (--force)
+        from ...sim.config import ModelConfig
+        if issubclass(cls, ModelConfig):      # the runner checks sizes itself, before any kernel starts (--force)
             return cls.from_namespace(dict(values), check_size=False)
         return cls.from_namespace(dict(values))
     return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})

@@ -1,17 +1,16 @@
 """The methods page's tables: the verdict words (verdict.MEANINGS), the premises and predictions the book checks
 (premises.CONDITIONS), and every tolerance, smallest effect of interest and premise threshold, read off the configs.
 
-A judgement parameter is a config field whose name starts with tol_, sesoi_ or regime_, or one of cells.JUDGEMENT.
+A judgement parameter is a config field of a part whose role is judging (parts.py).
 Its value is the config's default (the default profile); the page also shows what the ci and paper profiles change.
 """
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 from ... import premises as P
 from ... import verdict as V
-from ..build.cells import config_class, field_comments, is_judgement
+from ..build.cells import config_class, field_comments, fields_of, role
 from ..build.profiles import params
 from ..build.runner import toc_notebooks
 from .render import md_cell, md_table
@@ -25,8 +24,8 @@ def judgement_table(root: Path) -> list[dict]:
         if cls is None:
             continue
         notes, inst = field_comments(cls), cls()
-        for f in dataclasses.fields(cls):
-            if not is_judgement(f.name):
+        for f in fields_of(cls):
+            if role(cls, f.name) != "judging":
                 continue
             row = {"notebook": nb.stem, "parameter": f.name, "default": getattr(inst, f.name),
                    "meaning": notes.get(f.name, "")}

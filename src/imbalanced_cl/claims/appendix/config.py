@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
-from ...sim.config import SimConfig
+from ...sim.config import MODEL_PARTS, ModelConfig, SimConfig, Workers
 from ...validate import check, check_choice, check_float, check_grid, check_int
 
 FIGURES = (1, 2, 3, 4)
@@ -22,17 +23,11 @@ def _grid(lo: float, hi: float, step: float) -> tuple:
 
 
 @dataclass(frozen=True)
-class AppendixConfig(SimConfig):
-    """App. A.2 grids, evaluation sizes and verdict settings on top of the shared SimConfig model."""
+class AppendixProtocol:
+    """App. A.2's grids (NSR = sigma^2 d1), the metrics' settings and the bootstrap: sigmas_12, eps_12, sigmas_3,
+    sigmas_4, eps_34, repeats, pruning, n_test, test_seed, n_probe_train, reg_target, ridge, boot, boot_seed."""
 
-    d1: int = 500                                     # App. A.2: d1 = 500
-    m: int = 30                                       # neurons (workshop experiment, workshop version, §4: m = 30)
-    progress: bool = False                            # tqdm progress bar
-    n_pairs: int = 256                                # K, full batch (unstated in A.2)
-    steps: int = 300                                  # unstated in A.2
-    prune_alpha: float = 0.1                          # ratio of the pruned arm (Alg. 1); control arm uses 0
-    chunk: int = 40                                   # replicates (points x repeats) per batched training call
-    # --- grids of App. A.2 ; NSR = sigma^2 d1 ---
+    ROLE: ClassVar[str] = "protocol"
     sigmas_12: tuple = (0.01, 0.03, 0.05)             # Figs. 1-2
     eps_12: tuple = _grid(0.1, 1.0, 0.1)               # Figs. 1-2: 0.1 .. 1.0
     sigmas_3: tuple = (0.05, 0.075, 0.1)              # Fig. 3
@@ -40,29 +35,21 @@ class AppendixConfig(SimConfig):
     eps_34: tuple = _grid(0.05, 0.5, 0.05)             # Figs. 3-4: 0.05 .. 0.5 step 0.05
     repeats: int = 3                                  # repeats per grid point (App. A.2 uses 100: the paper profile)
     pruning: bool = True                              # also train the Algorithm 1 arm (not in the paper)
-    # --- metrics ---
-    align_threshold: float = 0.3                      # Fig. 1: |cos(w_i, M_minority)| >= 0.3
     n_test: int = 5000                                # Figs. 3-4: test pairs, fixed test seed
     test_seed: int = 2024                             # the fixed test seed
     n_probe_train: int = 1000                         # Fig. 4: pairs the regression head is trained on
     reg_target: str = "latent"                        # Fig. 4 target: "latent" (token-summed z of X, all d)
                                                       # or "minority"
     ridge: float = 1e-6                               # ridge penalty, relative to tr(F^T F)/m
-    # --- verdict ---
     boot: int = 2000                                  # bootstrap resamples of the repeats
     boot_seed: int = 0
-    rho_holds: float = 0.8                            # holds if the interval of the rank correlation lies beyond this
-    threads: int = 0                                  # torch CPU threads while computing (0: leave torch's default)
-    workers: int = 0                                  # processes for the batches, one thread each
-                                                      # (0: one per torch thread on the CPU, one on CUDA)
 
-    def validate(self) -> None:
-        """SimConfig checks plus the grids, sizes and verdict settings of App. A.2."""
-        super().validate()
-        check_int("n_minority", self.n_minority, 1, self.d)
-        check_choice("eps_profile", self.eps_profile, ("two_level",))
+    def validate(self, cfg) -> None:
+        """The grids and sizes, on a two-level model with a minority feature; a pruned arm needs prune_alpha > 0."""
+        check_int("n_minority", cfg.n_minority, 1, cfg.d)
+        check_choice("eps_profile", cfg.eps_profile, ("two_level",))
         def eps_ok(name, v):
-            return check_float(name, v, 0.0, min(1.0, self.eps_max), lo_open=True)
+            return check_float(name, v, 0.0, min(1.0, cfg.eps_max), lo_open=True)
         def sig_ok(name, v):
             return check_float(name, v, 0.0)
         for name in ("eps_12", "eps_34"):
@@ -72,9 +59,8 @@ class AppendixConfig(SimConfig):
         check_int("repeats", self.repeats, 1)
         check("pruning", self.pruning, isinstance(self.pruning, bool), "True or False")
         if self.pruning:
-            check("prune_alpha", self.prune_alpha, self.prune_alpha > 0,
+            check("prune_alpha", cfg.prune_alpha, cfg.prune_alpha > 0,
                   "a number in (0, 1) when pruning=True")
-        check_float("align_threshold", self.align_threshold, 0.0, 1.0)
         check_int("n_test", self.n_test, 2)
         check_int("test_seed", self.test_seed, 0, 2**31 - 1)
         check_int("n_probe_train", self.n_probe_train, 2)
@@ -82,9 +68,35 @@ class AppendixConfig(SimConfig):
         check_float("ridge", self.ridge, 0.0)
         check_int("boot", self.boot, 1)
         check_int("boot_seed", self.boot_seed, 0, 2**31 - 1)
+
+
+@dataclass(frozen=True)
+class AppendixJudging:
+    """What counts as aligned, and when a trend holds: align_threshold, rho_holds."""
+
+    ROLE: ClassVar[str] = "judging"
+    align_threshold: float = 0.3                      # Fig. 1: |cos(w_i, M_minority)| >= 0.3
+    rho_holds: float = 0.8                            # holds if the interval of the rank correlation lies beyond this
+
+    def validate(self, cfg) -> None:
+        """The threshold and the correlation bound."""
+        check_float("align_threshold", self.align_threshold, 0.0, 1.0)
         check_float("rho_holds", self.rho_holds, 0.0, 1.0, lo_open=True)
-        check_int("threads", self.threads, 0, 256)
-        check_int("workers", self.workers, 0, 256)
+
+
+class AppendixConfig(ModelConfig):
+    """App. A.2 grids, evaluation sizes and verdict settings, composed with the shared model's parts."""
+
+    PARTS = {**MODEL_PARTS, "protocol": AppendixProtocol, "judging": AppendixJudging, "pool": Workers}
+    DEFAULTS = dict(
+        d1=500,                                       # App. A.2: d1 = 500
+        m=30,                                         # neurons (workshop experiment, workshop version, §4: m = 30)
+        progress=False,                               # tqdm progress bar
+        n_pairs=256,                                  # K, full batch (unstated in A.2)
+        steps=300,                                    # unstated in A.2
+        prune_alpha=0.1,                              # ratio of the pruned arm (Alg. 1); control arm uses 0
+        chunk=40,                                     # replicates (points x repeats) per batched training call
+    )
 
     # --- derived ---
     @property

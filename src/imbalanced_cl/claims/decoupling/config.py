@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 
 from ...sim import views as VW
-from ...sim.config import SimConfig
+from ...sim.config import MODEL_PARTS, ModelConfig, SimConfig, Workers
 from ...validate import check, check_choice, check_float, check_grid, check_int
 
 COMPANION = "Wen & Li 2021"   # the paper these claims come from (every row's source)
@@ -18,14 +19,11 @@ EXTRA_TEST, EXTRA_FIT = 1, 2  # sub-streams of STREAM_TEST: the probe's test sam
 
 
 @dataclass(frozen=True)
-class DecouplingConfig(SimConfig):
-    """Notebook 09: the grid of pair types x eps ratios, the measurement schedule and the verdict thresholds.
+class DecouplingProtocol:
+    """Notebook 09's grid, measurement schedule and sensitivity run: kinds, ratios, checkpoints, n_test, n_probe,
+    probe_ridge, contrast_weight_decay, contrast_tau, contrast_steps."""
 
-    The SimConfig defaults are replaced by Wen & Li's setting at d = 20 with every Theta(.) constant set to 1
-    (wen_li_scales): one token, z in {-1, 0, 1}, sigma_xi^2 = sqrt(log d)/d, m = d^1.01, lambda = d^-1.25 (inside
-    their range), tau = log d (a polylog), T1 of Wen & Li's §2.2.
-    """
-
+    ROLE: ClassVar[str] = "protocol"
     # --- the grid ---
     kinds: tuple = VW.KINDS           # pair builders compared (sim/views.py): "paper", "identical", "random_mask"
     ratios: tuple = (1.0, 0.3, 0.1)   # eps_min/eps_max of the grid's cells; 1.0 (balanced, Wen & Li's data) is required
@@ -34,9 +32,38 @@ class DecouplingConfig(SimConfig):
     n_test: int = 4000                # held-out samples for the cosines and for testing the probe
     n_probe: int = 2000               # other held-out samples on which the probe is fitted
     probe_ridge: float = 1e-3         # ridge penalty of the probe, relative to the mean feature variance
+    # --- sensitivity run: identical copies vs RandomMask under the main paper's optimiser values ---
+    contrast_weight_decay: float = 1e-3   # lambda of the sensitivity run
+                                          # (the main paper's, below Wen & Li's range here)
+    contrast_tau: float = 1.0             # tau of the sensitivity run (the main paper's)
+    contrast_steps: int = 5000            # length of the sensitivity run; 0 skips it
+
+    def validate(self, cfg) -> None:
+        """The grid, the measurement schedule and the sensitivity run's optimiser."""
+        check_grid("kinds", self.kinds, lambda n, v: check_choice(n, v, VW.KINDS))
+        check("kinds", self.kinds, len(set(self.kinds)) == len(self.kinds), "a list of distinct pair types")
+        check_grid("ratios", self.ratios, lambda n, v: check_float(n, v, 0.0, 1.0, lo_open=True))
+        check("ratios", self.ratios, 1.0 in self.ratios, "a list of numbers in (0, 1] that contains 1.0")
+        check_int("checkpoints", self.checkpoints, 1)
+        check_int("n_test", self.n_test, 10)
+        check_int("n_probe", self.n_probe, 10)
+        check_float("probe_ridge", self.probe_ridge, 0.0, lo_open=True)
+        check_float("contrast_weight_decay", self.contrast_weight_decay, 0.0)
+        check("contrast_weight_decay", self.contrast_weight_decay, cfg.lr * self.contrast_weight_decay < 1,
+              "a number with lr * contrast_weight_decay < 1", given=f"lr={cfg.lr}")
+        check_float("contrast_tau", self.contrast_tau, 0.0, lo_open=True)
+        check_int("contrast_steps", self.contrast_steps, 0)
+
+
+@dataclass(frozen=True)
+class DecouplingJudging:
+    """Notebook 09's definitions and verdict thresholds, fixed before any run: singleton_rel, singleton_cos2,
+    share_min, noise_align_max, align_high, removal_min, coverage_min, probe_max, probe_gap_min, tol_bound,
+    tol_converged."""
+
+    ROLE: ClassVar[str] = "judging"
     singleton_rel: float = 0.5        # N_i holds the atoms with a coefficient of at least this times the largest
     singleton_cos2: float = 0.5       # a singleton neuron also has cos^2(w_i, M_j) of at least this (not noise)
-    # --- verdict thresholds, fixed before any run ---
     share_min: float = 0.9            # with augmentation the feature share reaches this (Thm 3.4: off-atom part o(1))
     noise_align_max: float = 0.5      # with augmentation cos(f(x), f(xi)) stays at most this
     align_high: float = 0.9           # without augmentation cos(f(x), f(xi)) reaches this (Thm 3.2: 1 - o(1))
@@ -48,42 +75,9 @@ class DecouplingConfig(SimConfig):
     tol_bound: float = 0.02           # slack of every bound rule (rules.judge_bound)
     tol_converged: float = 0.02       # premise t of at least T3:
                                       # a row's measurement moved at most this over the last checkpoint interval
-    # --- sensitivity run: identical copies vs RandomMask under the main paper's optimiser values ---
-    contrast_weight_decay: float = 1e-3   # lambda of the sensitivity run
-                                          # (the main paper's, below Wen & Li's range here)
-    contrast_tau: float = 1.0             # tau of the sensitivity run (the main paper's)
-    contrast_steps: int = 5000            # length of the sensitivity run; 0 skips it
-    threads: int = 1                  # torch CPU threads while computing (0: torch's default);
-                                      # one is fastest on a shared machine
-    workers: int = 0                  # processes for the main and the sensitivity run, one thread each
-                                      # (0: one per core, one on CUDA); results do not depend on it
-    # --- SimConfig fields set to Wen & Li's values (wen_li_scales) ---
-    d1: int = 200                     # ambient dimension (Wen & Li: d1 is poly(d))
-    L: int = 1                        # tokens per sample; 1 makes the main paper's encoder Wen & Li's network
-    eps_min: float = 1.0              # unused here: each cell sets eps_min to ratio times eps_max
-    n_minority: int = 10              # minority features (the last ones) in the cells with a ratio below 1
-    mag_lo: float = 1.0               # |z_j| in [mag_lo, mag_hi]; Wen & Li's z is in {-1, 0, 1}
-    sigma_xi: float = 0.2942          # noise std; Wen & Li's sigma^2 is sqrt(log d)/d, 0.2942 at d 20
-    views: str = "paper"              # unused here: `kinds` lists the pair builders compared
-    m: int = 21                       # neurons; Wen & Li: d^1.01, 21 at d 20
-    weight_decay: float = 0.0236      # lambda; Wen & Li: in [d^-1.499, d^-1.001], here d^-1.25
-    tau: float = 3.0                  # temperature; Wen & Li: polylog(d), here log d
-    steps: int = 2000                 # training steps (the measurements flatten well before)
-    t1_max: int = 193                 # the bias switches on at this step at the latest:
-                                      # Wen & Li's T1 (§2.2), d log(d1) / (eta loglog d)
-    progress: bool = False            # progress bar while training
 
-    def validate(self) -> None:
-        """SimConfig's checks plus the grid, the measurement schedule and the thresholds."""
-        super().validate()
-        check_grid("kinds", self.kinds, lambda n, v: check_choice(n, v, VW.KINDS))
-        check("kinds", self.kinds, len(set(self.kinds)) == len(self.kinds), "a list of distinct pair types")
-        check_grid("ratios", self.ratios, lambda n, v: check_float(n, v, 0.0, 1.0, lo_open=True))
-        check("ratios", self.ratios, 1.0 in self.ratios, "a list of numbers in (0, 1] that contains 1.0")
-        check_int("checkpoints", self.checkpoints, 1)
-        check_int("n_test", self.n_test, 10)
-        check_int("n_probe", self.n_probe, 10)
-        check_float("probe_ridge", self.probe_ridge, 0.0, lo_open=True)
+    def validate(self, cfg) -> None:
+        """The thresholds' ranges."""
         check_float("singleton_rel", self.singleton_rel, 0.0, 1.0, lo_open=True, hi_open=True)
         for name in ("singleton_cos2", "share_min", "noise_align_max", "align_high", "removal_min", "coverage_min",
                      "probe_max"):
@@ -91,13 +85,36 @@ class DecouplingConfig(SimConfig):
         check_float("probe_gap_min", self.probe_gap_min, 0.0)
         check_float("tol_bound", self.tol_bound, 0.0, 1.0, hi_open=True)
         check_float("tol_converged", self.tol_converged, 0.0, lo_open=True)
-        check_float("contrast_weight_decay", self.contrast_weight_decay, 0.0)
-        check("contrast_weight_decay", self.contrast_weight_decay, self.lr * self.contrast_weight_decay < 1,
-              "a number with lr * contrast_weight_decay < 1", given=f"lr={self.lr}")
-        check_float("contrast_tau", self.contrast_tau, 0.0, lo_open=True)
-        check_int("contrast_steps", self.contrast_steps, 0)
-        check_int("threads", self.threads, 0, 256)
-        check_int("workers", self.workers, 0, 256)
+
+
+class DecouplingConfig(ModelConfig):
+    """Notebook 09: the grid of pair types x eps ratios, the measurement schedule and the verdict thresholds.
+
+    The model's defaults are replaced by Wen & Li's setting at d = 20 with every Theta(.) constant set to 1
+    (wen_li_scales): one token, z in {-1, 0, 1}, sigma_xi^2 = sqrt(log d)/d, m = d^1.01, lambda = d^-1.25 (inside
+    their range), tau = log d (a polylog), T1 of Wen & Li's §2.2.
+    """
+
+    PARTS = {**MODEL_PARTS, "protocol": DecouplingProtocol, "judging": DecouplingJudging, "pool": Workers}
+    # the model's fields set to Wen & Li's values (wen_li_scales)
+    DEFAULTS = dict(
+        d1=200,                       # ambient dimension (Wen & Li: d1 is poly(d))
+        L=1,                          # tokens per sample; 1 makes the main paper's encoder Wen & Li's network
+        eps_min=1.0,                  # unused here: each cell sets eps_min to ratio times eps_max
+        n_minority=10,                # minority features (the last ones) in the cells with a ratio below 1
+        mag_lo=1.0,                   # |z_j| in [mag_lo, mag_hi]; Wen & Li's z is in {-1, 0, 1}
+        sigma_xi=0.2942,              # noise std; Wen & Li's sigma^2 is sqrt(log d)/d, 0.2942 at d 20
+        views="paper",                # unused here: `kinds` lists the pair builders compared
+        m=21,                         # neurons; Wen & Li: d^1.01, 21 at d 20
+        weight_decay=0.0236,          # lambda; Wen & Li: in [d^-1.499, d^-1.001], here d^-1.25
+        tau=3.0,                      # temperature; Wen & Li: polylog(d), here log d
+        steps=2000,                   # training steps (the measurements flatten well before)
+        t1_max=193,                   # the bias switches on at this step at the latest:
+                                      # Wen & Li's T1 (§2.2), d log(d1) / (eta loglog d)
+        progress=False,               # progress bar while training
+        threads=1,                    # torch CPU threads while computing (0: torch's default);
+                                      # one is fastest on a shared machine
+    )
 
     def cell_cfg(self, kind: str, ratio: float) -> SimConfig:
         """The plain SimConfig of one grid cell: its pair builder and eps_min = ratio * eps_max."""

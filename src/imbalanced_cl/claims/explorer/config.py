@@ -5,8 +5,9 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
-from ...sim.config import SimConfig
+from ...sim.config import MODEL_PARTS, ModelConfig, SimConfig
 from ...validate import check, check_float, check_grid, check_int
 
 
@@ -30,23 +31,13 @@ class Point:
 
 
 @dataclass(frozen=True)
-class ExplorerConfig(SimConfig):
-    """Notebook 07: defaults of a small, fast model (seconds per point on 2 CPU cores) and the gallery."""
+class ExplorerProtocol:
+    """Notebook 07's sliders and gallery: nsr, gallery_eps_min, gallery_nsr, gallery_alpha, eps_min_range, nsr_range,
+    alpha_range, d_range, m_range."""
 
-    # small model (overrides of SimConfig defaults): the workshop's d = 9 with 4 minority features, m = 30
-    d: int = 9
-    d1: int = 50
-    m: int = 30
-    n_minority: int = 4
-    eps_min: float = 0.3
-    n_pairs: int = 256
-    steps: int = 150
-    R: int = 1
-    record_every: int = 50
-    progress: bool = False
+    ROLE: ClassVar[str] = "protocol"
     # the NSR slider sets sigma_xi = sqrt(nsr / d1); this is its starting value
     nsr: float = 0.45
-    threshold: float = 0.3              # App. A.2: a neuron is aligned with M_j when |cos(w_i, M_j)| >= 0.3
     # static gallery for the published book: every combination of these values (d, m at the defaults)
     gallery_eps_min: tuple = (0.1, 0.3, 1.0)
     gallery_nsr: tuple = (0.45,)
@@ -58,13 +49,11 @@ class ExplorerConfig(SimConfig):
     d_range: tuple = (5, 20)
     m_range: tuple = (8, 60)
 
-    def validate(self) -> None:
-        """SimConfig's checks, the slider ranges, and every gallery point inside them."""
-        super().validate()
+    def validate(self, cfg) -> None:
+        """The slider ranges, and every gallery point and the starting point inside them."""
         check_float("nsr", self.nsr, 0.0)
-        check_float("threshold", self.threshold, 0.0, 1.0, lo_open=True, hi_open=True)
-        for name, lo, hi in (("eps_min_range", 0.0, self.eps_max), ("nsr_range", 0.0, math.inf),
-                             ("alpha_range", 0.0, 0.99), ("d_range", 3, self.d1), ("m_range", 1, math.inf)):
+        for name, lo, hi in (("eps_min_range", 0.0, cfg.eps_max), ("nsr_range", 0.0, math.inf),
+                             ("alpha_range", 0.0, 0.99), ("d_range", 3, cfg.d1), ("m_range", 1, math.inf)):
             v = getattr(self, name)
             check(name, v, isinstance(v, (tuple, list)) and len(v) == 2 and all(map(_num, v))
                   and lo <= v[0] < v[1] <= hi, f"a pair (low, high) with {lo} <= low < high <= {hi}")
@@ -75,7 +64,38 @@ class ExplorerConfig(SimConfig):
                    lambda n, v: check_float(n, v, self.nsr_range[0], self.nsr_range[1]))
         check_grid("gallery_alpha", self.gallery_alpha,
                    lambda n, v: check_float(n, v, self.alpha_range[0], self.alpha_range[1]))
-        self.check_point(self.start())
+        cfg.check_point(cfg.start())
+
+
+@dataclass(frozen=True)
+class ExplorerJudging:
+    """Notebook 07's alignment threshold: threshold."""
+
+    ROLE: ClassVar[str] = "judging"
+    threshold: float = 0.3              # App. A.2: a neuron is aligned with M_j when |cos(w_i, M_j)| >= 0.3
+
+    def validate(self, cfg) -> None:
+        """The threshold's range."""
+        check_float("threshold", self.threshold, 0.0, 1.0, lo_open=True, hi_open=True)
+
+
+class ExplorerConfig(ModelConfig):
+    """Notebook 07: defaults of a small, fast model (seconds per point on 2 CPU cores) and the gallery."""
+
+    PARTS = {**MODEL_PARTS, "protocol": ExplorerProtocol, "judging": ExplorerJudging}
+    # small model: the workshop's d = 9 with 4 minority features, m = 30
+    DEFAULTS = dict(
+        d=9,                             # number of features (dictionary atoms): 9, as in the workshop's figure
+        d1=50,                           # ambient dimension, d1 >= d: small, for seconds per point
+        m=30,                            # neurons: 30, as in the workshop's figure
+        n_minority=4,                    # how many features are minority (the last ones): 4 of 9, as in the workshop
+        eps_min=0.3,                     # frequency of minority features: the eps_min slider's starting value
+        n_pairs=256,                     # K: pairs per step (eq. 3): fewer, for seconds per point
+        steps=150,                       # training steps: few, for seconds per point
+        R=1,                             # independent replicates: one, a point shows one network
+        record_every=50,                 # history is kept every this many steps (and at the last step)
+        progress=False,                  # tqdm progress bar: off, the gallery trains many points
+    )
 
     # --- points ---
     def start(self) -> Point:

@@ -44,5 +44,5 @@ def literal_contrast(cfg: ExplorerConfig, p: Point) -> dict:
 
     Under the faithful backward of eq. (5) the mask enters the update only through the softmax weights of the
     logits; this is the same comparison with the mask in the gradient too, so the two show which part matters."""
-    lit = dataclasses.replace(cfg, prune_backward="literal")
+    lit = cfg.replace(prune_backward="literal")
     return mask_effect([result(lit, dataclasses.replace(p, prune_alpha=0.0)), result(lit, p)])[0]

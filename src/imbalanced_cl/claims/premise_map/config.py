@@ -1,11 +1,11 @@
 """PremiseMapConfig: the grid of settings that decide the premises of Theorems 3.1 and 3.2 (notebook 10)."""
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
-from ...sim.config import SimConfig, lambda_at
+from ...sim.config import MODEL_PARTS, ModelConfig, SimConfig, Workers, lambda_at
 from ...validate import check, check_choice, check_float, check_grid, check_int
 from ..pruning.config import PruningConfig
 
@@ -82,19 +82,12 @@ class Cell:
 
 
 @dataclass(frozen=True)
-class PremiseMapConfig(SimConfig):
-    """Notebook 10: a grid over d, lambda, eps_min/eps_max (the plane) and one-at-a-time variations of m/d, K,
-    alpha, the number of minority features, the bias onset and the bias constant around a centre cell. Each cell
-    trains vanilla until its loss plateaus (T4, the branch point), then branches into a control, Algorithm 1's
-    magnitude mask (at the map's alpha and inside Remark 1's strict and extended bounds) and two oracle masks, for
-    the paper's T (App. F.4) capped at prune_max. The grid, its ranges, the tolerances and the step rules are fixed
-    here, before any run; nothing is searched toward a verdict.
+class PremiseMapProtocol:
+    """Notebook 10's grid, star, step rules and records: ds, lambdas, ratios, d1_over_d, m_over_d, alpha,
+    star_m_over_d, star_K, star_alpha, star_n_minority, star_bias_onset, star_bias_coef, vanilla_block, vanilla_max,
+    prune_max, C_z, record_ds, record_star, estimate_ds, kappa_pairs, require_sigma."""
 
-    SimConfig's fields are the cells' common settings, except those the grid sets per cell: d, d1, m, eps_min,
-    steps and the pruning fields. n_pairs is the centre's K, n_minority the centre's count, weight_decay the
-    "book" lambda, R the replicates of every cell.
-    """
-
+    ROLE: ClassVar[str] = "protocol"
     ds: tuple = (10,)                 # numbers of features d of the plane trained here (d1 = d1_over_d * d)
     lambdas: tuple = LAMBDAS          # weight decays of the plane: book | bottom | mid | top of [d^-1.49, d^-1.01]
     ratios: tuple = (0.3, 0.8)        # eps_min / eps_max of the plane (eps_max stays at its value)
@@ -117,9 +110,6 @@ class PremiseMapConfig(SimConfig):
                                       # where App. F.4's T is longer, "pruned for the paper's T" fails
     C_z: float = 1.0                  # App. F.4's constant C_z in T
                                       # (the paper leaves it free; the book's value, as notebook 04)
-    converge_loss_frac: float = 0.5   # convergence premise: final InfoNCE at most this times ln K ("well below ln K")
-    converge_lp_c: float = 0.5        # convergence premise: the final mean l'_p is at least 1 - converge_lp_c / tau
-    converge_change: float = 0.02     # convergence premise and stopping rule: relative loss change over the last block
     record_ds: tuple = (20, 40)       # d's of the plane computed ahead by the campaign (kind premise_cell)
                                       # and read back, marked "recorded"; () for none
     record_star: tuple = ("m/d",)     # star axes computed ahead by the campaign and read back, marked "recorded"
@@ -128,24 +118,13 @@ class PremiseMapConfig(SimConfig):
     kappa_pairs: int = 4000           # Monte-Carlo pairs per replicate for kappa_j (sim/theory.kappa_mc)
     require_sigma: bool = False       # count Assumption 3.3's noise scale as a required premise
                                       # (the book follows App. A.2's sigma)
-    lucky_gamma: float = 0.1          # gamma of eq. (28) in Def. B.1's lucky sets
-    mask_share_min: float = 0.9       # premise: the mask's share on minority-dominant neurons is at least this
-    effect_tol: float = 0.02          # smallest effect of interest for the pruning gain in A_j*/A_maj
-    threads: int = 0                  # torch threads for the notebook (0: torch's default); results do not depend on it
-    workers: int = 0                  # processes for the cells, one thread each
-                                      # (0: one per torch thread on the CPU, one on CUDA); results do not depend on it
 
-    def validate(self) -> None:
-        """SimConfig's checks plus the grid's: a grid with no cell or a lambda name outside LAMBDAS stops here."""
-        super().validate()
-        check_float("weight_decay", self.weight_decay, 0.0, lo_open=True)   # the "book" lambda of the map
-        check("n_minority", self.n_minority, 1 <= self.n_minority < min(self.ds) if self.ds else False,
+    def validate(self, cfg) -> None:
+        """The grid's checks (a grid with no cell or a lambda name outside LAMBDAS stops here), and the model's
+        fields the map needs: a positive "book" lambda, minority and majority features, two replicates."""
+        check_float("weight_decay", cfg.weight_decay, 0.0, lo_open=True)   # the "book" lambda of the map
+        check("n_minority", cfg.n_minority, 1 <= cfg.n_minority < min(self.ds) if self.ds else False,
               "an integer in [1, min(ds) - 1]: the map needs minority and majority features", given=f"ds={self.ds}")
-        check_float("lucky_gamma", self.lucky_gamma, 0.0, 1.0, hi_open=True)
-        check_float("mask_share_min", self.mask_share_min, 0.0, 1.0, lo_open=True)
-        check_float("effect_tol", self.effect_tol, 0.0, 1.0, lo_open=True, hi_open=True)
-        check_int("threads", self.threads, 0, 256)
-        check_int("workers", self.workers, 0, 256)
         check_grid("ds", self.ds, lambda n, v: check_int(n, v, 4, 4096))
         check_grid("lambdas", self.lambdas, lambda n, v: check_choice(n, v, LAMBDAS))
         check_grid("ratios", self.ratios, lambda n, v: check_float(n, v, 0.0, 1.0, lo_open=True))
@@ -172,9 +151,6 @@ class PremiseMapConfig(SimConfig):
         check_int("prune_max", self.prune_max, 2 * max(1, self.vanilla_block // 10), 10 ** 7,
                   given=f"vanilla_block={self.vanilla_block}: two snapshots of a branch")
         check_float("C_z", self.C_z, 0.0, lo_open=True)
-        check_float("converge_loss_frac", self.converge_loss_frac, 0.0, 1.0, lo_open=True, hi_open=True)
-        check_float("converge_lp_c", self.converge_lp_c, 0.0, lo_open=True)
-        check_float("converge_change", self.converge_change, 0.0, 1.0, lo_open=True)
         check("record_ds", self.record_ds, _numbers(self.record_ds, 4, 4096, integer=True)
               and not set(self.record_ds) & set(self.ds), "a list (may be empty) of integers in [4, 4096], none in ds",
               given=f"ds={list(self.ds)}")
@@ -183,7 +159,46 @@ class PremiseMapConfig(SimConfig):
         check_grid("estimate_ds", self.estimate_ds, lambda n, v: check_int(n, v, 4, 10 ** 6))
         check_int("kappa_pairs", self.kappa_pairs, 100)
         check("require_sigma", self.require_sigma, isinstance(self.require_sigma, bool), "True or False")
-        check_int("R", self.R, 2, 4096)
+        check_int("R", cfg.R, 2, 4096)
+
+
+@dataclass(frozen=True)
+class PremiseMapJudging:
+    """Notebook 10's premise thresholds and smallest effect, fixed before any run: converge_loss_frac,
+    converge_lp_c, converge_change, lucky_gamma, mask_share_min, effect_tol."""
+
+    ROLE: ClassVar[str] = "judging"
+    converge_loss_frac: float = 0.5   # convergence premise: final InfoNCE at most this times ln K ("well below ln K")
+    converge_lp_c: float = 0.5        # convergence premise: the final mean l'_p is at least 1 - converge_lp_c / tau
+    converge_change: float = 0.02     # convergence premise and stopping rule: relative loss change over the last block
+    lucky_gamma: float = 0.1          # gamma of eq. (28) in Def. B.1's lucky sets
+    mask_share_min: float = 0.9       # premise: the mask's share on minority-dominant neurons is at least this
+    effect_tol: float = 0.02          # smallest effect of interest for the pruning gain in A_j*/A_maj
+
+    def validate(self, cfg) -> None:
+        """The thresholds' ranges."""
+        check_float("lucky_gamma", self.lucky_gamma, 0.0, 1.0, hi_open=True)
+        check_float("mask_share_min", self.mask_share_min, 0.0, 1.0, lo_open=True)
+        check_float("effect_tol", self.effect_tol, 0.0, 1.0, lo_open=True, hi_open=True)
+        check_float("converge_loss_frac", self.converge_loss_frac, 0.0, 1.0, lo_open=True, hi_open=True)
+        check_float("converge_lp_c", self.converge_lp_c, 0.0, lo_open=True)
+        check_float("converge_change", self.converge_change, 0.0, 1.0, lo_open=True)
+
+
+class PremiseMapConfig(ModelConfig):
+    """Notebook 10: a grid over d, lambda, eps_min/eps_max (the plane) and one-at-a-time variations of m/d, K,
+    alpha, the number of minority features, the bias onset and the bias constant around a centre cell. Each cell
+    trains vanilla until its loss plateaus (T4, the branch point), then branches into a control, Algorithm 1's
+    magnitude mask (at the map's alpha and inside Remark 1's strict and extended bounds) and two oracle masks, for
+    the paper's T (App. F.4) capped at prune_max. The grid, its ranges, the tolerances and the step rules are fixed
+    here, before any run; nothing is searched toward a verdict.
+
+    The model's fields are the cells' common settings, except those the grid sets per cell: d, d1, m, eps_min,
+    steps and the pruning fields. n_pairs is the centre's K, n_minority the centre's count, weight_decay the
+    "book" lambda, R the replicates of every cell.
+    """
+
+    PARTS = {**MODEL_PARTS, "protocol": PremiseMapProtocol, "judging": PremiseMapJudging, "pool": Workers}
 
     # --- the cells ---
     # 10 arguments: a cell is a point on the map's nine axes (the plane's d, lambda, ratio and the star's m/d, K,
@@ -199,7 +214,7 @@ class PremiseMapConfig(SimConfig):
         n_min = int(n_minority or self.n_minority)
         coef = float(self.bias_coef if bias_coef is None else bias_coef)
         record = max(1, self.vanilla_block // 10)
-        common = {f.name: getattr(self, f.name) for f in dataclasses.fields(SimConfig)}
+        common = {name: getattr(self, name) for name in SimConfig.field_names()}
         common.update(d=d, d1=self.d1_over_d * d, m=m, n_pairs=K, n_minority=n_min, eps_min=ratio * self.eps_max,
                       weight_decay=lambda_value(lam_name, d, self.weight_decay), record_every=record,
                       prune_alpha=0.0, prune_start=0, prune_unit="neuron", prune_mask="magnitude",

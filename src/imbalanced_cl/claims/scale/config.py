@@ -1,14 +1,15 @@
-"""Notebook 08's grid: the config dataclass, the scaling rule d -> (d1, m, n_minority), the paper's clock tau_d, the
+"""Notebook 08's grid: the config and its parts, the scaling rule d -> (d1, m, n_minority), the paper's clock tau_d, the
 result."""
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
 from ...sim import data as D
-from ...sim.config import SimConfig
+from ...sim.config import MODEL_PARTS, ModelConfig, SimConfig, Workers
 from ...validate import check, check_float, check_grid, check_int
 from .. import pruning as PA
 from ..census import sets as CS
@@ -21,9 +22,11 @@ DERIVED = {"d": "ds", "d1": "c1 (d1 = c1 d)", "m": "C_m (m = d^C_m)", "n_minorit
 
 
 @dataclass(frozen=True)
-class ScaleConfig(SimConfig):
-    """Notebook 08: a grid over d with d1, m and the step budget scaled as the paper's assumptions require."""
+class ScaleProtocol:
+    """Notebook 08's grid over d, its scaling rule and stage clock: ds, c1, C_m, ratios, minority_share, t1_cap,
+    t2_cap, t3_min, t3_cap, plateau_tol, loss_drop, branch_tau, records_per_tau, fit_start, sparsity_max."""
 
+    ROLE: ClassVar[str] = "protocol"
     ds: tuple = (20, 40, 80)          # grid of d (increasing; >= 3 points for the local |N_i| exponents)
     c1: float = 5.0                   # d1 = round(c1 d): d1 = poly(d) (§3.2)
     C_m: float = 1.25                 # m = round(d^C_m) neurons (Theorem 3.1)
@@ -38,38 +41,10 @@ class ScaleConfig(SimConfig):
     branch_tau: float = 0.5           # the pruning branch and its control last branch_tau tau_d steps
     records_per_tau: int = 50         # history records per tau_d after Stage 1 (Stage 1 is recorded every step)
     fit_start: int = 3                # first step of the Stage-1 rate fit (stage1.measured_rates)
-    gamma: float = 0.1                # the constant of eq. (28) for lucky and ordinary sets
-    t2_factor: float = 0.0            # T2: some ||w_i||^2 >= t2_factor ||w_i(T1)||^2 (eq. 61); 0 means d
-    ni_rel: float = 0.5               # empirical N_i: j with |<w_i,M_j>| >= ni_rel max_j' |<w_i,M_j'>|
-    cos_threshold: float = 0.3        # "aligned" means cos(w_i, M_j) >= this (App. A.2), for the mask census
     sparsity_max: float = 0.3         # premise: the largest per-sample feature frequency q_j of the model stays <= this
-    tol_ratio: float = 0.1            # Stage-1 rate ratio: band eps_max/eps_min x (1 ± tol_ratio)
-    tol_fraction: float = 0.1         # Lemma 3.2 lucky-pair fraction: band [1 - tol_fraction, 1]
-    sesoi_alignment: float = 0.05     # Fig. 1: majority - minority best cos^2 must exceed this (and it is the unit)
-    tol_exponent: float = 0.2         # local |N_i| exponent: band 1 - rho^2 ± tol_exponent
-    tol_tracking: float = 0.3         # slope of the |N_i| exponent on 1 - rho^2: band 1 ± tol_tracking
-    tol_share: float = 0.1            # share of the mask on minority-dominant neurons: band [1 - tol_share, 1]
-    tol_gain: float = 0.1             # pruning gain in A_j*/A_maj: band (1 - rho) ± tol_gain
-    trend_sesoi: float = 0.25         # smallest slope of interest of the gap, in tolerance units per doubling of d
-    threads: int = 1                  # torch threads while training (0: torch's default);
-                                      # 1 is robust on a shared 2-core machine, where 2 threads oversubscribe;
-                                      # results do not depend on it
-    workers: int = 0                  # processes for the values of d, one thread each (0: one per core, one on CUDA);
-                                      # results do not depend on it
-    # SimConfig fields with another default here
-    R: int = 4                        # replicates per ratio group and d (intervals are over these)
-    n_pairs: int = 256                # K: fresh pairs per step, the same at every d (Lemma B.1 asks K = poly(d1))
-    prune_alpha: float = 0.1          # alpha: fraction of neurons the pruning branch masks (Alg. 1, whole neurons)
-    progress: bool = False            # tqdm progress bar
 
-    def validate(self) -> None:
-        """SimConfig's checks, the grid, the rule and the tolerances; derived fields must keep their defaults."""
-        base = SimConfig()
-        for name, source in DERIVED.items():   # checked first, so the parameters cell states where they come from
-            default = getattr(base, name)
-            check(name, getattr(self, name), getattr(self, name) == default,
-                  f"{default!r} only: set at every grid point from {source}")
-        super().validate()
+    def validate(self, cfg) -> None:
+        """The grid, the scaling rule, the stage clock and the branch's ratio."""
         check_grid("ds", self.ds, lambda n, v: check_int(n, v, 4))
         check("ds", self.ds, list(self.ds) == sorted(set(self.ds)) and len(self.ds) >= 2,
               "at least 2 distinct values of d, increasing")
@@ -80,7 +55,7 @@ class ScaleConfig(SimConfig):
               "distinct values in (0, 1], the smallest < 1 (claims 1 and 4 need a minority)")
         check_float("minority_share", self.minority_share, 0.0, 0.5, lo_open=True, hi_open=True)
         for d in self.ds:
-            check("minority_share", self.minority_share, 1 <= self.n_min(d) <= d - 1,
+            check("minority_share", self.minority_share, 1 <= cfg.n_min(d) <= d - 1,
                   "a share giving 1 <= n_minority <= d - 1 at every d", given=f"ds={list(self.ds)}")
         check_float("t1_cap", self.t1_cap, 0.0, lo_open=True)
         check_float("t2_cap", self.t2_cap, self.t1_cap, given=f"t1_cap={self.t1_cap}")
@@ -92,17 +67,64 @@ class ScaleConfig(SimConfig):
         check_float("branch_tau", self.branch_tau, 0.0, lo_open=True)
         check_int("records_per_tau", self.records_per_tau, 1)
         check_int("fit_start", self.fit_start, 0)
+        check_float("sparsity_max", self.sparsity_max, 0.0, 1.0, lo_open=True)
+        check_float("prune_alpha", cfg.prune_alpha, 0.0, 1.0, lo_open=True, hi_open=True)
+
+
+@dataclass(frozen=True)
+class ScaleJudging:
+    """Notebook 08's definitions and tolerances, fixed before the run: gamma, t2_factor, ni_rel, cos_threshold,
+    tol_ratio, tol_fraction, sesoi_alignment, tol_exponent, tol_tracking, tol_share, tol_gain, trend_sesoi."""
+
+    ROLE: ClassVar[str] = "judging"
+    gamma: float = 0.1                # the constant of eq. (28) for lucky and ordinary sets
+    t2_factor: float = 0.0            # T2: some ||w_i||^2 >= t2_factor ||w_i(T1)||^2 (eq. 61); 0 means d
+    ni_rel: float = 0.5               # empirical N_i: j with |<w_i,M_j>| >= ni_rel max_j' |<w_i,M_j'>|
+    cos_threshold: float = 0.3        # "aligned" means cos(w_i, M_j) >= this (App. A.2), for the mask census
+    tol_ratio: float = 0.1            # Stage-1 rate ratio: band eps_max/eps_min x (1 ± tol_ratio)
+    tol_fraction: float = 0.1         # Lemma 3.2 lucky-pair fraction: band [1 - tol_fraction, 1]
+    sesoi_alignment: float = 0.05     # Fig. 1: majority - minority best cos^2 must exceed this (and it is the unit)
+    tol_exponent: float = 0.2         # local |N_i| exponent: band 1 - rho^2 ± tol_exponent
+    tol_tracking: float = 0.3         # slope of the |N_i| exponent on 1 - rho^2: band 1 ± tol_tracking
+    tol_share: float = 0.1            # share of the mask on minority-dominant neurons: band [1 - tol_share, 1]
+    tol_gain: float = 0.1             # pruning gain in A_j*/A_maj: band (1 - rho) ± tol_gain
+    trend_sesoi: float = 0.25         # smallest slope of interest of the gap, in tolerance units per doubling of d
+
+    def validate(self, cfg) -> None:
+        """The definitions' and tolerances' ranges."""
         check_float("gamma", self.gamma, 0.0, 1.0, hi_open=True)
         check_float("t2_factor", self.t2_factor, 0.0)
         check_float("ni_rel", self.ni_rel, 0.0, 1.0, lo_open=True)
         check_float("cos_threshold", self.cos_threshold, 0.0, 1.0, lo_open=True)
-        check_float("sparsity_max", self.sparsity_max, 0.0, 1.0, lo_open=True)
         for name in ("tol_ratio", "tol_fraction", "sesoi_alignment", "tol_exponent", "tol_tracking", "tol_share",
                      "tol_gain", "trend_sesoi"):
             check_float(name, getattr(self, name), 0.0, lo_open=True)
-        check_float("prune_alpha", self.prune_alpha, 0.0, 1.0, lo_open=True, hi_open=True)
-        check_int("threads", self.threads, 0, 256)
-        check_int("workers", self.workers, 0, 256)
+
+
+class ScaleConfig(ModelConfig):
+    """Notebook 08: a grid over d with d1, m and the step budget scaled as the paper's assumptions require."""
+
+    PARTS = {**MODEL_PARTS, "protocol": ScaleProtocol, "judging": ScaleJudging, "pool": Workers}
+    # the model's fields with another default here
+    DEFAULTS = dict(
+        R=4,                          # replicates per ratio group and d (intervals are over these)
+        n_pairs=256,                  # K: fresh pairs per step, the same at every d (Lemma B.1 asks K = poly(d1))
+        prune_alpha=0.1,              # alpha: fraction of neurons the pruning branch masks (Alg. 1, whole neurons)
+        progress=False,               # tqdm progress bar
+        threads=1,                    # torch threads while training (0: torch's default);
+                                      # 1 is robust on a shared 2-core machine, where 2 threads oversubscribe;
+                                      # results do not depend on it
+    )
+
+    def validate(self) -> None:
+        """The derived fields keep their defaults (checked first, so the parameters cell states where they come
+        from), then each part's checks."""
+        base = SimConfig()
+        for name, source in DERIVED.items():
+            default = getattr(base, name)
+            check(name, getattr(self, name), getattr(self, name) == default,
+                  f"{default!r} only: set at every grid point from {source}")
+        super().validate()
 
     # --- the scaling rule ---
     def n_min(self, d: int) -> int:

@@ -2,26 +2,35 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
-from ...sim.config import SimConfig
+from ...sim.config import MODEL_PARTS, ModelConfig, SimConfig
 from ...validate import check_float, check_grid, check_int
 from ..census import sets as CS
 
 
 @dataclass(frozen=True)
-class ScalingConfig(SimConfig):
-    """Notebook 03: grid over eps_min/eps_max and d trained to Stage 3; the dominant-set threshold."""
+class ScalingProtocol:
+    """Notebook 03's training grid: ratios, ds."""
 
-    # notebook 03's model (overrides of SimConfig)
-    n_minority: int = 3              # how many features are minority (the last ones)
-    lambda_rule: str = "mid"         # lambda = d^-1.25, the middle of the proof's range
-                                     # (App. E.3, proof of Theorem E.1: where Theorem 3.1 applies);
-                                     # the book's old setting is "value" with weight_decay = 0.001
-    steps: int = 1500                # long enough to reach Stage 3 at d = 40
-    record_every: int = 50           # history every this many steps
-    progress: bool = False           # tqdm progress bar
+    ROLE: ClassVar[str] = "protocol"
     ratios: tuple = (1.0, 0.7, 0.5, 0.3)   # eps_min/eps_max grid, each in (0, 1]
     ds: tuple = (10, 20, 40)               # numbers of features, each >= 2 (and <= d1)
+
+    def validate(self, cfg) -> None:
+        """The grids, every d within the model's d1."""
+        check_grid("ratios", self.ratios, CS.check_ratio)
+        check_grid("ds", self.ds, CS.check_d)
+        for k, d in enumerate(self.ds):
+            check_int(f"ds[{k}]", d, 3, cfg.d1)
+
+
+@dataclass(frozen=True)
+class ScalingJudging:
+    """Notebook 03's definitions and tolerances, fixed before the run (book/methods.md): ni_rel, gamma, tol_ni,
+    precision_min, forall_min, tol_tracking, tol_A, tol_F, tol_share."""
+
+    ROLE: ClassVar[str] = "judging"
     ni_rel: float = 0.5    # empirical N_i: j with |<w_i,M_j>| >= ni_rel * max_j' |<w_i,M_j'>|
     gamma: float = 0.1     # eq. (28) constant for the definitional N_i at initialisation
     tol_ni: float = 0.1                   # |N_i| exponent bound (eq. 14): band (-inf, 1 - rho² + tol_ni]
@@ -32,18 +41,30 @@ class ScalingConfig(SimConfig):
     tol_F: float = 0.3                    # band 2 ± tol_F for the log-log slope of F_min/F_maj on rho (eqs. 12-13)
     tol_share: float = 0.1                # Lemma B.1's push: a share row (precision, "for all") moving less meets it
 
-    def validate(self) -> None:
-        super().validate()
-        check_grid("ratios", self.ratios, CS.check_ratio)
-        check_grid("ds", self.ds, CS.check_d)
-        for k, d in enumerate(self.ds):
-            check_int(f"ds[{k}]", d, 3, self.d1)
+    def validate(self, cfg) -> None:
+        """The definitions' and tolerances' ranges."""
         check_float("ni_rel", self.ni_rel, 0.0, 1.0, lo_open=True)
         check_float("gamma", self.gamma, 0.0, 1.0, hi_open=True)
         for name in ("tol_ni", "tol_tracking", "tol_A", "tol_F", "tol_share"):
             check_float(name, getattr(self, name), 0.0, lo_open=True)
         for name in ("precision_min", "forall_min"):
             check_float(name, getattr(self, name), 0.0, 1.0, lo_open=True)
+
+
+class ScalingConfig(ModelConfig):
+    """Notebook 03: grid over eps_min/eps_max and d trained to Stage 3; the dominant-set threshold."""
+
+    PARTS = {**MODEL_PARTS, "protocol": ScalingProtocol, "judging": ScalingJudging}
+    # notebook 03's model
+    DEFAULTS = dict(
+        n_minority=3,                    # how many features are minority (the last ones)
+        lambda_rule="mid",               # lambda = d^-1.25, the middle of the proof's range
+                                         # (App. E.3, proof of Theorem E.1: where Theorem 3.1 applies);
+                                         # the book's old setting is "value" with weight_decay = 0.001
+        steps=1500,                      # long enough to reach Stage 3 at d = 40
+        record_every=50,                 # history every this many steps
+        progress=False,                  # tqdm progress bar
+    )
 
     def workload(self) -> list[tuple[SimConfig, int]]:
         """(config, steps) of every training notebook 03 runs, one per point of ds x ratios, and again with 4 × K pairs
