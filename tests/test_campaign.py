@@ -273,7 +273,7 @@ def test_a_code_version_does_not_depend_on_the_python_that_computes_it():
     import ast
     import sys
 
-    from imbalanced_cl.book.records.record import syntax_dump
+    from imbalanced_cl.book.records.syntax import syntax_dump
     tree = ast.parse("def f(x, *, y=1) -> int:\n    return x + y\nclass C(B):\n    pass\n")
     if sys.version_info[:2] == (3, 11):     # the oracle: the stdlib's own dump on the Python the records use
         assert syntax_dump(tree) == ast.dump(tree, annotate_fields=False)

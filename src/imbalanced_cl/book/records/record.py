@@ -16,6 +16,7 @@ import nbformat
 
 from ... import verdict as V
 from .glued import rows_of
+from .syntax import code_syntax
 
 
 def recorded_provenance(nb) -> dict:
@@ -164,56 +165,11 @@ def column(rows: list[V.Verdict], records: dict[str, dict]) -> list[dict]:
 RENDERING = ("imbalanced_cl.campaign", "imbalanced_cl.book.plots", "imbalanced_cl.book.records.provenance",
              "imbalanced_cl.book.pages.sphinxext", "imbalanced_cl.book.pages.scoreboard",
              "imbalanced_cl.book.build.runner", "imbalanced_cl.book.records.record",
-             "imbalanced_cl.book.records.stability")
+             "imbalanced_cl.book.records.stability", "imbalanced_cl.book.records.syntax")
 
 # Modules that turn an executed notebook into a record's rows whatever the notebook imports (the notebook unit's
 # payload is rows_of(executed copy)).
 RECORD_SHAPERS = "import imbalanced_cl.book.records.glued\n"
-
-
-def _syntax(source: str) -> str:
-    """A source's syntax tree without comments, docstrings or layout (the text itself if it does not parse): two
-    sources that differ only in those compute the same thing, and must not make a recorded unit stale."""
-    import ast
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return source
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and body
-                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)):
-            node.body = body[1:] or [ast.Pass()]
-    return syntax_dump(tree)
-
-
-# Fields that later Pythons added to the syntax tree (3.12: PEP 695's type parameters). Left out while empty, a
-# source that uses none of them dumps the same on every Python, so a record made on a cluster's Python 3.12 is not
-# stale on a laptop's 3.11 (seen on a lent GPU machine, 2026-11-26: every record read as stale there).
-NEWER_FIELDS = ("type_params",)
-
-
-def syntax_dump(node) -> str:
-    """ast.dump(node, annotate_fields=False) as Python 3.11 writes it, on any Python (NEWER_FIELDS left out while
-    empty): a code version must not depend on the interpreter that computes it."""
-    import ast
-    if isinstance(node, list):
-        return "[" + ", ".join(syntax_dump(x) for x in node) + "]"
-    if not isinstance(node, ast.AST):
-        return repr(node)
-    args, keywords = [], False
-    for name in node._fields:
-        try:
-            value = getattr(node, name)
-        except AttributeError:
-            keywords = True
-            continue
-        if (value is None and getattr(type(node), name, ...) is None) or (name in NEWER_FIELDS and not value):
-            keywords = True
-            continue
-        args.append(f"{name}={syntax_dump(value)}" if keywords else syntax_dump(value))
-    return f"{type(node).__name__}({', '.join(args)})"
 
 
 def notebook_source(notebook: Path) -> str:
@@ -234,7 +190,7 @@ def code_digest(root: Path, paths: list[Path], versions: dict | None = None) -> 
         files += sorted(p.rglob("*.py")) if p.is_dir() else [p] if p.exists() else []
     for p in sorted(set(files)):
         h.update(str(p.relative_to(root)).encode())
-        h.update(_syntax(notebook_source(p) if p.suffix == ".ipynb" else p.read_text()).encode())
+        h.update(code_syntax(notebook_source(p) if p.suffix == ".ipynb" else p.read_text()).encode())
     h.update(json.dumps(versions or {}, sort_keys=True).encode())
     return h.hexdigest()[:16]
 
