@@ -138,7 +138,7 @@ def test_the_parameters_cell_lists_each_field_under_its_parts_role(nb):
     cls = config_class(nb)
     text = parameters_source(cls)
     assert max(len(line) for line in text.splitlines()) <= 120
-    assert "≡" not in text
+    assert "≡" not in text and "(see below)" not in text      # papermill's help shows the start of every note
     from imbalanced_cl.book.build.cells import ROLE_HEADERS
     heads = {r: text.find(ROLE_HEADERS[r]) for r in parts.ROLES}
     order = sorted((i, r) for r, i in heads.items() if i >= 0)
@@ -153,3 +153,13 @@ def test_a_field_wins_over_a_base_attribute_of_its_name():
     cfg = ExplorerConfig(nsr=0.7)
     assert cfg.nsr == 0.7 == cfg.to_dict()["nsr"]                   # the slider's value, not sigma_xi^2 * d1
     assert SimConfig(sigma_xi=0.1, d1=50).nsr == pytest.approx(0.5)   # the derived NSR where no field hides it
+
+
+def test_a_note_breaks_before_its_formula_not_inside_it():
+    from imbalanced_cl.book.build.cells import _line
+    head = "x: int = 1"
+    assert _line(head, "ambient dimension per feature (d1 = 5d, as notebook 08)") == [
+        "x: int = 1  # ambient dimension per feature", "#   (d1 = 5d, as notebook 08)"]
+    assert _line(head, "scale of the rate: Pr(z ≠ 0) = min(1, p)")[0] == "x: int = 1  # scale of the rate:"
+    assert _line(head, "the bias at T1, b_i(T1) = c ||w||")[0] == "x: int = 1  # the bias at T1,"
+    assert _line(head, "T1 = first step")[0] == "x: int = 1  # (see below)"      # nothing stands before the formula

@@ -43,7 +43,8 @@ class DataModel:
     eps_min: float = 0.3        # frequency of minority features
     n_minority: int = 1         # how many features are minority (the last ones), two_level profile
     eps_profile: str = "two_level"  # "two_level" or "geometric" (eps_j log-spaced from eps_max to eps_min)
-    p_scale: float = 1.0        # Pr(z_j^(l) != 0) = min(1, p_scale * eps_j * loglog d / d)  (Def. 3.1)
+    p_scale: float = 1.0        # scale of the sampling rate: Pr(z_j^(l) != 0) = min(1, p_scale * eps_j * loglog d / d)
+                                # (Def. 3.1)
     mag_lo: float = 0.5         # |z_j| ~ U[mag_lo, mag_hi] (Assumption 3.2: bounded, symmetric)
     mag_hi: float = 1.0
     sigma_xi: float = 0.05      # token noise std (Assumption 3.3); NSR = sigma_xi^2 * d1 (App. A.2)
@@ -84,13 +85,13 @@ class Encoder:
     m: int = 50                 # neurons
     sigma0: float = 1e-3        # w_i ~ N(0, sigma0^2 I_d1) (Alg. 1 step 1)
     bias: str = "schedule"      # "schedule" (0 until T1, then prop. to ||w_i||) or "none" (b = 0 always)
-    bias_coef: float = 1.0      # b_i(T1) = bias_coef * a * sqrt(2 log d / d) * ||w_i|| (Thm C.1(b,c));
-                                # a: bias_token_factor
-    bias_token_factor: bool = True  # a = E|z|/L converts that feature-coefficient threshold into pre-activation units
-                                    # (eq. 98); False: a = 1
+    bias_coef: float = 1.0      # scale of the bias at T1: b_i(T1) = bias_coef * a * sqrt(2 log d / d) * ||w_i||
+                                # (Thm C.1(b,c)); a: bias_token_factor
+    bias_token_factor: bool = True  # use the token factor a in the bias threshold (eq. 98);
+                                    # a = E|z|/L converts it into pre-activation units; False: a = 1
     bias_ramp: float = 0.0      # extra per-step growth of b after T1, (1+bias_ramp)^(t-T1) (W eq. 70 uses eta/d)
     bias_ramp_max: float = 2.0  # cap on that growth factor (the uncapped ramp explodes)
-    t1_fraction: float = 0.9    # T1 = first step where this fraction of neurons satisfies eq. (34)
+    t1_fraction: float = 0.9    # share of neurons that must satisfy eq. (34): T1 is the first step where they do
     t1_max: int = 0             # force T1 at this step if not reached (0: never force)
     bias_onset: str = "crossing"  # when the bias switches on, a choice the paper leaves open
                                   # (b = 0 up to T1, Lemma F.3): "crossing" (at the measured eq. (34) T1),
@@ -124,7 +125,7 @@ class Training:
     lr: float = 0.5             # eta
     weight_decay: float = 1e-3  # lambda, decoupled: theta <- (1 - eta lambda) theta - eta g;
                                 # lambda_rule other than "value" sets it from d
-    lambda_rule: str = "value"  # "value": lambda = weight_decay as given;
+    lambda_rule: str = "value"  # how lambda is set: "value": lambda = weight_decay as given;
                                 # "bottom" | "mid" | "top": lambda = d^-1.49 | d^-1.25 | d^-1.01,
                                 # in the proof's range (App. E.3)
     steps: int = 300            # training steps, each on K pairs (fresh every step, or one fixed set: sampling)

@@ -157,7 +157,7 @@ def fields_of(cls: type) -> list[dataclasses.Field]:
 def _line(head: str, note: str, lead: str = "") -> list[str]:
     """`head  # lead note` within WIDTH: `lead` and the part of the note that fits stay on the line, the rest follows
     as comment lines papermill skips. The line holds no '=' of the note (papermill cannot parse a parameter line with
-    a second '='): it ends at the last clause before one, not inside a formula."""
+    a second '='): it ends at the last clause before one, or before the bracket that opens its formula."""
     if not (note or lead):
         return [head]
     start = f"{head}  # {lead}".rstrip()
@@ -166,8 +166,10 @@ def _line(head: str, note: str, lead: str = "") -> list[str]:
     while words and len(" ".join(inline + words[:1])) <= room and "=" not in words[0]:
         inline.append(words.pop(0))
     if words and "=" in words[0]:
-        ends = [i for i, w in enumerate(inline) if w.endswith((",", ";", ":", ")"))]
-        keep = ends[-1] + 1 if ends and ends[-1] >= 2 else 0
+        ends = [i for i, w in enumerate(inline[:-1])           # not the formula's left side, nor inside a bracket
+                if w.endswith((",", ";", ":", ")")) and w.count("(") <= w.count(")")]
+        opens = [i for i, w in enumerate(inline) if w.startswith("(")]   # else before the bracket the formula opens
+        keep = ends[-1] + 1 if ends and ends[-1] >= 2 else opens[-1] if opens and opens[-1] >= 2 else 0
         inline, words = inline[:keep], inline[keep:] + words
     text = " ".join(inline) or ("" if lead else "(see below)")
     rest = textwrap.wrap(" ".join(words), WIDTH - 4, break_long_words=False, break_on_hyphens=False)

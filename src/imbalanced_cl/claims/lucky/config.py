@@ -56,7 +56,8 @@ class LuckyJudging:
 
     ROLE: ClassVar[str] = "judging"
     gamma: float = 0.1
-    t2_factor: float = 0.0    # T2 = first step with max_i ||w_i||^2 >= t2_factor ||w_i(T1)||^2 (eq. 61); 0 means d
+    t2_factor: float = 0.0    # the T2 threshold:
+                              # T2 = first step with max_i ||w_i||^2 >= t2_factor ||w_i(T1)||^2 (eq. 61); 0 means d
     lemma_C: float = 3.0      # the O(1) constant of eq. (10) used to judge it
     rse_max: float = 0.3      # exact lucky-count expectations with a larger relative standard error are not fitted
     tol_omega: float = 0.1    # |M_j*| and |M_j| exponent bounds (Lemma B.2(c)) are relaxed by this much
@@ -85,7 +86,7 @@ class LuckyConfig(ModelConfig):
     # notebook 02's model
     DEFAULTS = dict(
         m=100,                           # neurons of the training runs
-        lambda_rule="mid",               # lambda = d^-1.25, the middle of the proof's range
+        lambda_rule="mid",               # the middle of the proof's range: lambda = d^-1.25
                                          # (App. E.3, proof of Theorem E.1: where Theorem 3.1 applies);
                                          # the book's old setting is "value" with weight_decay = 0.001
         eps_min=0.8,                     # minority frequency (the lucky-neuron regime needs a ratio near 1:

@@ -57,7 +57,7 @@ class PruningJudging:
 
     ROLE: ClassVar[str] = "judging"
     cos_threshold: float = 0.3       # "aligned" means cos(w_i, M_j) >= this (App. A.2, Fig. 1)
-    single_rel: float = 0.5          # N_i = {j : |<w_i,M_j>| >= single_rel * max_j' |<w_i,M_j'>|}
+    single_rel: float = 0.5          # the N_i threshold: N_i = {j : |<w_i,M_j>| >= single_rel * max_j' |<w_i,M_j'>|}
     dead_rel: float = 0.1            # a neuron is dead if ||w_i|| < dead_rel * median_i ||w_i||
     lucky_gamma: float = 0.1         # gamma of eq. (28) for the lucky-at-init census
     degrade_tol: float = 0.1         # majority features "degrade" when A_maj drops by more than this fraction

@@ -31,7 +31,7 @@ class ScaleProtocol:
     c1: float = 5.0                   # d1 = round(c1 d): d1 = poly(d) (§3.2)
     C_m: float = 1.25                 # m = round(d^C_m) neurons (Theorem 3.1)
     ratios: tuple = (1.0, 0.5)        # eps_min/eps_max of the groups trained at every d (the smallest one < 1)
-    minority_share: float = 0.25      # n_minority = max(1, round(minority_share d)) minority features
+    minority_share: float = 0.25      # share of minority features: n_minority = max(1, round(minority_share d))
     t1_cap: float = 1.0               # Stage 1 runs until every slot reached T1 (eq. 34), at most t1_cap tau_d steps
     t2_cap: float = 2.0               # Stage 2 runs until every slot reached T2 (eq. 61), at most t2_cap tau_d steps
     t3_min: float = 1.5               # Stage 3: at least t3_min tau_d steps, then until the loss levels off (T_a)
@@ -78,7 +78,7 @@ class ScaleJudging:
 
     ROLE: ClassVar[str] = "judging"
     gamma: float = 0.1                # the constant of eq. (28) for lucky and ordinary sets
-    t2_factor: float = 0.0            # T2: some ||w_i||^2 >= t2_factor ||w_i(T1)||^2 (eq. 61); 0 means d
+    t2_factor: float = 0.0            # the T2 threshold: some ||w_i||^2 >= t2_factor ||w_i(T1)||^2 (eq. 61); 0 means d
     ni_rel: float = 0.5               # empirical N_i: j with |<w_i,M_j>| >= ni_rel max_j' |<w_i,M_j'>|
     cos_threshold: float = 0.3        # "aligned" means cos(w_i, M_j) >= this (App. A.2), for the mask census
     tol_ratio: float = 0.1            # Stage-1 rate ratio: band eps_max/eps_min x (1 ± tol_ratio)

@@ -58,7 +58,7 @@ class ScalingConfig(ModelConfig):
     # notebook 03's model
     DEFAULTS = dict(
         n_minority=3,                    # how many features are minority (the last ones)
-        lambda_rule="mid",               # lambda = d^-1.25, the middle of the proof's range
+        lambda_rule="mid",               # the middle of the proof's range: lambda = d^-1.25
                                          # (App. E.3, proof of Theorem E.1: where Theorem 3.1 applies);
                                          # the book's old setting is "value" with weight_decay = 0.001
         steps=1500,                      # long enough to reach Stage 3 at d = 40

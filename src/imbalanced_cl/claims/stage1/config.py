@@ -57,7 +57,7 @@ class Stage1Config(ModelConfig):
     # notebook 01's model: a geometric spread of eps_j, recorded every step of Stage 1
     DEFAULTS = dict(
         R=8,                             # replicates trained together
-        lambda_rule="mid",               # lambda = d^-1.25, the middle of the proof's range
+        lambda_rule="mid",               # the middle of the proof's range: lambda = d^-1.25
                                          # (App. E.3, proof of Theorem E.1: where Theorem 3.1 applies);
                                          # the book's old setting is "value" with weight_decay = 0.001
         d1=200,                          # ambient dimension, d1 >= d
