@@ -137,7 +137,7 @@ def comment_symbols(text: str) -> str:
 
 # How wide a line of the cell may be (ruff's E501 bound in pyproject.toml)
 WIDTH = 120
-ROLE_HEADERS = {"model": "# model: the network, the data and the training (SimConfig)",
+ROLE_HEADERS = {"model": "# model: the network, the data and the training",
                 "protocol": "# protocol: what this notebook runs and measures",
                 "judging": "# judging: tolerances and premise thresholds, fixed before the run (the methods page)",
                 "run": "# run: where and how it runs; never changes what it measures"}
@@ -181,6 +181,11 @@ def _type(f: dataclasses.Field, v) -> str:
     return "list" if isinstance(v, tuple) or t.startswith("tuple") else t
 
 
+def part_lead(part: type) -> str:
+    """What a part holds, as its docstring says before the list of its fields."""
+    return " ".join((part.__doc__ or part.__name__).split()).split(": ", 1)[0].rstrip(".")
+
+
 def parameters_source(cls: type) -> str:
     """The text of a notebook's parameters cell for config class `cls`: its fields grouped by role (ROLES), each
     with its help and allowed range, no line wider than WIDTH."""
@@ -190,14 +195,18 @@ def parameters_source(cls: type) -> str:
         lines += [f"#   {w}" if i else f"# {w}" for i, w in
                   enumerate(textwrap.wrap(f"Run time: {COSTS[cls.__name__].where}.", WIDTH - 4))]
     slow = drivers(cls)
-    by_role: dict[str, list[dataclasses.Field]] = {r: [] for r in ROLES}
-    for f in fields_of(cls):
-        by_role[role(cls, f.name)].append(f)
+    by_role: dict[str, list[tuple[dataclasses.Field, type | None]]] = {r: [] for r in ROLES}
+    for f, part in (cls.fields() if hasattr(cls, "PARTS") else [(f, None) for f in dataclasses.fields(cls)]):
+        by_role[role(cls, f.name)].append((f, part))
     for r in ROLES:
         if not by_role[r]:
             continue
         lines += ["", ROLE_HEADERS[r]]
-        for f in by_role[r]:
+        several, last = len({p for _, p in by_role[r]}) > 1, None
+        for f, part in by_role[r]:
+            if several and part is not last:      # a role made of several parts names each (its docstring's lead)
+                lines += textwrap.wrap(part_lead(part), WIDTH, initial_indent="# · ", subsequent_indent="#   ")
+                last = part
             v = getattr(inst, f.name)
             note = comments.get(f.name, "")
             rng = allowed(cls, f.name)
