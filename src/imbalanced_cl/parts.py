@@ -27,11 +27,15 @@ class Composed:
 
     PARTS: ClassVar[dict[str, type]] = {}
     DEFAULTS: ClassVar[Mapping[str, Any]] = {}
+    # Worked out once per class by __init_subclass__ (every config is built, stored and listed many times over)
     _owner_map: ClassVar[dict[str, str]] = {}
+    _field_parts: ClassVar[tuple[tuple[dataclasses.Field, str], ...]] = ()
+    _names: ClassVar[tuple[str, ...]] = ()
+    _default_values: ClassVar[dict[str, Any]] = {}
 
     def __init__(self, **values):
-        check_known(values, self.field_names(), type(self).__name__)     # one line, with the nearest name
-        flat = self._derive({**self.defaults(), **values})
+        check_known(values, self._names, type(self).__name__)     # one line, with the nearest name
+        flat = self._derive({**self._default_values, **values})
         self._set_parts(flat)
         self.validate()
 
@@ -56,31 +60,28 @@ class Composed:
     def validate(self) -> None:
         """Each part's checks, in order; the first bad field raises a ParameterError that names it."""
         for part in self._parts.values():
-            check = getattr(part, "validate", None)
-            if check is not None:
-                check(self)
+            part.validate(self)        # every part has one: the class docstring asks it, test_parts checks it
 
     def __init_subclass__(cls, **kwargs):
-        """Map each field to the part that holds it, once per class; a part named like a field would hide it."""
+        """Once per class: each field's part, the field names, the defaults; a part named like a field would hide it."""
         super().__init_subclass__(**kwargs)
-        owners = {f.name: name for name, part in cls.PARTS.items() for f in dataclasses.fields(part)}
+        cls._field_parts = tuple((f, name) for name, part in cls.PARTS.items() for f in dataclasses.fields(part))
+        owners = {f.name: name for f, name in cls._field_parts}
         clash = sorted(set(owners) & set(cls.PARTS))
         if clash:
             raise TypeError(f"{cls.__name__}: part {clash[0]!r} has the name of a field")
-        cls._owner_map = owners
+        cls._owner_map, cls._names = owners, tuple(f.name for f, _ in cls._field_parts)
+        # A default_factory is called once here: a part is frozen and hashed, so its values are never mutated
+        cls._default_values = {**{f.name: (f.default if f.default is not dataclasses.MISSING else f.default_factory())
+                                  for f, _ in cls._field_parts}, **cls.DEFAULTS}
         for name, part in owners.items():     # a field wins over a base's attribute of its name (ModelConfig.nsr)
             if hasattr(cls, name):
                 setattr(cls, name, property(lambda self, n=name, p=part: getattr(self._parts[p], n)))
 
-    @classmethod
-    def _owners(cls) -> dict[str, str]:
-        """{field name: the part that holds it}."""
-        return cls._owner_map
-
     def __getattr__(self, name: str):
         if name.startswith("_"):
             raise AttributeError(name)
-        owner, parts = self._owners().get(name), self.__dict__.get("_parts", {})
+        owner, parts = self._owner_map.get(name), self.__dict__.get("_parts", {})
         if owner is not None:
             return getattr(parts[owner], name)
         if name in parts:
@@ -92,31 +93,23 @@ class Composed:
 
     # --- the flat view ---
     @classmethod
-    def fields(cls) -> list[tuple[dataclasses.Field, type]]:
-        """(field, its part's class) of every field, parts in PARTS order."""
-        return [(f, part) for part in cls.PARTS.values() for f in dataclasses.fields(part)]
-
-    @classmethod
     def field_names(cls) -> list[str]:
         """Names of all fields, parts in order."""
-        return [f.name for f, _ in cls.fields()]
+        return list(cls._names)          # a new list: the class's own stays as it was
 
     @classmethod
     def role_of(cls, name: str) -> str:
         """The role of the part that holds field `name`."""
-        return cls.PARTS[cls._owners()[name]].ROLE
+        return cls.PARTS[cls._owner_map[name]].ROLE
 
     @classmethod
     def defaults(cls) -> dict[str, Any]:
         """{field: default} of this config: its parts' defaults, with DEFAULTS over them."""
-        out = {f.name: (f.default if f.default is not dataclasses.MISSING else f.default_factory())
-               for f, _ in cls.fields()}
-        out.update(cls.DEFAULTS)
-        return out
+        return dict(cls._default_values)     # a new dict: a caller may add its overrides to it
 
     def to_dict(self) -> dict:
         """Plain dict of all fields (for provenance, caching and a unit's parameters)."""
-        return {k: getattr(self, k) for k in self.field_names()}
+        return {k: getattr(self, k) for k in self._names}
 
     def replace(self, **changes):
         """A copy with some fields changed (derived and validated again)."""
@@ -140,3 +133,10 @@ class Composed:
 
     def __reduce__(self):
         return _rebuild, (type(self), self.to_dict())
+
+
+def fields_of(cls: type) -> list[tuple[dataclasses.Field, str]]:
+    """(field, its part's name) of each field of a config class in declaration order; a plain dataclass's part is ""."""
+    if isinstance(cls, type) and issubclass(cls, Composed):
+        return list(cls._field_parts)
+    return [(f, "") for f in dataclasses.fields(cls)]

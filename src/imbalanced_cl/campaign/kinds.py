@@ -6,7 +6,7 @@ from pathlib import Path
 
 from .. import verdict as V
 from ..book.records import record as book_record
-from ..book.build.cells import config_class, declared_defaults
+from ..book.build.cells import config_class
 from ..book.records.glued import rows_of
 from ..book.build.profiles import params as profile_params
 from ..book.build.execution import check_params, execute
@@ -21,7 +21,7 @@ def _seed(nb: Path, params: dict) -> int | None:
     if "seed" in params:
         return params["seed"]
     cls = config_class(nb)
-    return declared_defaults(cls).get("seed") if cls else None
+    return cls.defaults().get("seed") if cls else None    # off the class: building a config would validate it all
 
 
 def plan_notebooks(profile: str, root: Path, only: list[str] | None = None) -> list[Unit]:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..parts import Composed
+from ..parts import Composed, fields_of
 
 PACKAGE = "imbalanced_cl."
 
@@ -102,7 +102,7 @@ def _stored_class(x) -> bool:
 
 def _field_names(cls: type) -> list[str]:
     """The fields a stored class is written and rebuilt by: a composed config's flat names, a dataclass's fields."""
-    return cls.field_names() if issubclass(cls, Composed) else [f.name for f in dataclasses.fields(cls)]
+    return [f.name for f, _ in fields_of(cls)]
 
 
 def _decode(x, arrays):

@@ -25,7 +25,7 @@ import textwrap
 import tokenize
 from pathlib import Path
 
-from ...parts import ROLES
+from ...parts import ROLES, fields_of
 from ...paths import repo_root
 from ...validate import RUN_OPTIONS, ParameterError
 from .cost import COST_NOTE, COSTS, drivers
@@ -149,11 +149,6 @@ def role(cls: type, name: str) -> str:
     return "run" if name in RUN_OPTIONS else "protocol"
 
 
-def fields_of(cls: type) -> list[dataclasses.Field]:
-    """The fields of a config class, a composed one's parts in order."""
-    return [f for f, _ in cls.fields()] if hasattr(cls, "PARTS") else list(dataclasses.fields(cls))
-
-
 def _line(head: str, note: str, lead: str = "") -> list[str]:
     """`head  # lead note` within WIDTH: `lead` and the part of the note that fits stay on the line, the rest follows
     as comment lines papermill skips. The line holds no '=' of the note (papermill cannot parse a parameter line with
@@ -195,8 +190,8 @@ def parameters_source(cls: type) -> str:
         lines += [f"#   {w}" if i else f"# {w}" for i, w in
                   enumerate(textwrap.wrap(f"Run time: {COSTS[cls.__name__].where}.", WIDTH - 4))]
     slow = drivers(cls)
-    by_role: dict[str, list[tuple[dataclasses.Field, type | None]]] = {r: [] for r in ROLES}
-    for f, part in (cls.fields() if hasattr(cls, "PARTS") else [(f, None) for f in dataclasses.fields(cls)]):
+    by_role: dict[str, list[tuple[dataclasses.Field, str]]] = {r: [] for r in ROLES}
+    for f, part in fields_of(cls):
         by_role[role(cls, f.name)].append((f, part))
     for r in ROLES:
         if not by_role[r]:
@@ -204,8 +199,9 @@ def parameters_source(cls: type) -> str:
         lines += ["", ROLE_HEADERS[r]]
         several, last = len({p for _, p in by_role[r]}) > 1, None
         for f, part in by_role[r]:
-            if several and part is not last:      # a role made of several parts names each (its docstring's lead)
-                lines += textwrap.wrap(part_lead(part), WIDTH, initial_indent="# · ", subsequent_indent="#   ")
+            if several and part != last:          # a role made of several parts names each (its docstring's lead)
+                lines += textwrap.wrap(part_lead(cls.PARTS[part]), WIDTH, initial_indent="# · ",
+                                       subsequent_indent="#   ")
                 last = part
             v = getattr(inst, f.name)
             note = comments.get(f.name, "")
@@ -271,6 +267,6 @@ def sync(path: Path, write: bool = False, url: str | None = None) -> bool:
 def declared_defaults(cls: type) -> dict:
     """{field: default} of a config class, lists for tuples (what a profile override is compared with)."""
     inst = cls()
-    return {f.name: (list(v) if isinstance(v := getattr(inst, f.name), tuple) else v) for f in fields_of(cls)}
+    return {f.name: (list(v) if isinstance(v := getattr(inst, f.name), tuple) else v) for f, _ in fields_of(cls)}
 
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 from ... import premises as P
 from ... import verdict as V
-from ..build.cells import config_class, field_comments, fields_of, role
+from ...parts import fields_of
+from ..build.cells import config_class, field_comments, role
 from ..build.profiles import params
 from ..build.runner import toc_notebooks
 from .render import md_cell, md_table
@@ -24,7 +25,7 @@ def judgement_table(root: Path) -> list[dict]:
         if cls is None:
             continue
         notes, inst = field_comments(cls), cls()
-        for f in fields_of(cls):
+        for f, _ in fields_of(cls):
             if role(cls, f.name) != "judging":
                 continue
             row = {"notebook": nb.stem, "parameter": f.name, "default": getattr(inst, f.name),

@@ -44,10 +44,11 @@ def run(profile: str, seeds: list[int], root: Path, only: list[str] | None = Non
     """Execute the claim notebooks once per seed, compare their verdicts, write <out>/results/stability/<profile>.json
     (out defaults to the repository root)."""
     out_root = Path(out or root)
-    from ..build.cells import config_class, fields_of
+    from ...parts import fields_of
+    from ..build.cells import config_class
     from ..build.runner import run_book, toc_notebooks
     names = [nb.stem for nb in toc_notebooks(root) if nb.parent.name == "notebooks"
-             and (cls := config_class(nb)) is not None and "seed" in {f.name for f in fields_of(cls)}
+             and (cls := config_class(nb)) is not None and "seed" in {f.name for f, _ in fields_of(cls)}
              and (not only or nb.stem in only)]
     by_seed = {}
     for s in seeds:
