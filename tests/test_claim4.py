@@ -125,10 +125,12 @@ def test_notebook_04_premise_and_oracle_rows_by_hand():
                            eps_min_grid=(0.5,), vanilla_steps=20, prune_steps=10, rate_window=10, record_every=5,
                            threshold_alphas=(), top_k=1, progress=False)
     conv = pa.Convergence(5.0, 6.2, 3.1, 0.01, 0.5, 0.0, 0.02, 20)        # flat at 0.8 ln K: not converged
-    prem = {"convergence": conv, "T": pa.paper_T(cfg, 0.2), "strict": torch.tensor([4.0, 5.0, 3.0]),
-            "extended": torch.tensor([6.0, 6.0, 6.0])}
-    oracles = {pa.ORACLES[0]: {"size": torch.tensor([1.0, 0.0, 2.0]), "gain": torch.zeros(3)},
-               pa.ORACLES[1]: {"size": torch.tensor([3.0, 4.0, 3.0]), "gain": torch.tensor([0.3, 0.32, 0.31])}}
+    prem = pa.TheoremPremises(convergence=conv, T=pa.paper_T(cfg, 0.2), strict=torch.tensor([4.0, 5.0, 3.0]),
+                              extended=torch.tensor([6.0, 6.0, 6.0]))
+    oracles = pa.Oracles(magnitude=pa.OracleArm(size=torch.full((3,), 4.0), gain=torch.zeros(3)),
+                         lucky=pa.OracleArm(size=torch.tensor([1.0, 0.0, 2.0]), gain=torch.zeros(3)),
+                         dominant=pa.OracleArm(size=torch.tensor([3.0, 4.0, 3.0]),
+                                               gain=torch.tensor([0.3, 0.32, 0.31])))
     rows = pa.verdict_rows(_tiny_results(cfg, premises=prem, oracles=oracles), cfg)
     by = {r.id: r for r in rows}
     assert [r.id for r in rows[:4]] == ["convergence", "prune_from_t4", "alpha_bound", "alpha_bound_extended"]

@@ -1,6 +1,7 @@
 """Notebook 04's random-mask control (claims.pruning.control, issue 14): the cells, their measurements, the rows."""
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -147,38 +148,48 @@ def test_first_mask_on_minority_by_hand():
 
 def test_cell_stats_agree_with_the_branch_measurements(tiny):
     cfg, base, alphas, runs, cells = tiny
-    cs = pc.cell_stats(cells, runs[0.0], base, alphas, cfg)
-    assert set(cs) == set(pc.CELLS)
+    stored = pc.cell_stats(cells, runs[0.0], base, alphas, cfg)
+    assert set(stored) == set(pc.CELLS) and all(set(v) == set(pa.CELL_STATS) for v in stored.values())
+    cs = {c: pa.ControlCell.read(v) for c, v in stored.items()}          # as the verdict rows read the stage
     for c in pc.CELLS:
-        for name, v in cs[c].items():
-            assert v.shape == ((cfg.R,) if name == "first degrading alpha" else (cfg.R, len(alphas))), (c, name)
+        for f in dataclasses.fields(pa.ControlCell):
+            v = getattr(cs[c], f.name)
+            assert v.shape == ((cfg.R,) if f.name == "first_degrading" else (cfg.R, len(alphas))), (c, f.name)
     md = cs["magnitude/dynamic"]
     for k, a in enumerate(alphas):
         want = pa.amplitude_ratio(runs[a].W, runs[a].M, cfg) - pa.amplitude_ratio(runs[0.0].W, runs[0.0].M, cfg)
-        torch.testing.assert_close(md["change over control"][:, k], want)
+        torch.testing.assert_close(md.change[:, k], want)
+        torch.testing.assert_close(md.ratio[:, k], pa.amplitude_ratio(runs[a].W, runs[a].M, cfg))
         def Amaj(r):
             return (r.W @ r.M).abs().amax(1)[:, :-1].mean(-1)      # A_j by hand, majority mean
-        torch.testing.assert_close(md["majority degradation"][:, k], 1 - Amaj(runs[a]) / Amaj(runs[0.0]))
-    assert torch.all((md["first mask on minority-aligned"] >= 0) & (md["first mask on minority-aligned"] <= 1))
+        torch.testing.assert_close(md.degradation[:, k], 1 - Amaj(runs[a]) / Amaj(runs[0.0]))
+    assert torch.all((md.first_mask_minority >= 0) & (md.first_mask_minority <= 1))
+
+
+def control_cell(ratio: torch.Tensor) -> pa.ControlCell:
+    """A control cell with its A_j*/A_maj (R, k) given, and NaN for what the control rows do not read."""
+    nan = torch.full_like(ratio, float("nan"))
+    return pa.ControlCell(ratio=ratio, change=nan, minority_aligned=nan, degradation=nan, first_mask_minority=nan,
+                          norm_ratio=nan, first_degrading=nan[:, 0])
 
 
 def _made_stats(R=3, k=2, mag=(0.1, 0.12, 0.11), rand=(0.0, 0.01, -0.01), static=(0.1, 0.12, 0.11)):
     def col(v):
-        return torch.tensor(v).unsqueeze(-1).expand(R, k)
-    return {"magnitude/dynamic": {"A_j*/A_maj": col(mag)}, "random/dynamic": {"A_j*/A_maj": col(rand)},
-            "magnitude/static": {"A_j*/A_maj": col(static)}, "random/static": {"A_j*/A_maj": col(rand)}}
+        return control_cell(torch.tensor(v).unsqueeze(-1).expand(R, k))
+    return {"magnitude/dynamic": col(mag), "random/dynamic": col(rand), "magnitude/static": col(static),
+            "random/static": col(rand)}
 
 
 def test_control_rows_on_hand_made_statistics():
     cfg = pa.PruningConfig(**TINY)
-    rows = pc.control_rows(_made_stats(), [0.2, 0.5], cfg)
+    rows = pa.control_rows(_made_stats(), [0.2, 0.5], cfg)
     assert [r.verdict for r in rows] == [HOLDS, FAILS]          # magnitude beats random; static does as well
     assert rows[0].measured == pytest.approx(0.11) and rows[1].measured == pytest.approx(0.0)
     assert "alpha=0.2" in rows[0].claim
     loose = cfg.replace(effect_tol=0.5)                           # the tolerance comes from the config
-    assert pc.control_rows(_made_stats(), [0.2, 0.5], loose)[0].verdict == PARTLY  # real, but below the SESOI
+    assert pa.control_rows(_made_stats(), [0.2, 0.5], loose)[0].verdict == PARTLY  # real, but below the SESOI
     assert all(r.kind == "diagnostic" and r.n == 3 for r in rows)
-    off = pc.control_rows(None, [0.2, 0.5], cfg)
+    off = pa.control_rows(None, [0.2, 0.5], cfg)
     assert [r.verdict for r in off] == [UNTESTED, UNTESTED] and all(math.isnan(r.measured) for r in off)
 
 

@@ -420,8 +420,9 @@ def test_an_oracle_arm_does_not_depend_on_remark_1s_bound_in_notebook_10_as_in_n
     assert "prune_from_t4" in own["oracle"] and PM.arm_ok(arms["oracle_lucky"]) and not PM.arm_ok(arms["alg1"])
     from types import SimpleNamespace
 
-    from imbalanced_cl.claims.pruning import PruningConfig
-    made = SimpleNamespace(oracles={n: {"size": torch.ones(3), "gain": torch.tensor(gain)} for n in PV.ORACLE_IDS})
+    from imbalanced_cl.claims.pruning import Oracles, OracleArm, PruningConfig
+    arm = OracleArm(size=torch.ones(3), gain=torch.tensor(gain))
+    made = SimpleNamespace(oracles=Oracles(magnitude=arm, lucky=arm, dominant=arm))
     for r in PV.oracle_rows(made, PruningConfig()):
         assert "prune_from_t4" in r.depends and not {"alpha_bound", "alpha_bound_extended"} & set(r.depends), r.id
 

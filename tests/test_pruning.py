@@ -1,6 +1,7 @@
 """Notebook 04 (claims.pruning): config validation, feature statistics, rates, mechanism, census, verdict rows."""
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -126,17 +127,21 @@ def _results(cfg, alphas=(0.1, 0.2, 0.4), slope=1.0, R=3):
     a = torch.tensor(alphas)
     c = torch.tensor([1.0, 1.1, 0.9]).unsqueeze(-1)
     mino = c * a ** slope                                           # (R, k)
-    feats = {k: {"aligned": (torch.full((R,), 2.0 + (k > 0)), torch.full((R,), 5.0)),
-                 "single-feature neurons": (torch.full((R,), 3.0), torch.zeros(R))} for k in [0.0] + alphas}
-    exc = {"minority": mino, "majority": mino / 10, "slope": stats.loglog_slope_ci(a, mino),
-           "k_main": pa.main_index(alphas, cfg), "ratio_main": torch.tensor([10.0, 11.0, 9.0])}
+    nan = torch.full((R,), float("nan"))                            # what no row reads
+    feats = {k: pa.FeatureStats(aligned=pa.Split(torch.full((R,), 2.0 + (k > 0)), torch.full((R,), 5.0)),
+                                max_cosine=pa.Split(nan, nan), amplitude=pa.Split(nan, nan),
+                                single_feature=pa.Split(torch.full((R,), 3.0), torch.zeros(R)))
+             for k in [0.0] + alphas}
+    exc = pa.Excess(minority=mino, majority=mino / 10, slope=stats.loglog_slope_ci(a, mino),
+                    k_main=pa.main_index(alphas, cfg), ratio_main=torch.tensor([10.0, 11.0, 9.0]))
     xr = torch.tensor([0.3, 0.6, 1.0])
-    sweep = {"xr": xr, "ar_ctl": xr.expand(R, 3) * c, "ar_pr": torch.ones(R, 3) * c, "exc": xr.pow(2) * c}
-    deg = {"A_maj": torch.ones(R, len(alphas)), "A_maj0": torch.ones(R), "thr_A": torch.full((R,), float("nan")),
-           "bound": torch.full((R,), 0.15)}
-    ratios = {0.0: torch.full((R,), 0.5), "faithful (branch)": torch.tensor([0.6, 0.62, 0.58]),
-              "Alg. 1 from t=0": torch.tensor([0.4, 0.42, 0.38]),
-              **{x: torch.tensor([0.6, 0.62, 0.58]) for x in alphas}}
+    sweep = pa.Sweep(eps=[0.3, 0.6, 1.0], xr=xr, ar_ctl=xr.expand(R, 3) * c, ar_pr=torch.ones(R, 3) * c,
+                     exc=xr.pow(2) * c, slope_ctl=(nan,) * 3, slope_pr=(nan,) * 3, slope_exc=(nan,) * 3, masks={})
+    deg = pa.Degradation(A_maj=torch.ones(R, len(alphas)), A_maj0=torch.ones(R), N_maj=torch.ones(R, len(alphas)),
+                         N_maj0=torch.ones(R), thr_A=nan, thr_N=nan, bound=torch.full((R,), 0.15))
+    pruned = torch.tensor([0.6, 0.62, 0.58])
+    ratios = pa.FinalRatios(by_alpha={0.0: torch.full((R,), 0.5), **{x: pruned for x in alphas}}, faithful=pruned,
+                            literal=nan, from_start=torch.tensor([0.4, 0.42, 0.38]))
     return pa.Results(alphas, feats, exc, torch.tensor([0.01, 0.02, 0.015]), torch.ones(R), deg, ratios, sweep)
 
 
@@ -242,9 +247,11 @@ def test_the_notebook_pipeline_on_a_tiny_model(tiny_runs):
     main = sw["runs"][cfg.eps_min]
     assert (main.cfg, main.control, main.pruned) == (cfg, runs[0.0], var.faithful)
     assert sw["ar_pr"].shape == (cfg.R, len(cfg.eps_min_grid))
-    res = pa.Results(alphas, tables, exc, mech["gap_diff"], pa.mask_share(cen, base, cfg),
-                     pa.degradation(runs, tables, cen, alphas, cfg), pa.final_ratios(runs, var, cfg), sw,
-                     premises=pa.theorem_premises(base, cfg), oracles=pa.run_oracles(cfg, base, runs))
+    oracles = {name: {"size": o["size"], "gain": o["gain"]} for name, o in pa.run_oracles(cfg, base, runs).items()}
+    meas = {"tables": tables, "excess": exc, "mechanism": mech, "mask_share": pa.mask_share(cen, base, cfg),
+            "degradation": pa.degradation(runs, tables, cen, alphas, cfg), "ratios": pa.final_ratios(runs, var, cfg),
+            "sweep": sw, "control": None, "premises": pa.theorem_premises(base, cfg), "oracles": oracles}
+    res = pa.read(meas, cfg)                                                 # as the notebook reads its stage
     rows = pa.verdict_rows(res, cfg)
     assert len(rows) == 4 + 16 + 2 + 2 and len({r.id for r in rows}) == len(rows)
     for r in rows:
@@ -258,7 +265,13 @@ def test_the_notebook_pipeline_on_a_tiny_model(tiny_runs):
         return A(run)[:, -1] / A(run)[:, :-1].mean(-1)
     want = float((ratio(runs[cfg.alpha_main]) - ratio(runs[0.0])).mean())
     assert {r.id: r for r in rows}["gain_main"].measured == pytest.approx(want, rel=1e-5)
-    helps = pa.where_it_helps(res.ratios, cen, sw, cfg)
+    # the typed results name the runs they came from: each ratio recomputed from that run's weights
+    for got, run in ((res.ratios.faithful, var.faithful), (res.ratios.literal, var.literal),
+                     (res.ratios.from_start, var.from_start), (res.ratios.control, runs[0.0])):
+        torch.testing.assert_close(got, ratio(run))
+    assert res.oracles.magnitude.size.tolist() == [round(cfg.alpha_main * cfg.m)] * cfg.R
+    torch.testing.assert_close(res.oracles.lucky.size, pa.lucky_minority(base.W0, base.M, cfg).sum(-1).float())
+    helps = pa.where_it_helps(res, cen, cfg)
     assert len(helps) == len(alphas) + len(cfg.eps_min_grid)
 
 
@@ -326,11 +339,13 @@ def _premised(cfg, strict=(4.0, 5.0, 6.0), extended=(3.0, 8.0, 9.0), sizes=((2.0
     """The hand-made results with Theorem 3.2's premises and the two oracle arms measured."""
     from imbalanced_cl.claims.pruning.metrics import Convergence
     res = _results(cfg)
-    res.premises = {"convergence": Convergence(loss=1.5, ln_k=6.2, loss_max=3.1, pos_prob=0.8, lp_min=0.75,
-                                               change=0.01, change_max=0.02, step=100),
-                    "T": 37.5, "strict": torch.tensor(strict), "extended": torch.tensor(extended)}
-    res.oracles = {name: {"size": torch.tensor(s), "gain": torch.tensor([0.1, 0.2, 0.15])}
-                   for name, s in zip(pa.ORACLES, sizes, strict=True)}
+    res.premises = pa.TheoremPremises(
+        convergence=Convergence(loss=1.5, ln_k=6.2, loss_max=3.1, pos_prob=0.8, lp_min=0.75, change=0.01,
+                                change_max=0.02, step=100),
+        T=37.5, strict=torch.tensor(strict), extended=torch.tensor(extended))
+    lucky, dominant = (pa.OracleArm(size=torch.tensor(s), gain=torch.tensor([0.1, 0.2, 0.15])) for s in sizes)
+    res.oracles = pa.Oracles(magnitude=pa.OracleArm(size=torch.full((3,), 4.0), gain=torch.zeros(3)), lucky=lucky,
+                             dominant=dominant)
     return res
 
 
@@ -410,9 +425,9 @@ def test_every_claim_row_is_judged_on_its_whole_interval(monkeypatch):
     from imbalanced_cl.claims.pruning import verdicts as PV
     cfg = pa.PruningConfig(**{**TINY, "alpha_grid": (0.1, 0.2, 0.4), "alpha_main": 0.2, "d": 10, "d1": 20, "m": 20})
     res = _results(cfg)
-    res.degradation["thr_A"] = torch.full((3,), 0.3)         # a first degrading alpha measured in every replicate
+    res.degradation = dataclasses.replace(res.degradation, thr_A=torch.full((3,), 0.3))   # measured in every replicate
     wide = (0.5, -1e6, 1e6)                                  # across every band's edge and across 0
-    res.excess["slope"] = wide
+    res.excess = dataclasses.replace(res.excess, slope=wide)
     for f in ("ci", "loglog_slope_ci", "mean_ci_in"):
         monkeypatch.setattr(PV.stats, f, lambda *a, **k: wide)
     rows = [r for r in PV.verdict_rows(res, cfg) if r.kind != "premise" and not r.id.startswith(("gain_oracle",

@@ -130,14 +130,14 @@ def _pruning_premises(cfg, **fail):
     conv = pa.Convergence(0.5, 6.2, 3.1, 0.99, 0.5, 0.0, 0.02, 20)
     if fail.get("convergence"):
         conv = replace(conv, loss=5.0)                          # 0.8 ln K: not well below it
-    p = {"convergence": conv, "T": pa.paper_T(cfg, cfg.alpha_main), "strict": torch.tensor([4.0, 5.0, 6.0]),
-         "extended": torch.tensor([6.0, 6.0, 6.0])}
+    p = pa.TheoremPremises(convergence=conv, T=pa.paper_T(cfg, cfg.alpha_main), strict=torch.tensor([4.0, 5.0, 6.0]),
+                           extended=torch.tensor([6.0, 6.0, 6.0]))
     if fail.get("prune_from_t4"):
-        p["T"] = cfg.prune_steps * 2.0
+        p = replace(p, T=cfg.prune_steps * 2.0)
     if fail.get("alpha_bound"):
-        p["strict"] = torch.tensor([4.0, 3.0, 6.0])            # α m = 4 > 3 in the second replicate
+        p = replace(p, strict=torch.tensor([4.0, 3.0, 6.0]))   # α m = 4 > 3 in the second replicate
     if fail.get("alpha_bound_extended"):
-        p["extended"] = torch.tensor([6.0, 2.0, 6.0])
+        p = replace(p, extended=torch.tensor([6.0, 2.0, 6.0]))
     return p
 
 
@@ -146,8 +146,10 @@ def _pruning(**fail):
     cfg = _pruning_cfg()
     res = _results(cfg)
     res.premises = _pruning_premises(cfg, **fail)
-    res.oracles = {pa.ORACLES[0]: {"size": torch.tensor([2.0, 3.0, 2.0]), "gain": torch.tensor([0.3, 0.32, 0.31])},
-                   pa.ORACLES[1]: {"size": torch.tensor([3.0, 4.0, 3.0]), "gain": torch.tensor([0.3, 0.32, 0.31])}}
+    gain = torch.tensor([0.3, 0.32, 0.31])
+    res.oracles = pa.Oracles(magnitude=pa.OracleArm(torch.full((3,), 4.0), gain),
+                             lucky=pa.OracleArm(torch.tensor([2.0, 3.0, 2.0]), gain),
+                             dominant=pa.OracleArm(torch.tensor([3.0, 4.0, 3.0]), gain))
     return cfg, pa.verdict_rows(res, cfg), premise_rows.ROWS
 
 
@@ -339,14 +341,14 @@ def test_pruning_premise_band_edges():
     res.premises = _pruning_premises(cfg)
     def by():
         return {r.id: r for r in pa.premise_rows(res, cfg)}
-    res.premises["T"] = float(cfg.prune_steps)
+    res.premises = replace(res.premises, T=float(cfg.prune_steps))
     assert by()["prune_from_t4"].verdict == HOLDS
-    res.premises["T"] = cfg.prune_steps + 1.0
+    res.premises = replace(res.premises, T=cfg.prune_steps + 1.0)
     assert by()["prune_from_t4"].verdict == FAILS
     k = round(cfg.alpha_main * cfg.m)
-    res.premises["strict"] = torch.tensor([float(k)] * 3)
+    res.premises = replace(res.premises, strict=torch.tensor([float(k)] * 3))
     assert by()["alpha_bound"].verdict == HOLDS
-    res.premises["strict"] = torch.tensor([float(k), k - 1.0, float(k)])
+    res.premises = replace(res.premises, strict=torch.tensor([float(k), k - 1.0, float(k)]))
     assert by()["alpha_bound"].verdict == FAILS
 
 
@@ -444,9 +446,10 @@ def _gain_rows(cfg, gains: torch.Tensor) -> dict:
     from tests.test_pruning import _results
     res = _results(cfg)
     R = gains.numel()
-    res.ratios = {**res.ratios, 0.0: torch.full((R,), 0.5), "faithful (branch)": 0.5 + gains,
-                  "Alg. 1 from t=0": 0.5 + gains, **{a: 0.5 + gains for a in res.alphas}}
-    res.oracles = {k: {"size": torch.full((R,), 2.0), "gain": gains.clone()} for k in pa.ORACLES}
+    res.ratios = replace(res.ratios, by_alpha={0.0: torch.full((R,), 0.5), **{a: 0.5 + gains for a in res.alphas}},
+                         faithful=0.5 + gains, from_start=0.5 + gains)
+    arm = pa.OracleArm(size=torch.full((R,), 2.0), gain=gains.clone())
+    res.oracles = pa.Oracles(magnitude=arm, lucky=arm, dominant=arm)
     return {r.id: r for r in pa.verdict_rows(res, cfg)}
 
 
@@ -1317,9 +1320,10 @@ def test_the_mask_controls_against_the_smallest_effect(shift, want):
     def cs(diff):
         def ratio(v):
             return torch.full((3, len(alphas)), 0.5).index_put_((torch.arange(3), torch.full((3,), k)), v)
-        return {"magnitude/dynamic": {"A_j*/A_maj": ratio(0.5 + diff)},
-                "random/dynamic": {"A_j*/A_maj": ratio(torch.full((3,), 0.5))},
-                "magnitude/static": {"A_j*/A_maj": ratio(torch.full((3,), 0.5))}}
+        from tests.test_claims_pruning import control_cell
+        return {"magnitude/dynamic": control_cell(ratio(0.5 + diff)),
+                "random/dynamic": control_cell(ratio(torch.full((3,), 0.5))),
+                "magnitude/static": control_cell(ratio(torch.full((3,), 0.5)))}
 
     diff = cfg.effect_tol + shift + SPREAD.double()
     rows = pa.control_rows(cs(diff.float()), alphas, cfg)

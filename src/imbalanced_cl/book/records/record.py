@@ -222,8 +222,9 @@ VERDICT_LAYER = ("imbalanced_cl.verdict", "imbalanced_cl.rules", "imbalanced_cl.
 
 
 def _judging(module: str) -> bool:
-    """Whether a module belongs to the verdict layer (VERDICT_LAYER, or a claim package's verdicts module)."""
-    return module in VERDICT_LAYER or module.endswith(".verdicts")
+    """Whether a module belongs to the verdict layer (VERDICT_LAYER, or a claim package's verdicts or results module:
+    how its verdict rows read a stage, judged again at every build)."""
+    return module in VERDICT_LAYER or module.endswith((".verdicts", ".results"))
 
 
 def measure_code(root: Path, entry: str, notebook: Path | None = None) -> str:

@@ -16,10 +16,12 @@ from .metrics import (FEATURE_STATS, Convergence, convergence, learned_minority,
                       mask_persistence, max_cosine, mechanism, mechanism_summary, minority_index, positive_gap,
                       pruned_norm_history, single_feature_counts, split_mean, t5_elapsed, top_neurons, vanilla_summary)
 from .batch import concat, rows_independent, select, shared_sampler, train_arms, train_branches  # noqa: F401
-from .control import (CELLS, cell_config, cell_masker, cell_stats, control_rows, curve_alphas,  # noqa: F401
-                      first_mask, first_mask_on_minority, pruned_norm_ratio, run_cells, run_control, threshold_text)
-from .protocol import (ORACLES, Results, SweepPoint, VARIANTS, Variants, census_by_alpha, eps_sweep, feature_tables,  # noqa: F401
+from .control import (CELLS, cell_config, cell_masker, cell_stats, curve_alphas, first_mask,  # noqa: F401
+                      first_mask_on_minority, pruned_norm_ratio, run_cells, run_control, threshold_text)
+from .protocol import (ORACLES, SweepPoint, VARIANTS, Variants, census_by_alpha, eps_sweep, feature_tables,  # noqa: F401
                        final_ratios, mask_share, measure_protocol, oracle_sets, run_branches, run_oracles,
-                       run_variants, sweep_masks, theorem_premises, variant_stats, where_it_helps)
-from .verdicts import (THM31, THM32, majority_change_within_bound, oracle_rows, premise_rows,  # noqa: F401
-                       verdict_rows)
+                       run_variants, sweep_masks, theorem_premises, variant_stats)
+from .results import (CELL_STATS, ControlCell, Degradation, Excess, FeatureStats, FinalRatios, OracleArm,  # noqa: F401
+                      Oracles, Results, Split, Sweep, SweepMask, TheoremPremises, read, where_it_helps)
+from .verdicts import (THM31, THM32, control_rows, majority_change_within_bound, oracle_rows,  # noqa: F401
+                       premise_rows, verdict_rows)

@@ -12,15 +12,12 @@ from __future__ import annotations
 
 import torch
 
-from ... import stats
 from ...sim import metrics
 from ...sim.prune import Masker
 from ...sim.train import Run
-from ...rules import judge_positive
-from ...verdict import UNTESTED, row
 from .batch import train_branches
 from .config import PruningConfig
-from .metrics import (aligned_counts, amplitude_ratio, amplitudes, degradation_threshold, main_index, minority_index,
+from .metrics import (aligned_counts, amplitude_ratio, amplitudes, degradation_threshold, minority_index,
                       split_mean)
 
 CELLS = ("magnitude/dynamic", "magnitude/static", "random/dynamic", "random/static")
@@ -107,47 +104,6 @@ def cell_stats(cells: dict, control: Run, base: Run, alphas: list, cfg: PruningC
                       [pruned_norm_ratio(cells[(c, a)], first_mask(cfg, base, c, a)) for a in alphas], 1),
                   "first degrading alpha": degradation_threshold(alphas, A, A0, cfg.degrade_tol)}
     return out
-
-
-def control_rows(cs: dict | None, alphas: list, cfg: PruningConfig) -> list:
-    """The two verdict rows of the control at alpha_main (paired differences of A_j*/A_maj over replicates), judged
-    as directional claims with the smallest effect of interest cfg.effect_tol (rules.judge_positive); marked
-    kind="diagnostic" (a control of Remark 2's mechanism, not a claim of the paper); 'not tested' without the
-    control (cs is None)."""
-    k = main_index(alphas, cfg)
-    specs = [("Magnitude beats random at equal alpha (dynamic masks, alpha={a:g}): difference in A_j*/A_maj, "
-              "magnitude − random", "magnitude/dynamic",
-              "random/dynamic", "> {tol:g} (magnitude - random)"),
-             ("The effect needs a dynamic mask (magnitude masks, alpha={a:g}): difference in A_j*/A_maj, "
-              "dynamic − static", "magnitude/dynamic",
-              "magnitude/static", "> {tol:g} (dynamic - static)")]
-    rows = []
-    for (claim, a_cell, b_cell, pred), id in zip(specs, ("control_magnitude_vs_random", "control_dynamic_vs_static"),
-                                                 strict=True):
-        pred = pred.format(tol=cfg.effect_tol)
-        src = "Beyond the paper: random-mask control; Remark 2"
-        if cs is None:
-            rows.append(
-                row(
-                    claim=claim.format(a=alphas[k]),
-                    source=src,
-                    predicted=pred,
-                    measured=float("nan"),
-                    lo=float("nan"),
-                    hi=float("nan"),
-                    judged=(UNTESTED, "mask_control=False: the control was not run"),
-                    kind="diagnostic",
-                    id=id,
-                )
-            )
-            continue
-        diff = cs[a_cell]["A_j*/A_maj"][:, k] - cs[b_cell]["A_j*/A_maj"][:, k]
-        d = stats.ci(diff)
-        verdict, rule = judge_positive(d[1], d[2], "paired difference", sesoi=cfg.effect_tol)
-        rows.append(row(claim.format(a=alphas[k]), src, pred, *d,
-                        (verdict, rule + " (paired over replicates: same checkpoint, data and random draws)"),
-                        n=int(diff.numel()), band=cfg.effect_tol, kind="diagnostic", id=id))
-    return rows
 
 
 def run_control(cfg: PruningConfig, base: Run, runs: dict, alphas: list) -> dict | None:

@@ -184,47 +184,6 @@ def final_ratios(runs: dict, variants: Variants, cfg: PruningConfig) -> dict:
     return out
 
 
-def _effect_word(lo: float, hi: float) -> str:
-    return "helps" if lo > 0 else "hurts" if hi < 0 else "no clear effect"
-
-
-def where_it_helps(ratios: dict, census: dict, sweep: dict, cfg: PruningConfig) -> dict:
-    """Per alpha, then per eps_min (sweep["masks"]): change of A_j*/A_maj over the control (R,), its reading, and
-    the mean share of the mask on minority-dominant neurons (per eps_min: the mask on the control's final weights)."""
-    out = {}
-    for a in sorted(k for k in ratios if isinstance(k, float) and k > 0):
-        d = ratios[a] - ratios[0.0]
-        c = stats.ci(d)
-        out[f"alpha grid: alpha={a:g} (eps ratio {cfg.eps_min / cfg.eps_max:g})"] = {
-            "change of A_j*/A_maj": d, "reading": _effect_word(c[1], c[2]),
-            "mask on minority-dominant": stats.ci(census[a]["minority_dominant"])[0]}
-    for e, cen in sweep["masks"].items():
-        d = cen["change"]
-        c = stats.ci(d)
-        out[f"eps sweep: eps ratio {e / cfg.eps_max:g} (alpha={cfg.alpha_main:g})"] = {
-            "change of A_j*/A_maj": d, "reading": _effect_word(c[1], c[2]),
-            "mask on minority-dominant": stats.ci(cen["minority_dominant"])[0],
-            "minority-dominant norm rank": stats.ci(cen["minority_dominant_rank"])[0]}
-    return out
-
-
-@dataclass
-class Results:
-    """What notebook 04's verdict rows read: per-replicate tensors, (R,) or (R, k) over the sorted alpha grid."""
-
-    alphas: list              # the sorted alpha grid
-    features: dict            # feature_tables: {0.0 | alpha: {stat: (minority (R,), majority (R,))}}
-    excess: dict              # excess_by_alpha
-    gap_diff: torch.Tensor    # mechanism_summary: rise of 1 - l'_p with j* minus without (R,)
-    mask_share: torch.Tensor  # share of the alpha_main mask at T_a on minority-aligned neurons (R,)
-    degradation: dict         # degradation
-    ratios: dict              # final_ratios
-    sweep: dict               # eps_sweep: xr (k,), ar_ctl, ar_pr, exc (R, k)
-    control: dict | None = None  # control.cell_stats of the 2x2 mask control (None: not run)
-    premises: dict | None = None  # theorem_premises: convergence, App. F.4's T, Remark 1's bounds (None: not measured)
-    oracles: dict | None = None   # run_oracles: {arm: {"size" (R,), "gain" (R,)}}, its runs not read (None: not run)
-
-
 def mask_share(census: dict, base: Run, cfg: PruningConfig) -> torch.Tensor:
     """Share of the alpha_main mask at the branch point that sits on minority-aligned neurons (R,)."""
     cen = census[cfg.alpha_main] if cfg.alpha_main in census else mask_census(base, cfg.alpha_main, cfg)
