@@ -36,12 +36,12 @@ def diagnostic_report(res: AppendixResult, metrics: dict) -> str:
     """Fig. 4 confound check on the vanilla arm: Spearman ρ with eps_min of the raw MSE and of each {metric: label},
     and whether the minority coordinate's 1 − R² falls while the raw MSE rises."""
     cfg = res.cfg
-    trends = {"raw MSE": trend(*res.curves(4, 0)[1:], cfg.boot, cfg.boot_seed)}
-    trends.update({label: trend(*res.curves(4, 0, m)[1:], cfg.boot, cfg.boot_seed) for m, label in metrics.items()})
+    raw = trend(*res.curves(4, 0)[1:], cfg.boot, cfg.boot_seed)
+    by_metric = {m: trend(*res.curves(4, 0, m)[1:], cfg.boot, cfg.boot_seed) for m in metrics}
     lines = [f"vanilla, Spearman ρ of {label} with eps_min: {rho:+.2f} [{lo:+.2f}, {hi:+.2f}]"
-             for label, (rho, lo, hi, _) in trends.items()]
-    _, lo_r, hi_r, _ = trends["raw MSE"]
-    _, lo_n, hi_n, _ = trends[metrics["test_nmse_minority"]]
+             for label, (rho, lo, hi, _) in [("raw MSE", raw)] + [(metrics[m], t) for m, t in by_metric.items()]]
+    _, lo_r, _, _ = raw
+    _, lo_n, hi_n, _ = by_metric["test_nmse_minority"]
     minority = "falls" if hi_n < 0 else "rises" if lo_n > 0 else "has no settled direction"
     lines.append(f"the minority coordinate's 1 − R² {minority} with eps_min" + (
         "; the raw MSE rises only because the target's variance does" if (lo_r > 0 and hi_n < 0) else ""))

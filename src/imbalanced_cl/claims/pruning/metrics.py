@@ -274,7 +274,8 @@ def degradation(runs: dict, tables: dict, census: dict, alphas: list, cfg: Pruni
     def amaj(r):
         return split_mean(amplitudes(r.W, r.M), cfg)[1]
     A, A0 = torch.stack([amaj(runs[a]) for a in alphas], 1), amaj(runs[0.0])
-    N, N0 = by_run(tables, alphas, "aligned")["majority (mean)"], tables[0.0]["aligned"][1]
+    N = torch.stack([tables[a]["aligned"][1] for a in alphas], 1)           # the majority side, (R, k)
+    N0 = tables[0.0]["aligned"][1]
     return {"A_maj": A, "A_maj0": A0, "N_maj": N, "N_maj0": N0,
             "thr_A": degradation_threshold(alphas, A, A0, cfg.degrade_tol),
             "thr_N": degradation_threshold(alphas, N, N0, cfg.degrade_tol),
