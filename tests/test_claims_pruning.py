@@ -183,9 +183,12 @@ def _made_stats(R=3, k=2, mag=(0.1, 0.12, 0.11), rand=(0.0, 0.01, -0.01), static
 def test_control_rows_on_hand_made_statistics():
     cfg = pa.PruningConfig(**TINY)
     rows = pa.control_rows(_made_stats(), [0.2, 0.5], cfg)
-    assert [r.verdict for r in rows] == [HOLDS, FAILS]          # magnitude beats random; static does as well
-    assert rows[0].measured == pytest.approx(0.11) and rows[1].measured == pytest.approx(0.0)
-    assert "alpha=0.2" in rows[0].claim
+    by = {r.id: r for r in rows}
+    # magnitude beats random; static does as well
+    assert (by["control_magnitude_vs_random"].verdict, by["control_dynamic_vs_static"].verdict) == (HOLDS, FAILS)
+    assert by["control_magnitude_vs_random"].measured == pytest.approx(0.11)
+    assert by["control_dynamic_vs_static"].measured == pytest.approx(0.0)
+    assert "alpha=0.2" in by["control_magnitude_vs_random"].claim
     loose = cfg.replace(effect_tol=0.5)                           # the tolerance comes from the config
     assert pa.control_rows(_made_stats(), [0.2, 0.5], loose)[0].verdict == PARTLY  # real, but below the SESOI
     assert all(r.kind == "diagnostic" and r.n == 3 for r in rows)
