@@ -60,9 +60,30 @@ def test_allowed_range_is_read_off_validate():
     assert cells.allowed(Toy, "n") == "an integer in [1, 9]"
     assert cells.allowed(Toy, "k") == "an integer in [0, 2]"
     src = cells.parameters_source(Toy)
-    assert "n: int = 3  # how many; allowed: an integer in [1, 9]" in src
+    assert "n: int = 3  # how many; in [1, 9]" in src
     with pytest.raises(ParameterError, match=r"k=5 is invalid \(given n=3\)"):
         Toy(k=5)
+
+
+@pytest.mark.parametrize("rng, note, want", [
+    ("an integer in [1, inf]", "", "≥ 1"),
+    ("a number in (0.0, inf]", "", "> 0"),
+    ("a number in (0.0, 1.0]", "", "in (0, 1]"),
+    ("a number in [0.5, 2.25)", "", "in [0.5, 2.25)"),
+    ("True or False", "", ""),                                              # the type says it
+    ("one of ('fresh', 'fixed')", '"fresh": new pairs; "fixed": one set', ""),   # the note names every option
+    ("one of ('fresh', 'fixed')", '"fresh": new pairs', 'one of "fresh", "fixed"'),
+    ("a non-empty list", "", "a non-empty list"),                          # not an interval: as validate says it
+])
+def test_a_parameters_range_is_written_short_beside_its_type(rng, note, want):
+    assert cells.short_range(rng, note) == want
+
+
+def test_a_short_range_stays_on_one_line():
+    """A note that fills the line wraps before the range, never inside it ("> 0" is not split after ">")."""
+    from imbalanced_cl.claims.pruning import PruningConfig           # long notes, several of them full to the edge
+    lines = cells.parameters_source(PruningConfig).splitlines()
+    assert not any(line.rstrip().endswith((" >", " ≥", " in")) for line in lines)
 
 
 @pytest.mark.slow

@@ -137,7 +137,7 @@ class LTRun:
     ckpt_dir: str = ""                # checkpoints (resumed when present); "" -> none
     ckpt_every: int = 0               # also checkpoint every this many epochs (0: only at the end)
     results_dir: str = ""             # per-run metrics as JSON, reused when present (torchrun runs land here)
-    progress: bool = True
+    progress: bool = True             # a progress bar over the runs and epochs
 
     def validate(self, cfg) -> None:
         """The paths are strings, the device is there, the counts are in range."""

@@ -119,6 +119,34 @@ def allowed(cls: type, name: str) -> str:
     return ""
 
 
+def _num(text: str) -> str:
+    """A bound as a reader writes it: 1.0 -> 1, inf stays inf."""
+    return text[:-2] if text.endswith(".0") else text
+
+
+_INTERVAL = re.compile(r"(?:a number|an integer) in ([\[(])([^,]+), ([^\])]+)([\])])")
+
+
+_JOIN = "\x00"     # holds a short range's words together while a line is wrapped
+
+
+def short_range(rng: str, note: str) -> str:
+    """An allowed range as a parameter's comment says it, beside its type: "≥ 1", "> 0", "in (0, 1]"; nothing for a
+    bool, nor for a choice whose every option the note already quotes (validate's wording stays in its errors)."""
+    if rng == "True or False":
+        return ""
+    if rng.startswith("one of ("):
+        options = re.findall(r"'([^']*)'", rng)
+        return "" if all(f'"{o}"' in note for o in options) else "one of " + ", ".join(f'"{o}"' for o in options)
+    m = _INTERVAL.fullmatch(rng)
+    if m is None:
+        return rng
+    left, lo, hi, right = m.group(1), _num(m.group(2)), _num(m.group(3)), m.group(4)
+    if hi == "inf":
+        return f"{'≥' if left == '[' else '>'} {lo}"
+    return f"in {left}{lo}, {hi}{right}"
+
+
 def _literal(v) -> str:
     """A Python literal papermill can parse: tuples become lists, strings use double quotes."""
     if isinstance(v, tuple):
@@ -183,7 +211,7 @@ def part_lead(part: type) -> str:
 
 def parameters_source(cls: type) -> str:
     """The text of a notebook's parameters cell for config class `cls`: its fields grouped by role (ROLES), each
-    with its help and allowed range, no line wider than WIDTH."""
+    with its help and allowed range (short_range), no line wider than WIDTH."""
     inst, comments = cls(), field_comments(cls)
     lines = HEADER.format(cls=f"{cls.__module__}.{cls.__name__}").splitlines()
     if cls.__name__ in COSTS:   # what sets the run time (book/build/cost.py): the fields marked COST_NOTE below
@@ -205,11 +233,14 @@ def parameters_source(cls: type) -> str:
                 last = part
             v = getattr(inst, f.name)
             note = comments.get(f.name, "")
-            rng = allowed(cls, f.name)
+            rng = short_range(allowed(cls, f.name), note)
+            if len(rng) <= 24 and "=" not in rng:          # a short range is never split across lines
+                rng = rng.replace(" ", _JOIN)
             if rng and rng not in note:
-                note = f"{note}; allowed: {rng}" if note else f"allowed: {rng}"
+                note = f"{note}; {rng}" if note else rng
             lead = COST_NOTE if f.name in slow else ""     # on the line, so papermill's help always says it
-            lines += _line(f"{f.name}: {_type(f, v)} = {_literal(v)}", comment_symbols(note), lead)
+            lines += [ln.replace(_JOIN, " ") for ln in
+                      _line(f"{f.name}: {_type(f, v)} = {_literal(v)}", comment_symbols(note), lead)]
     return "\n".join(lines)
 
 
