@@ -192,7 +192,8 @@ def mask_share(census: dict, base: Run, cfg: PruningConfig) -> torch.Tensor:
 
 def measure_protocol(cfg: PruningConfig) -> dict:
     """Every training of notebook 04 (Steps 1-8) and what its cells, figures and verdict rows read of them, the runs
-    themselves not kept (a record keeps measurements). Keys, in the notebook's order:
+    themselves not kept (a record keeps measurements). This dict is the stored form, kept as records have it;
+    results.read turns it into the typed Results the verdict rows read. Keys, in the notebook's order:
 
     vanilla   "steps" (T,) and "loss" (T, R) of the vanilla run, vanilla_summary as "summary"
     premises  theorem_premises at the branch point
