@@ -231,8 +231,8 @@ def verdict_rows(res: Results, cfg: PruningConfig) -> list:
 def control_rows(cs: dict | None, alphas: list, cfg: PruningConfig) -> list:
     """The two verdict rows of the control at alpha_main (paired differences of A_j*/A_maj over replicates), judged
     as directional claims with the smallest effect of interest cfg.effect_tol (rules.judge_positive); marked
-    kind="diagnostic" (a control of Remark 2's mechanism, not a claim of the paper); 'not tested' without the
-    control (cs, {cell: results.ControlCell}, is None)."""
+    kind="diagnostic" (a control of Remark 2's mechanism, not a claim of the paper). cs: {cell: results.ControlCell};
+    None (the control was not run) gives 'not tested'."""
     k = main_index(alphas, cfg)
     specs = [("Magnitude beats random at equal alpha (dynamic masks, alpha={a:g}): difference in A_j*/A_maj, "
               "magnitude − random", "magnitude/dynamic",
