@@ -86,7 +86,7 @@ def test_each_row_reads_as_written_and_the_rate_ratio_is_judged_within_a_relativ
         ("perp_decay", "Non-feature part only decays, ||P⊥w(T1)|| / decay-only", "eq. (8), Lemma C.1(c)", "ratio 1"),
         ("t1_d1_exponent", "T1 grows linearly in d1 (exponent of d1)", "eq. (33)", "1"),
         ("t1_d1_workshop", "T1 does not depend on d1 (exponent of d1)", "workshop eq. (40)", "0")]
-    ratio = rows[2]
+    ratio = {r.id: r for r in rows}["rate_ratio"]
     tol = cfg.tol_ratio
     assert (ratio.band_lo, ratio.band_hi) == (pytest.approx(10 * (1 - tol)), pytest.approx(10 * (1 + tol)))
     assert ratio.verdict == HOLDS                                # 10.5-10.7 lies inside 10 ± 10·tol

@@ -332,8 +332,7 @@ def _result(final: dict, R: int = 4, moved: float = 0.0, T1: int = 0):
 
 def _rows(res, cfg):
     """The companion rows, gated by the table's premise rows (settling per row, the bias per pair type)."""
-    return {(r.claim.split(",")[0], r.source.split(", ")[1]): r for r in V.gate(DC.verdict_rows(res, cfg), "09")
-            if r.kind != "premise"}
+    return {r.id: r for r in V.gate(DC.verdict_rows(res, cfg), "09") if r.kind != "premise"}
 
 
 def test_each_row_has_its_settling_premise_and_each_pair_type_its_bias_premise():
@@ -362,27 +361,29 @@ def test_verdict_rows_on_a_hand_made_result():
                    ("probe", "identical"): [0.9, 0.92, 0.91, 0.9],
                    ("share", "paper"): [0.5, 0.51, 0.5, 0.52]})               # does not hold
     rows = _rows(res, cfg)
-    assert len(rows) == 14
+    assert set(rows) == {f"{pairs}_{what}" for pairs in ("random_mask", "paper")
+                         for what in ("share", "align", "removal", "coverage", "probe")} | {
+        "identical_align", "identical_probe", "probe_gap_random_mask", "probe_gap_paper"}
     assert all(r.source.startswith("Wen & Li 2021") and r.kind == "companion" and r.n == 4 for r in rows.values())
-    share = rows[("With RandomMask", "Thm 3.4 (β = o(‖w‖/√d1))")]
+    share = rows["random_mask_share"]
     assert share.verdict == V.HOLDS and "0.88" in share.rule and share.predicted == "≥ 0.9"
-    assert rows[("With RandomMask", "Thm 3.4 and Sec. 4")].verdict == V.FAILS
-    assert rows[("With RandomMask", "Thm 3.4")].verdict == V.HOLDS
-    assert rows[("With RandomMask", "Cor. 3.5")].verdict == V.HOLDS
-    cov = rows[("With RandomMask", "Thm 3.4 (Ω(1) neurons per atom)")]
+    assert rows["random_mask_align"].verdict == V.FAILS
+    assert rows["random_mask_removal"].verdict == V.HOLDS
+    assert rows["random_mask_probe"].verdict == V.HOLDS
+    cov = rows["random_mask_coverage"]
     assert cov.verdict == V.HOLDS and cov.measured == 1.0
-    ident = rows[("Without augmentation", "Thm 3.2")]
+    ident = rows["identical_align"]
     assert ident.verdict == V.INCONCLUSIVE and ident.n_needed > 4
-    assert rows[("Without augmentation", "Cor. 3.3")].verdict == V.HOLDS
-    assert rows[("With the main paper's pairs", "Thm 3.4 (β = o(‖w‖/√d1))")].verdict == V.FAILS
-    gap = rows[("The probe needs augmentation: its MSE without minus with RandomMask (paired)", "Cor. 3.3 vs Cor. 3.5")]
+    assert rows["identical_probe"].verdict == V.HOLDS
+    assert rows["paper_share"].verdict == V.FAILS
+    gap = rows["probe_gap_random_mask"]
     assert gap.verdict == V.HOLDS and gap.measured == pytest.approx(0.8, abs=1e-6) and gap.predicted == "> 0.1"
 
 
 def test_the_paired_probe_gap_is_judged_against_its_smallest_effect():
     cfg = DC.DecouplingConfig(ratios=(1.0,), probe_gap_min=0.1)
     def gap(res):
-        return [r for r in DC.verdict_rows(res, cfg) if r.claim.endswith("RandomMask (paired)")][0]
+        return {r.id: r for r in DC.verdict_rows(res, cfg)}["probe_gap_random_mask"]
     same = _result({("probe", "identical"): [0.5, 0.6, 0.7, 0.6], ("probe", "random_mask"): [0.5, 0.6, 0.7, 0.6]})
     assert gap(same).verdict == V.FAILS                       # exactly 0: a tight interval short of the effect
     small = _result({("probe", "identical"): [0.55, 0.66, 0.75, 0.65], ("probe", "random_mask"): [0.5, 0.6, 0.7, 0.6]})
@@ -396,16 +397,16 @@ def test_verdict_rows_are_not_comparable_before_convergence_or_without_the_bias(
     final = {("share", "random_mask"): [0.95, 0.96, 0.97, 0.96], ("align", "identical"): [0.95, 0.96, 0.95, 0.96]}
     moving = _rows(_result(final, moved=0.1), cfg)
     assert all(r.verdict == V.NOT_COMPARABLE for r in moving.values() if r.measured != 0.0)
-    assert "0.1" in moving[("With RandomMask", "Thm 3.4 (β = o(‖w‖/√d1))")].premise
+    assert "0.1" in moving["random_mask_share"].premise
     no_bias = _rows(_result(final, T1=-1), cfg)
-    assert no_bias[("With RandomMask", "Thm 3.4 (β = o(‖w‖/√d1))")].verdict == V.NOT_COMPARABLE
-    assert no_bias[("Without augmentation", "Thm 3.2")].verdict == V.HOLDS   # footnote 3: any bias will do
+    assert no_bias["random_mask_share"].verdict == V.NOT_COMPARABLE
+    assert no_bias["identical_align"].verdict == V.HOLDS   # footnote 3: any bias will do
 
 
 def test_verdict_rows_follow_the_thresholds_in_the_config():
     res = _result({("probe", "random_mask"): [0.3, 0.31, 0.3, 0.32]})
     def judge(cfg):
-        return [r for r in DC.verdict_rows(res, cfg) if "RandomMask" in r.claim and "probe" in r.claim][0]
+        return {r.id: r for r in DC.verdict_rows(res, cfg)}["random_mask_probe"]
     assert judge(DC.DecouplingConfig(probe_max=0.5)).verdict == V.HOLDS
     assert judge(DC.DecouplingConfig(probe_max=0.1)).verdict == V.FAILS
     assert judge(DC.DecouplingConfig(probe_max=0.1)).predicted == "≤ 0.1"
