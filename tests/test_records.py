@@ -391,3 +391,25 @@ def test_digests_from_two_hosts_are_compared_only_after_both_run_on_this_one(tmp
 def test_the_host_names_the_cpu_vendor_and_vector_width():
     parts = probe.host().split("/")
     assert len(parts) == 3 and parts[2] in ("avx512", "avx2", "base") and all(parts)
+
+
+def test_a_valid_notebook_record_without_its_measurements_is_to_be_recorded_again_and_answers_meanwhile(tmp_path):
+    """Issue 64, item 1: a notebook record kept before records kept their stages (paper 03) cannot be judged by
+    today's code, so a campaign runs its unit again; it stays the valid record until the new one replaces it. A stale
+    record, another kind, or a notebook record with its stages is not re-recorded."""
+    path = tmp_path / "notebook" / "03_Ni_scaling-abc.json"
+    path.parent.mkdir(parents=True)
+    rec = {"kind": "notebook", "name": "03_Ni_scaling", "key": "abc", "payload": {"rows": []}}
+    old = validity.Judged(path, rec, True, "")
+    assert validity.to_rerecord(old)
+    assert not validity.to_rerecord(validity.Judged(path, rec, False, "stale"))
+    assert not validity.to_rerecord(None)
+    assert not validity.to_rerecord(validity.Judged(path, {**rec, "kind": "premise_cell"}, True, ""))
+    kept = {**rec, "payload": {"rows": [], "stages": ["grid"]}}
+    assert validity.to_rerecord(validity.Judged(path, kept, True, ""))        # named, but the folder is gone
+    validity.kept_stages(path, kept).mkdir()
+    assert not validity.to_rerecord(validity.Judged(path, kept, True, ""))
+    unit = Unit("notebook", "03_Ni_scaling", "paper")
+    cov = status.Coverage(pending=[unit], rerecord=[unit])
+    line = "\n".join(status.report(cov, "paper", tmp_path))
+    assert "notebook/03_Ni_scaling [to re-record: its record kept no measurements" in line

@@ -118,10 +118,11 @@ class Outcome:
 
 
 def pending(units: list[Unit], results: Path, root: Path | None = None) -> list[Unit]:
-    """The units without a valid record (validity.find: today's code, or other code that computes the same numbers)."""
-    from .validity import find
+    """The units without a valid record (validity.find: today's code, or other code that computes the same numbers), and
+    those whose valid record kept no measurements (validity.to_rerecord)."""
+    from .validity import find, to_rerecord
     sc = record.scan(results)
-    return [u for u in units if not ((j := find(results, u, root, sc)) and j.valid)]
+    return [u for u in units if not ((j := find(results, u, root, sc)) and j.valid) or to_rerecord(j)]
 
 
 @contextmanager

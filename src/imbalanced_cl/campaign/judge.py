@@ -21,11 +21,7 @@ from ..book.build.cache import package_digest
 from ..book.build.execution import execute
 from . import record, stages, typed
 from .kinds import plan_notebooks
-
-
-def kept_stages(path: Path, rec: dict) -> Path:
-    """The stages folder beside a record file: <name>-<key>.stages/ (kinds.stages_of at record time)."""
-    return Path(path).with_name(f"{rec['name']}-{rec['key']}.stages")
+from .validity import kept_stages
 
 
 def _recorded(path: Path, where: Path):

@@ -25,6 +25,7 @@ class Coverage:
     adoptable: dict = field(default_factory=dict)   # {unit label: (folder, summary)}: its points under other code
     walls: dict = field(default_factory=dict)       # {(kind, name): latest recorded wall seconds, stale included}
     made: dict = field(default_factory=dict)        # {unit label: where its record was made (device, versions)}
+    rerecord: list = field(default_factory=list)    # [Unit]: pending because its valid record kept no measurements
 
     def estimate(self, unit: Unit) -> float | None:
         """Expected seconds of a unit: the wall time recorded for the same kind and name (any code), or None."""
@@ -76,9 +77,12 @@ def _note_walls(cov: Coverage, sc) -> None:
 
 def _judge(cov: Coverage, u: Unit, results: Path, root: Path | None, sc, cache) -> None:
     """Put a planned unit in done (noting where its record was made) or in pending (its record, if any, in stale)."""
-    from .validity import find
+    from .validity import find, to_rerecord
     j = find(results, u, root, sc, cache)
-    if j is not None and j.valid:
+    if to_rerecord(j):
+        cov.pending.append(u)
+        cov.rerecord.append(u)
+    elif j is not None and j.valid:
         cov.done.append(u)
         cov.made[u.label] = made_on(j.rec.get("provenance")) + (f"; {j.why}" if j.why else "")
     else:
@@ -171,7 +175,11 @@ def report(cov: Coverage, profile: str, results: Path, workers: int = 1) -> list
              f"  done     {len(cov.done):3d}" + "".join(f"\n             {u.label} ({_hms(cov.estimate(u) or 0)}; "
                                                    f"made on {cov.made.get(u.label, '?')})" for u in cov.done),
              f"  pending  {len(cov.pending):3d}" + "".join(
-                 f"\n             {u.label}" + (f" [running: {_holder(cov.running[u.label])}]"
+                 f"\n             {u.label}"
+                 + (" [to re-record: its record kept no measurements, so today's verdict code cannot judge it; it "
+                    "answers, with its rows as judged then, until the new record replaces it]"
+                    if u in cov.rerecord else "")
+                 + (f" [running: {_holder(cov.running[u.label])}]"
                                                if u.label in cov.running else "")
                  + (f" [{_points(cov.partial[u.label])} on disk: the next run resumes there]"
                     if u.label in cov.partial else "")

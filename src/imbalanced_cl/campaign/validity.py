@@ -28,6 +28,20 @@ def seed_of(rec: dict):
     return prov.get("seed", params.get("seed"))
 
 
+def kept_stages(path: Path, rec: dict) -> Path:
+    """The stages folder beside a record file: <name>-<key>.stages/ (kinds.stages_of at record time)."""
+    return Path(path).with_name(f"{rec['name']}-{rec['key']}.stages")
+
+
+def to_rerecord(j: Judged | None) -> bool:
+    """Whether a valid notebook record kept no measurement stages (made before records did): today's verdict code
+    cannot judge it, so a campaign runs its unit again. Until the new record replaces it in place (same key), it still
+    answers, with its rows as judged then."""
+    if j is None or not j.valid or j.rec.get("kind") != "notebook":
+        return False
+    return not ((j.rec.get("payload") or {}).get("stages") and kept_stages(j.path, j.rec).is_dir())
+
+
 def judge(rec: dict, unit: Unit, root: Path | None = None, cache: probe.Cache | None = None) -> tuple[bool, str]:
     """(valid, why) of one record of the unit's kind and name.
 
