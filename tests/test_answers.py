@@ -79,8 +79,10 @@ def test_notebook_04s_judged_rows_reach_claim_4_and_its_headline_is_a_measured_g
             row("claim 4 on the premise map: ...", V.NOT_COMPARABLE, nb="10_premise_map", id="claim4_map")]
     a = A.answer(rows, c4)
     assert a.verdict == V.FAILS and a.headline.id == "gain_main" and a.headline.measured == 0.004
-    page = A.render([a])
-    assert "0.004 [0.5, 1.5]" in page and "pruned − control" in page
+    from imbalanced_cl.book.pages import claim_summary as CS
+    from imbalanced_cl.book.pages import summary as S
+    page = S.answers_table([(CS.summarise(rows, c4, "default"), CS.paper_summary(c4, {}))])
+    assert "0.004 [0.5, 1.5]" in page and "pruning raises A_j*/A_maj: <b>0.004 [0.5, 1.5]</b> (does not hold)" in page
 
 
 def test_appendix_a2_is_judged_on_its_own_and_says_the_paper_does_not_state_its_settings():
@@ -139,7 +141,8 @@ def test_past_twelve_premise_rows_the_table_folds_them_above_its_claim_rows():
     assert html.startswith('<details class="vt-premise-rows"><summary>13 premise rows, one per premise and case '
                            '(12 hold)')
     folded, shown = html.split("</details>")
-    assert folded.count("<tr>") == 13 + 1 and shown.count("<tr>") == 1 + 1 and ">a<" in shown   # rows + header
+    assert folded.count("<tr") == 13 + 1 and shown.count("<tr") == 1 + 1 and ">a<" in shown   # rows + header
+    assert folded.count('<tr data-row="lambda_range__c') == 12 and '<tr data-row="a">' in shown   # ids, for the ★
 
 
 # --- Each piece of the rule on hand-made rows, with the exact words a reader sees (written from the rule, not from
@@ -274,32 +277,23 @@ def test_claim_4s_answer_and_the_fact_that_decides_it_are_read_off_the_maps_row(
 
 
 def test_the_answers_table_renders_one_row_per_claim_exactly_so():
-    a = A.Answer(C1, V.NOT_COMPARABLE, V.PARTLY, "why <this>", row("r", V.NOT_COMPARABLE, id="rate_ratio",
-                 would_be=V.HOLDS), [premise("k_poly", V.FAILS)], 1)
-    html = A.render([a], base="nb/")
+    from imbalanced_cl.book.pages import claim_summary as CS
+    from imbalanced_cl.book.pages import summary as S
+    rows = [row("r", V.NOT_COMPARABLE, id="rate_ratio", would_be=V.HOLDS, depends=("k_poly",), unmet=("k_poly",)),
+            premise("k_poly", V.FAILS)]
+    b = CS.summarise(rows, C1, "default")
+    html = S.answers_table([(b, CS.paper_summary(C1, {}))], base="nb/")
     head = ('<div class="sb-scroll" style="overflow-x:auto" tabindex="0" role="region" aria-label="Claim-level '
             'answers (scrolls sideways on narrow screens)"><table class="verdict-table sb-answers">'
             '<caption>The answer, claim by claim</caption><thead><tr><th scope="col">claim</th><th scope="col">the '
-            'paper predicts</th><th scope="col">what we measured [95% interval]</th><th scope="col">verdict</th>'
+            'paper predicts</th><th scope="col">verdict (default)</th><th scope="col">paper scale</th>'
             '</tr></thead><tbody>')
-    cells = [f'<b>1</b> {esc(C1.title)} <small>({esc(C1.source)}; <a href="nb/01_stage1_growth.html#verdict">01</a>)'
-             '</small>',
-             f'<small>{esc(C1.predicts)}</small>',
-             f'1 [0.5, 1.5]<br><small>{esc(C1.unit)}; this row: not comparable (measured: holds)</small>',
-             f'{badge(V.NOT_COMPARABLE)}<br><small>measured there: partly</small><details class="sb-why">'
-             f"<summary>why</summary><small><b>criterion</b>: band [0.8, 1.2]<br><b>the paper's regime</b>: "
-             f'{esc(C1.regime)}; <b>ours</b>: not met: Lemma B.1&#x27;s gradient bound (K = poly(d1))<br><b>why</b>: '
-             'why &lt;this&gt;</small></details>']
-    body = '<tr data-claim="1">' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>"
-    assert html == "\n".join([head, body, "</tbody></table></div>"])
-    empty = A.Answer(C1, V.UNTESTED, "—", "nothing", None, [], 0)
-    assert "<td>—</td>" in A.render([empty]) and "<b>criterion</b>: —<br>" in A.render([empty])
-    assert 'href="../notebooks/01_stage1_growth.html#verdict"' in A.render([empty])
-    assert "measured there" not in A.render([dict_free(a, measured=V.NOT_COMPARABLE)])
-    table = A.AnswersTable([a, empty], base="nb/")
-    assert table._repr_html_() == html.replace(body, body + "\n" + A.render([empty], base="nb/").split("\n")[1])
-    assert repr(table) == "claim 1: not comparable (why <this>)\nclaim 1: not tested (nothing)"
-    assert A.AnswersTable([empty])._repr_html_() == A.render([empty])
+    assert html.startswith(head) and html.endswith("</tbody></table></div>") and html.count('<tr data-claim="1">') == 1
+    assert (f'<b>1</b> {esc(C1.title)} <small>({esc(C1.source)}; <a href="nb/01_stage1_growth.html#verdict-table">'
+            '01</a>)</small>') in html
+    assert f"<td>{S.verdict_cell(b)}<details" in html and "<td><small>not yet run at paper scale</small></td>" in html
+    assert badge(V.NOT_COMPARABLE) in html and "(not met)" in html and "(holds on its own)" in html
+    assert repr(S.AnswersTable([(b, b)])) == f"claim 1: not comparable ({b.sentence})"
 
 
 def dict_free(a, **changes):

@@ -16,7 +16,10 @@ import pytest
 from imbalanced_cl import verdict as V
 from imbalanced_cl.book.pages import answers as A
 from imbalanced_cl.book.records import results_table as RT
+from imbalanced_cl.book.pages import claim_summary as CS
 from imbalanced_cl.book.pages import summary as S
+from imbalanced_cl.book.pages.render import badge, esc
+from imbalanced_cl.book.pages.tables import ANCHOR
 
 NAN = float("nan")
 
@@ -139,10 +142,12 @@ def test_paper_scale_record_appears_beside_the_build():
     a = A.answer(rows, CLAIM1)
     p = S.paper_scale(a, paper)
     assert p["status"] == "ok" and p["verdict"] == V.HOLDS
-    assert "At the paper's scale (recorded on cuda): holds, 10.1 [9.9, 10.3]." in S.paragraph(a, "default", paper)
-    html = S.findings([a], "default", paper)
+    text = S.paragraph(a, "default", paper)
+    assert "At paper scale, claim 1 holds: majority/minority rate ratio equals ε_max/ε_min (10.1 [9.9, 10.3]" in text
+    assert text.endswith("(Recorded on cuda, commit abc1234.)")
+    html = S.findings(CS.summaries(rows, "default", paper), "default")
     assert 'data-label="paper scale"' in html and "abc1234" in html
-    assert 'href="../notebooks/01_stage1_growth.html#verdict"' in html
+    assert f'href="../notebooks/01_stage1_growth.html#{ANCHOR}"' in html
 
 
 def test_build_note_says_ci_is_a_smoke_test():
@@ -171,15 +176,17 @@ def test_figure_has_one_panel_per_claim_and_legible_text():
     assert 'alt="At the ci profile. Claim 1: 10.2 [9.8, 10.6] against 10, holds;' in html
 
 
-def test_found_box_is_generated_from_the_notebooks_rows():
+def test_found_box_states_the_claims_summary_from_every_notebook_and_counts_this_pages_rows():
     rows = [_row(HEAD, V.HOLDS, 10.2, 9.8, 10.6, predicted="10"), _row("other", V.FAILS),
             _row("regime: weight decay λ inside the proof's range", V.FAILS, kind="premise"),
             _row("not mine", V.HOLDS, notebook="02_lucky_neurons")]
     box = S.found_box(rows, "01_stage1_growth", "ci")
+    claim1 = CS.summarise(rows, CLAIM1, "ci")
     assert box.startswith('<div class="admonition tip sb-found"><p class="admonition-title">What we found</p>')
-    assert "At the <b>ci</b> profile: 2 claim rows (1 holds, 1 does not hold)." in box
-    assert "1 premise rows, 1 not holding: weight decay λ inside the proof&#x27;s range." in box
-    assert "<b>Claim 1</b>" in box and "10.2 [9.8, 10.6]" in box and 'href="#verdict"' in box
+    assert f"{badge(claim1.verdict)} · {esc(claim1.sentence)}" in box      # the intro's own sentence and verdict
+    assert "this page has 2 claim rows (1 holds, 1 does not hold). 1 premise row, 1 not holding." in box
+    assert "Paper scale: not yet run at paper scale" in box and f'href="#{ANCHOR}"' in box
+    assert "<details" in box and S.paragraph(A.answer(rows, CLAIM1), "ci", {}) in box.replace("&#x27;", "'")
     assert S.found_box([], "01_stage1_growth") == ""
 
 
@@ -259,74 +266,12 @@ def test_claim_4_reads_the_premise_maps_plain_words_answer():
     assert A.answer([], claim4).plain == ""
 
 
-# --- the first screen's one sentence per claim (issue 49, item 4) ---
-
-LONG = "a premise whose name runs on and on " * 6
-
-
-@pytest.mark.parametrize("verdict", V.VERDICTS)
-def test_the_first_screens_sentence_is_at_most_40_words_with_the_headline_number(verdict):
-    rows = [_row(HEAD, verdict, 13.6, 1.09, 26.2, predicted="10")]
-    a = A.answer(rows, CLAIM1)
-    text = S.sentence(a, "default")
-    assert len(text.split()) <= S.MAX_WORDS
-    assert text.startswith(f"At the default profile, claim 1 {V.PREDICATE[a.verdict]}")
-    if a.verdict not in (V.UNTESTED, V.NOT_COMPARABLE):
-        assert "13.6 [1.09, 26.2] against 10" in text and CLAIM1.unit in text
-
-
-def test_the_sentence_stays_under_40_words_with_long_names_and_says_what_failed():
-    head = V.Verdict(
-        claim=HEAD,
-        source="eq. (7)",
-        predicted="10 " + LONG,
-        measured=10.2,
-        lo=9.8,
-        hi=10.6,
-        verdict=V.HOLDS,
-        id=CLAIM1.headline[0],
-        depends=("k_poly",),
-    )
-    prem = V.Verdict(
-        claim="gradient",
-        source="Lemma B.1",
-        predicted="≤ 1/d1",
-        measured=0.1,
-        lo=0.05,
-        hi=0.15,
-        verdict=V.FAILS,
-        kind="premise",
-        id="k_poly",
-    )
-    rows = [replace(r, notebook="01_stage1_growth") for r in V.gate([head, prem], "01_stage1_growth")]
-    a = A.answer(rows, CLAIM1)
-    text = S.sentence(a, "default")
-    assert len(text.split()) <= S.MAX_WORDS and "is not comparable" in text
-    assert "10.2 [9.8, 10.6]" in text                                  # the number stays, its long prediction goes
-
-
-def test_claim_4s_sentence_names_the_answer_and_the_fact_that_decides_it():
-    claim4 = next(c for c in A.CLAIMS if c.key == "4")
-    rule = ("answer (b) — (b) no cell of 16 meets every premise; failing in every cell: convergence. Decided by: no "
-            "cell of 16 meets every premise; convergence fails in every cell. In plain words: the vanilla run never "
-            "converged.")
-    rows = [replace(_row("Claim 4 on the map", V.NOT_COMPARABLE, notebook="10_premise_map"), id="claim4_map",
-                    rule=rule)]
-    a = A.answer(rows, claim4)
-    assert (a.kind, a.decided) == ("b", "no cell of 16 meets every premise; convergence fails in every cell")
-    assert a.plain == "the vanilla run never converged."
-    text = S.sentence(a, "default")
-    assert text == ("At the default profile, claim 4 is not comparable: answer (b): no cell of 16 meets every "
-                    "premise; convergence fails in every cell.")
-    assert len(text.split()) <= S.MAX_WORDS
-
-
 def test_the_first_screen_links_each_sentence_to_its_full_paragraph():
     rows = [_row(HEAD, V.HOLDS, 10.2, 9.8, 10.6, predicted="10")]
-    a = A.answer(rows, CLAIM1)
-    html = S.findings([a], "default")
-    assert S.sentence(a, "default").replace("'", "&#x27;") in html
+    pairs = CS.summaries(rows, "default")
+    html = S.findings(pairs, "default")
+    assert esc(pairs[0][0].sentence) in html
     assert 'href="../notebooks/01_stage1_growth.html">The full paragraph' in html
-    assert S.paragraph(a, "default") not in html                       # the paragraph is on the claim's page
+    assert S.paragraph(A.answer(rows, CLAIM1), "default") not in html   # the paragraph is on the claim's page
     box = S.found_box(rows, "01_stage1_growth", "default")
     assert "Measured at the default profile" in box

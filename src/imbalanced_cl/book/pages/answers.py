@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from ... import premises as P
 from ... import verdict as V
-from .render import badge, esc, fmt, header_cells, interval, row
+from .render import fmt
 
 is_claim_row, is_premise_row = V.is_claim_row, V.is_premise_row      # the one definition lives in verdict.py
 combine = V.combine                                                  # the one rule lives in verdict.py
@@ -42,6 +42,14 @@ class Claim:
     headline: tuple      # row ids, first found wins; an id ending in "_" matches ids that start with it
     unit: str            # what the headline row measures, with its unit
     regime: str          # the paper's regime, in words
+    short: str = ""      # the headline quantity in a few words, to stand inside a sentence ("the rate ratio")
+    kinds: tuple = ("paper",)   # the row kinds that are its evidence (a companion paper's page: "companion")
+    label: str = ""      # how a sentence names it ("" -> "claim <key>")
+
+    @property
+    def called(self) -> str:
+        """How a sentence names the claim: 'claim 1', or its label."""
+        return self.label or f"claim {self.key}"
     note: str = ""       # one sentence the answer always carries
     plain_row: str = ""  # id of a row whose rule ends with the claim's answer in plain words ("In plain words: ...")
 
@@ -50,27 +58,46 @@ CLAIMS = (
     Claim("1", "Stage 1: weights grow along features at rates set by ε_j", "Lemma 3.1, eq. (7)",
           "growth rate/η + λ ∝ ε_j; majority/minority rate ratio ε_max/ε_min", ("01_stage1_growth",),
           ("rate_ratio",), "majority/minority Stage-1 growth-rate ratio",
-          "λ ∈ [d^-1.49, d^-1.01], K = poly(d1) pairs (Lemma B.1)"),
+          "λ ∈ [d^-1.49, d^-1.01], K = poly(d1) pairs (Lemma B.1)", short="the rate ratio"),
     Claim("2", "Lucky neurons specialise in one feature; imbalance makes them rarer", "Def. B.1, Lemma B.2, eq. (9)",
           "|M*_j| ≥ Ω(d^ω1) lucky neurons, fewer as ε_min/ε_max falls", ("02_lucky_neurons",),
           ("lucky_exponent_0p8", "lucky_exponent_"), "exponent of d in E|M*_j| at initialisation",
-          "m = d^C_m (the census, no training); λ and K = poly(d1) for the trained rows"),
+          "m = d^C_m (the census, no training); λ and K = poly(d1) for the trained rows",
+          short="the lucky-count exponent at ρ = 0.8"),
     Claim("3", "A neuron mixes |N_i| = O(d^(1−ρ²)) features", "Theorem 3.1, eq. (14)",
           "the exponent of |N_i| in d follows 1 − (ε_min/ε_max)²", ("03_Ni_scaling",),
           ("ni_tracking_final",), "slope of the |N_i| exponent on 1 − ρ² (1 predicted)",
-          "T ∈ [d^1.01/η, d^1.99/η], λ in the proof's range, K = poly(d1)"),
+          "T ∈ [d^1.01/η, d^1.99/η], λ in the proof's range, K = poly(d1)", short="|N_i| slope"),
     Claim("4", "Magnitude pruning (Algorithm 1) restores minority features", "Theorem 3.2, Remarks 1-3",
           "A_j*/A_maj rises to ≈ 1 under pruning; the minority excess growth ∝ α ε_j*²",
           ("04_pruning_gains", "10_premise_map"), ("gain_main",), "gain in A_j*/A_maj, pruned − control",
-          "pruning from T4 of a converged network, α m ≤ |M*_j*|, λ in the proof's range", plain_row="claim4_map"),
+          "pruning from T4 of a converged network, α m ≤ |M*_j*|, λ in the proof's range", plain_row="claim4_map",
+          short="the pruning gain"),
     Claim("A.2", "App. A.2: minority alignment and downstream quality grow with ε_min", "App. A.2, Figs. 1-4",
           "all four metrics improve as ε_min grows", ("05_appendix_figures",), ("fig2_trend",),
           "Spearman ρ of max_i |cos(w_i, M_min)| with ε_min", "d1 = 500, 100 repeats, hyperparameters unstated",
+          short="the Fig. 2 trend",
           note="The paper does not state App. A.2's settings, so its figures are judged on their own: no premise "
                "of Theorem 3.1 gates them."),
     Claim("5", "Pruning improves linear-probe accuracy on long-tailed CIFAR and ImageNet", "Table 2",
-          "accuracy +5 to +8 points, Δ20 lower, with pruning", ("06_lt_benchmarks",), ("sdclr_acc_",),
-          "accuracy gain of SDCLR-style pruning over SimCLR, in points", "ResNet-18, 2000 epochs, full CIFAR-LT"),
+          "accuracy +5.1 to +8.0 points on CIFAR-LT and +1.9 on ImageNet-LT, Δ20 lower, with pruning",
+          ("06_lt_benchmarks",), ("sdclr_acc_",), "accuracy gain of SDCLR-style pruning over SimCLR, in points",
+          "ResNet-18, 2000 epochs, full CIFAR-LT", short="the accuracy gain"),
+)
+
+
+# Pages that test the claims beyond one notebook's size or beyond the paper: no claim of their own on the intro, but
+# their page opens with a one-line answer from their rows, by the same rule.
+PAGES = (
+    Claim("1-4 along d", "Does the gap to each prediction close as d grows?", "Theorems 3.1-3.2, as d grows",
+          "each gap to the prediction shrinks as d grows", ("08_scale",), ("ni_tracking",),
+          "slope of the gap per doubling of d", "d → ∞ with the paper's scalings", short="the |N_i| tracking gap",
+          label="the trend along d"),
+    Claim("W&L", "Feature decoupling and augmentation (Wen & Li 2021)", "Wen & Li (2021), Theorems 1-2",
+          "with augmentation the features decouple from the noise; without it they do not",
+          ("09_feature_decoupling",), ("paper_removal",), "cos(f(x), f(Mz)) with the main paper's pairs",
+          "Wen & Li's data model (Def. 2.1)", short="noise removal", kinds=("companion",),
+          label="Wen & Li's claim"),
 )
 
 
@@ -93,8 +120,8 @@ class Answer:
 
 
 def evidence(rows: list[V.Verdict], claim: Claim) -> list[V.Verdict]:
-    """The claim's evidence rows: the kind "paper" rows of its notebooks."""
-    return [r for r in rows if r.notebook in claim.notebooks and r.kind == "paper"]
+    """The claim's evidence rows: the rows of its notebooks of its kinds (kind "paper" for the paper's claims)."""
+    return [r for r in rows if r.notebook in claim.notebooks and r.kind in claim.kinds]
 
 
 def headline(ev: list[V.Verdict], claim: Claim) -> V.Verdict | None:
@@ -140,7 +167,7 @@ def _premise_text(r) -> str:
     return text + (f"; {r.sensitivity}" if r.sensitivity else "")
 
 
-def _pid(r) -> str:
+def premise_id(r) -> str:
     """The premise id of a premise row or of an id."""
     return r if isinstance(r, str) else r.id
 
@@ -159,10 +186,10 @@ def _sensitivity(r, ev: list[V.Verdict]) -> str:
     would still miss other premises ("" otherwise)."""
     if isinstance(r, str) or not r.sensitivity:
         return ""
-    alone = if_met(ev, _pid(r))
+    alone = if_met(ev, premise_id(r))
     if alone:
         return f" (were it met, the claim would read {alone})"
-    held = any(_pid(r) in x.unmet and x.would_be for x in ev)
+    held = any(premise_id(r) in x.unmet and x.would_be for x in ev)
     return " (were it met, its rows would still miss other premises)" if held else ""
 
 
@@ -241,7 +268,7 @@ def answers(rows: list[V.Verdict]) -> list[Answer]:
 
 def premise_short(r) -> str:
     """A premise's name in a few words (premises.NAMES), from its row or its id."""
-    pid = _pid(r)
+    pid = premise_id(r)
     if P.premise_of(pid) in P.BY_ID:            # a premise's id, or a scoped one (checked for one case): its name
         return P.name(pid)
     name = r.claim.removeprefix("regime: ")
@@ -259,43 +286,3 @@ def ours(a: Answer) -> str:
         parts.append("not checked here: " + ", ".join(dict.fromkeys(P.name(i) for i in a.premises_unchecked
                                                                if P.premise_of(i) in P.BY_ID)))
     return "; ".join(parts) or "no premise gates its rows"
-
-
-def render(items: list[Answer], base: str = "../notebooks/") -> str:
-    """The claim-level table: claim · the paper predicts · what we measured [interval] · verdict; under each verdict,
-    folded, the criterion, the paper's regime against ours, and why. Compact by design: the page opens on it.
-    Wrapped in a horizontally scrollable, labelled region for narrow screens."""
-    head = ["claim", "the paper predicts", "what we measured [95% interval]", "verdict"]
-    out = ['<div class="sb-scroll" style="overflow-x:auto" tabindex="0" role="region" aria-label="Claim-level '
-           'answers (scrolls sideways on narrow screens)"><table class="verdict-table sb-answers">'
-           '<caption>The answer, claim by claim</caption><thead><tr>' + header_cells(head) + "</tr></thead><tbody>"]
-    for a in items:
-        h = a.headline
-        links = ", ".join(f'<a href="{base}{esc(nb)}.html#verdict">{esc(nb[:2])}</a>' for nb in a.claim.notebooks)
-        meas = ("—" if h is None else f"{interval(h)}<br><small>{esc(a.claim.unit)}; this row: {esc(h.verdict)}"
-                + (f" (measured: {esc(h.would_be)})" if h.would_be else "") + "</small>")
-        rule = "—" if h is None else h.rule.split(";")[0]
-        measured = (f'<br><small>measured there: {esc(a.measured)}</small>'
-                    if a.verdict == V.NOT_COMPARABLE and a.measured not in ("—", V.NOT_COMPARABLE) else "")
-        why = (f"<b>criterion</b>: {esc(rule)}<br><b>the paper's regime</b>: {esc(a.claim.regime)}; "
-               f"<b>ours</b>: {esc(ours(a))}<br><b>why</b>: {esc(a.why)}")
-        cells = [f'<b>{esc(a.claim.key)}</b> {esc(a.claim.title)} <small>({esc(a.claim.source)}; {links})</small>',
-                 f"<small>{esc(a.claim.predicts)}</small>", meas,
-                 f'{badge(a.verdict)}{measured}'
-                 f'<details class="sb-why"><summary>why</summary><small>{why}</small></details>']
-        out.append(row(cells, f' data-claim="{esc(a.claim.key)}"'))
-    out.append("</tbody></table></div>")
-    return "\n".join(out)
-
-
-class AnswersTable:
-    """Displayable claim-level table (HTML in the book, plain text elsewhere)."""
-
-    def __init__(self, items: list[Answer], base: str = "../notebooks/"):
-        self.items, self.base = items, base
-
-    def _repr_html_(self):
-        return render(self.items, self.base)
-
-    def __repr__(self):
-        return "\n".join(f"claim {a.claim.key}: {a.verdict} ({a.why})" for a in self.items)

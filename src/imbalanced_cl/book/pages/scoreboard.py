@@ -20,7 +20,7 @@ from ..build.profiles import PROFILES, repo_root
 from ..build.runner import toc_notebooks
 from ..records import glued, provenance, record, stability
 from ..records.glued import collect
-from . import answers
+from . import answers, claim_summary, summary
 from .render import badge, colour, details, esc, fmt, header_cells, interval, row, tag
 
 ENV = "IMBALANCED_CL_EXECUTED"
@@ -67,6 +67,10 @@ class Board:
         by answers.is_claim_row / is_premise_row, the one definition every count of the book uses."""
         test = answers.is_premise_row if kind == "regime" else answers.is_claim_row
         return Counter(r.verdict for r in self.rows if (notebook is None or r.notebook == notebook) and test(r))
+
+    def summaries(self) -> list:
+        """(this build's, the paper scale's) summary of every claim (claim_summary.summaries): what every page shows."""
+        return claim_summary.summaries(self.rows, self.book_profile or "this build", self.paper)
 
     @property
     def book_profile(self) -> str:
@@ -210,9 +214,9 @@ def summary_table(board: Board, base: str) -> str:
             note += " <small>(companion claims, not the paper's)</small>"
         if nb in board.recorded:
             note += f' <small class="sb-recorded">(with {esc(board.recorded[nb])})</small>'
-        units = (board.paper.get(nb) or {}).get("units")
-        paper = ("record unreadable" if (board.paper.get(nb) or {}).get("unreadable")
-                 else "recorded" + (f", {units} units" if units else "") if nb in board.paper
+        rec = board.paper.get(nb) or {}
+        paper = ("record unreadable" if rec.get("unreadable") else record.not_judged(rec) if record.not_judged(rec)
+                 else "recorded" + (f", {rec['units']} units" if rec.get("units") else "") if nb in board.paper
                  else "not yet run at paper scale")
         prem = f"{sum(reg.values()) - reg.get(V.HOLDS, 0)} of {sum(reg.values())}" if reg else ""
         out.append(f'<tr data-summary="{esc(nb)}"><th scope="row"><a href="{base}{esc(nb)}.html">{esc(nb)}</a>'
@@ -235,9 +239,10 @@ def _paper_cell(p: dict) -> str:
 
 
 def _rows_table(rows: list[V.Verdict], base: str, paper: dict | None = None, profile: str = "",
-               seed_verdicts: dict | None = None) -> str:
+               seed_verdicts: dict | None = None, pairs: list | None = None) -> str:
     """HTML: one notebook's verdict rows, each with its evidence link, its rule and its paper-scale record (and, for
-    a row that changes with the seed, its verdict at this seed: Board.seed_verdicts)."""
+    a row that changes with the seed, its verdict at this seed: Board.seed_verdicts); a row that decides a claim's
+    verdict (claim_summary) is marked ★ with the claim."""
     cols = record.column(rows, paper or {})
     head = ["claim", "source", "predicted", "measured [95% interval]", f"verdict ({profile or 'this book'})",
             "paper scale"]
@@ -248,7 +253,8 @@ def _rows_table(rows: list[V.Verdict], base: str, paper: dict | None = None, pro
         was = (seed_verdicts or {}).get((r.notebook, r.id))
         flip = f" <small>(was {esc(was)} at this seed; it changes with the seed)</small>" if was else ""
         kind = f" <small>[{esc(r.kind)}]</small>" if r.kind not in ("", "paper") else ""
-        cells = [f'{esc(r.claim)}{kind}<br><small>evidence: <a href="{base}{nb}.html">{nb}</a></small>',
+        star = claim_summary.star(r, pairs or [])
+        cells = [f'{star}{esc(r.claim)}{kind}<br><small>evidence: <a href="{base}{nb}.html">{nb}</a></small>',
                  esc(r.source), esc(V.predicted_with_band(r)), _interval(r),
                  f'{badge(r.verdict)}{flip}<br><small style="color:#57606a">{esc(details(r))}</small>',
                  _paper_cell(p)]
@@ -264,12 +270,13 @@ def render(board: Board, base: str = "../notebooks/") -> str:
     Evidence links point to base + NN.html. Each notebook's rows sit in a <details> element, closed, so
     the page opens on the summary.
     """
-    out = [_built_line(board), answers.render(answers.answers(board.rows), base)]
+    pairs = board.summaries()
+    out = [_built_line(board), summary.answers_table(pairs, base)]
     c, premises = board.counts(), board.counts(kind="regime")
-    summary = ", ".join(badge(v, f"{c.get(v, 0)} {v}") for v in V.VERDICTS)
+    tally = ", ".join(badge(v, f"{c.get(v, 0)} {v}") for v in V.VERDICTS)
     n_ok = sum(1 for s in board.status.values() if s == "ok")
     out.append(f'<p class="sb-summary"><span class="sb-total">{sum(c.values())}</span> claim rows from {n_ok} of '
-               f"{len(board.status)} claim notebooks: {summary}; and {sum(premises.values())} premise rows "
+               f"{len(board.status)} claim notebooks: {tally}; and {sum(premises.values())} premise rows "
                f"({premises.get(V.HOLDS, 0)} hold), counted apart.</p>")
     if board.mixed:
         items = "".join(f"<li>{esc(nb)}: {esc(p)}</li>" for nb, p in board.mixed.items())
@@ -292,7 +299,8 @@ def render(board: Board, base: str = "../notebooks/") -> str:
             counts = ", ".join(f"{c[v]} {v}" for v in V.VERDICTS if c[v])
             out.append(f'<details class="sb-rows" data-rows="{esc(nb)}"><summary><b>{esc(nb)}</b>: '
                        f"{len(rows)} rows ({esc(counts)})</summary>"
-                       f"{_rows_table(rows, base, board.paper, board.book_profile, board.seed_verdicts)}</details>")
+                       f"{_rows_table(rows, base, board.paper, board.book_profile, board.seed_verdicts, pairs)}"
+                       "</details>")
     out.append(stability_section(board))
     return "\n".join(out)
 

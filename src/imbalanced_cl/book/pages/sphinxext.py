@@ -95,26 +95,73 @@ def index_page(app, exception) -> None:
                          encoding="utf8")
 
 
-def found_box(app, doctree) -> None:
-    """Open every claim notebook's page with its "What we found" box (book/summary.found_box), built from the verdict
-    rows the executed notebook glued, under the page title: the reader sees the result before the method."""
-    docname = app.env.docname
+def _book(srcdir: str) -> tuple[list, dict]:
+    """(every claim notebook's verdict rows in the staged book, the paper-scale records), gathered as the scoreboard
+    gathers them (a verdict that changes with the seed shown inconclusive): what every page's claim summary is built
+    from, so a page says what the intro says. Read once per build process."""
+    key = str(srcdir)
+    if key not in _BOOK:
+        from . import scoreboard
+        board = scoreboard.gather(str(Path(srcdir) / "notebooks"))
+        _BOOK[key] = (board.rows, board.paper)
+    return _BOOK[key]
+
+
+_BOOK: dict = {}
+
+
+def _page(app, docname: str) -> tuple[Path | None, str]:
+    """(the executed notebook of a claim page, its profile), or (None, "") for any other page."""
     if not docname.startswith("notebooks/"):
-        return
+        return None, ""
     path = Path(app.env.doc2path(docname))
     if path.suffix != ".ipynb" or not path.exists():
-        return
+        return None, ""
     import json
-    from ..records import glued
+    return path, json.loads(path.read_text()).get("metadata", {}).get("imbalanced_cl", {}).get("profile", "")
+
+
+def found_box(app, doctree) -> None:
+    """Open every claim notebook's page with its "What we found" box (book/summary.found_box), built from every
+    notebook's verdict rows (the claim's summary, as the intro shows it) under the page title: the reader sees the
+    result before the method."""
+    docname = app.env.docname
+    path, profile = _page(app, docname)
+    if path is None:
+        return
     from . import summary
-    rows = glued.rows_of(path)
-    profile = json.loads(path.read_text()).get("metadata", {}).get("imbalanced_cl", {}).get("profile", "")
-    box = summary.found_box(rows, Path(docname).name, profile)
+    rows, paper = _book(app.srcdir)
+    box = summary.found_box(rows, Path(docname).name, profile, paper)
     section = next(iter(doctree.findall(nodes.section)), None)
     if not box or section is None:
         return
     title = next((i for i, n in enumerate(section.children) if isinstance(n, nodes.title)), -1)
     section.insert(title + 1, nodes.raw("", box, format="html"))
+
+
+def mark_deciding(body: str, notebook: str, pairs: list) -> str:
+    """A page body with a ★ before the first cell's text of each verdict-table row (<tr data-row="id">) that decides
+    a claim's verdict (claim_summary.star)."""
+    from . import claim_summary as CS
+    marks = {r.id: CS.star(r, pairs) for b, _ in pairs for r in b.deciding if r.notebook == notebook}
+
+    def mark(m):
+        star = marks.get(html.unescape(m.group(1)), "")
+        return m.group(0) + star if star else m.group(0)
+
+    return re.sub(r'<tr data-row="([^"]*)"><td>', mark, body)
+
+
+def deciding_rows(app, pagename, templatename, context, doctree) -> None:
+    """html-page-context handler: on a claim page, mark_deciding() with the claims' summaries of the whole build."""
+    if not pagename.startswith("notebooks/") or not isinstance(context.get("body"), str):
+        return
+    path, profile = _page(app, pagename)
+    if path is None:
+        return
+    from . import claim_summary as CS
+    rows, paper = _book(app.srcdir)
+    context["body"] = mark_deciding(context["body"], Path(pagename).name, CS.summaries(rows, profile, paper))
 
 
 def results_table(app, exception) -> None:
@@ -135,6 +182,7 @@ def setup(app):
     app.connect("html-page-context", dedupe_scripts)
     app.connect("doctree-read", found_box)
     app.connect("html-page-context", repair_body)
+    app.connect("html-page-context", deciding_rows)
     app.connect("build-finished", index_page, priority=900)
     app.connect("build-finished", results_table)  # after sphinx-external-toc wrote its redirect
     app.add_js_file(A11Y_JS, defer="defer")

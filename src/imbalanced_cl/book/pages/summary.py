@@ -11,8 +11,10 @@ import re
 
 from ... import verdict as V
 from . import answers as A
+from . import claim_summary as CS
 from ..records import record
-from .render import badge, colour, esc, fmt, header_cells, interval, value
+from .tables import ANCHOR
+from .render import badge, colour, esc, fmt, header_cells, value
 
 # What each profile is, in a reader's words (the sizes themselves live in profiles.yaml and the configs).
 PROFILE_MEANING = {
@@ -36,9 +38,10 @@ SAYS = {
 
 
 
+
 def verdict_anchor(notebook: str, base: str = "../notebooks/") -> str:
-    """The link to a claim notebook's verdict section (every claim notebook has a '## Verdict' heading)."""
-    return f"{base}{notebook}.html#verdict"
+    """The link to a claim notebook's verdict table (the glued table carries id ANCHOR)."""
+    return f"{base}{notebook}.html#{ANCHOR}"
 
 
 def unit(a: A.Answer) -> str:
@@ -64,29 +67,7 @@ def _row_note(h: V.Verdict, claim_verdict: str) -> str:
     return f"This row reads “{row}”{there}; the claim's verdict combines all its judged rows."
 
 
-MAX_WORDS = 40     # the first screen's sentence per claim (issue 49): the numbers are one click away
-
-
-def sentence(a: A.Answer, profile: str) -> str:
-    """One plain sentence, at most MAX_WORDS words, for the first screen: the claim's verdict at which profile, its
-    headline number with its interval against the prediction, or (claim 4) the premise map's answer (a), (b) or (c)
-    and the one fact that decides it. The full paragraph is on the claim's page (paragraph, found_box)."""
-    prof, h = (f"the {profile} profile" if profile else "this build"), a.headline
-    verb = V.PREDICATE.get(a.verdict, a.verdict)
-    why = ""
-    if a.verdict == V.NOT_COMPARABLE and a.failed_premises:
-        why = f" ({A.premise_short(a.failed_premises[0])} not met)"
-    number = f"{unit(a)} {value(h)} against {h.predicted}" if h is not None and value(h) else ""
-    if a.kind:
-        rest = [f"answer ({a.kind}): {a.decided}", f"answer ({a.kind})"]
-    else:
-        short = number.rsplit(" against ", 1)[0]
-        rest = [number, short, value(h)] if number else ["no finite measurement"]
-    for r, w in ((r, w) for r in rest for w in (why, "")):
-        text = f"At {prof}, claim {a.claim.key} {verb}{w}: {r}."
-        if len(text.split()) <= MAX_WORDS:
-            return text
-    return f"At {prof}, claim {a.claim.key} {verb}."
+MAX_WORDS = CS.MAX_WORDS     # the first screen's sentence per claim (issue 62): built by claim_summary
 
 
 def paragraph(a: A.Answer, profile: str, paper: dict | None = None) -> str:
@@ -110,10 +91,10 @@ def paragraph(a: A.Answer, profile: str, paper: dict | None = None) -> str:
     parts.append(f"Verdict {a.verdict}: {says}.")
     if a.plain:
         parts.append(f"In plain words: {a.plain}")
-    p = paper_scale(a, paper or {})
-    if p.get("status") == "ok":
-        parts.append(f"At the paper's scale (recorded on {p.get('device', '?')}): {p['verdict']}, "
-                     f"{interval(p['row'])}.")
+    if paper is not None:
+        p = CS.paper_summary(a.claim, paper)
+        parts.append(p.sentence + (f" (Recorded on {p.made_by}.)" if p.made_by else "") if p.verdict
+                     else f"At the paper's scale: {p.status}.")
     return " ".join(p for p in parts if p)
 
 
@@ -127,26 +108,40 @@ def build_note(profile: str, commit: str = "", date: str = "") -> str:
             f'<code>{esc(commit or "unknown")}</code> on {esc(date or "an unknown date")}.</p></div>')
 
 
-def findings(items: list[A.Answer], profile: str, paper: dict | None = None, base: str = "../notebooks/") -> str:
-    """HTML table, one row per claim: the claim, one sentence on what was found, this build's verdict and the
-    paper-scale record; it stacks into cards on a narrow screen (pages/static CSS), so the verdict stays visible."""
+def verdict_cell(s: CS.ClaimSummary) -> str:
+    """HTML: a claim's verdict at one profile with the number that decided it and what recorded it, or why there is
+    no verdict there."""
+    if not s.verdict:
+        return f"<small>{esc(s.status)}</small>"
+    nums = "".join(f"<br><small>{esc(CS.name(r))}: <b>{esc(value(r))}</b> ({esc(_reads(r))})</small>"
+                   for r in s.quoted if value(r))
+    made = f"<br><small>{esc(s.made_by)}</small>" if s.made_by else ""
+    return badge(s.verdict) + nums + made
+
+
+def _reads(r: V.Verdict) -> str:
+    """What a quoted row reads on its own: its verdict ('not met' for a premise row; for a row not comparable, what
+    it would read)."""
+    if V.is_premise_row(r):
+        return "met" if r.verdict == V.HOLDS else "not met"
+    return f"{r.would_be} on its own" if r.verdict == V.NOT_COMPARABLE and r.would_be else r.verdict
+
+
+def findings(pairs: list, profile: str, base: str = "../notebooks/") -> str:
+    """HTML table, one row per claim: the claim, its sentence (claim_summary), and the claim's verdict at this build's
+    profile and at the paper's scale, each with the number that decided it; it stacks into cards on a narrow screen
+    (pages/static CSS), so the verdict stays visible."""
     head = ["claim", "what we found", f"verdict ({esc(profile or 'this build')})", "paper scale"]
     out = ['<table class="sb-findings"><caption>What the book found, claim by claim</caption><thead><tr>'
            + header_cells(head) + "</tr></thead><tbody>"]
-    for a in items:
-        nb = (a.headline.notebook if a.headline else "") or a.claim.notebooks[0]   # the evidence: the headline's table
-        p = paper_scale(a, paper or {})
-        pcell = (f'{badge(p["verdict"])}<br>'
-                 f'<small>{esc(value(p["row"]))}; {esc(p.get("device", ""))}, commit {esc(p.get("commit", ""))}, '
-                 f'{esc(p.get("date", ""))}</small>'
-                 if p.get("status") == "ok" else f"<small>{esc(p.get('status', ''))}</small>")
-        cells = [(f'<b>Claim {esc(a.claim.key)}</b> · {esc(a.claim.title)}<br><small>{esc(a.claim.source)}; '
+    for b, p in pairs:
+        nb = b.claim.notebooks[0]
+        cells = [(f'<b>Claim {esc(b.claim.key)}</b> · {esc(b.claim.title)}<br><small>{esc(b.claim.source)}; '
                   f'<a href="{verdict_anchor(nb, base)}">evidence: its verdict table</a></small>', "claim"),
-                 (f'{esc(sentence(a, profile))} <small><a href="{base}{esc(nb)}.html">The full paragraph and '
+                 (f'{esc(b.sentence)} <small><a href="{base}{esc(nb)}.html">The full paragraph and '
                   f'the numbers: its page</a></small>', "what we found"),
-                 (badge(a.verdict), "verdict"),
-                 (pcell, "paper scale")]
-        out.append(f'<tr data-claim="{esc(a.claim.key)}">'
+                 (verdict_cell(b), "verdict"), (verdict_cell(p), "paper scale")]
+        out.append(f'<tr data-claim="{esc(b.claim.key)}">'
                    + "".join(f'<td data-label="{lab}">{c}</td>' for c, lab in cells) + "</tr>")
     out.append("</tbody></table>")
     return "".join(out)
@@ -281,60 +276,94 @@ class SummaryFigure:
 
 
 class Findings:
-    """The intro's build note and per-claim findings table (HTML in the book, plain text elsewhere)."""
+    """The intro's build note and per-claim findings table (HTML in the book, plain text elsewhere), from the claims'
+    summaries: (this build's, the paper scale's) per claim (claim_summary.summaries)."""
 
-    def __init__(self, items: list[A.Answer], profile: str, paper: dict | None = None, commit: str = "",
-                 date: str = "", base: str = "../notebooks/"):
-        self.items, self.profile, self.paper, self.commit, self.date, self.base = (items, profile, paper, commit,
-                                                                                   date, base)
+    def __init__(self, pairs: list, profile: str, commit: str = "", date: str = "", base: str = "../notebooks/"):
+        self.pairs, self.profile, self.commit, self.date, self.base = pairs, profile, commit, date, base
 
     def _repr_html_(self):
-        return (build_note(self.profile, self.commit, self.date)
-                + findings(self.items, self.profile, self.paper, self.base))
+        return build_note(self.profile, self.commit, self.date) + findings(self.pairs, self.profile, self.base)
 
     def __repr__(self):
-        return "\n".join(sentence(a, self.profile) for a in self.items)
+        return "\n".join(b.sentence for b, _ in self.pairs)
 
 
-def _claim_item(rows: list[V.Verdict], c, profile: str) -> str:
-    """One claim's list item in the "What we found" box: its verdict, headline measurement and paragraph."""
-    a = A.answer(rows, c)
-    head = ""
-    if a.headline is not None and value(a.headline):
-        u = unit(a)
-        head = (f" Headline: {esc(a.headline.claim)}, <b>{esc(value(a.headline))}</b>"
-                f"{f' ({esc(u)})' if u else ''} against {esc(a.headline.predicted)}.")
-    return (f'<li><b>Claim {esc(c.key)}</b> ({esc(c.source)}): {badge(a.verdict)}; '
-            f'{esc(SAYS.get(a.verdict, ""))}.'
-            f"{head}<br><small>{esc(paragraph(a, profile))}</small></li>")
+def _claim_item(rows: list[V.Verdict], c: A.Claim, profile: str, paper: dict | None) -> str:
+    """One claim's list item in the "What we found" box: its verdict and sentence at this profile and at the paper's
+    scale (claim_summary, the intro's own), and, folded, the full paragraph."""
+    b, p = CS.summarise(rows, c, profile), CS.paper_summary(c, paper or {})
+    there = (f"{badge(p.verdict)}: {esc(p.sentence.split(': ', 1)[-1])}" if p.verdict else esc(p.status))
+    return (f'<li data-claim="{esc(c.key)}">{badge(b.verdict)} · {esc(b.sentence)}<br><small>Paper scale: {there}'
+            "</small>"
+            f'<details class="sb-why"><summary>Why, in full</summary><small>'
+            f"{esc(paragraph(A.answer(rows, c), profile, paper or {}))}</small></details></li>")
 
 
 def _premises_line(premises: list[V.Verdict]) -> str:
-    """The box's count of premise rows and those not holding, the first four named ("" without premise rows)."""
+    """The box's count of premise rows and those not holding ("" without premise rows); the premises themselves are
+    listed once, in the table's premise note."""
     unmet = [r for r in premises if r.verdict != V.HOLDS]
-    return (f"{len(premises)} premise rows, {len(unmet)} not holding"
-            + (": " + "; ".join(esc(A.premise_short(r)) for r in unmet[:4]) + ("; …" if len(unmet) > 4 else "")
-               if unmet else "") + "." if premises else "")
+    rows = "premise row" if len(premises) == 1 else "premise rows"
+    return f" {len(premises)} {rows}, {len(unmet)} not holding." if premises else ""
 
 
-def found_box(rows: list[V.Verdict], notebook: str, profile: str = "") -> str:
-    """HTML: the "What we found" box a claim notebook's page opens with, from that notebook's own verdict rows: the
-    claim-level verdict of each claim it tests (answers.answer on these rows alone), the headline measurement, the
-    counts, and the premises not met; "" when the notebook glued no rows."""
-    rows = [r for r in rows if (r.notebook or notebook) == notebook]
-    if not rows:
+def found_box(rows: list[V.Verdict], notebook: str, profile: str = "", paper: dict | None = None) -> str:
+    """HTML: the "What we found" box a claim notebook's page opens with: for each claim it tests (answers.CLAIMS and
+    answers.PAGES), the claim's verdict and sentence from every notebook's rows (`rows`: the whole build's, so the page
+    says what the intro says), beside the paper-scale summary; then this page's own counts; "" when the notebook
+    glued no rows."""
+    mine = [r for r in rows if (r.notebook or notebook) == notebook]
+    if not mine:
         return ""
-    claims = [r for r in rows if V.is_claim_row(r)]
-    premises = [r for r in rows if V.is_premise_row(r)]
+    claims = [r for r in mine if V.is_claim_row(r)]
     tally = ", ".join(f"{n} {v}" for v in V.VERDICTS if (n := sum(r.verdict == v for r in claims)))
-    items = [_claim_item(rows, c, profile) for c in A.CLAIMS if notebook in c.notebooks]
-    prem = _premises_line(premises)
+    items = [_claim_item(rows, c, profile, paper) for c in A.CLAIMS + A.PAGES if notebook in c.notebooks]
     where = f"At the <b>{esc(profile)}</b> profile" if profile else "In this run"
-    return (f'<div class="admonition tip sb-found"><p class="admonition-title">What we found</p>'
-            f"<p>{where}: "
-            f"{len(claims)} claim rows ({esc(tally)}). {prem}</p>"
+    return ('<div class="admonition tip sb-found"><p class="admonition-title">What we found</p>'
             + (f"<ul>{''.join(items)}</ul>" if items else "")
-            + '<p><a href="#verdict">The verdict table, with every row and its rule ↓</a></p></div>')
+            + f"<p><small>{where}, this page has {len(claims)} claim rows ({esc(tally)})."
+            f"{_premises_line([r for r in mine if V.is_premise_row(r)])} The rows that decide a claim are marked ★ "
+            f'in the table.</small></p><p><a href="#{ANCHOR}">The verdict table, with every row and its rule ↓</a>'
+            "</p></div>")
+
+
+def answers_table(pairs: list, base: str = "../notebooks/") -> str:
+    """The scoreboard's claim-level table: claim · the paper predicts · the claim's verdict at this build's profile and
+    at the paper's scale, each with the number that decided it; under each, folded, the criterion, the regime and
+    why. Wrapped in a horizontally scrollable, labelled region for narrow screens."""
+    profile = pairs[0][0].profile if pairs else ""
+    head = ["claim", "the paper predicts", f"verdict ({esc(profile or 'this build')})", "paper scale"]
+    out = ['<div class="sb-scroll" style="overflow-x:auto" tabindex="0" role="region" aria-label="Claim-level '
+           'answers (scrolls sideways on narrow screens)"><table class="verdict-table sb-answers">'
+           '<caption>The answer, claim by claim</caption><thead><tr>' + header_cells(head) + "</tr></thead><tbody>"]
+    for b, p in pairs:
+        a = b.answer
+        links = ", ".join(f'<a href="{verdict_anchor(nb, base)}">{esc(nb[:2])}</a>' for nb in b.claim.notebooks)
+        r = b.figure_row
+        rule = "—" if r is None else r.rule.split(";")[0]
+        why = (f"<b>deciding rule</b>: {esc(rule)}<br><b>the paper's regime</b>: {esc(b.claim.regime)}; "
+               f"<b>ours</b>: {esc(A.ours(a))}<br><b>why</b>: {esc(a.why)}")
+        cells = [f'<b>{esc(b.claim.key)}</b> {esc(b.claim.title)} <small>({esc(b.claim.source)}; {links})</small>',
+                 f"<small>{esc(b.claim.predicts)}</small>",
+                 f'{verdict_cell(b)}<details class="sb-why"><summary>why</summary><small>{why}</small></details>',
+                 verdict_cell(p)]
+        out.append(f'<tr data-claim="{esc(b.claim.key)}">' + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
+    out.append("</tbody></table></div>")
+    return "\n".join(out)
+
+
+class AnswersTable:
+    """Displayable claim-level table (HTML in the book, plain text elsewhere)."""
+
+    def __init__(self, pairs: list, base: str = "../notebooks/"):
+        self.pairs, self.base = pairs, base
+
+    def _repr_html_(self):
+        return answers_table(self.pairs, self.base)
+
+    def __repr__(self):
+        return "\n".join(f"claim {b.claim.key}: {b.verdict} ({b.sentence})" for b, _ in self.pairs)
 
 
 class VerdictLegend:

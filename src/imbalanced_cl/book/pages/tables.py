@@ -9,6 +9,8 @@ from ...verdict import (FAILS, HOLDS, INCONCLUSIVE, Verdict, VerdictError, from_
                         is_required_premise, predicted_with_band, to_json)
 from .render import badge, ci_text, details, esc, fmt, header_cells, interval, row, tag
 
+ANCHOR = "verdict-table"     # the id of a notebook's verdict table: every "verdict table" link lands on it
+
 
 class VerdictTable:
     """A list of Verdict rows with HTML and JSON representations (JSON is what glue stores).
@@ -39,7 +41,9 @@ class VerdictTable:
     def _repr_html_(self):
         note = f'<p class="vt-recorded">Includes {esc(self.recorded)}.</p>' if self.recorded else ""
         shown = [from_json(d) for d in self.to_json()]     # the rows as glued, as every reader of the glue sees them
-        return premises_note(shown) + note + folded_html(shown)
+        # the id is what every "verdict table" link lands on (summary.ANCHOR); the book marks each row that decides a
+        # claim (pages/sphinxext.py reads data-row, the row's id)
+        return f'<div id="{ANCHOR}" class="vt">' + premises_note(shown) + note + folded_html(shown) + "</div>"
 
     def __repr__(self):
         return "\n".join(f"{tag(r.verdict)} {r.claim}: predicted {predicted_with_band(r)}; measured "
@@ -133,5 +137,5 @@ def render_html(rows: list[Verdict], link: bool = False) -> str:
         if link:
             nb = esc(r.notebook)
             cells.append(f'<a href="notebooks/{nb}.html">{nb}</a>')
-        out.append(row(cells))
+        out.append(row(cells, f' data-row="{esc(r.id)}"' if r.id else ""))
     return "\n".join(out) + "</tbody></table>"

@@ -135,9 +135,19 @@ def device_label(rec: dict) -> str:
     return ", ".join(parts)
 
 
+def not_judged(rec: dict) -> str:
+    """Why today's verdict code cannot judge a campaign record (it kept no measurements: its rows are as judged when
+    recorded, under older rules and often without ids), in the words every page uses; "" for a record it judges."""
+    if not str(rec.get("judged", "")).startswith("rows as judged when recorded"):
+        return ""
+    return (f"recorded (commit {str(rec.get('commit', '?'))[:7]}, {str(rec.get('date') or '?')[:10]}) before records "
+            "kept their measurements, so today's rules cannot judge it; it is being recorded again")
+
+
 def column(rows: list[V.Verdict], records: dict[str, dict]) -> list[dict]:
     """For each book row, the recorded row with the same id in its notebook's record (the same claim text for a record
-    made before rows had ids) under "row", with its verdict and provenance; or a 'not yet run' marker."""
+    made before rows had ids) under "row", with its verdict and provenance; or a 'not yet run' marker, or why the
+    record cannot be judged today (not_judged)."""
     out = []
     for r in rows:
         rec = records.get(r.notebook)
@@ -146,6 +156,9 @@ def column(rows: list[V.Verdict], records: dict[str, dict]) -> list[dict]:
             continue
         if rec.get("unreadable"):
             out.append({"status": f"record unreadable ({rec['unreadable']})"})
+            continue
+        if not_judged(rec):
+            out.append({"status": not_judged(rec)})
             continue
         same = (lambda x: x.id == r.id) if r.id else (lambda x: x.claim == r.claim)
         match = next((x for x in rec["rows"] if same(x)), None)
