@@ -197,7 +197,7 @@ def test_each_branch_of_the_answer_says_why_in_these_words():
     a = A.answer(judged, C1)
     assert (a.verdict, a.measured, a.n_rows) == (V.PARTLY, V.PARTLY, 3)
     assert a.why == ("3 rows: 1 holds, 1 does not hold, 1 not comparable; the 2 judged rows combine to partly; "
-                     "1 rows not comparable, measured there: holds; premises not met: λ in the proof's range "
+                     "1 row not comparable, measured there: holds; premises not met: λ in the proof's range "
                      "(0.001 vs p).")
     gated = [row("r", V.NOT_COMPARABLE, id="rate_ratio", depends=("k_poly",), would_be=V.FAILS, unmet=("k_poly",)),
              row("u", V.UNTESTED, measured=float("nan"))]
@@ -207,7 +207,7 @@ def test_each_branch_of_the_answer_says_why_in_these_words():
                      "premises not met: Lemma B.1's gradient bound (K = poly(d1)). Measured there: does not hold.")
     a = A.answer([row("u", V.UNTESTED, measured=float("nan"))], C1)
     assert (a.verdict, a.measured) == (V.UNTESTED, "—")
-    assert a.why == "no row has a finite measurement (1 rows: 1 not tested)."
+    assert a.why == "no row has a finite measurement (1 row: 1 not tested)."
     none = A.answer([], C1)
     assert (none.verdict, none.measured, none.why, none.headline, none.failed_premises, none.n_rows) == \
         (V.UNTESTED, "—", "no notebook recorded a row for this claim", None, [], 0)
@@ -217,7 +217,7 @@ def test_each_branch_of_the_answer_says_why_in_these_words():
 
 def test_a_gated_row_without_a_measured_verdict_adds_nothing_to_what_was_measured_there():
     rows = [row("r", V.HOLDS, id="rate_ratio"), row("g", V.NOT_COMPARABLE, unmet=("k_poly",), depends=("k_poly",))]
-    assert A.answer(rows, C1).why.endswith("1 rows not comparable, measured there: not tested; premises not met: "
+    assert A.answer(rows, C1).why.endswith("1 row not comparable, measured there: not tested; premises not met: "
                                            "Lemma B.1's gradient bound (K = poly(d1)).")
 
 
@@ -248,8 +248,14 @@ def test_ours_names_each_premise_once_met_not_met_and_not_checked():
                  failed_premises=[premise("k_poly", V.FAILS), premise(P.scoped("k_poly", "d10"), V.FAILS)],
                  n_rows=1, premises_met=[premise("lambda_range", V.HOLDS), "m_poly"],
                  premises_unchecked=["tau_polylog", P.scoped("eta_poly", "d20"), "not_a_premise"])
-    assert A.ours(a) == ("not met: Lemma B.1's gradient bound (K = poly(d1)); met: λ in the proof's range, "
-                         "m = d^C_m; not checked here: τ = polylog(d), η = 1/poly(d)")
+    assert A.ours(a) == ("not met: Lemma B.1's gradient bound (K = poly(d1)) (in 2 of 2 cases); met: λ in the "
+                         "proof's range, m = d^C_m; not checked here: τ = polylog(d), η = 1/poly(d)")
+    # a premise checked per case, met in one cell and not in another, unchecked in a third: named once, as not met
+    g = "minority_growth"
+    mixed = A.Answer(C1, V.HOLDS, V.HOLDS, "", None, failed_premises=[premise(P.scoped(g, "c1"), V.FAILS)],
+                     n_rows=1, premises_met=[premise(P.scoped(g, "c2"), V.HOLDS)],
+                     premises_unchecked=[P.scoped(g, "c3")])
+    assert A.ours(mixed) == f"not met: {P.name(g)} (in 1 of 2 cases)"
     assert A.ours(A.Answer(C1, V.HOLDS, V.HOLDS, "", None, [], 1)) == "no premise gates its rows"
 
 

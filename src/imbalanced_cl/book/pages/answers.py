@@ -194,10 +194,22 @@ def _sensitivity(r, ev: list[V.Verdict]) -> str:
 
 
 def _unmet_text(failed: list, ev: list[V.Verdict]) -> str:
-    """The answer's clause naming each failed premise, its numbers and sensitivity ("" when none failed)."""
+    """The answer's clause naming each failed premise once: with its numbers and sensitivity where one row checks it,
+    with the count of cases where it is checked per case (per d, per cell); "" when none failed."""
     if not failed:
         return ""
-    return "; premises not met: " + "; ".join(_premise_text(r) + _sensitivity(r, ev) for r in failed)
+    groups: dict[str, list] = {}
+    for r in failed:
+        groups.setdefault(P.premise_of(premise_id(r)), []).append(r)
+    parts = [_premise_text(rs[0]) + _sensitivity(rs[0], ev) if len(rs) == 1
+             else f"{P.name(pid) if pid in P.BY_ID else premise_short(rs[0])} (not met in {len(rs)} cases)"
+             for pid, rs in groups.items()]
+    return "; premises not met: " + "; ".join(parts)
+
+
+def rows_word(n: int) -> str:
+    """'1 row', '3 rows'."""
+    return f"{n} row" if n == 1 else f"{n} rows"
 
 
 def _as_measured(rows: list[V.Verdict]) -> str:
@@ -217,13 +229,14 @@ def answer(rows: list[V.Verdict], claim: Claim) -> Answer:
     judged = [r for r in ev if r.verdict not in (V.NOT_COMPARABLE, V.UNTESTED)]
     gated = [r for r in ev if r.verdict == V.NOT_COMPARABLE]
     as_measured = _as_measured(judged + gated)
-    tally = f"{len(ev)} rows: {_tally(ev)}"
+    tally = f"{rows_word(len(ev))}: {_tally(ev)}"
     unmet = _unmet_text(failed, ev)
-    gate = (f"; {len(gated)} rows not comparable, measured there: "
+    gate = (f"; {rows_word(len(gated))} not comparable, measured there: "
             f"{combine([r.would_be for r in gated if r.would_be])}") if gated else ""
     if judged:
         v = combine([r.verdict for r in judged])
-        why = f"{tally}; the {len(judged)} judged rows combine to {v}{gate}{unmet}.{note}"
+        judged_n = "the judged row reads" if len(judged) == 1 else f"the {len(judged)} judged rows combine to"
+        why = f"{tally}; {judged_n} {v}{gate}{unmet}.{note}"
     elif gated:
         v = V.NOT_COMPARABLE
         why = f"every row depends on a premise that was not met ({tally}){unmet}. Measured there: {as_measured}.{note}"
@@ -276,13 +289,27 @@ def premise_short(r) -> str:
 
 
 def ours(a: Answer) -> str:
-    """The premises the claim's rows depend on, as this run found them: met, not met, not checked here."""
+    """The premises the claim's rows depend on, as this run found them, each named once: not met (in any case where
+    it is checked per case, with how many), met (in every case checked), not checked here (in no case)."""
+    def base(r):
+        return P.premise_of(premise_id(r))
+    failed = Counter(base(r) for r in a.failed_premises or [])
+    met = Counter(base(r) for r in a.premises_met or [] if base(r) not in failed)
+    short = {base(r): premise_short(r) for r in [*(a.premises_met or []), *(a.failed_premises or [])]}
+    unchecked = [base(i) for i in a.premises_unchecked or [] if P.premise_of(i) in P.BY_ID]
+    unchecked = list(dict.fromkeys(i for i in unchecked if i not in failed and i not in met))
     parts = []
-    if a.failed_premises:
-        parts.append("not met: " + ", ".join(dict.fromkeys(premise_short(r) for r in a.failed_premises)))
-    if a.premises_met:
-        parts.append("met: " + ", ".join(dict.fromkeys(premise_short(r) for r in a.premises_met)))
-    if a.premises_unchecked:
-        parts.append("not checked here: " + ", ".join(dict.fromkeys(P.name(i) for i in a.premises_unchecked
-                                                               if P.premise_of(i) in P.BY_ID)))
+    if failed:
+        ways = {p: f"{short[p]} (in {n} of {n + checked_ok(a, p)} cases)" if n + checked_ok(a, p) > 1 else short[p]
+                for p, n in failed.items()}
+        parts.append("not met: " + ", ".join(ways.values()))
+    if met:
+        parts.append("met: " + ", ".join(short[p] for p in met))
+    if unchecked:
+        parts.append("not checked here: " + ", ".join(P.name(i) for i in unchecked))
     return "; ".join(parts) or "no premise gates its rows"
+
+
+def checked_ok(a: Answer, pid: str) -> int:
+    """How many cases of premise `pid` (scoped per case) were met, where it also failed in others."""
+    return sum(P.premise_of(premise_id(r)) == pid for r in a.premises_met or [])
