@@ -197,3 +197,43 @@ def test_claim_5s_prediction_is_table_2s_gains():
     c5 = next(c for c in A.CLAIMS if c.key == "5")
     assert f"+{min(cifar):.1f} to +{max(cifar):.1f} points on CIFAR-LT" in c5.predicts
     assert f"+{gains[('imagenet-lt', 256)]:.1f} on ImageNet-LT" in c5.predicts
+
+
+def _visible_words(fragment: str) -> int:
+    """Words a reader sees in an HTML fragment, folded <details> left out."""
+    import html as H
+    shown = re.sub(r"(?s)<details.*?</details>", " ", fragment)
+    return len(H.unescape(re.sub(r"<[^>]+>", " ", shown)).split())
+
+
+@pytest.mark.slow
+def test_the_built_book_states_one_verdict_per_claim_on_every_page_and_its_links_land(ci_book):
+    """The built ci book (issue 62): for each claim, the intro's table, the scoreboard's claim table and every page of
+    its notebooks state one verdict; each "What we found" box shows at most 150 words unfolded; every link to a
+    verdict table lands on an element with that id; the deciding rows carry a ★."""
+    out, log, rc = ci_book
+    assert rc == 0, f"the ci book did not build:\n{log[-4000:]}"
+    html = out / "_build" / "html"
+    pages = {p.relative_to(html).as_posix(): p.read_text() for p in html.rglob("*.html")}
+
+    def claim_cell(page: str, key: str, col: int) -> str:
+        tr = re.search(rf'<tr data-claim="{re.escape(key)}">(.*?)</tr>', page, re.S).group(1)
+        return re.findall(r"<td[^>]*>(.*?)</td>", tr, re.S)[col]
+
+    intro, board = pages["book/intro.html"], pages["book/scoreboard.html"]
+    for c in A.CLAIMS:
+        said = _verdict_of(claim_cell(intro, c.key, 2))
+        assert said == _verdict_of(claim_cell(board, c.key, 2)), c.key
+        for nb in c.notebooks:
+            page = pages[f"notebooks/{nb}.html"]
+            box = page[page.index("sb-found"):page.index("</div>", page.index("sb-found"))]
+            item = box.split(f'<li data-claim="{c.key}">')[1]
+            assert _verdict_of(item) == said, (c.key, nb)
+            assert _visible_words(box) <= 150, (nb, _visible_words(box))
+    for nb in ("08_scale", "09_feature_decoupling"):                   # a one-line answer opens them too
+        assert '<li data-claim="' in pages[f"notebooks/{nb}.html"].split("sb-found", 1)[1][:3000]
+    for name, page in pages.items():
+        for target, anchor in re.findall(r'href="([^"#]*\.html)#(verdict[^"]*)"', page):
+            where = (html / name).parent / target
+            assert f'id="{anchor}"' in where.read_text(), (name, target, anchor)
+    assert any("vt-decides" in pages[f"notebooks/{c.notebooks[0]}.html"] for c in A.CLAIMS)

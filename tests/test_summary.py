@@ -234,8 +234,8 @@ def test_built_book_opens_with_the_answer_and_ships_the_results_table(ci_book):
     assert intro.index("sb-findings") < intro.index("sb-summary-figure") < intro.index("sb-answers")
     for c in A.CLAIMS:
         page = (html / "notebooks" / f"{c.notebooks[0]}.html").read_text()
-        assert "What we found" in page and 'id="verdict"' in page, c.notebooks[0]
-        assert page.index("What we found") < page.index('id="verdict"')
+        assert "What we found" in page and f'id="{ANCHOR}"' in page, c.notebooks[0]
+        assert page.index("What we found") < page.index(f'id="{ANCHOR}"')
     table = list(csv.DictReader(io.StringIO((html / "results" / "verdicts.csv").read_text())))
     assert table and {r["profile"] for r in table} == {"ci"} and all(r["commit"] for r in table)
     assert 'href="../results/verdicts.csv"' in (html / "book" / "scoreboard.html").read_text()
