@@ -61,10 +61,21 @@ def kernel_manager(env: dict[str, str]):
     class EnvKernelManager(AsyncKernelManager):
         """AsyncKernelManager that adds the run's variables to each kernel's environment, and quiets its log."""
 
+        idle = False    # set by client.WatchedClient: the kernel has finished its cells (or said it is idle)
+
         async def _async_pre_start_kernel(self, **kw):
             kw["env"] = {**(kw.get("env") or os.environ), **{k: str(v) for k, v in env.items()}}
             kw["extra_arguments"] = [*(kw.get("extra_arguments") or []), *kernels.QUIET]
             return await super()._async_pre_start_kernel(**kw)
+
+        async def _async_interrupt_kernel(self):
+            # jupyter_client interrupts a kernel (SIGINT) before it asks it to shut down, to stop a running cell. An
+            # idle kernel ignores SIGINT, except in the instant between sending its last reply (papermill's final
+            # kernel_info) and ignoring SIGINT again: a SIGINT there made it log "[IPKernelApp] ERROR |
+            # KeyboardInterrupt caught in kernel." on a build that succeeded (issue 65; 1 run in 10 of a two-cell
+            # notebook). So an idle kernel is only asked to shut down; a cell past its time limit is still interrupted.
+            if not (self.shutting_down and self.idle):
+                await super()._async_interrupt_kernel()
 
     return EnvKernelManager
 
@@ -75,8 +86,10 @@ def run_papermill(nb: Path, tmp: Path, params: dict, cwd: Path, env: dict | None
     `timeout` seconds (None: no limit), the kernel started again (KERNEL_START_RETRIES times) when it died before any
     cell."""
     import papermill as pm
+
+    from .client import register
     extra = {"kernel_manager_class": kernel_manager(env or {}),     # every kernel quiet, with or without env
-             "execution_timeout": timeout}
+             "execution_timeout": timeout, "engine_name": register()}     # a stalled cell named (client.py)
     for attempt in range(KERNEL_START_RETRIES + 1):
         try:
             pm.execute_notebook(str(nb), str(tmp), parameters=params, kernel_name="python3",
@@ -103,6 +116,8 @@ def execute(nb: Path, out: Path, params: dict, cwd: Path, stamp: dict | None = N
     import nbformat
     import papermill as pm
     from nbclient.exceptions import CellTimeoutError
+
+    from .client import KernelStall
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(partial) if partial is not None else out.with_name(f".{out.stem}.partial.ipynb")
     try:
@@ -117,6 +132,8 @@ def execute(nb: Path, out: Path, params: dict, cwd: Path, stamp: dict | None = N
     except CellTimeoutError:    # nbclient's message quotes the whole cell: one line instead
         return False, (f"{timed_out_cell(tmp)} ran past the per-cell limit of {timeout:g} s and was stopped (a kernel "
                        "that no longer answers, or a run far slower than its profile plans)")
+    except KernelStall as e:
+        return False, str(e)
     except Exception as e:  # kernel died, bad notebook, ...
         return False, f"{type(e).__name__}: {e}"
     else:

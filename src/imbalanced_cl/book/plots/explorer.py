@@ -99,8 +99,35 @@ def gallery_summary(cfg: ExplorerConfig, results: list[Result]):
     return fig
 
 
+def front_end() -> bool:
+    """Whether the cell now running was sent by a live front end (Jupyter, or the book's Binder and Colab buttons),
+    which shows widgets; False under papermill or nbclient (the book's runner, `nbconvert --execute`) and outside a
+    kernel.
+
+    A widget opens a comm to the front end, and with none there nbclient sometimes waits on the idle kernel until the
+    cell's time limit (nbclient issue 312). The kernel cannot see a screen, but it can read the request it is running:
+    nbclient always sends allow_stdin = False (its NotebookClient answers no input request), while Jupyter's front
+    ends, which can put up a box for input(), send True (the messaging protocol: "some frontends do not support stdin
+    requests"). The request says what its sender is; no guess from the environment."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    kernel = getattr(get_ipython(), "kernel", None)
+    if kernel is None:          # plain Python, or a terminal IPython: no front end to show a widget
+        return False
+    # ipykernel >= 6 has get_parent(); older ones (some hosted runtimes) keep the request in _parent_header
+    parent = kernel.get_parent() if hasattr(kernel, "get_parent") else getattr(kernel, "_parent_header", {})
+    return bool((parent or {}).get("content", {}).get("allow_stdin", False))
+
+
 def live(cfg: ExplorerConfig):
-    """The ipywidgets explorer: five sliders; the figure redraws when a slider is released. Returns the widget."""
+    """The ipywidgets explorer: five sliders; the figure redraws when a slider is released. Returns the widget, or,
+    with no front end to show it (front_end), the static figure at the sliders' starting point."""
+    if not front_end():
+        fig = draw(result(cfg))     # trained once: result is cached, and the static figure below is the same point
+        plt.close(fig)              # shown once, by the display() of the notebook's cell
+        return fig
     import ipywidgets as W
     from IPython.display import display
 
