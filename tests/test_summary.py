@@ -147,7 +147,7 @@ def test_found_box_is_generated_from_the_notebooks_rows():
     box = S.found_box(rows, "01_stage1_growth", "ci")
     assert box.startswith('<div class="admonition tip sb-found"><p class="admonition-title">What we found</p>')
     assert "At the <b>ci</b> profile: 2 claim rows (1 holds, 1 does not hold)." in box
-    assert "1 premise rows, 1 not holding: weight decay λ inside the proof&#x27;s range." in box
+    assert "1 premise row, 1 not holding: weight decay λ inside the proof&#x27;s range." in box
     assert "<b>Claim 1</b>" in box and "10.2 [9.8, 10.6]" in box and 'href="#verdict"' in box
     assert S.found_box([], "01_stage1_growth") == ""
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ... import verdict as V
 from . import answers as A
 from ..records import record
-from .render import badge, esc, header_cells, interval, value
+from .render import badge, esc, header_cells, interval, lower_first, plural, value
 
 # What each profile is, in a reader's words (the sizes themselves live in profiles.yaml and the configs).
 PROFILE_MEANING = {
@@ -91,7 +91,7 @@ def paragraph(a: A.Answer, profile: str, paper: dict | None = None) -> str:
     parts = [f"Predicted ({a.claim.source}): {a.claim.predicts}."]
     if h is not None and value(h):
         u, what = unit(a), h.claim.rstrip(".")
-        parts.append(f"Measured at the {prof} profile: {what[:1].lower() + what[1:]}, {value(h)}"
+        parts.append(f"Measured at the {prof} profile: {lower_first(what)}, {value(h)}"
                      f"{f' ({u})' if u else ''}, against {h.predicted}.")
         parts.append(_row_note(h, a.verdict))
     else:
@@ -179,7 +179,7 @@ def _claim_item(rows: list[V.Verdict], c, profile: str) -> str:
 def _premises_line(premises: list[V.Verdict]) -> str:
     """The box's count of premise rows and those not holding, the first four named ("" without premise rows)."""
     unmet = [r for r in premises if r.verdict != V.HOLDS]
-    return (f"{len(premises)} premise rows, {len(unmet)} not holding"
+    return (f"{plural(len(premises), 'premise row')}, {len(unmet)} not holding"
             + (": " + "; ".join(esc(A.premise_short(r)) for r in unmet[:4]) + ("; …" if len(unmet) > 4 else "")
                if unmet else "") + "." if premises else "")
 
@@ -199,7 +199,7 @@ def found_box(rows: list[V.Verdict], notebook: str, profile: str = "") -> str:
     where = f"At the <b>{esc(profile)}</b> profile" if profile else "In this run"
     return (f'<div class="admonition tip sb-found"><p class="admonition-title">What we found</p>'
             f"<p>{where}: "
-            f"{len(claims)} claim rows ({esc(tally)}). {prem}</p>"
+            f"{plural(len(claims), 'claim row')} ({esc(tally)}). {prem}</p>"
             + (f"<ul>{''.join(items)}</ul>" if items else "")
             + '<p><a href="#verdict">The verdict table, with every row and its rule ↓</a></p></div>')
 
