@@ -3,12 +3,15 @@ judged by (never one read from the `predicted` text), no two labels overlap by m
 390 px phone every panel stands alone with its text at least 10 px tall."""
 from __future__ import annotations
 
+import base64
+import io
 import itertools
 import math
 import re
 from dataclasses import replace
 
 import pytest
+from PIL import Image
 
 from imbalanced_cl import verdict as V
 from imbalanced_cl.book.pages import answers as A
@@ -166,6 +169,8 @@ def test_the_html_shows_one_image_per_claim_each_the_columns_width_with_its_alt_
                               "ci: 10.2 [9.8, 10.6]; this row: holds, shaded: the rule&#x27;s band, "
                               "holds within [9, 11]")
     assert "minmax(min(100%," in html                     # a grid cell never wider than the column: one per row
+    first = re.search(r'base64,([^"]+)"', html).group(1)
+    assert Image.open(io.BytesIO(base64.b64decode(first))).size[0] == round(F.WIDTH * F.DPI)
     assert repr(F.SummaryFigure(_answers(), "ci")).count("\n") == len(A.CLAIMS) - 1
 
 
