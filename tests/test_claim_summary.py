@@ -17,6 +17,7 @@ from imbalanced_cl.book.pages import answers as A
 from imbalanced_cl.book.pages import claim_summary as CS
 from imbalanced_cl.book.pages import summary as S
 from imbalanced_cl.book.pages.sphinxext import mark_deciding
+from imbalanced_cl.book.pages.render import fmt
 from imbalanced_cl.book.pages.tables import render_html
 from imbalanced_cl.book.records import record
 
@@ -184,7 +185,7 @@ def test_the_six_sentences_at_default_from_the_committed_records_agree_with_thei
             assert by_id[(r.notebook, r.id)] == r
             assert CS.mentions(s.sentence, r, s.answer)
             if value := re.search(re.escape(CS.name(r)) + r" \(([-\d.e]+)", s.sentence):
-                assert value.group(1) == S.fmt(r.measured)
+                assert value.group(1) == fmt(r.measured)
         h = s.headline
         if h is not None and h not in s.deciding and h.verdict == V.NOT_COMPARABLE and s.verdict != V.NOT_COMPARABLE:
             assert f"the headline {c.short} is not comparable" in s.sentence

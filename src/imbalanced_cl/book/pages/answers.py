@@ -288,21 +288,28 @@ def premise_short(r) -> str:
     return name.split(" [")[0].split(" (")[0]
 
 
-def ours(a: Answer) -> str:
-    """The premises the claim's rows depend on, as this run found them, each named once: not met (in any case where
-    it is checked per case, with how many), met (in every case checked), not checked here (in no case)."""
+def _by_premise(a: Answer) -> tuple[Counter, Counter, dict]:
+    """(cases not met, cases met, short name) per premise the rows depend on, a premise checked per case (scoped ids)
+    counted once per case; a premise not met in any case is not counted as met."""
     def base(r):
         return P.premise_of(premise_id(r))
     failed = Counter(base(r) for r in a.failed_premises or [])
     met = Counter(base(r) for r in a.premises_met or [] if base(r) not in failed)
     short = {base(r): premise_short(r) for r in [*(a.premises_met or []), *(a.failed_premises or [])]}
-    unchecked = [base(i) for i in a.premises_unchecked or [] if P.premise_of(i) in P.BY_ID]
+    return failed, met, short
+
+
+def ours(a: Answer) -> str:
+    """The premises the claim's rows depend on, as this run found them, each named once: not met (in any case where
+    it is checked per case, with how many), met (in every case checked), not checked here (in no case)."""
+    failed, met, short = _by_premise(a)
+    unchecked = [P.premise_of(i) for i in a.premises_unchecked or [] if P.premise_of(i) in P.BY_ID]
     unchecked = list(dict.fromkeys(i for i in unchecked if i not in failed and i not in met))
     parts = []
     if failed:
-        ways = {p: f"{short[p]} (in {n} of {n + checked_ok(a, p)} cases)" if n + checked_ok(a, p) > 1 else short[p]
-                for p, n in failed.items()}
-        parts.append("not met: " + ", ".join(ways.values()))
+        ways = [f"{short[p]} (in {n} of {n + checked_ok(a, p)} cases)" if n + checked_ok(a, p) > 1 else short[p]
+                for p, n in failed.items()]
+        parts.append("not met: " + ", ".join(ways))
     if met:
         parts.append("met: " + ", ".join(short[p] for p in met))
     if unchecked:

@@ -23,7 +23,7 @@ from ... import premises as P
 from ... import verdict as V
 from ..records import record
 from . import answers as A
-from .render import fmt, value
+from .render import fmt, lower_first, value
 
 MAX_WORDS = 40
 
@@ -88,11 +88,7 @@ def deciding_rows(a: A.Answer, ev: list[V.Verdict]) -> tuple:
 def name(r: V.Verdict) -> str:
     """A row's statement, short, to stand inside a sentence: its claim text up to the first colon (the quantity after
     it is in the table), a capitalised first word in lower case ('Majority/minority ...' -> 'majority/minority ...')."""
-    text = r.claim.removeprefix("regime: ").split(": ")[0].strip().rstrip(".")
-    first = text.split(" ", 1)[0].split("/", 1)[0]
-    if first.isalpha() and first[:1].isupper() and first[1:].islower():
-        text = text[:1].lower() + text[1:]
-    return text
+    return lower_first(r.claim.removeprefix("regime: ").split(": ")[0].strip().rstrip("."))
 
 
 def band(r: V.Verdict) -> str:

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import html
 import math
+import re
+from pathlib import Path
 
+from ...paths import repo_root
 from ...verdict import FAILS, HOLDS, INCONCLUSIVE, NOT_COMPARABLE, PARTLY, UNTESTED, Verdict
 
 
@@ -46,6 +49,16 @@ def value(r: Verdict | None) -> str:
     return interval(r)
 
 
+def lower_first(text: str) -> str:
+    """`text` to follow a colon mid-sentence: its first letter lower-cased ("Majority/minority ..." -> "majority/...",
+    "A neuron" -> "a neuron"), unless its first word is an acronym, a symbol or a formula ("SDCLR-style", "A_maj",
+    "K-pair", "Pr[B_i]", "Stage-1": a word that is not letters alone, capitalised)."""
+    word = text.split(" ", 1)[0].split("/", 1)[0]
+    if not (word.isalpha() and word[:1].isupper() and (len(word) == 1 or word[1:].islower())):
+        return text
+    return text[:1].lower() + text[1:]
+
+
 def measured_text(r: Verdict) -> str:
     """The measured value with its 95% interval, the value alone when it has no interval, or a dash when there is no
     finite measurement (the terminal's column)."""
@@ -54,6 +67,41 @@ def measured_text(r: Verdict) -> str:
         return "–"
     lo, hi = fmt(r.lo), fmt(r.hi)
     return m if lo == hi == "–" else f"{m} [{lo}, {hi}]"
+
+
+def plural(n: int, noun: str) -> str:
+    """A count with its noun: "1 premise row", "3 premise rows" (the noun given in the singular)."""
+    return f"{n} {noun}" + ("" if n == 1 else "s")
+
+
+DASH = "–"        # a number that is not there, in every table of the book (fmt writes it too)
+_NAN = re.compile(r"(?<![\w.])nan(?![\w.])", re.IGNORECASE)
+
+
+def dash_nan(lines: list[str], why: str) -> list[str]:
+    """A printed table's lines with each bare "nan" written as a dash, right-aligned in its column's width, and, where
+    one was, a last line that says why a dash stands there ("–: why"). The numbers themselves are not touched."""
+    out = [_NAN.sub(lambda m: DASH.rjust(len(m.group(0))), line) for line in lines]
+    return out + ([f"{DASH}: {why}"] if out != list(lines) else [])
+
+
+def numbers(xs, why: str) -> str:
+    """Numbers for a printed line, "[0.423, –, 0.61]": each compact (fmt), a missing one (NaN, None) as a dash, and
+    after the list, where one is, what a dash means ("(–: why)")."""
+    cells = [fmt(x) for x in xs]
+    return f"[{', '.join(cells)}]" + (f" ({DASH}: {why})" if DASH in cells else "")
+
+
+def repo_relative(text: str, root: Path | str | None = None) -> str:
+    """`text` with each absolute path inside the repository, or beside it, named relative to the repository root
+    ("<root>/results/x" -> "results/x", "<root>/../shared/data/p.npz" -> "../shared/data/p.npz"): a page shows no
+    folder of the machine that built it. Other text is left as it is."""
+    base = Path(root) if root is not None else repo_root()
+    for r in dict.fromkeys((base, base.resolve())):      # as given and with its links resolved
+        text = text.replace(f"{r}/", "")
+        if r.parent != r.parent.parent:                   # never the file system's root itself
+            text = text.replace(f"{r.parent}/", "../")
+    return text
 
 
 COLOURS = {HOLDS: "#1a7f37", PARTLY: "#9a6700", FAILS: "#cf222e", INCONCLUSIVE: "#57606a",

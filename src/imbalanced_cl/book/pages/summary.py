@@ -1,20 +1,14 @@
 """The intro's first screen, generated from the claim-level answers (book/pages/answers.py): which profile built the
-book, one plain sentence per claim with the paper-scale record beside it, and one figure of every claim's headline
-measurement against the paper's prediction. Presentation only: every number comes from a verdict row.
+book, one plain sentence per claim with the paper-scale record beside it (its one-figure summary is drawn by
+book/plots/summary.py, a layer above). Presentation only: every number comes from a verdict row.
 """
 from __future__ import annotations
-
-import base64
-import io
-import math
-import re
 
 from ... import verdict as V
 from . import answers as A
 from . import claim_summary as CS
-from ..records import record
 from .tables import ANCHOR
-from .render import badge, colour, esc, fmt, header_cells, value
+from .render import badge, esc, header_cells, lower_first, plural, value
 
 # What each profile is, in a reader's words (the sizes themselves live in profiles.yaml and the configs).
 PROFILE_MEANING = {
@@ -49,14 +43,6 @@ def unit(a: A.Answer) -> str:
     return a.claim.unit
 
 
-def paper_scale(a: A.Answer, paper: dict) -> dict:
-    """The recorded paper-scale cell behind the claim's headline (record.column: its row under "row"), or
-    {'status': why there is none}."""
-    if a.headline is None:
-        return {"status": "no headline row"}
-    return record.column([a.headline], paper or {})[0]
-
-
 def _row_note(h: V.Verdict, claim_verdict: str) -> str:
     """'' when the headline row reads as the claim does; else what that row itself reads (and, where it is gated,
     what was measured there), so a reader who checks the number against the verdict beside it sees why they differ."""
@@ -77,7 +63,7 @@ def paragraph(a: A.Answer, profile: str, paper: dict | None = None) -> str:
     parts = [f"Predicted ({a.claim.source}): {a.claim.predicts}."]
     if h is not None and value(h):
         u, what = unit(a), h.claim.rstrip(".")
-        parts.append(f"Measured at the {prof} profile: {what[:1].lower() + what[1:]}, {value(h)}"
+        parts.append(f"Measured at the {prof} profile: {lower_first(what)}, {value(h)}"
                      f"{f' ({u})' if u else ''}, against {h.predicted}.")
         parts.append(_row_note(h, a.verdict))
     else:
@@ -147,134 +133,6 @@ def findings(pairs: list, profile: str, base: str = "../notebooks/") -> str:
     return "".join(out)
 
 
-_NUM = r"[-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?"
-
-
-def prediction_band(text: str) -> tuple[float, float] | None:
-    """The predicted value or band that a row's `predicted` text states: '[a, b]' -> (a, b); '> a', '≥ a' -> (a, inf);
-    '< a', '≤ a' -> (-inf, a); a leading number ('10', 'ratio 1', 'slope 1') -> (a, a); otherwise None."""
-    t = str(text)
-    m = re.search(rf"\[\s*({_NUM})\s*,\s*({_NUM})\s*\]", t)
-    if m:
-        return float(m.group(1)), float(m.group(2))
-    m = re.search(rf"(>|≥|<|≤)\s*({_NUM})", t)
-    if m:
-        x = float(m.group(2))
-        return (x, math.inf) if m.group(1) in ">≥" else (-math.inf, x)
-    m = re.match(rf"\s*(?:[a-z]+\s+)?({_NUM})\b", t)
-    if m:
-        return float(m.group(1)), float(m.group(1))
-    return None
-
-
-def figure(items: list[A.Answer], profile: str, paper: dict | None = None):
-    """One figure for every claim: a panel per claim with its headline measurement and 95% interval at this build's
-    profile and, where recorded, at the paper's scale, against the paper's predicted value (line) or band (shading)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    n = len(items)
-    fig, axes = plt.subplots(n, 1, figsize=(8.0, 1.35 * n + 0.6), squeeze=False)
-    for ax, a in zip(axes[:, 0], items, strict=True):
-        xs = _draw_measurements(ax, _panel_rows(a, profile, paper))
-        _draw_prediction(ax, a, xs)
-        _label_panel(ax, a)
-    fig.text(0.01, 0.005, "Dashed line or shading: the paper's predicted value or band. Dot and bar: the headline\n"
-             "measurement and its 95% interval, coloured by that row's verdict; the claim's verdict is on the right.",
-             fontsize=10.5, color="#57606a")
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
-    return fig
-
-
-def _panel_rows(a: A.Answer, profile: str, paper: dict | None) -> list[tuple[str, V.Verdict | None]]:
-    """A panel's rows: (label, row) for this build's headline and for the paper-scale record (None unless recorded)."""
-    rows = [(f"{profile or 'this build'}", a.headline), ("paper scale", None)]
-    p = paper_scale(a, paper or {})
-    if p.get("status") == "ok":
-        rows[1] = ("paper scale", p["row"])
-    return rows
-
-
-def _draw_measurements(ax, rows: list[tuple[str, V.Verdict | None]]) -> list[float]:
-    """Each row's measurement and 95% interval, coloured by its verdict (else why there is none); the x values drawn."""
-    xs = []
-    for y, (label, r) in zip((0.0, 1.4), rows, strict=True):   # the paper-scale row well above the build's label
-        if r is None or fmt(r.measured) == "–":
-            ax.text(0.02, y, f"{label}: {'not yet run' if y else 'no finite measurement'}", va="center",
-                    transform=ax.get_yaxis_transform(), fontsize=11, color="#57606a")
-            continue
-        m, lo, hi = float(r.measured), float(r.lo), float(r.hi)
-        c = colour(r.verdict)
-        ax.errorbar([m], [y], xerr=[[max(m - lo, 0)], [max(hi - m, 0)]], fmt="o", color=c, capsize=5, ms=8,
-                    lw=2)
-        ax.annotate(f"{label}: {r.verdict}", (m, y), xytext=(0, 9), textcoords="offset points",
-                    ha="center", fontsize=11, color=c)
-        xs += [m, lo, hi]
-    return xs
-
-
-def _draw_prediction(ax, a: A.Answer, xs: list[float]) -> None:
-    """The paper's predicted value (dashed line) or band (shading), the x range fitted to it and the measurements."""
-    band = prediction_band(a.headline.predicted if a.headline else "")
-    if band is not None:
-        lo_b, hi_b = band
-        finite = [v for v in (lo_b, hi_b) if math.isfinite(v)]
-        xs = xs + finite
-        if lo_b == hi_b:
-            ax.axvline(lo_b, color="#0969da", ls="--", lw=2)
-    xs = [v for v in xs if math.isfinite(v)]
-    if xs:
-        span = (max(xs) - min(xs)) or max(abs(max(xs)), 1.0)
-        ax.set_xlim(min(xs) - 0.15 * span, max(xs) + 0.15 * span)
-    if band is not None and band[0] != band[1]:
-        left, right = ax.get_xlim()
-        ax.axvspan(max(band[0], left), min(band[1], right), color="#0969da", alpha=0.12, lw=0)
-
-
-def _label_panel(ax, a: A.Answer) -> None:
-    """A panel's y range, its titles (the claim and its unit; the claim's verdict) and its bare axes."""
-    ax.set_ylim(-0.5, 2.0)
-    ax.set_yticks([])
-    ax.tick_params(axis="x", labelsize=11)
-    ax.set_title(f"Claim {a.claim.key} · {unit(a) or a.claim.title}", loc="left", fontsize=12)
-    ax.set_title(f"claim: {a.verdict}", loc="right", fontsize=12, color=colour(a.verdict))
-    for side in ("top", "right", "left"):
-        ax.spines[side].set_visible(False)
-
-
-def alt_text(items: list[A.Answer], profile: str) -> str:
-    """The figure's alt text: each claim's headline measurement, prediction and verdict, in words."""
-    out = []
-    for a in items:
-        h = a.headline
-        val = value(h) or "no finite measurement"
-        out.append(f"Claim {a.claim.key}: {val} against {h.predicted if h else 'no prediction'}, {a.verdict}")
-    return f"At the {profile or 'mixed'} profile. " + "; ".join(out) + "."
-
-
-class SummaryFigure:
-    """The one-figure summary as HTML (an embedded PNG with alt text and a caption), so the intro can paste it."""
-
-    def __init__(self, items: list[A.Answer], profile: str, paper: dict | None = None):
-        self.items, self.profile, self.paper = items, profile, paper
-
-    def _repr_html_(self):
-        import matplotlib.pyplot as plt
-        fig = figure(self.items, self.profile, self.paper)
-        buf = io.BytesIO()
-        fig.savefig(buf, format="png", dpi=120)
-        plt.close(fig)
-        src = base64.b64encode(buf.getvalue()).decode("ascii")
-        return (f'<figure class="sb-summary-figure"><img src="data:image/png;base64,{src}" style="width:100%;'
-                f'max-width:960px" alt="{esc(alt_text(self.items, self.profile))}"><figcaption>Every claim at once: '
-                f"the headline measurement of each claim with its 95% interval at the {esc(self.profile or 'mixed')} "
-                f"profile (and at the paper's scale where a record exists), against the paper's prediction. Each "
-                f"panel has its own scale and unit.</figcaption></figure>")
-
-    def __repr__(self):
-        return alt_text(self.items, self.profile)
-
-
 class Findings:
     """The intro's build note and per-claim findings table (HTML in the book, plain text elsewhere), from the claims'
     summaries: (this build's, the paper scale's) per claim (claim_summary.summaries)."""
@@ -304,8 +162,7 @@ def _premises_line(premises: list[V.Verdict]) -> str:
     """The box's count of premise rows and those not holding ("" without premise rows); the premises themselves are
     listed once, in the table's premise note."""
     unmet = [r for r in premises if r.verdict != V.HOLDS]
-    rows = "premise row" if len(premises) == 1 else "premise rows"
-    return f" {len(premises)} {rows}, {len(unmet)} not holding." if premises else ""
+    return f" {plural(len(premises), 'premise row')}, {len(unmet)} not holding." if premises else ""
 
 
 def found_box(rows: list[V.Verdict], notebook: str, profile: str = "", paper: dict | None = None) -> str:
@@ -322,7 +179,7 @@ def found_box(rows: list[V.Verdict], notebook: str, profile: str = "", paper: di
     where = f"At the <b>{esc(profile)}</b> profile" if profile else "In this run"
     return ('<div class="admonition tip sb-found"><p class="admonition-title">What we found</p>'
             + (f"<ul>{''.join(items)}</ul>" if items else "")
-            + f"<p><small>{where}, this page has {len(claims)} claim rows ({esc(tally)})."
+            + f"<p><small>{where}, this page has {plural(len(claims), 'claim row')} ({esc(tally)})."
             f"{_premises_line([r for r in mine if V.is_premise_row(r)])} The rows that decide a claim are marked ★ "
             f'in the table.</small></p><p><a href="#{ANCHOR}">The verdict table, with every row and its rule ↓</a>'
             "</p></div>")

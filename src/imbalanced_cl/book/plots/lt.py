@@ -8,6 +8,7 @@ import numpy as np
 from ...lt import datasets as D
 from ...lt.config import LTConfig
 from ...lt.experiment import LABELS, effective_n_max, pretraining_rows
+from ..pages.render import repo_relative
 
 COLOURS = {"random": "0.6", "simclr": "C0", "sdclr": "C3", "alg1": "C2", "alg1_dense": "C2"}
 
@@ -42,7 +43,7 @@ def scale_table(cfg: LTConfig, data) -> str:
     sizes = ", ".join(f"{sum(D.long_tailed_counts(n_head, r, C)):,} images at $\\rho={r:g}$" for r in cfg.rhos)
     params = sum(p.numel() for p in ResNet18(cfg.width, data.train.channels, "cifar").parameters()) / 1e6
     probe = f"{cfg.probe_per_class} balanced images per class" if cfg.probe_per_class else "the whole train split"
-    rows = [("data", "original CIFAR-10 binaries", data.source),
+    rows = [("data", "original CIFAR-10 binaries", repo_relative(data.source)),     # no build machine's folder
             ("LT profile", "$n_c=\\lfloor 4500\\,\\rho^{-c/9}\\rfloor$",
              f"$n_c=\\lfloor {n_head}\\,\\rho^{{-c/{C - 1}}}\\rfloor$ ({sizes})"),
             ("backbone", "ResNet-18 (width 64, 11.2 M parameters)",
