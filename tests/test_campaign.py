@@ -303,8 +303,9 @@ def test_the_scoreboard_reads_current_campaign_units_and_leaves_stale_ones_out(t
     old = Unit(unit.kind, unit.name, unit.profile, unit.params, "other code")
     made = record.write(folder, old, {"rows": [V.to_json(replace(row, verdict="does not hold"))]}, {"wall_s": 3.0})
     stale_path = made.rename(made.with_name(f"{unit.name}-0000000000000000.json"))   # named by an older key scheme
-    record.write(folder, unit, {"rows": [V.to_json(row)]}, {"device": "cpu", "commit": "abcdef0123", "wall_s": 3.0,
-                                                            "recorded": "2026-11-27T23:01:02+00:00"})
+    current = record.write(folder, unit, {"rows": [V.to_json(row)], "stages": ["grid"]},
+                           {"device": "cpu", "commit": "abcdef0123", "wall_s": 3.0,
+                            "recorded": "2026-11-27T23:01:02+00:00"})
     got = book_record.load_campaign(tmp_path, "ci")
     assert list(got) == [unit.name] and got[unit.name]["units"] == "1 of 1"
     assert [V.to_json(r) for r in got[unit.name]["rows"]] == [V.to_json(row)]
@@ -312,6 +313,12 @@ def test_the_scoreboard_reads_current_campaign_units_and_leaves_stale_ones_out(t
     assert cell["verdict"] == "holds" and cell["units"] == "1 of 1" and cell["differs"]
     assert (cell["device"].split(",")[0], cell["commit"], cell["date"]) == ("cpu", "abcdef0", "2026-11-27")
     assert stale_path.exists()     # reported by `campaign status`, never read here
+    # a record that kept no measurements is shown as such on every page, not by its rows as judged then
+    rec = json.loads(current.read_text())
+    current.write_text(json.dumps({**rec, "payload": {"rows": rec["payload"]["rows"]}}))
+    (cell,) = book_record.column([row], book_record.load_campaign(tmp_path, "ci"))
+    assert cell == {"status": "recorded (commit abcdef0, 2026-11-27) before records kept their measurements, so "
+                              "today's rules cannot judge it; it is being recorded again"}
 
 
 @pytest.mark.slow

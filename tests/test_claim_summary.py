@@ -115,7 +115,7 @@ def test_the_paper_scale_summary_is_the_claims_verdict_there_or_says_why_there_i
     assert CS.paper_summary(C1, {}).status == "not yet run at paper scale"
     assert CS.paper_summary(C1, {NB1: {"unreadable": "bad json"}}).status == f"record of {NB1} unreadable"
     old = {"rows": [], "judged": "rows as judged when recorded (kept no measurements)", "commit": "755634f0",
-           "date": "2026-11-26T02:43"}
+           "date": "2026-11-26T02:43", "measurements": False}
     said = CS.paper_summary(C1, {NB1: old})
     assert said.verdict == "" and said.status == record.not_judged(old) and "755634f, 2026-11-26" in said.status
     assert record.column([row("a", V.HOLDS)], {NB1: old}) == [{"status": record.not_judged(old)}]

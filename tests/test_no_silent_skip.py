@@ -109,8 +109,9 @@ def test_status_names_a_corrupt_record_and_what_it_leaves_out(tmp_path):
 
 def test_status_says_where_a_done_unit_was_made(tmp_path):
     unit = Unit("notebook", NB, "ci", {"a": 1}, "code")
-    record.write(tmp_path, unit, {"rows": []}, {"wall_s": 1.0, "device": "cuda", "torch": "2.11.0",
-                                                "python": "3.12.3", "versions": {"numpy": "2.1.0"}})
+    path = record.write(tmp_path, unit, {"rows": [], "stages": ["grid"]}, {"wall_s": 1.0, "device": "cuda",
+                        "torch": "2.11.0", "python": "3.12.3", "versions": {"numpy": "2.1.0"}})
+    path.with_name(f"{NB}-{unit.key}.stages").mkdir()    # a record that kept its measurements: done, not re-recorded
     text = "\n".join(status.report(status.coverage([unit], tmp_path), "ci", tmp_path))
     assert "made on cuda, torch 2.11.0, Python 3.12.3, numpy 2.1.0" in text
 

@@ -138,7 +138,7 @@ def device_label(rec: dict) -> str:
 def not_judged(rec: dict) -> str:
     """Why today's verdict code cannot judge a campaign record (it kept no measurements: its rows are as judged when
     recorded, under older rules and often without ids), in the words every page uses; "" for a record it judges."""
-    if not str(rec.get("judged", "")).startswith("rows as judged when recorded"):
+    if rec.get("measurements", True):
         return ""
     return (f"recorded (commit {str(rec.get('commit', '?'))[:7]}, {str(rec.get('date') or '?')[:10]}) before records "
             "kept their measurements, so today's rules cannot judge it; it is being recorded again")
@@ -373,5 +373,6 @@ def load_campaign(root: Path, profile: str) -> dict[str, dict]:
             prov = rec["provenance"] if isinstance(rec["provenance"], dict) else {}
             out[rec["name"]] = {"notebook": rec["name"], "profile": profile, **prov,
                                 "date": prov.get("recorded"), "parameters": rec["params"],
-                                "rows": rows, "judged": judged, "units": "1 of 1"}
+                                "rows": rows, "judged": judged, "units": "1 of 1",
+                                "measurements": bool(rec["payload"].get("stages"))}
     return {**bad, **out}
