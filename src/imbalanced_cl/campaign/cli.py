@@ -162,7 +162,8 @@ def check_sizes(units, root: Path, args) -> None:
     if args.slurm:
         from dask.utils import parse_bytes
         available, where = parse_bytes(args.memory), "each Slurm job (--memory)"
-    runs = [(root / "notebooks" / f"{u.name}.ipynb", u.params) for u in units if u.kind == "notebook"]
+    from .kinds import notebook_file
+    runs = [(notebook_file(root, u.name), u.params) for u in units if u.kind == "notebook"]
     problems = size_problems(runs, available, where)
     if problems:
         raise ParameterError("\n".join(problems))
