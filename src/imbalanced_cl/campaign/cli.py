@@ -142,7 +142,9 @@ def main(args) -> int:
             from .seeds import with_seed
             units = [v for v in (with_seed(u, args.seed) for u in units) if v is not None]
         if args.campaign_cmd == "status":
-            for line in status.report(status.coverage(units, results, root), args.profile, results, args.workers):
+            cov = status.coverage(units, results, root)
+            status.project(cov, root)
+            for line in status.report(cov, args.profile, results, args.workers):
                 print(line)
             return 0
         if not args.force:
