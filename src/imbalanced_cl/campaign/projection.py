@@ -9,11 +9,12 @@ measurements and plots).
 
 The seconds each of these costs are calibrated on this machine: fitted to the recorded wall times of the units
 planned today that have a record made on this machine's device (`samples`), non-negative, as many records as possible
-within 2 times of the model (`fit`). No single factor on sim/runtime.py's loop-rate estimate fits them: the records'
-ratios to it span 0.24 to 1.8 times their geometric mean (the small default units cost far more than their FLOPs, the
-paper units less). What the model does not count: elementwise work that grows with m alone (notebook 10's m/d = 500
-star cell, 5,000 neurons at d1 = 50, runs 5 to 12 times its projection), the loss plateau that ends a stage early
-(08 and 10 are counted at their caps) and the load of the machine when a record was made. A unit whose work cannot be
+within 2 times of the model (`fit`). No single factor on sim/runtime.py's loop-rate estimate fits them: on the 38
+records of 2026-12-02 the best one (4.5, their geometric mean) puts 15 within 2 times, their ratios to it spanning 0.11
+(paper 02) to 6.4 (default 09): the small default units cost far more than their FLOPs, the paper units less.
+What the model does not count: elementwise work that grows with m alone (notebook 10's m/d = 500 star cell, 5,000
+neurons at d1 = 50, runs 6 to 14 times its projection), the loss plateau that ends a stage early (08 and 10 are
+counted at their caps) and the load of the machine when a record was made. A unit whose work cannot be
 counted (notebook 06's real images; a config that declares no workload) is said to be so, never guessed; without a
 calibration (no records of this device) the projection is runtime's training estimate, marked "estimate only".
 """
