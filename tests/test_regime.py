@@ -154,7 +154,7 @@ def test_the_regime_page_reports_a_dead_arm_instead_of_measuring_it():
     cfg = RC.RegimeConfig(**{**TINY, "steps": 5})
     live, dead = train(cfg), train(cfg)
     dead.W = torch.zeros_like(dead.W)
-    text = RC.table(RC.summary({"live": live, "dead": dead}, cfg))
+    text = RC.table(RC.summary({"live": RC.measure_arm(live, cfg), "dead": RC.measure_arm(dead, cfg)}, cfg))
     assert "| replicates alive (population gradient ≠ 0) | 2 of 2 | 0 of 2 |" in text
     assert text.count("dead network: not measured") == 7 and "dead network" not in text.split("\n")[3].split("|")[2]
 

@@ -142,7 +142,9 @@ def main(args) -> int:
             from .seeds import with_seed
             units = [v for v in (with_seed(u, args.seed) for u in units) if v is not None]
         if args.campaign_cmd == "status":
-            for line in status.report(status.coverage(units, results, root), args.profile, results, args.workers):
+            cov = status.coverage(units, results, root)
+            status.project(cov, root)
+            for line in status.report(cov, args.profile, results, args.workers):
                 print(line)
             return 0
         if not args.force:
@@ -162,7 +164,8 @@ def check_sizes(units, root: Path, args) -> None:
     if args.slurm:
         from dask.utils import parse_bytes
         available, where = parse_bytes(args.memory), "each Slurm job (--memory)"
-    runs = [(root / "notebooks" / f"{u.name}.ipynb", u.params) for u in units if u.kind == "notebook"]
+    from .kinds import notebook_file
+    runs = [(notebook_file(root, u.name), u.params) for u in units if u.kind == "notebook"]
     problems = size_problems(runs, available, where)
     if problems:
         raise ParameterError("\n".join(problems))

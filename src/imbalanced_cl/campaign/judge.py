@@ -20,7 +20,7 @@ from ..book.records.provenance import RECORDED_ENV
 from ..book.build.cache import package_digest
 from ..book.build.execution import execute
 from . import record, stages, typed
-from .kinds import plan_notebooks
+from .kinds import notebook_file, pages, plan_notebooks
 from .validity import kept_stages
 
 
@@ -36,7 +36,7 @@ def _key(root: Path, path: Path, rec: dict, where: Path) -> str:
     """What judged rows depend on: the record file, its stages' files, today's package and the notebook."""
     h = _recorded(path, where)
     h.update(package_digest(root).encode())
-    h.update((Path(root) / "notebooks" / f"{rec['name']}.ipynb").read_bytes())
+    h.update(notebook_file(root, rec["name"]).read_bytes())
     return h.hexdigest()
 
 
@@ -47,7 +47,7 @@ def judge(root: Path, path: Path, rec: dict, out: Path) -> tuple[list[V.Verdict]
     if not (rec.get("payload") or {}).get("stages") or not where.is_dir():
         return None, "kept no measurements (recorded before records did): its rows as judged then are shown"
     env = {stages.STAGES_ENV: str(where), stages.STAGES_MODE_ENV: "replay", "IMBALANCED_CL_PROFILE": rec["profile"]}
-    ok, msg = execute(Path(root) / "notebooks" / f"{rec['name']}.ipynb", out, rec["params"], root,
+    ok, msg = execute(notebook_file(root, rec["name"]), out, rec["params"], root,
                       {"profile": rec["profile"], "judged_from": rec["key"]}, root, env=env)
     if not ok:
         return None, msg.split(": ", 2)[-1] if "needs re-measuring" in msg else f"could not be judged: {msg}"
@@ -63,8 +63,9 @@ def judge_all(root: Path, profile: str, results: Path | None = None, quiet: bool
     results = Path(results or root / "results" / "campaign" / profile)
     folder = root / "_build" / "judged" / profile
     out, sc = {}, record.scan(results)
+    rowless = pages(root)       # the regime page's record keeps stages and no rows: nothing for the paper column
     for unit in plan_notebooks(profile, root):
-        j = find(results, unit, root, sc)
+        j = find(results, unit, root, sc) if unit.name not in rowless else None
         if j is None or not j.valid:
             continue
         key = _key(root, j.path, j.rec, kept_stages(j.path, j.rec))

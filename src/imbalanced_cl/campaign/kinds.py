@@ -24,8 +24,24 @@ def _seed(nb: Path, params: dict) -> int | None:
     return cls.defaults().get("seed") if cls else None    # off the class: building a config would validate it all
 
 
+def notebook_file(root: Path, name: str) -> Path:
+    """The notebook a notebook unit runs: the table of contents' notebook of that name (a claim notebook under
+    notebooks/, or a page under book/ that keeps measurement stages), else notebooks/<name>.ipynb."""
+    found = [nb for nb in toc_notebooks(Path(root)) if nb.stem == name]
+    return found[0] if found else Path(root) / "notebooks" / f"{name}.ipynb"
+
+
+def pages(root: Path) -> set[str]:
+    """The toc's notebooks other than the claim notebooks that keep measurement stages (book/records/record.py
+    MEASURES): the regime page. Each is a notebook unit whose record keeps its stages and no verdict rows."""
+    from ..book.pages.scoreboard import claim_notebooks   # here: the scoreboard module pulls in the plotting stack
+    claims = set(claim_notebooks(root))
+    return {nb.stem for nb in toc_notebooks(Path(root)) if nb.stem in book_record.MEASURES and nb.stem not in claims}
+
+
 def plan_notebooks(profile: str, root: Path, only: list[str] | None = None) -> list[Unit]:
-    """One unit per claim notebook of the table of contents (those in `only`, if given), parameters checked.
+    """One unit per claim notebook of the table of contents, and per page that keeps measurement stages (pages:
+    the regime page), those in `only` if given, parameters checked.
 
     A notebook named in `only` whose parameters are wrong stops the plan (ParameterError); one not asked for is
     left out of the plan with a warning on stderr, so one broken notebook does not hide the others' coverage.
@@ -33,7 +49,7 @@ def plan_notebooks(profile: str, root: Path, only: list[str] | None = None) -> l
     import sys
 
     from ..book.pages.scoreboard import claim_notebooks   # here: the scoreboard module pulls in the plotting stack
-    names = set(claim_notebooks(root))
+    names = set(claim_notebooks(root)) | pages(root)
     units = []
     for nb in toc_notebooks(root):
         if nb.stem not in names or (only and nb.stem not in only):
@@ -68,7 +84,7 @@ def run_notebook(unit: Unit, root: Path) -> dict:
     import nbformat
 
     from . import stages
-    nb = root / "notebooks" / f"{unit.name}.ipynb"
+    nb = notebook_file(root, unit.name)
     where = checkpoint.folder()
     # the executed copy lives under the campaign's own results folder, named by the unit's key: two campaigns on one
     # clone (two seeds, two --results folders) never read each other's rows, and a scratch folder writes nothing
@@ -91,7 +107,7 @@ def run_notebook(unit: Unit, root: Path) -> dict:
     if not ok:
         raise RuntimeError(f"{unit.name}: {msg}")
     rows = rows_of(out)
-    if not rows:
+    if not rows and nb.parent.name == "notebooks":     # a page (the regime page) keeps its stages, and no rows
         raise RuntimeError(f"{unit.name}: the executed notebook glued no verdict rows")
     kept = stages.names(made) if made is not None else []
     if kept:    # beside the record: <results>/notebook/<name>-<key>.stages/, replaced whole

@@ -75,6 +75,14 @@ def run(unit: Unit, root: Path) -> dict:
 PREMISE_CELL = register(Kind(KIND, plan, run))
 
 
+def workload(params: dict) -> list:
+    """(config, steps) of one cell's trainings at their caps, as PremiseMapConfig.workload counts every cell: the
+    vanilla run to vanilla_max and six branches of prune_max (an upper bound: run_cell stops earlier)."""
+    cfg = _config(params)
+    cell = cell_of(cfg, params["cell"])
+    return [(cell.cfg.vanilla(), cfg.vanilla_max), (cell.cfg.sim(), 6 * cfg.prune_max)]
+
+
 def recorded_cells(cfg, root: Path | None = None) -> tuple[list, list[str]]:
     """The recorded plane cells of this config's record_ds: (CellResults marked "recorded", notes).
 

@@ -207,6 +207,13 @@ cells = [{"premises": r.premises, "gain": r.gain, "arms": r.arms, "extra": r.ext
 out = {"rates": rate_table(cfg, cfg.estimate_ds, cfg.ratios), "cells": cells}
 '''))
 
+# the regime page: its three arms at the ci sizes, two replicates; what the page reads of each arm
+register(Probe("notebook/regime", f'''
+from imbalanced_cl.claims.regime_compare import RegimeConfig, measure_arms
+cfg = RegimeConfig(**sized(params, **{_ci_sizes("regime", R=2, chunk=1, progress=False)!r}))
+out = measure_arms(cfg)
+'''))
+
 
 def probe_for(kind: str, name: str) -> str | None:
     """The probe that decides a unit's records: its own (kind/name), else its kind's, else None."""

@@ -26,16 +26,42 @@ class Coverage:
     walls: dict = field(default_factory=dict)       # {(kind, name): latest recorded wall seconds, stale included}
     made: dict = field(default_factory=dict)        # {unit label: where its record was made (device, versions)}
     rerecord: list = field(default_factory=list)    # [Unit]: pending because its valid record kept no measurements
+    # {unit label: (seconds or None, basis)} of the pending units without a recorded time (project(): the model)
+    projected: dict = field(default_factory=dict)
+    calibration: object = None                      # projection.Calibration the model used, or None
 
     def estimate(self, unit: Unit) -> float | None:
         """Expected seconds of a unit: the wall time recorded for the same kind and name (any code), or None."""
         return self.walls.get((unit.kind, unit.name))
 
+    def expected(self, unit: Unit) -> float | None:
+        """A pending unit's projected seconds: its recorded time, else the model's projection (project()), or None."""
+        own = self.estimate(unit)
+        return own if own is not None else self.projected.get(unit.label, (None, ""))[0]
+
     def time_left(self, workers: int = 1) -> tuple[float, list]:
-        """(projected seconds for the pending units with a recorded time, divided over workers; units without one)."""
-        known = [self.estimate(u) for u in self.pending if self.estimate(u) is not None]
-        unknown = [u for u in self.pending if self.estimate(u) is None]
+        """(projected seconds for the pending units with a recorded time or a projection, divided over workers;
+        units without either)."""
+        known = [self.expected(u) for u in self.pending if self.expected(u) is not None]
+        unknown = [u for u in self.pending if self.expected(u) is None]
         return sum(known) / max(workers, 1), unknown
+
+
+def project(cov: Coverage, root: Path) -> None:
+    """Project every pending unit without a recorded time by the model of campaign/projection.py, calibrated on this
+    machine's records; without a calibration, runtime's training estimate marked "estimate only"; a unit whose work
+    cannot be counted keeps None and why."""
+    from . import projection as P
+    todo = [u for u in cov.pending if cov.estimate(u) is None]
+    if not todo:
+        return
+    cov.calibration = cal = P.calibration(root)
+    for u in todo:
+        if cal is None:
+            cov.projected[u.label] = P.uncalibrated(u.kind, u.name, u.params, root)
+            continue
+        work, why = P.work_of(u.kind, u.name, u.params, root)
+        cov.projected[u.label] = (cal.seconds(work), "the model") if work is not None else (None, why)
 
 
 def _resumed_s(rec: dict) -> float:
@@ -175,7 +201,7 @@ def report(cov: Coverage, profile: str, results: Path, workers: int = 1) -> list
              f"  done     {len(cov.done):3d}" + "".join(f"\n             {u.label} ({_hms(cov.estimate(u) or 0)}; "
                                                    f"made on {cov.made.get(u.label, '?')})" for u in cov.done),
              f"  pending  {len(cov.pending):3d}" + "".join(
-                 f"\n             {u.label}"
+                 f"\n             {u.label}" + _projected(cov, u)
                  + (" [to re-record: its record kept no measurements, so today's verdict code cannot judge it; it "
                     "answers, with its rows as judged then, until the new record replaces it]"
                     if u in cov.rerecord else "")
@@ -197,16 +223,53 @@ def report(cov: Coverage, profile: str, results: Path, workers: int = 1) -> list
     if cov.outside:
         lines.append(f"  other    {len(cov.outside):3d} records of units this plan does not name "
                      "(other kinds, names, seeds or a unit no longer planned)")
+    lines += _time_left(cov, workers) if cov.pending else ["nothing pending"]
+    return lines
+
+
+def _projected(cov: Coverage, u: Unit) -> str:
+    """' [projected 3.2 h: its recorded time]' (or the model's, or why there is none) for a pending unit."""
+    own = cov.estimate(u)
+    if own is not None:
+        return f" [projected {_hms(own)}: its recorded time]"
+    if u.label not in cov.projected:
+        return ""
+    secs, basis = cov.projected[u.label]
+    return f" [projected {_hms(secs)}: {basis}]" if secs is not None else f" [not projected: {basis}]"
+
+
+def _time_left(cov: Coverage, workers: int) -> list[str]:
+    """The lines on the time left: the total over the units with a recorded time or a projection, where each came
+    from, the calibration the model used (and the records it misses by more than its band), and the units left out."""
     secs, unknown = cov.time_left(workers)
     known = len(cov.pending) - len(unknown)
-    if cov.pending:
-        head = f"projected time left on this machine ({workers} worker{'s' if workers > 1 else ''}): "
-        line = head + (f"{_hms(secs)} for {known} of {len(cov.pending)} pending units, from their recorded wall times"
-                       if known else "unknown: no pending unit has a recorded wall time yet")
-        if unknown and known:
-            line += f"; no recorded time for {len(unknown)} ({', '.join(u.name for u in unknown[:6])}"
-            line += ", ...)" if len(unknown) > 6 else ")"
-        lines.append(line)
-    else:
-        lines.append("nothing pending")
+    head = f"projected time left on this machine ({workers} worker{'s' if workers > 1 else ''}): "
+    if not known:
+        whys = "; ".join(f"{u.name}: {cov.projected[u.label][1]}" for u in unknown if u.label in cov.projected)
+        return [head + "unknown: no pending unit has a recorded wall time" + (f", and none can be projected ({whys})"
+                                                                               if whys else " yet")]
+    mine = sum(cov.estimate(u) is not None for u in cov.pending)
+    models = [cov.projected[u.label][1] for u in cov.pending if cov.estimate(u) is None
+              and cov.projected.get(u.label, (None, ""))[0] is not None]
+    parts = [f"{mine} from their recorded wall times"] if mine else []
+    parts += [f"{len(models)} by {models[0] if len(set(models)) == 1 else 'the model'}"] if models else []
+    lines = [head + f"{_hms(secs)} for {known} of {len(cov.pending)} pending units ({', '.join(parts)})"]
+    lines += _calibration_lines(cov.calibration) if models else []
+    if unknown:
+        lines.append(f"  not projected: {', '.join(f'{u.name} ({_why(cov, u)})' for u in unknown)}")
     return lines
+
+
+def _calibration_lines(cal) -> list[str]:
+    """What the model was calibrated on, and the records it misses by more than its band."""
+    from .projection import BAND, inside
+    if cal is None:
+        return []
+    missed = [f"{label} ({p / r:.2f}x)" for label, r, p in cal.ratios if not inside(p, r)]
+    return [f"  the model: {cal.line()}"] + ([f"  records the model misses by more than {BAND:g}x (model / recorded): "
+                                              f"{', '.join(missed)}"] if missed else [])
+
+
+def _why(cov: Coverage, u: Unit) -> str:
+    """Why a pending unit has no projection."""
+    return cov.projected[u.label][1] if u.label in cov.projected else "no recorded time, and not modelled"

@@ -253,7 +253,8 @@ def measure_code(root: Path, entry: str, notebook: Path | None = None) -> str:
 # What each notebook with measurement stages measures (campaign/stages.py): its unit's code version covers these
 # modules (and the notebook's own `measured(...)` calls), not the verdict layer, and its probe (campaign/probe.py)
 # runs them at the ci profile's sizes. A notebook not named here is versioned by all its code, and its records keep
-# their rows only.
+# their rows only. A page named here that is no claim notebook (the regime page) is a campaign unit too: its record
+# keeps its stages and no rows, and the book replays it.
 MEASURES = {"01_stage1_growth": "from imbalanced_cl.claims.stage1 import measure_main, measure_push, measure_sweeps",
             "02_lucky_neurons": "from imbalanced_cl.claims.lucky import measure_push, measure_t2, run_census, "
                                 "workshop_figure",
@@ -263,7 +264,8 @@ MEASURES = {"01_stage1_growth": "from imbalanced_cl.claims.stage1 import measure
             "06_lt_benchmarks": "from imbalanced_cl.lt.experiment import measure_runs",
             "08_scale": "from imbalanced_cl.claims.scale import run",
             "09_feature_decoupling": "from imbalanced_cl.claims.decoupling import measure_grids, view_correlations",
-            "10_premise_map": "from imbalanced_cl.claims.premise_map import rate_table, run_map"}
+            "10_premise_map": "from imbalanced_cl.claims.premise_map import rate_table, run_map",
+            "regime": "from imbalanced_cl.claims.regime_compare import measure_arms"}
 
 
 def unit_code(root: Path, nb: Path) -> str:

@@ -8,6 +8,6 @@ Its modules, in import order, are mapped in docs/architecture.md ("Inside a clai
 name is importable from here.
 """
 from .config import ARMS, RegimeConfig  # noqa: F401
-from .metrics import share_history  # noqa: F401
-from .protocol import run_arms, summary, table  # noqa: F401
+from .metrics import Arm, measure_arm, share_history  # noqa: F401
+from .protocol import measure_arms, quantities, run_arms, summary, table  # noqa: F401
 from .verdicts import verdict_changes  # noqa: F401

@@ -34,3 +34,7 @@ class RegimeConfig(ModelConfig):
         record_every=50,                 # history every this many steps (the share over time)
         progress=False,                  # tqdm progress bar
     )
+
+    def workload(self) -> list:
+        """(config, steps) of the page's trainings, for the time estimate (sim/runtime.py): one run per arm."""
+        return [(self.sim(**change), self.steps) for change in ARMS.values()]

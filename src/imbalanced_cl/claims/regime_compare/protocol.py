@@ -1,12 +1,11 @@
-"""The regime page's runs: one training per arm, and the side-by-side summary of the measured quantities."""
+"""The regime page's runs: one training per arm, each measured (metrics.measure_arm), and the side-by-side summary of
+the measured quantities."""
 from __future__ import annotations
 
 from ... import stats
-from ...sim import regime
-from ...sim.metrics import feature_share
 from ...sim.train import Run, train
-from ..pruning.metrics import aligned_counts, amplitude_ratio, max_cosine, minority_index
 from .config import ARMS, RegimeConfig
+from .metrics import Arm, measure_arm
 
 
 def run_arms(cfg: RegimeConfig) -> dict[str, Run]:
@@ -14,28 +13,34 @@ def run_arms(cfg: RegimeConfig) -> dict[str, Run]:
     return {name: train(cfg.sim(**change)) for name, change in ARMS.items()}
 
 
-def summary(runs: dict[str, Run], cfg: RegimeConfig) -> list[dict]:
+def measure_arms(cfg: RegimeConfig) -> dict[str, Arm]:
+    """Every arm trained (run_arms) and measured: the page's measurement stage, what a campaign record keeps (the
+    runs themselves are dropped)."""
+    return {name: measure_arm(run, cfg) for name, run in run_arms(cfg).items()}
+
+
+def quantities(arm: Arm, cfg: RegimeConfig) -> dict:
+    """{quantity: (R,) values} in the table's order: the arm's measured values, with the minority alignment counted
+    at the page's threshold (App. A.2: a neuron aligns with j* if cos(w_i, M_j*) >= cos_threshold), averaged over the
+    minority features, and the best minority cosine."""
+    v, cos = arm.values, arm.cos_minority
+    keys = ("feature-span share (→ 1, Thm 3.1)", "training InfoNCE", "held-out InfoNCE",
+            "||g_K − g_pop|| / ||w|| (Lemma B.1)")
+    return {**{k: v[k] for k in keys},
+            f"neurons with cos(w, M_j*) ≥ {cfg.cos_threshold:g}": (cos >= cfg.cos_threshold).sum(1).float().mean(-1),
+            "best minority cosine max_i cos(w_i, M_j*)": cos.amax(1).mean(-1),
+            "A_min / A_maj": v["A_min / A_maj"]}
+
+
+def summary(arms: dict[str, Arm], cfg: RegimeConfig) -> list[dict]:
     """One row per (quantity, arm): mean and 95% interval over replicates; first, how many replicates are alive.
     An arm whose every replicate is dead (regime.measure: the population gradient is exactly 0) is not measured."""
     out = []
-    J = minority_index(cfg)
-    for name, run in runs.items():
-        reg = regime.measure(run)
-        values = {
-            "feature-span share (→ 1, Thm 3.1)": feature_share(run.W, run.M).mean(-1),
-            "training InfoNCE": reg.loss_train,
-            "held-out InfoNCE": reg.loss_heldout,
-            "||g_K − g_pop|| / ||w|| (Lemma B.1)": reg.grad_dev,
-            f"neurons with cos(w, M_j*) ≥ {cfg.cos_threshold:g}":
-                aligned_counts(run.W, run.M, cfg.cos_threshold)[:, J].mean(-1),
-            "best minority cosine max_i cos(w_i, M_j*)": max_cosine(run.W, run.M)[:, J].mean(-1),
-            "A_min / A_maj": amplitude_ratio(run.W, run.M, run.cfg),
-        }
-        alive = (~reg.dead).sum().item()
-        out.append({"quantity": "replicates alive (population gradient ≠ 0)", "arm": name, "count": alive,
-                    "of": int(reg.dead.numel())})
-        for quantity, x in values.items():
-            if reg.all_dead:     # frozen values of a network that no longer learns are not measurements
+    for name, arm in arms.items():
+        out.append({"quantity": "replicates alive (population gradient ≠ 0)", "arm": name, "count": arm.alive,
+                    "of": arm.of})
+        for quantity, x in quantities(arm, cfg).items():
+            if arm.all_dead:     # frozen values of a network that no longer learns are not measurements
                 out.append({"quantity": quantity, "arm": name, "dead": True})
                 continue
             m, lo, hi = stats.ci(x.double())
