@@ -13,9 +13,9 @@ import torch
 from scipy import stats
 
 sys.path.insert(0, "docs/claim4")
-from reduced import cell_cfg  # noqa: E402
+from reduced import cell_cfg
 
-from imbalanced_cl.sim import data as D  # noqa: E402
+from imbalanced_cl.sim import data as D
 
 torch.set_num_threads(1)
 

@@ -4,12 +4,11 @@ import math
 import sys
 import time
 
-import torch
 
 sys.path.insert(0, "docs/claim4")
-from reduced import cell_cfg, coords, dynamics  # noqa: E402
+from reduced import cell_cfg, coords, dynamics
 
-from imbalanced_cl.sim.train import train  # noqa: E402
+from imbalanced_cl.sim.train import train
 
 d, lam_name, steps = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
 changes = {}

@@ -5,7 +5,6 @@ W M_j orthogonal: true at init for m >> d, and kept by the update since E[M^T C 
 logits are sum_j beta_j a_Xj a_Yj with a = M^T sum_r u^(r) and beta_j = s_j^2 / tau, and the StopGrad step
 W <- (1 - eta lambda) W - eta W C scales each column: s_j <- s_j (1 - eta lambda - eta dl/dbeta_j).
 """
-import math
 import sys
 
 import torch
