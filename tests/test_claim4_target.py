@@ -135,3 +135,12 @@ def test_convergence_thresholds_are_pinned_to_the_papers_reading(name, holds, cf
     assert not holds(0.30, 0.41)
     # the recorded plateaus as they were: d = 10 (0.90 ln K, l'_p 0.005), d = 20 (0.69, 0.05)
     assert not holds(0.90, 0.005) and not holds(0.69, 0.05)
+
+
+@pytest.mark.parametrize("profile", ["ci", "default", "paper"])
+def test_no_profile_loosens_the_convergence_thresholds(profile):
+    from imbalanced_cl.book.build.profiles import params
+    for nb, cfg in (("04_pruning_gains", pa.PruningConfig), ("10_premise_map", PM.PremiseMapConfig)):
+        p = params(profile, nb)
+        built = cfg(**{k: v for k, v in p.items() if k in ("converge_loss_frac", "converge_lp_c", "tau")})
+        assert built.converge_loss_frac <= 0.5 and built.converge_lp_c <= 0.5, (profile, nb)
