@@ -24,6 +24,7 @@ from ...verdict import (FAILS, HOLDS, NOT_COMPARABLE, PARTLY, PREDICATE, UNTESTE
 from .config import PremiseMapConfig
 from .metrics import SHORT, VALUE
 from .protocol import ARM_TEXT, ARMS, ORACLES, CellResult
+from .target import k_needed, measured_deviations
 
 SOURCE = "Thm 3.2(c), Thm F.1, Remarks 1-3"
 CLAIM = "pruning raises A_j*/A_maj over its control"
@@ -242,14 +243,8 @@ def reach_text(rates: list[dict], results: list[CellResult], cfg: PremiseMapConf
         rows = [row_ for row_ in rates if row_["ratio"] == r]
         need = "; ".join(f"d={row_['d']}: {_fmt_m(row_)}" for row_ in rows)
         parts.append(f"at ρ = {r:g}, one minority lucky neuron needs {need}")
-    ks = []
-    for res in results:
-        if res.ran and "lemma_b1" in res.premises:
-            p = res.premises["lemma_b1"]
-            bound = res.cell.cfg.d1 ** -res.cell.cfg.regime_grad_poly
-            ks.append((res.cell.d, res.cell.K * (p.value / bound) ** 2))
-    for d in sorted({d for d, _ in ks}):
-        k = max(v for dd, v in ks if dd == d)
+    for d, devs in sorted(measured_deviations(results).items()):
+        k = max(k_needed(K, dev, d1, cfg.regime_grad_poly) for K, dev, d1 in devs)
         parts.append(f"at d={d}, Lemma B.1's bound needs K ≈ {k:,.0f} pairs per step (largest over its cells)")
     return "; ".join(parts)
 
