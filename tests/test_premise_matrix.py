@@ -21,8 +21,8 @@ NB = "10_premise_map"
 
 def prem(pid: str, case: str, value: float, lo: float, hi: float = math.inf) -> V.Verdict:
     """A premise row of `pid` at `case` (scoped; unscoped where case is ""): it holds where value lies in [lo, hi]."""
-    return V.premise_value(P.scoped(pid, case) if case else pid, f"{pid} at {case}: the value", "src", f">= {lo}",
-                           value, "the band", band=(lo, hi))
+    return V.premise_value(P.scoped(pid, case) if case else pid, f"{pid} at {case}: the value", "src",
+                           f"in [{lo:g}, {hi:g}]", value, "the band", band=(lo, hi))
 
 
 def claim(id: str, depends: tuple = (), verdict: str = V.HOLDS, rule: str = "a rule", measured: float = 0.5):
@@ -61,7 +61,7 @@ def test_the_premise_matrix_marks_each_case_and_premise_and_counts_the_cases_mee
     assert P.name("lambda_range") in html.unescape(lines[0])                             # premises.name unlabelled
     text = [re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", ln)).strip() for ln in lines[1:]]
     assert text == ["cell one ✓ 0.05 ✓ 0.5", "cell two ✗ 0.01 ✗ 2", "cases meeting it 1 of 2 1 of 2"]
-    assert 'title="met; holds at ≥ 0.03"' in lines[1] and 'title="not met; holds within [0, 1]"' in lines[2]
+    assert 'title="met; needs in [0.03, inf]"' in lines[1] and 'title="not met; needs in [0, 1]"' in lines[2]
     second = " ".join(re.sub(r"<[^>]+>", " ", second).split())
     assert "cell one · alg1 ✓ 100.0" in second and "claim a" not in out              # an arm: its own matrix
     assert PMX.premise_matrix_html([claim("a")]) == ""
@@ -70,8 +70,8 @@ def test_the_premise_matrix_marks_each_case_and_premise_and_counts_the_cases_mee
 def test_a_run_of_one_case_lists_its_premises_one_line_each_with_the_band():
     out = PMX.premise_matrix_html([prem("lambda_range", "", 0.001, 0.03, 0.05), prem("k_poly", "", 0.5, 0.0, 1.0)])
     lines = [re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", ln)).strip() for ln in re.findall(r"<tr>(.*?)</tr>", out)]
-    assert lines[1:] == [f"{html.escape(P.name('lambda_range'))} src holds within [0.03, 0.05] ✗ 0.001",
-                         f"{html.escape(P.name('k_poly'))} src holds within [0, 1] ✓ 0.5"]
+    assert lines[1:] == [f"{html.escape(P.name('lambda_range'))} src in [0.03, 0.05] ✗ 0.001",
+                         f"{html.escape(P.name('k_poly'))} src in [0, 1] ✓ 0.5"]
 
 
 def test_the_table_names_a_shared_list_of_unmet_premises_once_however_many_rows_share_it():
@@ -84,7 +84,7 @@ def test_the_table_names_a_shared_list_of_unmet_premises_once_however_many_rows_
         out = html.unescape(page(n))
         table = out.split('<table class="verdict-table">')[1].split("</table>")[0]
         assert out.count(P.name("lambda_range")) == 2                  # above the table, and the matrix's line
-        assert table.count("not met: those named above the table") == n
+        assert table.count("not met: see above") == n
         assert table.count(f"not met: {P.name('k_poly')}") == 1 and P.name("lambda_range") not in table
         assert "met: " + P.name("k_poly") not in table.replace("not met: " + P.name("k_poly"), "")
 
@@ -95,7 +95,7 @@ def test_the_matrix_table_glues_the_same_rows_as_the_verdict_table_and_shows_one
             claim("gain_a_c2", (P.scoped("lambda_range", "c2"),), V.FAILS, rule="the gain rule"),
             claim("gain_b_c1", (), V.UNTESTED, rule="nothing to prune", measured=math.nan),
             claim("gain_b_c2", (), V.UNTESTED, rule="nothing to prune", measured=math.nan),
-            claim("map", (), V.PARTLY)]
+            claim("map", (), V.PARTLY), claim("idle", (), V.UNTESTED, rule="no alpha in the grid", measured=math.nan)]
     key = {"gain_a_c1": ("c1", "a"), "gain_a_c2": ("c2", "a"), "gain_b_c1": ("c1", "b"), "gain_b_c2": ("c2", "b")}
     t = PMX.MatrixTable(NB, rows, matrix=lambda r: key.get(r.id), statement="the gain", columns={"a": "arm A"},
                         rules={"map": "decided by the map"})
@@ -105,6 +105,8 @@ def test_the_matrix_table_glues_the_same_rows_as_the_verdict_table_and_shows_one
     assert out.count('class="verdict-table"') == 1 and '<details class="vt-premise-rows">' not in out
     table, matrix = out.split('<table class="verdict-table">')[1].split("</table>", 1)
     assert "claim map" in table and "decided by the map" in table and "claim gain" not in table
+    assert "claim idle" not in table
+    assert "Not tested at this run:</b><ul><li>claim idle (Thm 0): no alpha in the grid</li></ul>" in matrix
     assert matrix.count("the gain rule") == 1 and "arm A" in matrix                     # the shared rule, once
     grid = matrix.split('<table class="vt-matrix">')[1].split("</table>")[0]
     assert "measured: does not hold" in grid and grid.count(V.UNTESTED) == 0           # column b: never tested
@@ -145,3 +147,23 @@ def test_notebook_10_reads_each_arm_row_by_its_id_and_opens_its_conclusion_in_on
     shown, folded = out.split("<details>")
     assert words(shown) <= 150 and "Answer (b)" in shown and c.fact in shown and long not in shown
     assert folded.count(long) == 2 and out.endswith("</details>")
+
+
+def test_notebook_04_prints_each_premise_met_or_not_from_its_numbers():
+    """Notebook 04's premise lines (book/plots/pruning_gains.py) say met or NOT met from the numbers they print:
+    convergence from its own verdict, App. F.4's T against the branch length."""
+    from types import SimpleNamespace as NS
+
+    import torch
+
+    from imbalanced_cl.book.plots import pruning_gains as pg
+    cfg = NS(converge_loss_frac=0.5, converge_window=100, alpha_main=0.05, m=50, prune_steps=1000)
+    conv = NS(step=1500, loss=3.9, loss_max=3.1, pos_prob=0.05, lp_min=0.5, change=0.01, change_max=0.02, holds=False)
+    short = NS(convergence=conv, T=18900.0, strict=torch.tensor([0, 1]), extended=torch.tensor([2, 3]))
+    lines = pg.premises_text(short, cfg).splitlines()
+    assert lines[0].endswith("-> NOT met") and "InfoNCE 3.900 (worst replicate) against 3.100" in lines[0]
+    assert "18900 steps; the branches run 1000 -> NOT met" in lines[1]
+    assert lines[2] == ("Remark 1's bound per replicate, strict |M*_j*|: [0, 1], extended (j* in N_i at T_a): [2, 3]; "
+                        "alpha_main m = 2")
+    long = NS(convergence=NS(**{**vars(conv), "holds": True}), T=900.0, strict=short.strict, extended=short.extended)
+    assert [ln.endswith("-> met") for ln in pg.premises_text(long, cfg).splitlines()[:2]] == [True, True]

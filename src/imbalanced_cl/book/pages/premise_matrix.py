@@ -36,6 +36,11 @@ def split_cases(ids: list[str]) -> dict[str, tuple[str, str, str]]:
     return out
 
 
+def needs(r: Verdict) -> str:
+    """What a premise row needs, in its own words (its prediction, with the numbers that decide it), or its band."""
+    return r.predicted or band_text(r)
+
+
 def _mark(r: Verdict) -> tuple[str, str]:
     """One premise row as a matrix entry: (its tooltip: met or not, and the band; its HTML: ✓ or ✗ in colour, and
     the measured value)."""
@@ -43,7 +48,7 @@ def _mark(r: Verdict) -> tuple[str, str]:
     mark, word = MARKS[met]
     style = f' style="color:{HOLDS_COLOUR if met else FAILS_COLOUR}"' if met is not None else ""
     value = "" if met is None else " " + esc(fmt(r.measured))
-    return f"{word}; {band_text(r) or r.predicted}", f"<b{style}>{mark}</b>{value}"
+    return f"{word}; needs {needs(r)}", f"<b{style}>{mark}</b>{value}"
 
 
 def _entry(r: Verdict | None) -> str:
@@ -55,8 +60,8 @@ def _entry(r: Verdict | None) -> str:
 
 
 LEGEND = ('<p class="vt-matrix-legend">Each premise of the theorems, checked on this run: <b>✓</b> met, <b>✗</b> not '
-          "met, – not checked, beside the measured value; the band a premise needs is in each entry's tooltip and on "
-          "the methods page.</p>")
+          "met, – not checked, beside the measured value{}.</p>")
+TOOLTIP = "; what a premise needs is in each entry's tooltip"
 
 
 def _grid_html(lines: dict[str, dict[str, Verdict]], labels: dict[str, str], first: str, count: str) -> str:
@@ -76,9 +81,9 @@ def premise_matrix_html(rows: list[Verdict], labels: dict[str, str] | None = Non
     """The premise rows of `rows` as HTML matrices: a line per case, a column per premise, each entry ✓ met or ✗ not
     met with the measured value, and a last line counting the cases that meet each premise; sub-cases (split_cases:
     the arms of a cell) get a matrix of their own, a line per case and sub-case. A table of one case (no scoped
-    rows) lists its premises instead, one line each, with source and band. `labels` names cases, sub-cases and
-    premises for a reader ("d_10_lam_book_r_0_3" → "d=10 λ=book ρ=0.3"; a premise is named by premises.name where it
-    has no label); '' with no premise rows."""
+    rows) lists its premises instead, one line each, with its source and what it needs. `labels` names cases,
+    sub-cases and premises for a reader ("d_10_lam_book_r_0_3" → "d=10 λ=book ρ=0.3"; a premise is named by
+    premises.name where it has no label); '' with no premise rows."""
     prem = [r for r in rows if is_premise_row(r)]
     if not prem:
         return ""
@@ -86,9 +91,10 @@ def premise_matrix_html(rows: list[Verdict], labels: dict[str, str] | None = Non
     where = split_cases([r.id for r in prem])
     if all(case == "" for _, case, _ in where.values()):
         head = header_cells(["premise", "source", "needs", "measured"])
-        body = "".join(row([esc(labels.get(r.id, P.name(r.id))), esc(r.source), esc(band_text(r)), _mark(r)[1]])
+        body = "".join(row([esc(labels.get(r.id, P.name(r.id))), esc(r.source), esc(needs(r)), _mark(r)[1]])
                        for r in prem)
-        return LEGEND + f'<table class="vt-matrix"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+        return (LEGEND.format("")
+                + f'<table class="vt-matrix"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>')
     cells: dict[str, dict[str, Verdict]] = {}
     subs: dict[str, dict[str, Verdict]] = {}
     for r in prem:
@@ -98,7 +104,7 @@ def premise_matrix_html(rows: list[Verdict], labels: dict[str, str] | None = Non
             subs.setdefault(f"{name} · {labels.get(sub, sub)}", {})[pid] = r
         else:
             cells.setdefault(name, {})[pid] = r
-    return (LEGEND + (_grid_html(cells, labels, "case", "cases meeting it") if cells else "")
+    return (LEGEND.format(TOOLTIP) + (_grid_html(cells, labels, "case", "cases meeting it") if cells else "")
             + (_grid_html(subs, labels, "case · part", "parts meeting it") if subs else ""))
 
 
@@ -116,10 +122,10 @@ def unmet_names(ids: tuple[str, ...]) -> str:
 
 
 def shown_premise(r: Verdict, own: str = "", common: tuple[str, ...] = ()) -> str:
-    """The premise text a claim row shows beside the matrix: the premises it misses by name ("as above" where they
+    """The premise text a claim row shows beside the matrix: the premises it misses by name ("see above" where they
     are the `common` ones named above the table; the matrix gives their values, and those met are not listed), then
     the row's own note `own`."""
-    unmet = ["not met: " + ("those named above the table" if r.unmet == common else unmet_names(r.unmet))
+    unmet = ["not met: " + ("see above" if r.unmet == common else unmet_names(r.unmet))
              ] if r.unmet else []
     return "; ".join(unmet + ([own] if own else []))
 
@@ -173,10 +179,19 @@ def case_matrix_html(rows: list[Verdict], key: Callable[[Verdict], tuple[str, st
             "</tbody></table>" + _untested(why, [labels.get(k, k) for k in columns if k not in drawn]))
 
 
+def untested_html(rows: list[Verdict]) -> str:
+    """Claim rows not tested at this run, one clause each below the table (the claim, its source, why): '' if none."""
+    if not rows:
+        return ""
+    return ('<div class="vt-untested"><b>Not tested at this run:</b><ul>'
+            + "".join(f"<li>{esc(r.claim)} ({esc(r.source)}): {esc(r.rule)}</li>" for r in rows) + "</ul></div>")
+
+
 class MatrixTable(VerdictTable):
-    """A VerdictTable (same gate, same glue and JSON) whose HTML shows its premise rows as one premise matrix, below
-    its claim rows; those name only the premises they miss, the set most of them share named once above. Claim rows
-    with a place in `matrix(row)` = (case, column) read as a case matrix of their own (with `statement`); `rules`
+    """A VerdictTable (same gate, same glue and JSON) whose HTML shows its judged claim rows as the table, those not
+    tested one clause each below it, and its premise rows as one premise matrix; the claim rows name only the
+    premises they miss, the set most of them share named once above. Claim rows with a place in `matrix(row)` =
+    (case, column) read as a case matrix of their own (with `statement`); `rules`
     gives the rule a row shows where the page states its full rule elsewhere (id: text). `labels` names cases and
     premises, `columns` the case matrix's columns."""
 
@@ -192,13 +207,14 @@ class MatrixTable(VerdictTable):
         shown = [from_json(d) for d in self.to_json()]     # the rows as glued, as every reader of the glue sees them
         claims = [r for r in shown if not is_premise_row(r)]
         keyed = [r for r in claims if self.matrix and self.matrix(r)]
-        rest = [r for r in claims if not (self.matrix and self.matrix(r))]
+        rest = [r for r in claims if not (self.matrix and self.matrix(r)) and r.verdict != UNTESTED]
+        idle = [r for r in claims if not (self.matrix and self.matrix(r)) and r.verdict == UNTESTED]
         common = common_unmet(rest)
         rest = [replace(r, premise=shown_premise(r, self.own.get(r.id, ""), common),
                         rule=self.rules.get(r.id, r.rule)) for r in rest]
         note = f'<p class="vt-recorded">Includes {esc(self.recorded)}.</p>' if self.recorded else ""
         if common:
-            note += (f'<p class="vt-premises"><b>Premises not met</b> for the rows that say "those named above": '
+            note += (f'<p class="vt-premises"><b>Premises not met</b> for the rows that say "see above": '
                      f"{esc(unmet_names(common))} (their values are in the matrix below).</p>")
         grid = case_matrix_html(keyed, self.matrix, self.statement, {**self.labels, **self.columns}) if keyed else ""
-        return note + render_html(rest) + grid + premise_matrix_html(shown, self.labels)
+        return note + render_html(rest) + untested_html(idle) + grid + premise_matrix_html(shown, self.labels)
