@@ -76,11 +76,11 @@ def _run_name(k) -> str:
 
 
 def feature_table(tables: dict, alphas: list[float]):
-    """Step 2: per run and statistic, the minority feature against the mean majority one (means over replicates;
+    """Step 2: per run, each statistic of the minority feature beside the mean majority one (means over replicates;
     the figure below draws their intervals)."""
-    return ci_table({f"{_run_name(k)}: {s}": dict(zip(("minority j*", "majority (mean)"), tables[k][s], strict=True))
-                     for k in ["vanilla T_a", 0.0] + alphas for s in pa.FEATURE_STATS}, mean_only=True,
-                    first="run: statistic")
+    return ci_table({_run_name(k): {f"{s}, {who}": v for s in pa.FEATURE_STATS
+                                    for who, v in zip(("j*", "majority"), tables[k][s], strict=True)}
+                     for k in ["vanilla T_a", 0.0] + alphas}, mean_only=True, first="run")
 
 
 def feature_figure(tables: dict, alphas: list[float], cfg):
