@@ -167,3 +167,14 @@ def test_notebook_04_prints_each_premise_met_or_not_from_its_numbers():
                         "alpha_main m = 2")
     long = NS(convergence=NS(**{**vars(conv), "holds": True}), T=900.0, strict=short.strict, extended=short.extended)
     assert [ln.endswith("-> met") for ln in pg.premises_text(long, cfg).splitlines()[:2]] == [True, True]
+
+
+def test_a_claim_page_points_to_the_premise_map_where_a_required_premise_fails_and_marks_reported_ones():
+    rows = [prem("lambda_range", "", 0.001, 0.03), prem("noise_scale", "", 0.01, 0.1), claim("a", ("lambda_range",))]
+    assert not P.condition("noise_scale").required and P.condition("lambda_range").required
+    out = html.unescape(PMX.MatrixTable("04_pruning_gains", rows)._repr_html_())
+    assert f"{P.name('noise_scale')} (reported only)" in out and f"{P.name('lambda_range')} (reported" not in out
+    assert out.count('href="10_premise_map.html"') == 1
+    assert 'href="10_premise_map.html"' not in PMX.MatrixTable(NB, rows)._repr_html_()          # the map itself
+    met = [prem("lambda_range", "", 0.05, 0.03), prem("noise_scale", "", 0.01, 0.1), claim("a", ("lambda_range",))]
+    assert "premise map" not in PMX.MatrixTable("04_pruning_gains", met)._repr_html_()   # only reported ones fail

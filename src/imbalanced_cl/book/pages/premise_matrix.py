@@ -1,7 +1,8 @@
 """A verdict table whose premise rows read as one matrix: cases (a cell of a grid, or this run) against premises, each
 entry met or not with its value, each premise named once. Its claim rows name only the premises they miss (the
 matrix holds the numbers), and claim rows of one kind over many cases (notebook 10's gain per cell and arm) can read
-as a matrix of their own, their shared prediction and rule stated once.
+as a matrix of their own, their shared prediction and rule stated once. Claim rows not tested at the run are one
+line each below the table.
 
 Only the HTML differs from tables.VerdictTable: the rows glued (JSON, what records and the book's answers read) are
 the same rows, with the same ids, verdicts and values.
@@ -13,7 +14,8 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from ... import premises as P
-from ...verdict import UNTESTED, Verdict, band_text, from_json, is_premise_row, premise_met, predicted_with_band
+from ...verdict import (UNTESTED, Verdict, band_text, from_json, is_premise_row, is_required_premise, premise_met,
+                        predicted_with_band)
 from .render import badge, colour, esc, fmt, header_cells, interval, row
 from .tables import VerdictTable, render_html
 
@@ -42,13 +44,20 @@ def needs(r: Verdict) -> str:
 
 
 def _mark(r: Verdict) -> tuple[str, str]:
-    """One premise row as a matrix entry: (its tooltip: met or not, and the band; its HTML: ✓ or ✗ in colour, and
-    the measured value)."""
+    """One premise row as a matrix entry: (its tooltip: met or not, and what it needs; its HTML: ✓ or ✗ in colour,
+    and the measured value)."""
     met = premise_met(r)
     mark, word = MARKS[met]
     style = f' style="color:{HOLDS_COLOUR if met else FAILS_COLOUR}"' if met is not None else ""
     value = "" if met is None else " " + esc(fmt(r.measured))
     return f"{word}; needs {needs(r)}", f"<b{style}>{mark}</b>{value}"
+
+
+def premise_name(pid: str, labels: dict[str, str]) -> str:
+    """A premise as a matrix names it: its label, else premises.name, marked where the book only reports it (a
+    condition no row depends on being met, premises.Condition.required)."""
+    name = labels.get(pid, P.name(pid))
+    return name if P.condition(pid).required else f"{name} (reported only)"
 
 
 def _entry(r: Verdict | None) -> str:
@@ -72,7 +81,7 @@ def _grid_html(lines: dict[str, dict[str, Verdict]], labels: dict[str, str], fir
                    + "</tr>" for name, line in lines.items())
     met = [[premise_met(line[pid]) for line in lines.values() if pid in line] for pid in columns]
     counts = "".join(f"<td>{sum(m is True for m in ms)} of {sum(m is not None for m in ms)}</td>" for ms in met)
-    head = header_cells([first] + [esc(labels.get(pid, P.name(pid))) for pid in columns])
+    head = header_cells([first] + [esc(premise_name(pid, labels)) for pid in columns])
     return (f'<table class="vt-matrix"><thead><tr>{head}</tr></thead><tbody>{body}'
             f'<tr><th scope="row">{esc(count)}</th>{counts}</tr></tbody></table>')
 
@@ -82,8 +91,8 @@ def premise_matrix_html(rows: list[Verdict], labels: dict[str, str] | None = Non
     met with the measured value, and a last line counting the cases that meet each premise; sub-cases (split_cases:
     the arms of a cell) get a matrix of their own, a line per case and sub-case. A table of one case (no scoped
     rows) lists its premises instead, one line each, with its source and what it needs. `labels` names cases,
-    sub-cases and premises for a reader ("d_10_lam_book_r_0_3" → "d=10 λ=book ρ=0.3"; a premise is named by
-    premises.name where it has no label); '' with no premise rows."""
+    sub-cases and premises for a reader ("d_10_lam_book_r_0_3" → "d=10 λ=book ρ=0.3"; premise_name); '' with no
+    premise rows."""
     prem = [r for r in rows if is_premise_row(r)]
     if not prem:
         return ""
@@ -91,7 +100,7 @@ def premise_matrix_html(rows: list[Verdict], labels: dict[str, str] | None = Non
     where = split_cases([r.id for r in prem])
     if all(case == "" for _, case, _ in where.values()):
         head = header_cells(["premise", "source", "needs", "measured"])
-        body = "".join(row([esc(labels.get(r.id, P.name(r.id))), esc(r.source), esc(needs(r)), _mark(r)[1]])
+        body = "".join(row([esc(premise_name(r.id, labels)), esc(r.source), esc(needs(r)), _mark(r)[1]])
                        for r in prem)
         return (LEGEND.format("")
                 + f'<table class="vt-matrix"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>')
@@ -187,13 +196,16 @@ def untested_html(rows: list[Verdict]) -> str:
             + "".join(f"<li>{esc(r.claim)} ({esc(r.source)}): {esc(r.rule)}</li>" for r in rows) + "</ul></div>")
 
 
+MAP_PAGE = "10_premise_map.html"    # where the premises are mapped (tables.premises_note points there too)
+
+
 class MatrixTable(VerdictTable):
     """A VerdictTable (same gate, same glue and JSON) whose HTML shows its judged claim rows as the table, those not
-    tested one clause each below it, and its premise rows as one premise matrix; the claim rows name only the
-    premises they miss, the set most of them share named once above. Claim rows with a place in `matrix(row)` =
-    (case, column) read as a case matrix of their own (with `statement`); `rules`
-    gives the rule a row shows where the page states its full rule elsewhere (id: text). `labels` names cases and
-    premises, `columns` the case matrix's columns."""
+    tested one line each below it, and its premise rows as one premise matrix; the claim rows name only the premises
+    they miss, the set most of them share named once above. Claim rows with a place in `matrix(row)` = (case,
+    column) read as a case matrix of their own (with `statement`); `rules` gives the rule a row shows where the page
+    states its full rule elsewhere (id: text). `labels` names cases and premises, `columns` the case matrix's
+    columns."""
 
     def __init__(self, notebook: str, rows: list[Verdict], recorded: str = "", labels: dict[str, str] | None = None,
                  matrix: Callable[[Verdict], tuple[str, str] | None] | None = None, statement: str = "",
@@ -203,18 +215,30 @@ class MatrixTable(VerdictTable):
         self.labels, self.matrix, self.statement, self.rules = labels or {}, matrix, statement, rules or {}
         self.columns = columns or {}
 
-    def _repr_html_(self):
-        shown = [from_json(d) for d in self.to_json()]     # the rows as glued, as every reader of the glue sees them
-        claims = [r for r in shown if not is_premise_row(r)]
-        keyed = [r for r in claims if self.matrix and self.matrix(r)]
-        rest = [r for r in claims if not (self.matrix and self.matrix(r)) and r.verdict != UNTESTED]
-        idle = [r for r in claims if not (self.matrix and self.matrix(r)) and r.verdict == UNTESTED]
-        common = common_unmet(rest)
-        rest = [replace(r, premise=shown_premise(r, self.own.get(r.id, ""), common),
-                        rule=self.rules.get(r.id, r.rule)) for r in rest]
+    def _above(self, common: tuple[str, ...]) -> str:
+        """What the page says above the table: the records it includes, and the premises most rows miss."""
         note = f'<p class="vt-recorded">Includes {esc(self.recorded)}.</p>' if self.recorded else ""
         if common:
             note += (f'<p class="vt-premises"><b>Premises not met</b> for the rows that say "see above": '
                      f"{esc(unmet_names(common))} (their values are in the matrix below).</p>")
-        grid = case_matrix_html(keyed, self.matrix, self.statement, {**self.labels, **self.columns}) if keyed else ""
-        return note + render_html(rest) + untested_html(idle) + grid + premise_matrix_html(shown, self.labels)
+        return note
+
+    def _map_link(self, shown: list[Verdict]) -> str:
+        """A pointer to the premise map below the matrix, where a required premise is not met (not on the map)."""
+        unmet = any(is_required_premise(r) and premise_met(r) is False for r in shown)
+        return (f'<p class="vt-premises">The <a href="{MAP_PAGE}">premise map</a> shows where the premises hold '
+                "together, and what happens there.</p>" if unmet and MAP_PAGE != f"{self.notebook}.html" else "")
+
+    def _repr_html_(self):
+        shown = [from_json(d) for d in self.to_json()]     # the rows as glued, as every reader of the glue sees them
+        claims = [r for r in shown if not is_premise_row(r)]
+        keyed = {r.id for r in claims if self.matrix and self.matrix(r)}
+        rest = [r for r in claims if r.id not in keyed and r.verdict != UNTESTED]
+        idle = [r for r in claims if r.id not in keyed and r.verdict == UNTESTED]
+        common = common_unmet(rest)
+        rest = [replace(r, premise=shown_premise(r, self.own.get(r.id, ""), common),
+                        rule=self.rules.get(r.id, r.rule)) for r in rest]
+        grid = (case_matrix_html([r for r in claims if r.id in keyed], self.matrix, self.statement,
+                                 {**self.labels, **self.columns}) if keyed else "")
+        return (self._above(common) + render_html(rest) + untested_html(idle) + grid
+                + premise_matrix_html(shown, self.labels) + self._map_link(shown))
