@@ -178,3 +178,10 @@ def test_a_claim_page_points_to_the_premise_map_where_a_required_premise_fails_a
     assert 'href="10_premise_map.html"' not in PMX.MatrixTable(NB, rows)._repr_html_()          # the map itself
     met = [prem("lambda_range", "", 0.05, 0.03), prem("noise_scale", "", 0.01, 0.1), claim("a", ("lambda_range",))]
     assert "premise map" not in PMX.MatrixTable("04_pruning_gains", met)._repr_html_()   # only reported ones fail
+
+
+def test_notebook_04_reads_its_verdicts_in_at_most_150_words_with_the_reasoning_folded():
+    cells = json.loads((ROOT / "notebooks" / "04_pruning_gains.ipynb").read_text())["cells"]
+    [text] = ["".join(c["source"]) for c in cells if "".join(c["source"]).startswith("**Reading the verdicts.**")]
+    shown, folded = text.split("<details>")
+    assert len(shown.split()) <= 150 and len(folded.split()) > 20 and folded.rstrip().endswith("</details>")
