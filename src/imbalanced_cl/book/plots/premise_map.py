@@ -253,10 +253,9 @@ def verdict_table(rows: list[Verdict], results: list[CellResult], conc: Conclusi
     each cell's gain per arm as one cell × arm matrix, and the premise rows as one cell × premise matrix, each
     premise by its short name (the table of premises above names them in full). The claim-4 row shows what decided
     it; its full rule is the conclusion's reasoning, on the page above it."""
-    premises = [p for r in results for p in [*r.premises.values(), *(q for a in r.arms.values()
-                                                                       for q in a.premises.values())]]
-    labels = {**{p.cid: p.short for p in premises}, **{case_id(r): r.cell.label for r in results},
-              "map": "the map as a whole"}
+    labels = {p.cid: p.short for r in results for p in r.premises.values()}
+    labels |= {q.cid: q.short for r in results for a in r.arms.values() for q in a.premises.values()}
+    labels |= {case_id(r): r.cell.label for r in results} | {"map": "the map as a whole"}
     rule = f"answer ({conc.kind}), decided by: {conc.fact}. The conclusion above gives the reasoning, with numbers"
     return MatrixTable("10_premise_map", rows, labels=labels, matrix=arm_case, statement=f"{CLAIM}: {GAIN}",
                        rules={"claim4_map": rule}, columns=ARM_TEXT)
