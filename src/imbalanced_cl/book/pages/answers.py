@@ -288,7 +288,7 @@ def premise_short(r) -> str:
     return name.split(" [")[0].split(" (")[0]
 
 
-def _by_premise(a: Answer) -> tuple[Counter, Counter, dict]:
+def by_premise(a: Answer) -> tuple[Counter, Counter, dict]:
     """(cases not met, cases met, short name) per premise the rows depend on, a premise checked per case (scoped ids)
     counted once per case; a premise not met in any case is not counted as met."""
     def base(r):
@@ -302,7 +302,7 @@ def _by_premise(a: Answer) -> tuple[Counter, Counter, dict]:
 def ours(a: Answer) -> str:
     """The premises the claim's rows depend on, as this run found them, each named once: not met (in any case where
     it is checked per case, with how many), met (in every case checked), not checked here (in no case)."""
-    failed, met, short = _by_premise(a)
+    failed, met, short = by_premise(a)
     unchecked = [P.premise_of(i) for i in a.premises_unchecked or [] if P.premise_of(i) in P.BY_ID]
     unchecked = list(dict.fromkeys(i for i in unchecked if i not in failed and i not in met))
     parts = []

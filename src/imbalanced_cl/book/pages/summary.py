@@ -70,8 +70,8 @@ def paragraph(a: A.Answer, profile: str, paper: dict | None = None) -> str:
         parts.append(f"Measured at the {prof} profile: no finite measurement.")
     says = SAYS.get(a.verdict, "")
     if a.verdict == V.NOT_COMPARABLE and a.failed_premises:
-        names = ", ".join(A.premise_short(r) for r in a.failed_premises)
-        says += f" ({names} not met)"
+        failed, _, short = A.by_premise(a)         # a premise checked per cell is named once
+        says += f" ({', '.join(short[p] for p in failed)} not met)"
         if a.measured not in ("—", V.NOT_COMPARABLE, V.UNTESTED):
             says += f"; measured there anyway, its rows combine to “{a.measured}”"
     parts.append(f"Verdict {a.verdict}: {says}.")

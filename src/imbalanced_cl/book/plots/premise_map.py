@@ -9,8 +9,11 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.patches import Rectangle
 
-from ...claims.premise_map import (ARMS, LAMBDAS, CellResult, PremiseMapConfig, arm_ok, eq33_t1, judged_arm,
-                                  lambda_value)
+from ...claims.premise_map import (ARM_TEXT, ARMS, LAMBDAS, CellResult, Conclusion, PremiseMapConfig, arm_ok, case_id,
+                                  eq33_t1, judged_arm, lambda_value)
+from ...claims.premise_map.verdicts import CLAIM, GAIN
+from ...verdict import Verdict
+from ..pages.premise_matrix import MatrixTable
 from ..pages.render import esc, header_cells, row
 
 
@@ -235,3 +238,33 @@ def arms_figure(results: list[CellResult], cfg: PremiseMapConfig):
     ax.set_title("pruned arms per cell\n(hollow: a premise of the cell or the arm fails)")
     fig.tight_layout()
     return fig
+
+
+def arm_case(r: Verdict) -> tuple[str, str] | None:
+    """(cell case, arm) of an arm's gain row (id "gain_<arm>_<case>"); None for any other row."""
+    for arm in sorted(ARMS, key=len, reverse=True):           # "alg1_strict" before "alg1"
+        if r.id.startswith(f"gain_{arm}_"):
+            return r.id.removeprefix(f"gain_{arm}_"), arm
+    return None
+
+
+def verdict_table(rows: list[Verdict], results: list[CellResult], conc: Conclusion) -> MatrixTable:
+    """The notebook's verdict table: the map's own rows (the predictions, claim 4 decided on the map) as table rows,
+    each cell's gain per arm as one cell × arm matrix, and the premise rows as one cell × premise matrix, each
+    premise by its short name (the table of premises above names them in full). The claim-4 row shows what decided
+    it; its full rule is the conclusion's reasoning, on the page above it."""
+    labels = {p.cid: p.short for r in results for p in r.premises.values()}
+    labels |= {q.cid: q.short for r in results for a in r.arms.values() for q in a.premises.values()}
+    labels |= {case_id(r): r.cell.label for r in results} | {"map": "the map as a whole"}
+    rule = f"answer ({conc.kind}), decided by: {conc.fact}. The conclusion above gives the reasoning, with numbers"
+    return MatrixTable("10_premise_map", rows, labels=labels, matrix=arm_case, statement=f"{CLAIM}: {GAIN}",
+                       rules={"claim4_map": rule}, columns=ARM_TEXT)
+
+
+def conclusion_html(conc: Conclusion):
+    """The conclusion as the page shows it: the answer and what decided it in one sentence, its reasoning (every
+    number) folded below."""
+    from IPython.display import HTML
+    return HTML(f"<p><b>Answer ({esc(conc.kind)}); claim 4 on the map: {esc(conc.verdict)}.</b> Decided by: "
+                f"{esc(conc.fact)}.</p><details><summary>Why, with the numbers</summary><p>{esc(conc.text)}</p>"
+                f"<p>In plain words: {esc(conc.answer)}</p></details>")
