@@ -24,6 +24,15 @@ def one_thread():
     torch.set_num_threads(1)
 
 
+@pytest.hookimpl(tryfirst=True)     # before `-m` deselects by marker
+def pytest_collection_modifyitems(config, items):
+    """A test that reads the ci book builds it (minutes): it is `slow`, so the numeric pass of `make test` (which
+    re-runs numerics under another CPU kernel path) leaves the book alone and the book is built once per CI run."""
+    for item in items:
+        if "ci_book" in item.fixturenames:
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session")
 def ci_book(tmp_path_factory):
     """Execute every notebook at the ci profile and build the HTML (strict); returns (out_root, log, rc)."""
