@@ -12,25 +12,15 @@ from pathlib import Path
 import nbformat
 import pytest
 import torch
-import yaml
 
 from imbalanced_cl import __version__
 from imbalanced_cl.book.build import cache, runner
 
+from tiny_book import tiny_book
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _tiny_book(root: Path, body: str) -> None:
-    """A book root with one notebook, notebooks/a.ipynb (parameter x), in _toc.yml, and an empty ci profile."""
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["parameters"]}), nbformat.v4.new_code_cell(body)]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.metadata["language_info"] = {"name": "python"}
-    (root / "notebooks").mkdir(parents=True)
-    nbformat.write(nb, root / "notebooks" / "a.ipynb")
-    (root / "_toc.yml").write_text(yaml.safe_dump({"format": "jb-book", "root": "intro",
-                                                   "chapters": [{"file": "notebooks/a"}]}))
-    (root / "profiles.yaml").write_text(yaml.safe_dump({"ci": {}}))
 
 
 # --- item 3: strict builds stay strict ---
@@ -76,7 +66,7 @@ def test_cache_key_changes_with_a_dependency_version(tmp_path):
 
 def test_a_new_torch_version_re_executes_a_cached_notebook(tmp_path, monkeypatch, capsys):
     root, out = tmp_path / "repo", tmp_path / "out"
-    _tiny_book(root, "y = x + 1")
+    tiny_book(root, "y = x + 1")
     assert runner.run_book("ci", out_root=out, build=False, root=root) == 0
     assert runner.run_book("ci", out_root=out, build=False, root=root) == 0
     assert capsys.readouterr().out.count("[cached]") == 1
@@ -110,7 +100,7 @@ def test_executed_notebook_names_no_directory_of_the_builder(tmp_path):
             "print(os.getcwd(), numpy.__file__, pathlib.Path.home() / '.cache')\n"
             "warnings.warn_explicit('careful', UserWarning, numpy.__file__, 1)\n"
             "sys.stderr.write(os.path.join(os.getcwd(), 'notebooks', 'a.ipynb') + '\\n')")
-    _tiny_book(root, body)
+    tiny_book(root, body)
     assert runner.run_book("ci", out_root=out, build=False, root=root) == 0
     done = out / "_build" / "executed" / "notebooks" / "a.ipynb"
     text = done.read_text()

@@ -7,27 +7,16 @@ import os
 import time
 from pathlib import Path
 
-import nbformat
 import pytest
-import yaml
 
 from imbalanced_cl.book.build import client
 from imbalanced_cl.book.build import runner as book
 
+from tiny_book import tiny_book
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _tiny_book(root: Path, body: str) -> None:
-    """A book root with one notebook, notebooks/a.ipynb (parameter x, then `body`), and an empty ci profile."""
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("x = 1", metadata={"tags": ["parameters"]}), nbformat.v4.new_code_cell(body)]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.metadata["language_info"] = {"name": "python"}
-    (root / "notebooks").mkdir(parents=True)
-    nbformat.write(nb, root / "notebooks" / "a.ipynb")
-    (root / "_toc.yml").write_text(yaml.safe_dump({"format": "jb-book", "root": "intro",
-                                                   "chapters": [{"file": "notebooks/a"}]}))
-    (root / "profiles.yaml").write_text(yaml.safe_dump({"ci": {}}))
 
 
 # The cell's reply is dropped by the kernel that sends it: the kernel goes idle and the client waits for a reply
@@ -50,7 +39,7 @@ def test_a_cell_left_waiting_on_an_idle_kernel_is_named_and_stops_its_notebook(t
     """A cell whose reply is lost stops its notebook after STALL_S (here 3 s; the ci cell limit is 900 s), with one
     line naming the notebook, the cell and nbclient issue 312; the run exits 1 and leaves no partial output."""
     root, out = tmp_path / "repo", tmp_path / "out"
-    _tiny_book(root, LOST_REPLY)
+    tiny_book(root, LOST_REPLY)
     monkeypatch.setattr(client, "STALL_S", 3.0)
     t0 = time.time()
     assert book.run_book("ci", out_root=out, build=False, root=root) == 1
@@ -69,7 +58,7 @@ def test_a_long_silent_cell_is_no_stall(tmp_path, monkeypatch, capsys):
     """A cell that runs for longer than STALL_S without a word is busy, not stalled (its kernel never said idle): the
     run succeeds."""
     root, out = tmp_path / "repo", tmp_path / "out"
-    _tiny_book(root, "import time\ntime.sleep(4)")
+    tiny_book(root, "import time\ntime.sleep(4)")
     monkeypatch.setattr(client, "STALL_S", 2.0)
     assert book.run_book("ci", out_root=out, build=False, root=root) == 0, capsys.readouterr().err
 
@@ -97,7 +86,7 @@ def test_a_successful_ci_run_prints_no_kernel_error_line(tmp_path, monkeypatch, 
     """A notebook that runs to its end, its kernel shut down while it still finishes its last reply: rc 0 and no
     ERROR line (the kernels share this process's stderr)."""
     root, out = tmp_path / "repo", tmp_path / "out"
-    _tiny_book(root, "print(x + 1)")
+    tiny_book(root, "print(x + 1)")
     startup = tmp_path / "ipython" / "profile_default" / "startup"
     startup.mkdir(parents=True)
     (startup / "00-slow.py").write_text(SLOW_LAST_REPLY)
