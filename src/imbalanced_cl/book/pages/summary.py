@@ -4,6 +4,8 @@ book/plots/summary.py, a layer above). Presentation only: every number comes fro
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ... import verdict as V
 from . import answers as A
 from . import claim_summary as CS
@@ -147,15 +149,22 @@ class Findings:
         return "\n".join(b.sentence for b, _ in self.pairs)
 
 
-def _claim_item(rows: list[V.Verdict], c: A.Claim, profile: str, paper: dict | None) -> str:
+def _claim_item(rows: list[V.Verdict], c: A.Claim, profile: str, paper: dict | None, notebook: str) -> str:
     """One claim's list item in the "What we found" box: its verdict and sentence at this profile and at the paper's
-    scale (claim_summary, the intro's own), and, folded, the full paragraph."""
+    scale (claim_summary, the intro's own), and, folded, the full paragraph; the plain-words answer of another page
+    (claim 4's premise map, on notebook 04) is a link to that page, not a copy."""
     b, p = CS.summarise(rows, c, profile), CS.paper_summary(c, paper or {})
     there = (f"{badge(p.verdict)}: {esc(p.sentence.split(': ', 1)[-1])}" if p.verdict else esc(p.status))
+    a = A.answer(rows, c)
+    home = next((r.notebook for r in rows if c.plain_row and r.id == c.plain_row), notebook)
+    link = ""
+    if a.plain and home != notebook:
+        a = replace(a, plain="")
+        link = f' <a href="{esc(home)}.html">Its answer in plain words, on the premise map\'s page.</a>'
     return (f'<li data-claim="{esc(c.key)}">{badge(b.verdict)} · {esc(b.sentence)}<br><small>Paper scale: {there}'
             "</small>"
             f'<details class="sb-why"><summary>Why, in full</summary><small>'
-            f"{esc(paragraph(A.answer(rows, c), profile, paper or {}))}</small></details></li>")
+            f"{esc(paragraph(a, profile, paper or {}))}{link}</small></details></li>")
 
 
 def _premises_line(premises: list[V.Verdict]) -> str:
@@ -175,7 +184,7 @@ def found_box(rows: list[V.Verdict], notebook: str, profile: str = "", paper: di
         return ""
     claims = [r for r in mine if V.is_claim_row(r)]
     tally = ", ".join(f"{n} {v}" for v in V.VERDICTS if (n := sum(r.verdict == v for r in claims)))
-    items = [_claim_item(rows, c, profile, paper) for c in A.CLAIMS + A.PAGES if notebook in c.notebooks]
+    items = [_claim_item(rows, c, profile, paper, notebook) for c in A.CLAIMS + A.PAGES if notebook in c.notebooks]
     where = f"At the <b>{esc(profile)}</b> profile" if profile else "In this run"
     return ('<div class="admonition tip sb-found"><p class="admonition-title">What we found</p>'
             + (f"<ul>{''.join(items)}</ul>" if items else "")
