@@ -12,7 +12,7 @@ import pytest
 from imbalanced_cl import premises as P
 from imbalanced_cl import verdict as V
 from imbalanced_cl.book.pages import premise_matrix as PMX
-from imbalanced_cl.book.pages.tables import VerdictTable
+from imbalanced_cl.book.pages.tables import ANCHOR, VerdictTable
 from imbalanced_cl.rules import Rule
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -103,6 +103,7 @@ def test_the_matrix_table_glues_the_same_rows_as_the_verdict_table_and_shows_one
                                                                      sort_keys=True)
     out = t._repr_html_()
     assert out.count('class="verdict-table"') == 1 and '<details class="vt-premise-rows">' not in out
+    assert out.startswith(f'<div id="{ANCHOR}" class="vt">') and out.count(f'id="{ANCHOR}"') == 1   # links land here
     table, matrix = out.split('<table class="verdict-table">')[1].split("</table>", 1)
     assert "claim map" in table and "decided by the map" in table and "claim gain" not in table
     assert "claim idle" not in table

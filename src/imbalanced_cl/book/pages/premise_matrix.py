@@ -229,7 +229,9 @@ class MatrixTable(VerdictTable):
         return (f'<p class="vt-premises">The <a href="{MAP_PAGE}">premise map</a> shows where the premises hold '
                 "together, and what happens there.</p>" if unmet and MAP_PAGE != f"{self.notebook}.html" else "")
 
-    def _repr_html_(self):
+    def _body(self) -> str:
+        """The table's HTML inside its anchor (VerdictTable._repr_html_): the note above, the judged claim rows, those
+        not tested, the case matrix and the premise matrix."""
         shown = [from_json(d) for d in self.to_json()]     # the rows as glued, as every reader of the glue sees them
         claims = [r for r in shown if not is_premise_row(r)]
         keyed = {r.id for r in claims if self.matrix and self.matrix(r)}

@@ -39,11 +39,15 @@ class VerdictTable:
                 **({"recorded": self.recorded} if self.recorded else {})}
 
     def _repr_html_(self):
+        # the id is what every "verdict table" link lands on (ANCHOR), whatever the body; the book marks each row that
+        # decides a claim (pages/sphinxext.py reads data-row, the row's id)
+        return f'<div id="{ANCHOR}" class="vt">' + self._body() + "</div>"
+
+    def _body(self) -> str:
+        """The table's HTML inside its anchor: the premise note, what comes from records, the rows (folded_html)."""
         note = f'<p class="vt-recorded">Includes {esc(self.recorded)}.</p>' if self.recorded else ""
         shown = [from_json(d) for d in self.to_json()]     # the rows as glued, as every reader of the glue sees them
-        # the id is what every "verdict table" link lands on (summary.ANCHOR); the book marks each row that decides a
-        # claim (pages/sphinxext.py reads data-row, the row's id)
-        return f'<div id="{ANCHOR}" class="vt">' + premises_note(shown) + note + folded_html(shown) + "</div>"
+        return premises_note(shown) + note + folded_html(shown)
 
     def __repr__(self):
         return "\n".join(f"{tag(r.verdict)} {r.claim}: predicted {predicted_with_band(r)}; measured "
