@@ -334,11 +334,16 @@ def premise_name(p: Verdict) -> str:
     return P.name(p.id) + (f" ({p.claim})" if P.SCOPE in p.id else "")
 
 
+def _measured(x: float) -> str:
+    """'measured 0.013', or 'no finite measurement' for a premise whose value is missing (never a bare nan)."""
+    return "no finite measurement" if missing(x) else f"measured {x:.3g}"
+
+
 def _premise_text(r: Verdict, failed: list[Verdict], met: list[Verdict]) -> str:
     """A row's premise text with the premises it depends on named: those not met first, those met last."""
     parts = [r.premise] if r.premise else []
     if failed:
-        parts.insert(0, "not met: " + "; ".join(f"{premise_name(p)} (measured {p.measured:.3g}: {p.verdict})"
+        parts.insert(0, "not met: " + "; ".join(f"{premise_name(p)} ({_measured(p.measured)}: {p.verdict})"
                                                 for p in failed))
     if met:
         parts.append("met: " + "; ".join(premise_name(p) for p in met))

@@ -77,8 +77,14 @@ def lemma32_report(L: dict, cfg: LuckyConfig) -> list[str]:
             + (f"median {np.median(a):.3g}, min {a.min():.3g}" if a.size else "none"),
             f"(b) features with both lucky and ordinary neurons: {b.size}; max-ordinary / max-lucky: "
             + (f"median {np.median(b):.3g}, max {b.max():.3g}" if b.size else "none"),
-            f"luckiest-at-init neuron is the top neuron at T2: majority {L['top_hit_major'].mean():.2f}, "
-            f"minority {minor.mean() if minor.size else float('nan'):.2f} (chance 1/m = {L['chance']:.3f})"]
+            f"luckiest-at-init neuron is the top neuron at T2: majority {_share(L['top_hit_major'])}, "
+            f"minority {_share(minor)} (chance 1/m = {L['chance']:.3f})"]
+
+
+def _share(x) -> str:
+    """A mean share for the report, or 'none measured' where no case was (never a bare nan)."""
+    m = float(x.mean()) if x.size else float("nan")
+    return "none measured" if m != m else f"{m:.2f}"
 
 
 def workshop_figure(cfg: LuckyConfig) -> dict:
