@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from ... import premises as P
 from ... import verdict as V
-from .render import fmt
+from .render import fmt, plural
 
 is_claim_row, is_premise_row = V.is_claim_row, V.is_premise_row      # the one definition lives in verdict.py
 combine = V.combine                                                  # the one rule lives in verdict.py
@@ -207,11 +207,6 @@ def _unmet_text(failed: list, ev: list[V.Verdict]) -> str:
     return "; premises not met: " + "; ".join(parts)
 
 
-def rows_word(n: int) -> str:
-    """'1 row', '3 rows'."""
-    return f"{n} row" if n == 1 else f"{n} rows"
-
-
 def _as_measured(rows: list[V.Verdict]) -> str:
     """The rows' verdicts combined as measured: a row not comparable by the verdict it would have had."""
     return combine([r.would_be or r.verdict for r in rows
@@ -229,9 +224,9 @@ def answer(rows: list[V.Verdict], claim: Claim) -> Answer:
     judged = [r for r in ev if r.verdict not in (V.NOT_COMPARABLE, V.UNTESTED)]
     gated = [r for r in ev if r.verdict == V.NOT_COMPARABLE]
     as_measured = _as_measured(judged + gated)
-    tally = f"{rows_word(len(ev))}: {_tally(ev)}"
+    tally = f"{plural(len(ev), 'row')}: {_tally(ev)}"
     unmet = _unmet_text(failed, ev)
-    gate = (f"; {rows_word(len(gated))} not comparable, measured there: "
+    gate = (f"; {plural(len(gated), 'row')} not comparable, measured there: "
             f"{combine([r.would_be for r in gated if r.would_be])}") if gated else ""
     if judged:
         v = combine([r.verdict for r in judged])
@@ -290,11 +285,11 @@ def premise_short(r) -> str:
 
 def by_premise(a: Answer) -> tuple[Counter, Counter, dict]:
     """(cases not met, cases met, short name) per premise the rows depend on, a premise checked per case (scoped ids)
-    counted once per case; a premise not met in any case is not counted as met."""
+    counted once per case."""
     def base(r):
         return P.premise_of(premise_id(r))
     failed = Counter(base(r) for r in a.failed_premises or [])
-    met = Counter(base(r) for r in a.premises_met or [] if base(r) not in failed)
+    met = Counter(base(r) for r in a.premises_met or [])
     short = {base(r): premise_short(r) for r in [*(a.premises_met or []), *(a.failed_premises or [])]}
     return failed, met, short
 
@@ -306,17 +301,11 @@ def ours(a: Answer) -> str:
     unchecked = [P.premise_of(i) for i in a.premises_unchecked or [] if P.premise_of(i) in P.BY_ID]
     unchecked = list(dict.fromkeys(i for i in unchecked if i not in failed and i not in met))
     parts = []
-    if failed:
-        ways = [f"{short[p]} (in {n} of {n + checked_ok(a, p)} cases)" if n + checked_ok(a, p) > 1 else short[p]
-                for p, n in failed.items()]
+    if failed:         # a premise not met in any case is named here, with how many of its cases were checked
+        ways = [f"{short[p]} (in {n} of {n + met[p]} cases)" if n + met[p] > 1 else short[p] for p, n in failed.items()]
         parts.append("not met: " + ", ".join(ways))
-    if met:
-        parts.append("met: " + ", ".join(short[p] for p in met))
+    if met.keys() - failed.keys():
+        parts.append("met: " + ", ".join(short[p] for p in met if p not in failed))
     if unchecked:
         parts.append("not checked here: " + ", ".join(P.name(i) for i in unchecked))
     return "; ".join(parts) or "no premise gates its rows"
-
-
-def checked_ok(a: Answer, pid: str) -> int:
-    """How many cases of premise `pid` (scoped per case) were met, where it also failed in others."""
-    return sum(P.premise_of(premise_id(r)) == pid for r in a.premises_met or [])

@@ -17,7 +17,7 @@ such ("the headline ... is not comparable: ..."), never quoted as evidence.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ... import premises as P
 from ... import verdict as V
@@ -285,7 +285,7 @@ def paper_summary(claim: A.Claim, records: dict) -> ClaimSummary:
 
 
 def _with_notebook(r: V.Verdict, nb: str) -> V.Verdict:
-    from dataclasses import replace
+    """A stored row with its notebook filled in (a record's rows may leave it out)."""
     return replace(r, notebook=nb)
 
 
