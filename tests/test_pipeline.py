@@ -286,6 +286,20 @@ def test_cli_prints_one_line_per_error_and_exits_2(tmp_path):
     assert only.returncode == 2 and "01_stage1_growth" in only.stderr and "Traceback" not in only.stderr
 
 
+@pytest.mark.parametrize("text, says", [("my.yaml\n", "is not a profiles file: expected a mapping"),
+                                         ("- ci\n", "is not a profiles file: expected a mapping"),
+                                         ("ci: [01_stage1_growth]\n", "profile 'ci' must map notebooks"),
+                                         ("cii: {}\n", "unknown profile 'cii'")])
+def test_a_profiles_file_of_the_wrong_shape_is_named_not_read_letter_by_letter(tmp_path, text, says):
+    """A profiles file holding a bare string (once read as profiles 'm', 'y', ...) or a list stops with one line."""
+    from imbalanced_cl.book.build.profiles import load_all
+    mine = tmp_path / "my.yaml"
+    mine.write_text(text)
+    with pytest.raises(ParameterError, match=re.escape(says)) as err:
+        load_all(mine)
+    assert str(err.value).startswith("my.yaml") and "\n" not in str(err.value)
+
+
 _RUN = textwrap.dedent("""
     import json, sys
     from pathlib import Path
@@ -462,7 +476,7 @@ def _run_row(row, tmp_path):
            for a in spans[0].split()]
     cmd = [str(tmp_path / "out.ipynb") if a == "out.ipynb" else a for a in cmd]
     if "my.yaml" in cmd:
-        (tmp_path / "my.yaml").write_text(spans[1])
+        (tmp_path / "my.yaml").write_text(spans[-1])  # the row reads "`COMMAND`, `my.yaml`: `CONTENT`"
         cmd = [str(tmp_path / "my.yaml") if a == "my.yaml" else a for a in cmd]
     if "imbalanced_cl" in cmd and "book" in cmd:
         cmd += ["--out", str(tmp_path / "book")]  # never touch the repository's own _build

@@ -13,12 +13,19 @@ PROFILES = ("ci", "default", "paper")
 
 def load_all(path: Path | None = None) -> dict:
     """The whole profiles file as {profile: {notebook: {param: value}}}."""
-    path = path or repo_root() / "profiles.yaml"
+    path = Path(path) if path else repo_root() / "profiles.yaml"
     with open(path) as fh:
         data = yaml.safe_load(fh) or {}
-    for name in data:
+    label = path.name
+    if not isinstance(data, dict):  # a bare string or list would otherwise be read one character at a time
+        raise ParameterError(f"{label} is not a profiles file: expected a mapping such as "
+                             f"'ci: {{NOTEBOOK: {{PARAM: VALUE}}}}', got a {type(data).__name__}")
+    for name, notebooks in data.items():
         if name not in PROFILES:
-            raise ParameterError(f"profiles.yaml has an unknown profile {name!r}: allowed {PROFILES}")
+            raise ParameterError(f"{label} has an unknown profile {name!r}: allowed {PROFILES}")
+        if notebooks is not None and not isinstance(notebooks, dict):
+            raise ParameterError(f"{label}: profile {name!r} must map notebooks to parameters, "
+                                 f"got a {type(notebooks).__name__}")
     return data
 
 
