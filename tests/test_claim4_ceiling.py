@@ -12,6 +12,7 @@ from imbalanced_cl.sim import data as D
 from imbalanced_cl.sim.config import SimConfig
 from imbalanced_cl.sim.loss import infonce
 from imbalanced_cl.sim.train import gradient, train
+from imbalanced_cl.verdict import NOT_COMPARABLE
 
 
 def _tiny(**kw):
@@ -90,3 +91,61 @@ def test_the_weight_decay_equilibrium_is_where_a_b0_run_levels_off():
     assert float(late) == pytest.approx(eq.loss, rel=0.03)        # the run's plateau, to 3%
     traj = C.trajectory(cfg, ax, ay, cfg.weight_decay, 300, every=25)
     assert traj[-1][1] == pytest.approx(eq.loss, rel=1e-3)       # the reduced dynamics end at the fixed point
+
+
+def test_the_chunked_weighted_top_share_is_the_one_pass_limit_and_the_large_scale_softmax():
+    """top_share (anchors in chunks of 3, a weight per feature) against pos_prob_limit on the weighted coordinates,
+    and against l'_p of the softmax itself at a large logit scale (the limit it stands for; no ties on random data)."""
+    g = torch.Generator().manual_seed(0)
+    ax, ay = torch.randn(2, 11, 4, generator=g, dtype=torch.float64), torch.randn(2, 11, 4, generator=g,
+                                                                              dtype=torch.float64)
+    w = torch.tensor([1.0, 1.0, 0.25, 4.0], dtype=torch.float64)
+    share = C.top_share(ax, ay, w, chunk=3)
+    assert share == pytest.approx(C.pos_prob_limit(ax * w, ay))
+    lg = 400.0 * (ax * w) @ ay.transpose(-1, -2)
+    lp = torch.diagonal(torch.softmax(lg, -1), dim1=-2, dim2=-1).mean()
+    assert share == pytest.approx(float(lp), abs=1e-6) and 0.0 < share < 1.0
+
+
+def test_more_pairs_lower_the_ceiling_on_the_projects_pairs():
+    """The mechanism behind the conflict: more negatives hold the anchor's support and signs, so the l'_p ceiling at
+    K = 512 lies below the one at K = 32 (d = 10, the map's plane cell; 2 replicates)."""
+    from imbalanced_cl.claims.premise_map import PremiseMapConfig
+    cfg = PremiseMapConfig(ds=(10,), ratios=(0.8,), R=2, progress=False)
+    share = {}
+    for K in (32, 512):
+        cell = cfg.cell("plane", 10, "bottom", 0.8, K=K)
+        ax, ay = C.feature_coords(cell.cfg, batches=1, replicates=2)
+        share[K] = C.top_share(ax.float(), ay.float(), torch.ones(10))
+    assert share[512] < share[32] - 0.1, share
+
+
+def _ceiling(d, limit, need=0.5, measured=0.1):
+    return C.LpCeiling(d, 1000, "hand-made", limit, need, measured, 2)
+
+
+def test_a_ceiling_conflicts_only_below_the_criterion_and_never_when_not_computed():
+    assert _ceiling(10, 0.105).conflict and not _ceiling(40, 0.503).conflict
+    assert not _ceiling(80, math.nan).conflict
+    assert "cannot reach l'_p ≥ 0.50" in _ceiling(10, 0.105).line()
+    assert "no conflict shown" in _ceiling(40, 0.503).line() and "not computed" in _ceiling(80, math.nan).line()
+
+
+def test_the_map_answers_c_naming_d_and_the_two_premises_only_where_a_ceiling_conflicts():
+    """The claim-4 wiring: with no cell meeting every premise, a ceiling below convergence's l'_p at Lemma B.1's K
+    turns (b) into (c), and the deciding fact names the d and both premises; a ceiling above it leaves (b)."""
+    from tests.test_premise_map import ALL, _cell, _result
+    from imbalanced_cl.claims import premise_map as PM
+    cell = _cell()
+    res = [_result(cell, {**ALL, "convergence": False, "lemma_b1": False}, [0.0, 0.0])]
+    assert PM.conclusion(res, [], cell.cfg).kind == "b"
+    assert PM.conclusion(res, [], cell.cfg, (_ceiling(40, 0.503),)).kind == "b"
+    c = PM.conclusion(res, [], cell.cfg, (_ceiling(10, 0.105), _ceiling(20, 0.303), _ceiling(40, 0.503)))
+    assert c.kind == "c" and c.verdict == NOT_COMPARABLE
+    assert "d = 10, 20" in c.fact and "Lemma B.1" in c.fact and "l'_p ≥ 0.50" in c.fact and "0.105, 0.303" in c.fact
+    assert "d=40" not in c.text.split("beyond this map's reach")[0]      # only conflicting d's are named as such
+    row = PM.verdict_rows(res, [], cell.cfg, (_ceiling(10, 0.105),))[-1]
+    assert row.id == "claim4_map" and row.verdict == NOT_COMPARABLE and "answer (c)" in row.rule, row.rule
+    # a cell meeting every premise answers (a) whatever a ceiling says elsewhere
+    good = [_result(cell, ALL, [0.10, 0.12, 0.11])]
+    assert PM.conclusion(good, [], cell.cfg, (_ceiling(10, 0.105),)).kind == "a"

@@ -469,7 +469,7 @@ def test_what_the_binding_premises_would_need_reads_per_ratio_and_per_d():
     assert PM.verdicts.reach_text(rates, res, cell.cfg) == (
         "at ρ = 0.3, one minority lucky neuron needs d=10: m ≥ about 10^8; "
         "at ρ = 0.8, one minority lucky neuron needs d=20: m ≥ 50; d=10: m ≥ 12; "
-        f"at d={cell.d}, Lemma B.1's bound needs K ≈ {k:,.0f} pairs per step (largest over its cells)")
+        f"at d={cell.d}, Lemma B.1's bound needs K ≈ {math.ceil(k):,} pairs per step (largest over its cells)")
     no_b1 = _result(cell, {k: v for k, v in ALL.items() if k != "lemma_b1"}, [0.1, 0.1])
     assert PM.verdicts.reach_text([], [no_b1], cell.cfg) == ""
 
@@ -501,12 +501,12 @@ def test_answers_b_and_c_read_as_written_with_the_premises_that_fail_everywhere(
     k = cell.K * (1.0 / cell.cfg.d1 ** -cell.cfg.regime_grad_poly) ** 2        # _result's deviation is 1.0
     assert c.text == ("(b) no cell of 2 meets every premise; failing in every cell: lucky minority. Beyond this "
                       "map's reach: at ρ = 0.8, one minority lucky neuron needs d=10: m ≥ 40; at "
-                      f"d={cell.d}, Lemma B.1's bound needs K ≈ {k:,.0f} pairs per step (largest over its cells).")
+                      f"d={cell.d}, Lemma B.1's bound needs K ≈ {math.ceil(k):,} pairs per step (largest over its cells).")
     assert c.fact == "no cell of 2 meets every premise; lucky minority fails in every cell"
     mixed = [_result(cell, {**ALL, "lucky": False}, [0.0]), _result(cell, {**ALL, "lambda": False}, [0.0])]
     c = PM.conclusion(mixed, [], cell.cfg)
     assert c.text == ("(b) no cell of 2 meets every premise; failing in every cell: none in every cell. Beyond this "
-                      f"map's reach: at d={cell.d}, Lemma B.1's bound needs K ≈ {k:,.0f} pairs per step (largest "
+                      f"map's reach: at d={cell.d}, Lemma B.1's bound needs K ≈ {math.ceil(k):,} pairs per step (largest "
                       "over its cells).")
     assert c.fact == "no cell of 2 meets every premise"
     clash = [{"d": 10, "ratio": 0.3, "growth_min": 0.001, "lambda_bottom": 0.01, "m_needed": 1.0}]

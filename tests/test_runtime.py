@@ -107,3 +107,10 @@ def test_the_rate_fit_recovers_a_known_overhead_and_rate():
     assert a == pytest.approx(0.01, rel=1e-9) and r == pytest.approx(2e9, rel=1e-9)
     a, r = fit([(1e9, 0.4), (2e9, 1.0)])            # a straight line through them would cross below zero
     assert a == 0.0 and 1e9 / 0.4 > r > 2e9 / 1.0
+
+
+@pytest.mark.parametrize("seconds, text", [(40, "40 s"), (720, "12 min"), (3.2 * 3600, "3.2 h"),
+                                           (815.7 * 3600, "34 days"), (187742.0 * 3600, "21 years")])
+def test_a_duration_reads_in_the_unit_a_reader_would_use(seconds, text):
+    """Hand-worked: 815.7 h is 34 days, 187,742 h is 21.4 years (a target cell's estimate no longer reads '187742.0 h')."""
+    assert runtime.duration(seconds) == text

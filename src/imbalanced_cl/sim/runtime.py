@@ -61,12 +61,16 @@ def step_flops(cfg, R: int, linear: bool) -> float:
 
 
 def duration(s: float) -> str:
-    """Seconds as '40 s', '12 min' or '3.2 h'."""
+    """Seconds as '40 s', '12 min', '3.2 h', '34 days' or '21 years'."""
     if s < 90:
         return f"{s:.0f} s"
     if s < 5400:
         return f"{s / 60:.0f} min"
-    return f"{s / 3600:.1f} h"
+    if s < 72 * 3600:
+        return f"{s / 3600:.1f} h"
+    if s < 2 * 365 * 86400:
+        return f"{s / 86400:,.0f} days"
+    return f"{s / (365 * 86400):,.0f} years"
 
 
 def rates_path() -> Path | None:

@@ -212,6 +212,19 @@ def convergence_table(results: list[CellResult], cfg: PremiseMapConfig) -> list[
     return out
 
 
+def ceiling_table(ceilings) -> list[dict]:
+    """One row per d the map trained: the K Lemma B.1 needs there, the l'_p ceiling of the encoder with b = 0 at that
+    K (claims/premise_map/ceiling.py), what convergence needs, the best l'_p the trained cells reached, and whether
+    the two premises exclude each other."""
+    def num(x):
+        return "not computed" if math.isnan(x) else f"{x:.3f}"
+    return [{"d": c.d, "K Lemma B.1 needs": f"{c.K:,}", "l'_p ceiling at that K (b = 0, any scale)": num(c.limit),
+             "convergence needs l'_p": f"≥ {c.need:.2f}",
+             "best l'_p at T4, trained cells": "none trained" if math.isnan(c.measured) else f"{c.measured:.3f}",
+             "premises conflict": "not known" if math.isnan(c.limit) else "yes" if c.conflict else "no"}
+            for c in ceilings]
+
+
 def arms_figure(results: list[CellResult], cfg: PremiseMapConfig):
     """The gain in A_j*/A_maj over the control per run cell (rows) and arm (colours), mean and 95% interval:
     Algorithm 1's magnitude mask beside the two oracle masks; hollow markers where a premise fails."""

@@ -9,6 +9,8 @@ from .config import (BIAS_ONSETS, LAMBDAS, STAR_AXES, Cell, PremiseMapConfig, bi
 from .metrics import (CLOSED, MEASURED, Premise, closed_form, expected_lucky_minority, gain_of_pruning,  # noqa: F401
                       judged, kappa, mask_share, measured, minority_dominant, minority_rates, neurons_needed,
                       rate_table, rule)
+from .ceiling import CEILING_K_MAX, LpCeiling, lp_ceilings  # noqa: F401
+from .target import Target, measured_deviations, targets  # noqa: F401
 from .protocol import ARM_TEXT, ARMS, ORACLES, Arm, CellResult, run_cell, run_map, train_to_convergence  # noqa: F401
 from .verdicts import (Conclusion, answer_text, arm_ok, arm_premises, arm_row, binding_premises, cell_rows,  # noqa: F401
                        case_id, combine, conclusion, conflicts, judged_arm, prediction_rows, slug, verdict_rows)

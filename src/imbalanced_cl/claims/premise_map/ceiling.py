@@ -28,6 +28,7 @@ import torch
 
 from ...sim import data as D
 from ...sim.theory import STREAM_THEORY
+from .target import k_needed, measured_deviations
 
 
 def _log_binom_pmf(n: int, p: float) -> torch.Tensor:
@@ -149,4 +150,85 @@ def trajectory(cfg, ax: torch.Tensor, ay: torch.Tensor, lam: float, steps: int, 
         if t % every == 0 or t == steps:
             out.append((t, loss, pp))
         beta = beta * (1.0 - cfg.lr * lam - cfg.lr * g) ** 2
+    return out
+
+
+# Where convergence and Lemma B.1's K exclude each other (issue 63, item 3). The convergence premise asks for
+# l'_p >= 1 - c/tau (eq. (11): l'_p = 1 - Theta(1/tau)); the encoder with b = 0 scores a pair by the weighted inner
+# product sum_j beta_j a_Xj a_Yj, so however large its scales grow, l'_p tends to the share of anchors whose positive
+# has the largest weighted product among the K. More pairs mean more negatives that hold the anchor's support with
+# its signs, so that share falls as K grows: at the K Lemma B.1 needs it can lie below the criterion.
+BETA_RATIOS = (0.25, 0.5, 1.0, 2.0, 4.0)   # minority / majority logit scale: the weightings the ceiling tries
+CEILING_K_MAX = 20_000   # beyond this K the K x K products cost minutes on a laptop core: not computed, said so
+
+
+def top_share(ax: torch.Tensor, ay: torch.Tensor, weight: torch.Tensor, chunk: int = 512) -> float:
+    """l'_p of the logits sum_j weight_j a_Xj a_Yj as their scale grows without bound: the share of anchors whose
+    positive has the largest logit among the K (ties split evenly), over (R, K, d) coordinates, anchors in chunks."""
+    wins, n = 0.0, 0
+    for r in range(ax.shape[0]):
+        x, y = ax[r] * weight, ay[r]
+        for lo in range(0, x.shape[0], chunk):
+            lg = x[lo:lo + chunk] @ y.T                                   # (chunk, K)
+            idx = torch.arange(lg.shape[0])
+            top = lg.max(-1).values
+            pos = lg[idx, idx + lo] == top
+            wins += float((pos.double() / (lg == top[:, None]).sum(-1).double()).sum())
+            n += lg.shape[0]
+    return wins / n
+
+
+@dataclass(frozen=True)
+class LpCeiling:
+    """At one d: the K Lemma B.1 needs, the highest l'_p the encoder with b = 0 can reach there (over BETA_RATIOS,
+    scale to infinity), what the convergence premise needs, and the best l'_p the map's trained cells reached."""
+
+    d: int
+    K: int              # Lemma B.1's K (premise_map.target), the pairs the ceiling is computed on
+    K_source: str
+    limit: float        # l'_p ceiling of the b = 0 encoder at K
+    need: float         # 1 - converge_lp_c / tau
+    measured: float     # the largest l'_p at T4 over the map's trained cells at this d (nan: none)
+    replicates: int
+
+    @property
+    def conflict(self) -> bool:
+        """Whether no logit scale of the b = 0 encoder reaches the convergence premise's l'_p at Lemma B.1's K
+        (False where the ceiling was not computed)."""
+        return self.limit < self.need
+
+    def line(self) -> str:
+        """One line with the numbers: the ceiling against the criterion, and what the trained cells reached."""
+        seen = ("no cell trained here" if math.isnan(self.measured)
+                else f"the map's trained cells reached at most {self.measured:.3f}")
+        head = f"d={self.d}, K = {self.K:,} (Lemma B.1)"
+        if math.isnan(self.limit):
+            return f"{head}: ceiling not computed (K above {CEILING_K_MAX:,}); {seen}"
+        if self.conflict:
+            return (f"{head}: the encoder with b = 0 cannot reach l'_p ≥ {self.need:.2f} at any logit scale "
+                    f"(ceiling {self.limit:.3f}, {self.replicates} replicates of K pairs); {seen}")
+        return (f"{head}: the encoder with b = 0 approaches l'_p {self.limit:.3f} as its logit scale grows, at or "
+                f"above the {self.need:.2f} convergence needs: no conflict shown; {seen}")
+
+
+def lp_ceilings(cfg, results, replicates: int = 2) -> list[LpCeiling]:
+    """The ceiling at every d where the map trained a cell, at the K Lemma B.1 needs there (from the deviations the
+    map measured), on fresh pairs of the map's plane cell at that d (its largest ratio, the bottom of the lambda
+    range: neither moves the pairs' support law beyond eps_min)."""
+    devs = measured_deviations(results)
+    ratio = max(cfg.ratios)
+    out = []
+    for d in sorted(devs):
+        K_est = max(k_needed(K, dev, d1, cfg.regime_grad_poly) for K, dev, d1 in devs[d])
+        K = max(2, math.ceil(K_est))
+        cell = cfg.cell("plane", d, "bottom", ratio, K=K)
+        limit = math.nan
+        if K <= CEILING_K_MAX:
+            ax, ay = feature_coords(cell.cfg, batches=1, replicates=replicates)
+            ax, ay = ax.float(), ay.float()
+            limit = max(top_share(ax, ay, group_beta(cell.cfg, 1.0, b).float()) for b in BETA_RATIOS)
+        lps = [r.extra["lp_T4"] for r in results if r.ran and r.cell.d == d and "lp_T4" in r.extra]
+        src = ", ".join(f"{K0} pairs × ({dev:.3g} × {d1}^{cfg.regime_grad_poly:g})²" for K0, dev, d1 in devs[d][:1])
+        out.append(LpCeiling(d, K, f"largest over {len(devs[d])} cells; e.g. {src}", limit,
+                             1.0 - cell.converge[1] / cell.cfg.tau, max(lps) if lps else math.nan, replicates))
     return out

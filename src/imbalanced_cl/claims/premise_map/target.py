@@ -148,6 +148,13 @@ def target(cfg: PremiseMapConfig, d: int, ratio: float, deviations: dict, lam_na
     return out
 
 
+def targets(cfg: PremiseMapConfig, results, ds) -> list[Target]:
+    """The target cells at each d of ds and the map's largest ratio, K estimated from the deviations `results`
+    measured (notebook 10 prints their lines)."""
+    devs = measured_deviations(results)
+    return [target(cfg, d, max(cfg.ratios), devs) for d in ds]
+
+
 def cell(cfg: PremiseMapConfig, t: Target, bias_onset: str = "crossing") -> Cell:
     """The map's Cell at a target's settings: its m, K and lambda, the vanilla run capped at the window's end."""
     wide = cfg.replace(vanilla_max=max(t.vanilla_max, cfg.vanilla_block))

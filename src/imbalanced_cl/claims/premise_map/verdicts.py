@@ -206,12 +206,14 @@ def binding_premises(results: list[CellResult]) -> list[str]:
     return out
 
 
-def conflicts(results: list[CellResult], rates: list[dict]) -> list[str]:
+def conflicts(results: list[CellResult], rates: list[dict], ceilings: tuple = ()) -> list[str]:
     """Premise pairs that cannot hold together, each as a sentence with numbers ([] if none):
       * at every d of the closed-form table, the minority growth gain*kappa_min is below the bottom of the lambda
         range: lambda in the proof's range and Stage-1 minority growth exclude each other;
       * in every run cell whose vanilla run converged, it converged only after Theorem 3.1's window closed
-        (T4 > d^1.99/eta): convergence and the step window exclude each other.
+        (T4 > d^1.99/eta): convergence and the step window exclude each other;
+      * at a d where the encoder with b = 0 cannot reach the convergence premise's l'_p at the K Lemma B.1 needs
+        (ceiling.LpCeiling.conflict, one line each): convergence and Lemma B.1's K exclude each other there.
     Predictions never enter: a prediction that fails is a finding about the claim, not a conflict of premises."""
     out = []
     if rates and all(row_["growth_min"] <= row_["lambda_bottom"] for row_ in rates):
@@ -222,6 +224,12 @@ def conflicts(results: list[CellResult], rates: list[dict]) -> list[str]:
     if conv and all(not r.premises["window"].holds for r in conv):
         out.append(f"every one of the {len(conv)} cells whose vanilla run converged did so after Theorem 3.1's "
                    f"window (T4 = {', '.join(str(r.extra.get('T4')) for r in conv)} steps)")
+    hit = [c for c in ceilings if c.conflict]
+    if hit:
+        out.append("convergence (l'_p ≥ " + f"{hit[0].need:.2f}" + ", eq. (11)) and Lemma B.1's K exclude each other "
+                   "for the encoder with b = 0 at " + "; ".join(
+                       f"d={c.d} (at K = {c.K:,}, l'_p ≤ {c.limit:.3f} at any logit scale; the trained cells "
+                       f"reached {c.measured:.3f})" for c in hit))
     return out
 
 
@@ -245,7 +253,8 @@ def reach_text(rates: list[dict], results: list[CellResult], cfg: PremiseMapConf
         parts.append(f"at ρ = {r:g}, one minority lucky neuron needs {need}")
     for d, devs in sorted(measured_deviations(results).items()):
         k = max(k_needed(K, dev, d1, cfg.regime_grad_poly) for K, dev, d1 in devs)
-        parts.append(f"at d={d}, Lemma B.1's bound needs K ≈ {k:,.0f} pairs per step (largest over its cells)")
+        parts.append(f"at d={d}, Lemma B.1's bound needs K ≈ {math.ceil(k):,} pairs per step (largest over its "
+                     "cells)")
     return "; ".join(parts)
 
 
@@ -302,9 +311,10 @@ def answer_text(results: list[CellResult], kind: str, verdict: str, cfg: Premise
     return head + " " + " ".join(parts)
 
 
-def conclusion(results: list[CellResult], rates: list[dict], cfg: PremiseMapConfig) -> Conclusion:
+def conclusion(results: list[CellResult], rates: list[dict], cfg: PremiseMapConfig,
+               ceilings: tuple = ()) -> Conclusion:
     """Which of (a), (b), (c) the map supports (module docstring), decided from premises only, with its verdict,
-    a paragraph of numbers and the plain-words answer."""
+    a paragraph of numbers and the plain-words answer; `ceilings` are ceiling.lp_ceilings' rows (() for none)."""
     ran = [r for r in results if r.ran]
     ok = [r for r in ran if r.required_ok()]
     binding = binding_premises(results)
@@ -312,7 +322,7 @@ def conclusion(results: list[CellResult], rates: list[dict], cfg: PremiseMapConf
     if pairs:
         c = _conclude_met(pairs, ok, ran, binding, cfg)
     else:
-        c = _conclude_unmet(results, rates, ran, binding, cfg)
+        c = _conclude_unmet(results, rates, ran, binding, cfg, tuple(ceilings))
     c.answer = answer_text(results, c.kind, c.verdict, cfg)
     return c
 
@@ -338,15 +348,23 @@ def _conclude_met(pairs: list, ok: list[CellResult], ran: list[CellResult], bind
 
 
 def _conclude_unmet(results: list[CellResult], rates: list[dict], ran: list[CellResult], binding: list[str],
-                    cfg: PremiseMapConfig) -> Conclusion:
+                    cfg: PremiseMapConfig, ceilings: tuple = ()) -> Conclusion:
     """Answer (c) when no cell meets every premise and premises conflict, else (b): not decided here."""
-    found = conflicts(results, rates)
+    found = conflicts(results, rates, ceilings)
     names = ", ".join(SHORT.get(k, k) for k in binding) if binding else "none in every cell"
     first = f"; {SHORT.get(binding[0], binding[0])} fails in every cell" if binding else ""
     if found:
+        hit = [c for c in ceilings if c.conflict]
+        free = [c.d for c in ceilings if not c.conflict]      # d's where no conflict is shown: (b) there
+        rest = (f" Where no conflict is shown (d = {', '.join(map(str, free))}), beyond this map's reach: "
+                + reach_text(rates, results, cfg) + ".") if hit and free else ""
+        fact = (f"at d = {', '.join(str(c.d) for c in hit)} the encoder without a bias cannot reach convergence's "
+                f"l'_p ≥ {hit[0].need:.2f} at the K Lemma B.1 needs (at most "
+                f"{', '.join(f'{c.limit:.3f}' for c in hit)})" if hit
+                else f"no cell of {len(ran)} meets every premise, and two premises conflict")
         return Conclusion("c", NOT_COMPARABLE, f"(c) no cell of {len(ran)} meets every premise, and premises "
-                          "conflict: " + "; ".join(found) + f". Premises failing in every cell: {names}.", binding,
-                          0, len(ran), fact=f"no cell of {len(ran)} meets every premise, and two premises conflict")
+                          "conflict: " + "; ".join(found) + f". Premises failing in every cell: {names}." + rest,
+                          binding, 0, len(ran), fact=fact)
     return Conclusion("b", NOT_COMPARABLE, f"(b) no cell of {len(ran)} meets every premise; failing in every "
                       f"cell: {names}. Beyond this map's reach: " + reach_text(rates, results, cfg) + ".",
                       binding, 0, len(ran), fact=f"no cell of {len(ran)} meets every premise{first}")
@@ -360,10 +378,11 @@ def headline(results: list[CellResult], cfg: PremiseMapConfig) -> CellResult | N
     return max(ran, key=score) if ran else None
 
 
-def verdict_rows(results: list[CellResult], rates: list[dict], cfg: PremiseMapConfig) -> list[Verdict]:
+def verdict_rows(results: list[CellResult], rates: list[dict], cfg: PremiseMapConfig,
+                 ceilings: tuple = ()) -> list[Verdict]:
     """The notebook's table: one row per cell and arm, one per prediction, then the claim-4 row decided on the map."""
     rows = [v for r in results for v in cell_rows(r, cfg)] + prediction_rows(results, cfg)
-    c = conclusion(results, rates, cfg)
+    c = conclusion(results, rates, cfg, ceilings)
     top = headline(results, cfg)
     m, lo, hi = top.gain_ci() if top else (math.nan,) * 3
     where = f"Algorithm 1's gain at {top.cell.label}, the cell meeting the most premises" if top else "no cell run"
