@@ -446,12 +446,12 @@ def test_an_arms_judged_row_is_its_row_in_the_cells_gated_table_whatever_another
 # --- The conclusion's words and numbers on hand-made cells (the mutation pass found them reached by no assertion)
 
 def test_the_neurons_needed_read_as_a_number_a_power_of_ten_or_why_there_is_none():
-    assert PM.verdicts._fmt_m({"m_needed": 4176.0, "lucky_threshold": 0.99}) == "m ≥ 4,176"
-    assert PM.verdicts._fmt_m({"m_needed": 9_999_999.0}) == "m ≥ 9,999,999"
-    assert PM.verdicts._fmt_m({"m_needed": 1e7}) == "m ≥ about 10^7"
-    assert PM.verdicts._fmt_m({"m_needed": 3.2e12}) == "m ≥ about 10^13"
-    assert PM.verdicts._fmt_m({"m_needed": math.inf, "lucky_threshold": 0.5}) == "m > 10^300"
-    assert PM.verdicts._fmt_m({"m_needed": 5.0, "lucky_threshold": 1.0}) == \
+    assert PM.reach._fmt_m({"m_needed": 4176.0, "lucky_threshold": 0.99}) == "m ≥ 4,176"
+    assert PM.reach._fmt_m({"m_needed": 9_999_999.0}) == "m ≥ 9,999,999"
+    assert PM.reach._fmt_m({"m_needed": 1e7}) == "m ≥ about 10^7"
+    assert PM.reach._fmt_m({"m_needed": 3.2e12}) == "m ≥ about 10^13"
+    assert PM.reach._fmt_m({"m_needed": math.inf, "lucky_threshold": 0.5}) == "m > 10^300"
+    assert PM.reach._fmt_m({"m_needed": 5.0, "lucky_threshold": 1.0}) == \
         "no m (Def. B.1's threshold c1 log d/d = 1.00 ≥ 1: the lucky set is empty)"
 
 
@@ -501,12 +501,14 @@ def test_answers_b_and_c_read_as_written_with_the_premises_that_fail_everywhere(
     k = cell.K * (1.0 / cell.cfg.d1 ** -cell.cfg.regime_grad_poly) ** 2        # _result's deviation is 1.0
     assert c.text == ("(b) no cell of 2 meets every premise; failing in every cell: lucky minority. Beyond this "
                       "map's reach: at ρ = 0.8, one minority lucky neuron needs d=10: m ≥ 40; at "
-                      f"d={cell.d}, Lemma B.1's bound needs K ≈ {math.ceil(k):,} pairs per step (largest over its cells).")
+                      f"d={cell.d}, Lemma B.1's bound needs K ≈ {math.ceil(k):,} pairs per step (largest over its "
+                      "cells).")
     assert c.fact == "no cell of 2 meets every premise; lucky minority fails in every cell"
     mixed = [_result(cell, {**ALL, "lucky": False}, [0.0]), _result(cell, {**ALL, "lambda": False}, [0.0])]
     c = PM.conclusion(mixed, [], cell.cfg)
     assert c.text == ("(b) no cell of 2 meets every premise; failing in every cell: none in every cell. Beyond this "
-                      f"map's reach: at d={cell.d}, Lemma B.1's bound needs K ≈ {math.ceil(k):,} pairs per step (largest "
+                      f"map's reach: at d={cell.d}, Lemma B.1's bound needs K ≈ {math.ceil(k):,} pairs per step "
+                      "(largest "
                       "over its cells).")
     assert c.fact == "no cell of 2 meets every premise"
     clash = [{"d": 10, "ratio": 0.3, "growth_min": 0.001, "lambda_bottom": 0.01, "m_needed": 1.0}]

@@ -112,5 +112,5 @@ def test_the_rate_fit_recovers_a_known_overhead_and_rate():
 @pytest.mark.parametrize("seconds, text", [(40, "40 s"), (720, "12 min"), (3.2 * 3600, "3.2 h"),
                                            (815.7 * 3600, "34 days"), (187742.0 * 3600, "21 years")])
 def test_a_duration_reads_in_the_unit_a_reader_would_use(seconds, text):
-    """Hand-worked: 815.7 h is 34 days, 187,742 h is 21.4 years (a target cell's estimate no longer reads '187742.0 h')."""
+    """Hand-worked: 815.7 h is 34 days, 187,742 h is 21.4 years (a target cell's estimate read '187742.0 h')."""
     assert runtime.duration(seconds) == text
