@@ -111,6 +111,30 @@ def test_claim_4_says_what_the_premise_maps_answer_means():
     assert f"Premise map: (b), {CS.MAP_ANSWERS['b']}" in s.sentence and len(s.sentence.split()) <= CS.MAX_WORDS
 
 
+def test_claim_4s_conflict_answer_names_both_premises_and_its_numbers_within_the_word_limit():
+    """Answer (c) from the map's own rule (two ceilings below convergence's l'_p at Lemma B.1's K, as at default):
+    the intro's sentence keeps the deciding pair, the d's and the ceilings, in at most MAX_WORDS words, beside 04's
+    eight unmet premises and its gain measured anyway."""
+    from imbalanced_cl.claims import premise_map as PM
+    from imbalanced_cl.claims.premise_map.ceiling import LpCeiling
+    from tests.test_premise_map import ALL, _cell, _result
+    cell = _cell()
+    res = [_result(cell, {**ALL, "convergence": False}, [0.0, 0.0])]
+    ceil = (LpCeiling(10, 1589, "", 0.105, 0.5, 0.073, 2), LpCeiling(20, 2483, "", 0.303, 0.5, 0.125, 2))
+    c = PM.conclusion(res, [], cell.cfg, ceil)
+    rule = f"answer ({c.kind}) — {c.text} Decided by: {c.fact}. In plain words: {c.answer}"
+    unmet = ("k_poly", "convergence", "lambda_range", "step_window", "lucky_exist", "prune_from_t4", "alpha_bound",
+             "minority_growth")
+    head = row("gain_main", V.FAILS, -0.015, -0.029, -0.001, band=(0.02, math.inf), nb="04_pruning_gains",
+               depends=unmet)
+    rows = gated([head] + [premise(u, V.FAILS, nb="04_pruning_gains") for u in unmet], "04_pruning_gains") + [
+        row("claim4_map", V.NOT_COMPARABLE, nb="10_premise_map", rule=rule, would_be="")]
+    s = CS.summarise(rows, C4, "default")
+    assert s.kind == "c" and len(s.sentence.split()) <= CS.MAX_WORDS, s.sentence
+    assert (f"Premise map: (c), {CS.MAP_ANSWERS['c']}: convergence and Lemma B.1's K at d = 10, 20 "
+            "(l'_p ≤ 0.105, 0.303 against 0.50)") in s.sentence, s.sentence
+
+
 def test_the_paper_scale_summary_is_the_claims_verdict_there_or_says_why_there_is_none():
     assert CS.paper_summary(C1, {}).status == "not yet run at paper scale"
     assert CS.paper_summary(C1, {NB1: {"unreadable": "bad json"}}).status == f"record of {NB1} unreadable"

@@ -236,7 +236,7 @@ def candidates(a: A.Answer, ev: list[V.Verdict], deciding: tuple, profile: str) 
     if a.kind:                     # claim 4: the premise map's answer, with its meaning and the fact that decides it
         meaning = MAP_ANSWERS.get(a.kind, "")
         ends = [f" Premise map: ({a.kind}), {meaning}: {a.decided}.", f" Premise map: ({a.kind}), {meaning}."]
-        out = [s + e for s in out for e in ends]
+        out = [s + e for e in ends for s in out]   # the fact that decides the map first, before any note
     return out + [f"{head}."]
 
 

@@ -290,9 +290,9 @@ def _conclude_unmet(results: list[CellResult], rates: list[dict], ran: list[Cell
         free = [c.d for c in ceilings if not c.conflict]      # d's where no conflict is shown: (b) there
         rest = (f" Where no conflict is shown (d = {', '.join(map(str, free))}), beyond this map's reach: "
                 + reach_text(rates, results, cfg) + ".") if hit and free else ""
-        fact = (f"at d = {', '.join(str(c.d) for c in hit)} the encoder without a bias cannot reach convergence's "
-                f"l'_p ≥ {hit[0].need:.2f} at the K Lemma B.1 needs (at most "
-                f"{', '.join(f'{c.limit:.3f}' for c in hit)})" if hit
+        # the pair and the numbers, short enough for the intro's 40-word sentence (book/pages/claim_summary.py)
+        fact = (f"convergence and Lemma B.1's K at d = {', '.join(str(c.d) for c in hit)} (l'_p ≤ "
+                f"{', '.join(f'{c.limit:.3f}' for c in hit)} against {hit[0].need:.2f})" if hit
                 else f"no cell of {len(ran)} meets every premise, and two premises conflict")
         return Conclusion("c", NOT_COMPARABLE, f"(c) no cell of {len(ran)} meets every premise, and premises "
                           "conflict: " + "; ".join(found) + f". Premises failing in every cell: {names}." + rest,
