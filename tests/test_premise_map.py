@@ -446,12 +446,12 @@ def test_an_arms_judged_row_is_its_row_in_the_cells_gated_table_whatever_another
 # --- The conclusion's words and numbers on hand-made cells (the mutation pass found them reached by no assertion)
 
 def test_the_neurons_needed_read_as_a_number_a_power_of_ten_or_why_there_is_none():
-    assert PM.reach._fmt_m({"m_needed": 4176.0, "lucky_threshold": 0.99}) == "m ≥ 4,176"
-    assert PM.reach._fmt_m({"m_needed": 9_999_999.0}) == "m ≥ 9,999,999"
-    assert PM.reach._fmt_m({"m_needed": 1e7}) == "m ≥ about 10^7"
-    assert PM.reach._fmt_m({"m_needed": 3.2e12}) == "m ≥ about 10^13"
-    assert PM.reach._fmt_m({"m_needed": math.inf, "lucky_threshold": 0.5}) == "m > 10^300"
-    assert PM.reach._fmt_m({"m_needed": 5.0, "lucky_threshold": 1.0}) == \
+    assert PM.reach.m_needed_text({"m_needed": 4176.0, "lucky_threshold": 0.99}) == "m ≥ 4,176"
+    assert PM.reach.m_needed_text({"m_needed": 9_999_999.0}) == "m ≥ 9,999,999"
+    assert PM.reach.m_needed_text({"m_needed": 1e7}) == "m ≥ about 10^7"
+    assert PM.reach.m_needed_text({"m_needed": 3.2e12}) == "m ≥ about 10^13"
+    assert PM.reach.m_needed_text({"m_needed": math.inf, "lucky_threshold": 0.5}) == "m > 10^300"
+    assert PM.reach.m_needed_text({"m_needed": 5.0, "lucky_threshold": 1.0}) == \
         "no m (Def. B.1's threshold c1 log d/d = 1.00 ≥ 1: the lucky set is empty)"
 
 
@@ -466,12 +466,12 @@ def test_what_the_binding_premises_would_need_reads_per_ratio_and_per_d():
         return r if ran else dataclasses.replace(r, gain=None)         # a cell not trained
     res = [with_dev(2 * bound), with_dev(3 * bound), with_dev(100 * bound, ran=False)]
     k = cell.K * 9                               # the larger deviation of the two run cells: K (3 bound / bound)²
-    assert PM.verdicts.reach_text(rates, res, cell.cfg) == (
+    assert PM.reach.reach_text(rates, res, cell.cfg) == (
         "at ρ = 0.3, one minority lucky neuron needs d=10: m ≥ about 10^8; "
         "at ρ = 0.8, one minority lucky neuron needs d=20: m ≥ 50; d=10: m ≥ 12; "
         f"at d={cell.d}, Lemma B.1's bound needs K ≈ {math.ceil(k):,} pairs per step (largest over its cells)")
     no_b1 = _result(cell, {k: v for k, v in ALL.items() if k != "lemma_b1"}, [0.1, 0.1])
-    assert PM.verdicts.reach_text([], [no_b1], cell.cfg) == ""
+    assert PM.reach.reach_text([], [no_b1], cell.cfg) == ""
 
 
 def test_premises_conflict_only_where_every_d_or_every_converged_cell_says_so_and_the_sentence_names_the_closest():

@@ -53,7 +53,7 @@ def conflicts(results: list[CellResult], rates: list[dict], ceilings: tuple = ()
     return out
 
 
-def _fmt_m(row_: dict) -> str:
+def m_needed_text(row_: dict) -> str:
     """The neurons needed, as text: a number, a power of ten, or why there is none."""
     m = row_["m_needed"]
     if row_.get("lucky_threshold", 0.0) >= 1.0:
@@ -69,7 +69,7 @@ def reach_text(rates: list[dict], results: list[CellResult], cfg: PremiseMapConf
     parts = []
     for r in sorted({row_["ratio"] for row_ in rates}):
         rows = [row_ for row_ in rates if row_["ratio"] == r]
-        need = "; ".join(f"d={row_['d']}: {_fmt_m(row_)}" for row_ in rows)
+        need = "; ".join(f"d={row_['d']}: {m_needed_text(row_)}" for row_ in rows)
         parts.append(f"at ρ = {r:g}, one minority lucky neuron needs {need}")
     for d, devs in sorted(measured_deviations(results).items()):
         k = max(k_needed(K, dev, d1, cfg.regime_grad_poly) for K, dev, d1 in devs)
