@@ -79,10 +79,10 @@ def _scale_trainings(cfg, ds) -> list:
 def trainings(kind: str, name: str, params: dict, root: Path) -> tuple[list | None, str]:
     """(the (config, steps) trainings of a unit, "") or (None, why its work cannot be counted)."""
     from ..book.build.params import build, config_class
-    from . import premise_cells
+    from .kinds import KINDS
     tup = {k: tuple(v) if isinstance(v, list) else v for k, v in params.items()}
-    if kind == "premise_cell":
-        return premise_cells.workload(params), ""
+    if kind in KINDS and KINDS[kind].workload is not None:     # notebook 10's premise and target cells
+        return KINDS[kind].workload(params), ""
     if kind == "scale_point":
         from ..claims.scale import ScaleConfig
         d = tup.pop("d_point")
@@ -99,6 +99,20 @@ def trainings(kind: str, name: str, params: dict, root: Path) -> tuple[list | No
         what = "real images (ResNet pre-training)" if name.startswith("06") else "no training workload"
         return None, f"its config ({type(cfg).__name__}) declares {what}: its time is not modelled"
     return work, ""
+
+
+# Kinds whose units run another kind's measurement code at other sizes: the records of that kind that the model
+# misses say how far it may miss these (notebook 10's target cells run run_cell like the premise cells, at m of 15,000
+# and more, where elementwise work the model does not count grows).
+SAME_CODE = {"target_cell": "premise_cell"}
+
+
+def misses(cal: "Calibration", kind: str) -> str:
+    """'' or, where records of the kind (or of the kind whose code it runs, SAME_CODE) took more than BAND times
+    their projection, how much more at most: '; recorded premise_cell units ran up to 14x their projection'."""
+    like = SAME_CODE.get(kind, kind)
+    over = [r / p for label, r, p in cal.ratios if label.split("/")[1:2] == [like] and p > 0 and r / p > BAND]
+    return f"; recorded {like} units ran up to {max(over):.0f}x their projection" if over else ""
 
 
 def work_of(kind: str, name: str, params: dict, root: Path) -> tuple[Work | None, str]:
