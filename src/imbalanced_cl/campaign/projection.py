@@ -264,9 +264,12 @@ def this_device() -> str:
     return "cuda" if torch.cuda.is_available() else "cpu"
 
 
-def calibration(root: Path, device: str | None = None, results: Path | None = None) -> Calibration | None:
+def calibration(root: Path, device: str | None = None, results: Path | None = None,
+                fit_now: bool = True) -> Calibration | None:
     """The calibration of this machine's device from the committed records (kept under _build/campaign/, keyed by the
-    records' files and VERSION, so a status call fits again only when a record changed); None without records."""
+    records' files and VERSION, so a status call fits again only when a record changed); None without records.
+    Without fit_now, only a kept one that is current (a book page must not plan every profile, and probe its records,
+    to fit it)."""
     device = device or this_device()
     results = Path(results or Path(root) / "results" / "campaign")
     h = hashlib.sha256(f"{VERSION}:{device}".encode())
@@ -279,6 +282,8 @@ def calibration(root: Path, device: str | None = None, results: Path | None = No
             return Calibration(**kept["calibration"]) if kept["calibration"] else None
     except (OSError, ValueError, TypeError, KeyError):
         pass
+    if not fit_now:
+        return None
     cal = fit(samples(root, device, results), device)
     cache.parent.mkdir(parents=True, exist_ok=True)
     cache.write_text(json.dumps({"key": h.hexdigest(), "calibration": asdict(cal) if cal else None}) + "\n")

@@ -57,15 +57,22 @@ def measured_line(res) -> str:
 
 def pending_lines(units: list[Unit], root: Path) -> dict[str, str]:
     """{unit label: 'about X on this machine by ...'} of units not recorded: the projection `campaign status` makes
-    (campaign/status.py), and whether it is too large for this machine's memory (the target's line gives its size)."""
+    (campaign/projection.py) where its calibration is kept and current, else the loop-rate estimate (a page does not
+    fit it: that plans every profile); and whether it is too large for this machine's memory (the target's line gives
+    its size)."""
     from ..sim.runtime import duration
-    from . import status
-    cov = status.Coverage(pending=list(units))
-    status.project(cov, root)
+    from . import projection as P
+    cal = P.calibration(root, fit_now=False)
     out = {}
     for u in units:
-        secs, basis = cov.projected.get(u.label, (None, "not projected"))
-        when = f"about {duration(secs)} on this machine by {basis}" if secs is not None else basis
+        if cal is not None:
+            work, why = P.work_of(u.kind, u.name, u.params, root)
+            secs, basis = ((cal.seconds(work), "the campaign's model" + P.misses(cal, u.kind)) if work is not None
+                           else (None, why))
+        else:
+            secs, basis = P.uncalibrated(u.kind, u.name, u.params, root)[0], (
+                "the loop-rate estimate (`campaign status` calibrates the campaign's model on this machine's records)")
+        when = f"about {duration(secs)} on this machine by {basis}" if secs is not None else f"not projected: {basis}"
         big = PC.size_problem(u)
         out[u.label] = when + ("; too large for this machine's memory: it waits for a GPU lease or a cluster" if big
                                else "")
