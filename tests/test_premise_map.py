@@ -387,7 +387,7 @@ def test_a_recorded_cell_is_judged_again_by_todays_rules_from_its_values():
     hand: [0.0324, 0.0977]); a mask share of 0.85 holds against mask_share_min 0.8 though it was recorded failing
     against 0.9; an arm's prune_T reads its own T; share, whose rule reads its interval, keeps its recorded
     judgement."""
-    from imbalanced_cl.campaign.premise_cells import _cell_result
+    from imbalanced_cl.campaign.premise_cells import cell_result
     cell = PM.PremiseMapConfig(**{**BASE, "mask_share_min": 0.8}).cell("plane", 10, "mid", 1.0)
     def item(value, holds):
         return {"text": "t", "value": value, "threshold": "as recorded", "holds": holds, "required": True}
@@ -395,7 +395,7 @@ def test_a_recorded_cell_is_judged_again_by_todays_rules_from_its_values():
                        "gain": [0.1, 0.2], "seconds": 1.0, "extra": {},
                        "arms": {"alg1": {"size": [1.0, 1.0], "T": 30.0, "premises": {"prune_T": item(20.0, True)},
                                          "gain": [0.0, 0.1], "loss": 1.0, "pos_prob": 0.5}}}}
-    got = _cell_result(cell, rec)
+    got = cell_result(cell, rec)
     lo, hi = 10 ** -1.49, 10 ** -1.01
     assert (round(lo, 4), round(hi, 4)) == (0.0324, 0.0977)
     assert got.premises["lambda"].holds is False and got.premises["lambda"].threshold == f"[{lo:.3g}, {hi:.3g}]"

@@ -148,7 +148,7 @@ def main(args) -> int:
                 print(line)
             return 0
         if not args.force:
-            check_sizes(units, root, args)
+            units = check_sizes(units, root, args)
     except ParameterError as e:
         for line in str(e).splitlines():
             print(f"error: {line}", file=sys.stderr)
@@ -156,19 +156,29 @@ def main(args) -> int:
     return execute(args, kinds, units, opts, root, results)
 
 
-def check_sizes(units, root: Path, args) -> None:
-    """Refuse, before the budget starts, notebook units whose sizes cannot fit the memory they will run in: this
-    machine's now, or each Slurm job's (--memory). One line per unit; --force runs them anyway."""
+def check_sizes(units, root: Path, args) -> list:
+    """The units to run: refuse, before the budget starts, notebook units whose sizes cannot fit the memory they will
+    run in (this machine's now, or each Slurm job's with --memory), one line per unit; leave out, with one line each,
+    units of a kind that sizes itself (Kind.size: notebook 10's premise and target cells) that cannot fit, which stop
+    the command only when --only names them. --force runs them all anyway."""
     from ..book.build.runner import size_problems
+    from .kinds import KINDS, notebook_file
     available, where = None, "the machine"
     if args.slurm:
         from dask.utils import parse_bytes
         available, where = parse_bytes(args.memory), "each Slurm job (--memory)"
-    from .kinds import notebook_file
     runs = [(notebook_file(root, u.name), u.params) for u in units if u.kind == "notebook"]
     problems = size_problems(runs, available, where)
+    big = {u.label: why for u in units if KINDS[u.kind].size is not None
+           and (why := KINDS[u.kind].size(u, available, where))}
+    named = getattr(args, "only", None) or []
+    problems += [f"{u.label}: {big[u.label]}; --force to run anyway" for u in units
+                 if u.label in big and u.name in named]
     if problems:
         raise ParameterError("\n".join(problems))
+    for label, why in big.items():
+        print(f"[too large] {label}: {why}; not run here (a GPU lease, or --slurm with --memory)", flush=True)
+    return [u for u in units if u.label not in big]
 
 
 def run_options(args, results: Path):

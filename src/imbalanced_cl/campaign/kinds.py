@@ -269,4 +269,4 @@ def with_recorded(res, root: Path | None = None):
     return out, ds, line + ("; " + "; ".join(notes) if notes else "")
 
 
-from . import premise_cells  # noqa: F401  (registers notebook 10's premise_cell kind)
+from . import premise_cells  # noqa: F401  (registers notebook 10's premise_cell and target_cell kinds)

@@ -109,6 +109,9 @@ cfg = PremiseMapConfig(**shrunk(p, R=2, chunk=1, n_pairs=64, vanilla_max=30, van
 res = run_cell(cfg.cell("plane", 6, c["lam_name"], c["ratio"]))
 out = {"premises": res.premises, "gain": res.gain, "arms": res.arms, "extra": res.extra}   # measured, not the cell
 '''))
+# notebook 10's target cell runs the same run_cell at derived m, K and vanilla cap: the premise_cell probe answers
+# for its code (the derived settings are its parameters, compared apart)
+register(Probe("target_cell", PROBES["premise_cell"].code))
 
 # notebook 08's point: d = 6, two replicates in two chunks, short stages
 register(Probe("scale_point", '''

@@ -29,6 +29,8 @@ class Coverage:
     # {unit label: (seconds or None, basis)} of the pending units without a recorded time (project(): the model)
     projected: dict = field(default_factory=dict)
     calibration: object = None                      # projection.Calibration the model used, or None
+    # {unit label: one line with its size} of the pending units too large for this machine's memory (Kind.size)
+    too_large: dict = field(default_factory=dict)
 
     def estimate(self, unit: Unit) -> float | None:
         """Expected seconds of a unit: the wall time recorded for the same kind and name (any code), or None."""
@@ -41,9 +43,10 @@ class Coverage:
 
     def time_left(self, workers: int = 1) -> tuple[float, list]:
         """(projected seconds for the pending units with a recorded time or a projection, divided over workers;
-        units without either)."""
-        known = [self.expected(u) for u in self.pending if self.expected(u) is not None]
-        unknown = [u for u in self.pending if self.expected(u) is None]
+        units without either). A unit too large for this machine is in neither: it does not run here."""
+        here = [u for u in self.pending if u.label not in self.too_large]
+        known = [self.expected(u) for u in here if self.expected(u) is not None]
+        unknown = [u for u in here if self.expected(u) is None]
         return sum(known) / max(workers, 1), unknown
 
 
@@ -61,7 +64,8 @@ def project(cov: Coverage, root: Path) -> None:
             cov.projected[u.label] = P.uncalibrated(u.kind, u.name, u.params, root)
             continue
         work, why = P.work_of(u.kind, u.name, u.params, root)
-        cov.projected[u.label] = (cal.seconds(work), "the model") if work is not None else (None, why)
+        cov.projected[u.label] = (cal.seconds(work), "the model" + P.misses(cal, u.kind)) if work is not None \
+            else (None, why)
 
 
 def _resumed_s(rec: dict) -> float:
@@ -84,6 +88,7 @@ def coverage(units: list[Unit], results: Path, root: Path | None = None) -> Cove
     for u in units:
         _judge(cov, u, results, root, sc, cache)
         named.add((u.kind, u.name, u.seed))
+        _note_size(cov, u)
         _note_running(cov, u, results)
         _note_points(cov, u, results)
     cov.outside = _outside(sc, named)
@@ -115,6 +120,15 @@ def _judge(cov: Coverage, u: Unit, results: Path, root: Path | None, sc, cache) 
         cov.pending.append(u)
         if j is not None:
             cov.stale.append((j.path, j.rec, j.why))
+
+
+def _note_size(cov: Coverage, u: Unit) -> None:
+    """Note a pending unit whose kind sizes it (Kind.size) and that cannot fit this machine's memory: one line."""
+    from .units import KINDS
+    size = KINDS[u.kind].size if u.kind in KINDS else None
+    why = size(u) if size is not None and u in cov.pending else ""
+    if why:
+        cov.too_large[u.label] = why
 
 
 def _note_running(cov: Coverage, u: Unit, results: Path) -> None:
@@ -181,8 +195,11 @@ def _holder(info: dict) -> str:
 
 
 def _hms(seconds: float) -> str:
-    """1 h 05 min, 12 min, 40 s."""
+    """1 h 05 min, 12 min, 40 s; past three days in days or years (sim/runtime.duration)."""
     s = int(round(seconds))
+    if s >= 72 * 3600:
+        from ..sim.runtime import duration
+        return duration(s)
     if s >= 3600:
         return f"{s // 3600} h {s % 3600 // 60:02d} min"
     return f"{s // 60} min" if s >= 60 else f"{s} s"
@@ -202,6 +219,8 @@ def report(cov: Coverage, profile: str, results: Path, workers: int = 1) -> list
                                                    f"made on {cov.made.get(u.label, '?')})" for u in cov.done),
              f"  pending  {len(cov.pending):3d}" + "".join(
                  f"\n             {u.label}" + _projected(cov, u)
+                 + (f" [too large for this machine: {cov.too_large[u.label]}; it waits for a GPU lease or a cluster]"
+                    if u.label in cov.too_large else "")
                  + (" [to re-record: its record kept no measurements, so today's verdict code cannot judge it; it "
                     "answers, with its rows as judged then, until the new record replaces it]"
                     if u in cov.rerecord else "")
@@ -240,16 +259,19 @@ def _projected(cov: Coverage, u: Unit) -> str:
 
 def _time_left(cov: Coverage, workers: int) -> list[str]:
     """The lines on the time left: the total over the units with a recorded time or a projection, where each came
-    from, the calibration the model used (and the records it misses by more than its band), and the units left out."""
+    from, the calibration the model used (and the records it misses by more than its band), and the units left out
+    (those too large for this machine are named with their projections, apart)."""
     secs, unknown = cov.time_left(workers)
-    known = len(cov.pending) - len(unknown)
+    here = [u for u in cov.pending if u.label not in cov.too_large]
+    known = len(here) - len(unknown)
     head = f"projected time left on this machine ({workers} worker{'s' if workers > 1 else ''}): "
+    apart = _too_large(cov)
     if not known:
         whys = "; ".join(f"{u.name}: {cov.projected[u.label][1]}" for u in unknown if u.label in cov.projected)
         return [head + "unknown: no pending unit has a recorded wall time" + (f", and none can be projected ({whys})"
-                                                                               if whys else " yet")]
-    mine = sum(cov.estimate(u) is not None for u in cov.pending)
-    models = [cov.projected[u.label][1] for u in cov.pending if cov.estimate(u) is None
+                                                                               if whys else " yet")] + apart
+    mine = sum(cov.estimate(u) is not None for u in here)
+    models = [cov.projected[u.label][1] for u in here if cov.estimate(u) is None
               and cov.projected.get(u.label, (None, ""))[0] is not None]
     parts = [f"{mine} from their recorded wall times"] if mine else []
     parts += [f"{len(models)} by {models[0] if len(set(models)) == 1 else 'the model'}"] if models else []
@@ -257,7 +279,14 @@ def _time_left(cov: Coverage, workers: int) -> list[str]:
     lines += _calibration_lines(cov.calibration) if models else []
     if unknown:
         lines.append(f"  not projected: {', '.join(f'{u.name} ({_why(cov, u)})' for u in unknown)}")
-    return lines
+    return lines + apart
+
+
+def _too_large(cov: Coverage) -> list[str]:
+    """The line naming the pending units too large for this machine, each with its projection ([] if none)."""
+    big = [u for u in cov.pending if u.label in cov.too_large]
+    return (["  too large for this machine, not counted (a GPU lease or a cluster runs them): "
+             + ", ".join(f"{u.label} ({_projected(cov, u).strip(' []')})" for u in big)] if big else [])
 
 
 def _calibration_lines(cal) -> list[str]:

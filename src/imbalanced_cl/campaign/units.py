@@ -52,13 +52,17 @@ class Kind:
     root)` computes one and returns its payload.
 
     The payload is a JSON-able dict; run raises on failure (nothing is recorded then). `threads` is how many torch
-    threads one unit wants (1: one worker per core).
+    threads one unit wants (1: one worker per core). Optional: `workload(params)`, a unit's (config, steps) trainings
+    (campaign/projection.py counts them), and `size(unit, available, where)`, one line when the unit cannot fit the
+    memory there ('' when it can; None for this machine's), said before any training.
     """
 
     name: str
     plan: Callable[[str, Path, list | None], list[Unit]]
     run: Callable[[Unit, Path], dict]
     threads: int = 1
+    workload: Callable[[dict], list] | None = None
+    size: Callable[..., str] | None = None
 
 
 KINDS: dict[str, Kind] = {}
