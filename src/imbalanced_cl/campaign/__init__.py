@@ -3,6 +3,8 @@
     units    what a unit is (kind, name, parameters, code version) and the registry of unit kinds
     kinds    the built-in kinds: `notebook` (one notebook at a profile) and `scale_point` (one point of notebook 08)
     premise_cells  notebook 10's `premise_cell` kind (one cell of the premise map) and the reading of its records
+    pruning_sweeps  notebook 04's `pruning_sweep` kind (its alpha or eps_min grid apart from the part that decides
+             claim 4's rows) and the reading of its records
     record   the atomic JSON record of one unit under results/campaign/<profile>/<kind>/, and the scan of a folder
     lock     a per-unit lock file, so that two campaigns on one folder never run the same unit
     engine   the fan-out on a Dask LocalCluster (or a SLURMCluster), with a budget, progress and a clean Ctrl-C

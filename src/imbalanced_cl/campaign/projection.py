@@ -79,10 +79,12 @@ def _scale_trainings(cfg, ds) -> list:
 def trainings(kind: str, name: str, params: dict, root: Path) -> tuple[list | None, str]:
     """(the (config, steps) trainings of a unit, "") or (None, why its work cannot be counted)."""
     from ..book.build.params import build, config_class
-    from . import premise_cells
+    from . import premise_cells, pruning_sweeps
     tup = {k: tuple(v) if isinstance(v, list) else v for k, v in params.items()}
     if kind == "premise_cell":
         return premise_cells.workload(params), ""
+    if kind == "pruning_sweep":
+        return pruning_sweeps.workload(params), ""
     if kind == "scale_point":
         from ..claims.scale import ScaleConfig
         d = tup.pop("d_point")
