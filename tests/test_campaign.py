@@ -391,7 +391,7 @@ def test_campaign_stability_compares_the_verdicts_recorded_under_two_seeds(tmp_p
 def test_gpu_check_skips_in_one_line_without_cuda_and_names_only_planned_units():
     """make gpu-check: without CUDA one line and exit 0; with it, every unit it asks for is one the paper plan has
     (a renamed notebook would make `campaign run --only` refuse it on the lent machine), cheapest first by the
-    benchmark's projection, notebook 03 again under a second seed, and notebook 04 last."""
+    benchmark's projection, notebook 03 again under a second seed, then notebook 04 and its sweeps last."""
     from imbalanced_cl.campaign import gpu
     from imbalanced_cl.campaign.cli import plan
     if not torch.cuda.is_available():
@@ -403,7 +403,8 @@ def test_gpu_check_skips_in_one_line_without_cuda_and_names_only_planned_units()
     units = gpu.plan(projection)
     names = [u[2] for u in units]
     assert names[:4] == ["01_stage1_growth", "03_Ni_scaling", "02_lucky_neurons", "05_appendix_figures"]
-    assert units[4] == ("paper", "notebook", "03_Ni_scaling", 1) and names[-1] == "04_pruning_gains"
+    assert units[4] == ("paper", "notebook", "03_Ni_scaling", 1) and names[-3] == "04_pruning_gains"
+    assert units[-2:] == [("paper", "pruning_sweep", "alpha_grid", None), ("paper", "pruning_sweep", "eps_grid", None)]
     assert [u[2] for u in gpu.plan(None)][:4] == gpu.PROJECTED
     for profile in ("paper", "default"):
         for kind in {u[1] for u in units if u[0] == profile}:

@@ -44,9 +44,15 @@ def test_the_pruning_workload_counts_every_branch_by_hand():
     cfg = PruningConfig(vanilla_steps=100, prune_steps=10, rate_window=10, record_every=5, alpha_grid=(0.1, 0.2),
                         eps_min=0.5, eps_min_grid=(0.5, 0.3))
     steps = [s for _, s in cfg.workload()]
-    # vanilla; control + two alphas + literal backward, 10 each; Algorithm 1 from t = 0; the other eps_min: vanilla and
-    # its control and main branch
-    assert steps == [100, 40, 110, 100, 20]
+    # vanilla; control + two alphas + literal backward + two oracle arms, 10 each; Algorithm 1 from t = 0; the mask
+    # control's four cells at the two alphas and the two threshold_alphas, less the two magnitude branches it reuses;
+    # the other eps_min: vanilla and its control and main branch
+    assert steps == [100, 60, 110, (4 * 4 - 2) * 10, 100, 20]
+    # the grids as campaign units of their own (record_sweeps): this notebook trains the alpha_main branch alone
+    split = cfg.replace(record_sweeps=("alpha_grid", "eps_grid"), alpha_main=0.1)
+    assert [s for _, s in split.workload()] == [100, 50, 110, 30]
+    assert [s for _, s in split.part_workload("alpha_grid")] == [100, 20, (4 * 3 - 1) * 10]
+    assert [s for _, s in split.part_workload("eps_grid")] == [100, 20]
 
 
 def test_the_scaling_workload_is_two_trainings_per_grid_point_at_k_and_at_the_push():

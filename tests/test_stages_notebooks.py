@@ -20,15 +20,17 @@ from imbalanced_cl.campaign import probe
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = {"01_stage1_growth": ("main", "sweeps", "push"), "04_pruning_gains": ("protocol",)}
-# the notebooks whose costly calls the walker checks: 01 and 04, and 02 (its stages are tested in test_records.py and
+# the notebooks whose costly calls the walker checks: 01 and 04 (its "main" stage where its grids are campaign units of
+# their own, record_sweeps: the paper profile), and 02 (its stages are tested in test_records.py and
 # test_claims_lucky.py)
-WALKED = {**NOTEBOOKS, "02_lucky_neurons": ("census", "t2", "workshop", "push")}
+WALKED = {**NOTEBOOKS, "04_pruning_gains": ("main", "protocol"),
+          "02_lucky_neurons": ("census", "t2", "workshop", "push")}
 
 # What trains or measures at cost in notebooks 01, 02 and 04: called only inside a measured(...) stage
 COSTLY = {"train", "train_branches", "measure_main", "measure_sweeps", "measure_push", "t1_sweep", "rate_results",
           "run_census", "measure_t2", "workshop_figure", "t2_grid", "lemma32_run", "mc_census_multi",
           "measure_protocol", "run_branches", "run_oracles", "run_variants", "eps_sweep", "run_control", "run_cells",
-          "measure", "mask_census", "census_by_alpha", "feature_tables", "mechanism_summary"}
+          "measure", "mask_census", "census_by_alpha", "feature_tables", "mechanism_summary", "measure_sweep"}
 
 
 def _code(name: str) -> str:

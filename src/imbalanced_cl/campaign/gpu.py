@@ -112,15 +112,18 @@ def order(projection: dict | None) -> list[str]:
 def plan(projection: dict | None) -> list[tuple[str, str, str, int | None]]:
     """(profile, kind, unit name, base seed or None) in the order a lease runs them: the projected paper notebooks,
     notebook 03 under a second seed, the premise map's paper cells, the default profile's recorded units (the d = 160
-    scale point and the premise cells, hours on a 2-core CPU), and notebook 04 at paper last."""
+    scale point and the premise cells, hours on a 2-core CPU), notebook 04 at paper (the part that decides claim 4's
+    rows), then its sweeps (pruning_sweep: the alpha and eps_min grids, the longest units) last."""
     from .kinds import plan_scale
     from .premise_cells import plan as cells
+    from .pruning_sweeps import plan as sweeps
     root = repo_root()
     units = [("paper", "notebook", nb, None) for nb in order(projection)] + [("paper", "notebook", "03_Ni_scaling", 1)]
     units += [("paper", "premise_cell", u.name, None) for u in cells("paper", root)]
     units += [("default", "scale_point", u.name, None) for u in plan_scale("default", root)]
     units += [("default", "premise_cell", u.name, None) for u in cells("default", root)]
-    return units + [("paper", "notebook", "04_pruning_gains", None)]
+    units.append(("paper", "notebook", "04_pruning_gains", None))
+    return units + [("paper", "pruning_sweep", u.name, None) for u in sweeps("paper", root)]
 
 
 def main(argv=None) -> int:

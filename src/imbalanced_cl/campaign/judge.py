@@ -17,7 +17,7 @@ from pathlib import Path
 from .. import verdict as V
 from ..book.records.glued import rows_of
 from ..book.records.provenance import RECORDED_ENV
-from ..book.build.cache import package_digest
+from ..book.build.cache import package_digest, records_digest
 from ..book.build.execution import execute
 from . import record, stages, typed
 from .kinds import notebook_file, pages, plan_notebooks
@@ -33,10 +33,13 @@ def _recorded(path: Path, where: Path):
 
 
 def _key(root: Path, path: Path, rec: dict, where: Path) -> str:
-    """What judged rows depend on: the record file, its stages' files, today's package and the notebook."""
+    """What judged rows depend on: the record file, its stages' files, today's package, the notebook and the campaign
+    records it reads besides (cache.RECORDS_READ: notebook 04's sweeps, 10's cells), so a sweep recorded after the
+    notebook's record is judged with it."""
     h = _recorded(path, where)
     h.update(package_digest(root).encode())
     h.update(notebook_file(root, rec["name"]).read_bytes())
+    h.update(records_digest(root, notebook_file(root, rec["name"])).encode())
     return h.hexdigest()
 
 

@@ -270,3 +270,4 @@ def with_recorded(res, root: Path | None = None):
 
 
 from . import premise_cells  # noqa: F401  (registers notebook 10's premise_cell and target_cell kinds)
+from . import pruning_sweeps  # noqa: F401  (registers notebook 04's pruning_sweep kind)

@@ -155,7 +155,19 @@ register(Probe("notebook/04_pruning_gains", f'''
 from imbalanced_cl.claims.pruning import PruningConfig, measure_protocol
 cfg = PruningConfig(**sized(params, **{_ci_sizes("04_pruning_gains", R=2, chunk=1, progress=False, threads=1,
                                                   workers=1)!r}))
-out = measure_protocol(cfg)
+if params.get("record_sweeps"):     # its sweeps are units of their own (pruning_sweep): it measures its main part
+    from imbalanced_cl.claims.pruning import measure_main
+    out = measure_main(cfg)
+else:
+    out = measure_protocol(cfg)
+'''))
+# one sweep of notebook 04 (pruning_sweep) at notebook 04's ci sizes
+register(Probe("pruning_sweep", f'''
+from imbalanced_cl.claims.pruning import PruningConfig, measure_sweep
+p = dict(params); name = p.pop("sweep")
+cfg = PruningConfig(**shrunk(p, **{_ci_sizes("04_pruning_gains", R=2, chunk=1, progress=False, threads=1,
+                                              workers=1)!r}))
+out = measure_sweep(cfg, name)
 '''))
 
 # notebook 05: every (point, repeat) under both arms at the ci sizes, two repeats in batches of one; what the figures

@@ -71,6 +71,15 @@ def measured(name: str, compute: Callable[[], T], optional: bool = False) -> T |
     return value
 
 
+def origin() -> str:
+    """Where this run's stages come from, in words for a page: read from a campaign record (naming who made it), or
+    measured in this run."""
+    if folder() is not None and os.environ.get(STAGES_MODE_ENV, "record") == "replay":
+        by = os.environ.get(RECORDED_ENV, "")
+        return f"read from the campaign record made by {by}" if by else "read from its campaign record"
+    return "measured in this run"
+
+
 def names(where: Path) -> list[str]:
     """The stages kept in a folder, sorted."""
     return sorted(p.stem for p in Path(where).glob("*.json")) if Path(where).is_dir() else []

@@ -43,7 +43,8 @@ def dependency_versions(names: tuple[str, ...] = RESULT_PACKAGES) -> dict[str, s
 
 # The campaign records each notebook reads besides its code and parameters (issue 47): a new, mended or damaged record
 # re-executes exactly the notebooks that read it. The probe cache decides which records are valid, so it counts too.
-RECORDS_READ = {"08_scale": ("results/campaign/*/scale_point/*.json",),
+RECORDS_READ = {"04_pruning_gains": ("results/campaign/*/pruning_sweep/*.json",),
+                "08_scale": ("results/campaign/*/scale_point/*.json",),
                 "10_premise_map": ("results/campaign/*/premise_cell/*.json",)}
 PAPER_RECORDS = ("results/campaign/*/notebook/*.json", "results/paper/*.json")    # the paper column (collectors)
 PROBES_FILE = "results/campaign/probes.json"

@@ -33,9 +33,10 @@ COSTS = {
     "ScalingConfig": Cost("03_Ni_scaling", ("ds", "ratios", "steps", "R", "d1", "n_pairs"),
                           "one training per point of ds × ratios, each of `steps` steps; the largest d dominates"),
     "PruningConfig": Cost("04_pruning_gains", ("vanilla_steps", "prune_steps", "alpha_grid", "eps_min_grid",
-                                               "mask_control", "R", "n_pairs", "d1"),
+                                               "mask_control", "record_sweeps", "R", "n_pairs", "d1"),
                           "the vanilla run, then one branch per alpha_grid value and per eps_min_grid value, and "
-                          "the mask control's four cells"),
+                          "the mask control's four cells; the grids named in record_sweeps are read from the "
+                          "campaign (kind pruning_sweep), not trained"),
     "AppendixConfig": Cost("05_appendix_figures", ("repeats", "eps_12", "eps_34", "steps", "d1", "n_pairs", "pruning"),
                            "one training per (grid point, repeat), twice when `pruning` is on; the paper's 100 "
                            "repeats are the paper profile"),

@@ -24,6 +24,12 @@ def setup_text(cfg, J: list, alphas: list[float]) -> str:
         f"{pa.t5_elapsed(cfg, cfg.alpha_main):.0f}; branches here last {cfg.prune_steps}"])
 
 
+def pending_text(res, sweep: str, what: str) -> str:
+    """One line for a step that needs a sweep still pending (a campaign unit not recorded yet), "" when it is at
+    hand: what waits, and for which unit."""
+    return f"{what}: {pa.pending_why(sweep)}" if res.waits(sweep) else ""
+
+
 def vanilla_figure(vanilla: dict):
     """Step 1: the vanilla run's training InfoNCE over steps (mean and 95% band over replicates)."""
     ax = band(plt.subplots(figsize=(6, 3.2))[1], vanilla["steps"], vanilla["loss"], "k")

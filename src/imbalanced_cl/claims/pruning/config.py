@@ -3,16 +3,21 @@ sweep, the random-mask control and the tolerances."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 from ...sim.config import MODEL_PARTS, ModelConfig, SimConfig, Workers
 from ...validate import check, check_float, check_grid, check_int
+
+# The sweeps a campaign can measure as units of their own (kind pruning_sweep, issue 64), apart from the part of the
+# protocol that decides claim 4's rows: the rest of alpha_grid (with its mask-control cells and threshold_alphas) and
+# the other eps_min of eps_min_grid.
+SWEEPS = ("alpha_grid", "eps_grid")
 
 
 @dataclass(frozen=True)
 class PruningProtocol:
     """Notebook 04's runs and measurements: vanilla_steps, prune_steps, alpha_grid, alpha_main, eps_min_grid, top_k,
-    rate_window, mask_control, threshold_alphas, C_z."""
+    rate_window, mask_control, threshold_alphas, C_z, record_sweeps."""
 
     ROLE: ClassVar[str] = "protocol"
     vanilla_steps: int = 1500        # T_a: vanilla training before the branch (>= T4 = d^1.99/eta = 775 at d=20)
@@ -25,6 +30,8 @@ class PruningProtocol:
     mask_control: bool = True        # run the 2x2 random-mask control of Step 8 (beyond the paper); True or False
     threshold_alphas: tuple = (0.6, 0.8)  # Step 8's threshold curve only: ratios above alpha_grid, all four cells
     C_z: float = 1.0                 # App. F.4's free constant C_z in the paper's T (the book's value)
+    record_sweeps: tuple = ()        # sweeps computed ahead by the campaign (kind pruning_sweep) and read back,
+                                     # marked "recorded": "alpha_grid", "eps_grid"; () for none (trained here)
 
     def validate(self, cfg) -> None:
         """The grids and windows, and a model with minority and majority features."""
@@ -47,6 +54,14 @@ class PruningProtocol:
               f"a list (may be empty) of ratios in ({top:g}, 1), above alpha_grid",
               given=f"alpha_grid={list(self.alpha_grid)}")
         check_float("C_z", self.C_z, 0.0, lo_open=True)
+        check("record_sweeps", self.record_sweeps, isinstance(self.record_sweeps, (tuple, list))
+              and set(self.record_sweeps) <= set(SWEEPS) and len(set(self.record_sweeps)) == len(self.record_sweeps),
+              f"a list (may be empty) of {SWEEPS}, each once")
+        # the part that stays here is the alpha_main branch of the grid: the sweep trains the grid's other ratios
+        check("alpha_main", self.alpha_main, "alpha_grid" not in self.record_sweeps or any(
+            float(a) == float(self.alpha_main) for a in self.alpha_grid),
+              "a ratio of alpha_grid when alpha_grid is a sweep of its own (record_sweeps)",
+              given=f"alpha_grid={list(self.alpha_grid)}")
 
 
 @dataclass(frozen=True)
@@ -118,14 +133,51 @@ class PruningConfig(ModelConfig):
         return self.sim(steps=self.vanilla_steps + self.prune_steps, prune_alpha=alpha, prune_start=0,
                         prune_backward="faithful")
 
-    def workload(self) -> list[tuple[SimConfig, int]]:
-        """(config, steps) of notebook 04's trainings, for the time estimate: the vanilla run, its branches (the
-        control, each alpha, the literal backward), Algorithm 1 from t = 0, and a vanilla run and two branches per
-        other eps_min."""
-        n_branch = len(self.alpha_grid) + 1 + 1
-        out = [(self.vanilla(), self.vanilla_steps), (self.sim(), self.prune_steps * n_branch),
-               (self.sim(), self.vanilla_steps + self.prune_steps)]
-        for e in self.eps_min_grid:
-            if e != self.eps_min:
-                out += [(self.vanilla(eps_min=e), self.vanilla_steps), (self.sim(eps_min=e), 2 * self.prune_steps)]
+    def share(self, part: str = "main") -> Share:
+        """What one part of the protocol trains (split.py): "main", this notebook's own run (the alpha_main branch
+        when alpha_grid is a sweep of its own, else the whole grid and threshold_alphas; every other eps_min unless
+        eps_grid is one), or a sweep of SWEEPS ("alpha_grid": the grid's other ratios and threshold_alphas;
+        "eps_grid": the other eps_min)."""
+        alphas = sorted(float(a) for a in self.alpha_grid)
+        thresholds = sorted(float(a) for a in self.threshold_alphas)
+        others = [e for e in sorted(float(e) for e in self.eps_min_grid) if e != self.eps_min]
+        if part == "alpha_grid":
+            return Share([a for a in alphas if a != float(self.alpha_main)], thresholds, [])
+        if part == "eps_grid":
+            return Share([], [], others)
+        if part != "main":
+            raise ValueError(f"part {part!r}: 'main' or one of {SWEEPS}")
+        split = "alpha_grid" in self.record_sweeps
+        return Share([float(self.alpha_main)] if split else alphas, [] if split else thresholds,
+                     [] if "eps_grid" in self.record_sweeps else others)
+
+    def part_workload(self, part: str = "main") -> list[tuple[SimConfig, int]]:
+        """(config, steps) of one part's trainings (share), each branch counted as a training of its own: "main" the
+        vanilla run, the control and its ratios, the literal backward, the two oracle arms and Algorithm 1 from t = 0;
+        "alpha_grid" the vanilla run again (the branches' checkpoint, the same numbers), the control and its ratios;
+        either, the mask control's cells at its ratios (four cells less the magnitude/dynamic branches it reuses);
+        per eps_min of the share, a vanilla run and two branches."""
+        sh, V, B = self.share(part), self.vanilla_steps, self.prune_steps
+        out = [(self.vanilla(), V)] if part == "main" or sh.alphas else []
+        if part == "main":
+            out += [(self.sim(), B * (len(sh.alphas) + 1 + 1 + 2)), (self.sim(), V + B)]
+        elif sh.alphas:
+            out.append((self.sim(), B * (len(sh.alphas) + 1)))
+        if self.mask_control and sh.alphas:
+            out.append((self.sim(), B * (4 * (len(sh.alphas) + len(sh.thresholds)) - len(sh.alphas))))
+        for e in sh.eps:
+            out += [(self.vanilla(eps_min=e), V), (self.sim(eps_min=e), 2 * B)]
         return out
+
+    def workload(self) -> list[tuple[SimConfig, int]]:
+        """(config, steps) of notebook 04's own trainings, for the time estimate: its main part (part_workload), the
+        sweeps of record_sweeps left out (campaign units of their own, kind pruning_sweep)."""
+        return self.part_workload("main")
+
+
+class Share(NamedTuple):
+    """What one part of notebook 04's protocol trains: alpha ratios, threshold_alphas (mask control) and eps_min."""
+
+    alphas: list
+    thresholds: list
+    eps: list

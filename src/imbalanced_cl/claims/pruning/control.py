@@ -17,7 +17,7 @@ from ...sim.prune import Masker
 from ...sim.train import Run
 from .batch import train_branches
 from .config import PruningConfig
-from .metrics import (aligned_counts, amplitude_ratio, amplitudes, degradation_threshold, minority_index,
+from .metrics import (aligned_counts, amplitude_ratio, degradation_threshold, majority_amplitude, minority_index,
                       split_mean)
 
 CELLS = ("magnitude/dynamic", "magnitude/static", "random/dynamic", "random/static")
@@ -86,22 +86,36 @@ def cell_stats(cells: dict, control: Run, base: Run, alphas: list, cfg: PruningC
     majority degradation 1 - A_maj / A_maj(control), the share of the first mask on minority-aligned neurons, the
     norm of the neurons pruned at T_a over the others' at the end; and per replicate (R,) the first alpha whose
     degradation exceeds degrade_tol (NaN: none in the grid)."""
-    def amaj(r):
-        return split_mean(amplitudes(r.W, r.M), cfg)[1]
-    ratio0, A0 = amplitude_ratio(control.W, control.M, cfg), amaj(control)
+    pieces = cell_pieces(cells, base, [(c, a) for c in CELLS for a in alphas], cfg)
+    return cells_summary(pieces, amplitude_ratio(control.W, control.M, cfg), majority_amplitude(control, cfg), alphas,
+                         cfg)
+
+
+def cell_pieces(cells: dict, base: Run, items: list, cfg: PruningConfig) -> dict:
+    """What cell_stats reads of each (cell, alpha) of `items`, by that key, (R,) each: A_j*/A_maj ("ratio"), the
+    majority amplitude ("A_maj"), minority-aligned neurons ("aligned"), the first mask's share on minority-aligned
+    neurons ("first_mask") and the pruned over kept norm at the end ("norm")."""
+    out = {}
+    for c, a in items:
+        r = cells[(c, a)]
+        out[(c, a)] = {"ratio": amplitude_ratio(r.W, r.M, cfg), "A_maj": majority_amplitude(r, cfg),
+                       "aligned": split_mean(aligned_counts(r.W, r.M, cfg.cos_threshold), cfg)[0],
+                       "first_mask": first_mask_on_minority(cfg, base, c, a),
+                       "norm": pruned_norm_ratio(r, first_mask(cfg, base, c, a))}
+    return out
+
+
+def cells_summary(pieces: dict, ratio0: torch.Tensor, A0: torch.Tensor, alphas: list, cfg: PruningConfig) -> dict:
+    """cell_stats from cell_pieces over `alphas` and the control's A_j*/A_maj and majority amplitude (R,) each: what
+    a run split into parts (split.py) puts back together."""
     out = {}
     for c in CELLS:
-        rs = [cells[(c, a)] for a in alphas]
-        ratio = torch.stack([amplitude_ratio(r.W, r.M, cfg) for r in rs], 1)
-        A = torch.stack([amaj(r) for r in rs], 1)
+        def stacked(name, c=c):
+            return torch.stack([pieces[(c, a)][name] for a in alphas], 1)
+        ratio, A = stacked("ratio"), stacked("A_maj")
         out[c] = {"A_j*/A_maj": ratio, "change over control": ratio - ratio0.unsqueeze(-1),
-                  "minority-aligned neurons": torch.stack(
-                      [split_mean(aligned_counts(r.W, r.M, cfg.cos_threshold), cfg)[0] for r in rs], 1),
-                  "majority degradation": 1.0 - A / A0.unsqueeze(-1),
-                  "first mask on minority-aligned": torch.stack(
-                      [first_mask_on_minority(cfg, base, c, a) for a in alphas], 1),
-                  "pruned / kept norm": torch.stack(
-                      [pruned_norm_ratio(cells[(c, a)], first_mask(cfg, base, c, a)) for a in alphas], 1),
+                  "minority-aligned neurons": stacked("aligned"), "majority degradation": 1.0 - A / A0.unsqueeze(-1),
+                  "first mask on minority-aligned": stacked("first_mask"), "pruned / kept norm": stacked("norm"),
                   "first degrading alpha": degradation_threshold(alphas, A, A0, cfg.degrade_tol)}
     return out
 

@@ -233,7 +233,12 @@ def main_index(alphas: list, cfg: PruningConfig) -> int:
 def excess_by_alpha(runs: dict, alphas: list, cfg: PruningConfig) -> dict:
     """Step 3 (Thm 3.2(a, b)): excess growth rates over the control per alpha, minority and majority (R, k);
     the log-log slope of the minority excess against alpha (mean, lo, hi); at alpha_main their ratio (R,)."""
-    pairs = [excess_growth(runs[a], runs[0.0], cfg) for a in alphas]
+    return excess_summary(alphas, [excess_growth(runs[a], runs[0.0], cfg) for a in alphas], cfg)
+
+
+def excess_summary(alphas: list, pairs: list, cfg: PruningConfig) -> dict:
+    """excess_by_alpha from each alpha's excess_growth (minority (R,), majority (R,)), in the order of `alphas`: what
+    a run split into parts (split.py) puts back together."""
     mino, majo = torch.stack([p[0] for p in pairs], 1), torch.stack([p[1] for p in pairs], 1)
     k = main_index(alphas, cfg)
     return {"minority": mino, "majority": majo, "slope": stats.loglog_slope_ci(torch.tensor(alphas), mino),
@@ -271,9 +276,17 @@ def degradation(runs: dict, tables: dict, census: dict, alphas: list, cfg: Pruni
     """Step 5 (Remark 1): majority amplitude and aligned count per alpha (R, k) and in the control (R,),
     the first alpha whose drop exceeds degrade_tol (R,), and the bound |M_j*|/m (minority-aligned neurons at
     T_a over m) (R,)."""
-    def amaj(r):
-        return split_mean(amplitudes(r.W, r.M), cfg)[1]
-    A, A0 = torch.stack([amaj(runs[a]) for a in alphas], 1), amaj(runs[0.0])
+    return degradation_of({a: majority_amplitude(runs[a], cfg) for a in (0.0, *alphas)}, tables, census, alphas, cfg)
+
+
+def majority_amplitude(run: Run, cfg: PruningConfig) -> torch.Tensor:
+    """The mean majority amplitude A_maj at the run's final weights (R,)."""
+    return split_mean(amplitudes(run.W, run.M), cfg)[1]
+
+
+def degradation_of(amaj: dict, tables: dict, census: dict, alphas: list, cfg: PruningConfig) -> dict:
+    """degradation from each run's majority_amplitude ({0.0 (the control) | alpha: (R,)}) and feature tables."""
+    A, A0 = torch.stack([amaj[a] for a in alphas], 1), amaj[0.0]
     N = torch.stack([tables[a]["aligned"][1] for a in alphas], 1)           # the majority side, (R, k)
     N0 = tables[0.0]["aligned"][1]
     return {"A_maj": A, "A_maj0": A0, "N_maj": N, "N_maj0": N0,

@@ -149,20 +149,39 @@ def eps_sweep(cfg: PruningConfig, base: Run, control: Run, pruned: Run) -> dict:
     (R, k), the minority excess rate (R, k) and their log-log slopes against xr (mean, lo, hi).
     """
     grid = sorted(float(e) for e in cfg.eps_min_grid)
-    others = [e for e in grid if e != cfg.eps_min]
-    _, trained = W.pieces(_sweep_point, [(cfg, e) for e in others], [f"eps_min={e:g}" for e in others], cfg.workers,
+    trained = train_points(cfg, [e for e in grid if e != cfg.eps_min])
+    runs = {e: trained[e] if e != cfg.eps_min else SweepPoint(cfg, control, pruned) for e in grid}
+    out = sweep_summary({e: point_pieces(runs[e], cfg) for e in grid}, cfg)
+    return {"eps": out.pop("eps"), "runs": runs, **out}
+
+
+def train_points(cfg: PruningConfig, eps: list) -> dict:
+    """{eps_min: SweepPoint} of Step 7 at each eps_min of `eps`: its vanilla run, control and alpha_main branch, the
+    eps_min values in worker processes when cfg.workers gives several."""
+    _, trained = W.pieces(_sweep_point, [(cfg, e) for e in eps], [f"eps_min={e:g}" for e in eps], cfg.workers,
                           on_cuda=cfg.torch_device.type == "cuda", settings="notebook 04, Step 7")
-    trained = dict(zip(others, trained, strict=True))
-    runs = {e: SweepPoint(cfg.replace(eps_min=e), *trained[e]) if e != cfg.eps_min else SweepPoint(cfg, control, pruned)
-            for e in grid}
-    def ratio(arm_runs: list[Run]) -> torch.Tensor:
-        return torch.stack([amplitude_ratio(r.W, r.M, runs[e].cfg) for e, r in zip(grid, arm_runs, strict=True)], 1)
+    return {e: SweepPoint(cfg.replace(eps_min=e), *t) for e, t in zip(eps, trained, strict=True)}
+
+
+def point_pieces(point: SweepPoint, cfg: PruningConfig) -> dict:
+    """What Step 7 keeps of one eps_min, (R,) each: A_j*/A_maj of the control ("ar_ctl") and of the branch
+    ("ar_pr"), the minority excess rate ("exc"), and its mask (sweep_masks' entry, "mask")."""
+    c_e, ctl, pr = point
+    return {"ar_ctl": amplitude_ratio(ctl.W, ctl.M, c_e), "ar_pr": amplitude_ratio(pr.W, pr.M, c_e),
+            "exc": excess_growth(pr, ctl, c_e)[0], "mask": sweep_masks({0: point}, cfg)[0]}
+
+
+def sweep_summary(pieces: dict, cfg: PruningConfig) -> dict:
+    """eps_sweep less its runs, from point_pieces of every eps_min ({eps: pieces}): what a run split into parts
+    (split.py) puts back together."""
+    grid = sorted(pieces)
+    def stacked(name):
+        return torch.stack([pieces[e][name] for e in grid], 1)
     xr = torch.tensor(grid) / cfg.eps_max
-    ar_ctl, ar_pr = ratio([runs[e].control for e in grid]), ratio([runs[e].pruned for e in grid])
-    exc = torch.stack([excess_growth(runs[e].pruned, runs[e].control, runs[e].cfg)[0] for e in grid], 1)
-    return {"eps": grid, "runs": runs, "xr": xr, "ar_ctl": ar_ctl, "ar_pr": ar_pr, "exc": exc,
+    ar_ctl, ar_pr, exc = stacked("ar_ctl"), stacked("ar_pr"), stacked("exc")
+    return {"eps": grid, "xr": xr, "ar_ctl": ar_ctl, "ar_pr": ar_pr, "exc": exc,
             "slope_ctl": stats.loglog_slope_ci(xr, ar_ctl), "slope_pr": stats.loglog_slope_ci(xr, ar_pr),
-            "slope_exc": stats.loglog_slope_ci(xr, exc), "masks": sweep_masks(runs, cfg)}
+            "slope_exc": stats.loglog_slope_ci(xr, exc), "masks": {e: pieces[e]["mask"] for e in grid}}
 
 
 def sweep_masks(runs: dict, cfg: PruningConfig) -> dict:

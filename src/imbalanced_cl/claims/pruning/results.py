@@ -8,6 +8,7 @@ import torch
 
 from ... import stats
 from .config import PruningConfig
+from .control import curve_alphas
 from .metrics import FEATURE_STATS, Convergence
 from .protocol import ORACLES, VARIANTS
 
@@ -179,27 +180,40 @@ class Results:
     mask_share: Tensor                   # share of the alpha_main mask at T_a on minority-aligned neurons (R,)
     degradation: Degradation
     ratios: FinalRatios
-    sweep: Sweep
+    sweep: Sweep | None                  # None: no eps_min at hand (eps_grid pending)
     control: dict | None = None          # {cell: ControlCell} of the 2x2 mask control (None: not run)
     premises: TheoremPremises | None = None   # None: not measured
     oracles: Oracles | None = None            # None: not run
+    pending: tuple = ()                  # sweeps of record_sweeps (config.SWEEPS) not recorded yet: what needs them
+                                         # is not tested
+
+    def waits(self, sweep: str) -> bool:
+        """Whether `sweep` ("alpha_grid", "eps_grid") is pending: the rows and figures that need it wait for it."""
+        return sweep in self.pending
+
+    def control_alphas(self, cfg: PruningConfig) -> list:
+        """The ratios the mask control holds: the curve over alphas and threshold_alphas (control.curve_alphas), or
+        the alphas at hand while the alpha grid, which trains threshold_alphas, is pending."""
+        return self.alphas if self.waits("alpha_grid") else curve_alphas(self.alphas, cfg)
 
 
 def read(meas: dict, cfg: PruningConfig) -> Results:
-    """The Results of a protocol stage (measure_protocol's dict, as a campaign record keeps it) on cfg's alpha grid."""
+    """The Results of a protocol stage (measure_protocol's dict, as a campaign record keeps it) on cfg's alpha grid,
+    or of split.assemble's (the ratios it holds, and the sweeps still pending)."""
     control = meas.get("control")
     return Results(
-        alphas=sorted(float(a) for a in cfg.alpha_grid),
+        alphas=meas.get("alphas", sorted(float(a) for a in cfg.alpha_grid)),
         features={k: FeatureStats.read(v) for k, v in meas["tables"].items() if not isinstance(k, str)},
         excess=Excess(**meas["excess"]),
         gap_diff=meas["mechanism"]["gap_diff"],
         mask_share=meas["mask_share"],
         degradation=Degradation(**meas["degradation"]),
         ratios=FinalRatios.read(meas["ratios"]),
-        sweep=Sweep.read(meas["sweep"]),
+        sweep=Sweep.read(meas["sweep"]) if meas["sweep"] is not None else None,
         control=None if control is None else {c: ControlCell.read(v) for c, v in control.items()},
         premises=TheoremPremises(**meas["premises"]) if meas.get("premises") is not None else None,
         oracles=Oracles.read(meas["oracles"]) if meas.get("oracles") is not None else None,
+        pending=tuple(meas.get("pending", ())),
     )
 
 
@@ -218,7 +232,7 @@ def where_it_helps(res: Results, census: dict, cfg: PruningConfig) -> dict:
         out[f"alpha grid: alpha={a:g} (eps ratio {cfg.eps_min / cfg.eps_max:g})"] = {
             "change of A_j*/A_maj": d, "reading": _effect_word(c[1], c[2]),
             "mask on minority-dominant": stats.ci(census[a]["minority_dominant"])[0]}
-    for e, m in res.sweep.masks.items():
+    for e, m in (res.sweep.masks if res.sweep is not None else {}).items():
         c = stats.ci(m.change)
         out[f"eps sweep: eps ratio {e / cfg.eps_max:g} (alpha={cfg.alpha_main:g})"] = {
             "change of A_j*/A_maj": m.change, "reading": _effect_word(c[1], c[2]),
