@@ -229,3 +229,38 @@ def test_a_unit_of_notebook_01_or_04_keeps_its_stages_and_is_judged_again_from_t
     (where / f"{stage}.json").unlink()
     rows, why = judge.judge(ROOT, path, rec, tmp_path / "again.ipynb")
     assert rows is None and why == f"needs re-measuring (stage {stage}: not in the record)"
+
+
+def _drop_fields(node, names):
+    """Remove `names` from every stored dataclass's fields in a typed JSON document (as an older record would lack
+    them)."""
+    if isinstance(node, dict):
+        if "__dataclass__" in node:
+            for n in names:
+                node["fields"].pop(n, None)
+        for v in node.values():
+            _drop_fields(v, names)
+    elif isinstance(node, list):
+        for v in node:
+            _drop_fields(v, names)
+
+
+def test_a_stored_config_lacking_a_field_added_since_reads_its_default_only_where_it_never_changes_numbers(tmp_path):
+    """A PruningConfig stored before `record_sweeps` (a choice of where parts come from) or a run option existed reads
+    back with their defaults, so notebook 10's cells stage stays readable; a stored config lacking a field that sets
+    what is measured (vanilla_steps) still stops the reading with a KeyError naming it (issue 64's split)."""
+    from imbalanced_cl.campaign import typed
+    from imbalanced_cl.claims.pruning import PruningConfig
+    cfg = PruningConfig(vanilla_steps=40, prune_steps=20, rate_window=10, record_every=5, record_sweeps=("eps_grid",),
+                        threads=2)
+    typed.save({"cfg": cfg}, tmp_path / "s")
+    doc = json.loads((tmp_path / "s.json").read_text())
+    _drop_fields(doc, ("record_sweeps", "threads"))
+    (tmp_path / "s.json").write_text(json.dumps(doc))
+    back = typed.load(tmp_path / "s")["cfg"]
+    assert back.record_sweeps == PruningConfig().record_sweeps and back.threads == PruningConfig().threads
+    assert back.vanilla_steps == 40 and back.prune_steps == 20 and back.record_sweeps != cfg.record_sweeps
+    _drop_fields(doc, ("vanilla_steps",))
+    (tmp_path / "s.json").write_text(json.dumps(doc))
+    with pytest.raises(KeyError, match="vanilla_steps"):
+        typed.load(tmp_path / "s")

@@ -140,15 +140,39 @@ def _rebuild(x: dict, arrays):
         cls = getattr(cls, part)
     known = set(_field_names(cls))
     missing = sorted(known - set(x["fields"]))
-    if missing:
-        raise KeyError(f"{x['__dataclass__']}.{missing[0]}")
+    measured = [k for k in missing if not _neutral(cls, k)]
+    if measured:
+        raise KeyError(f"{x['__dataclass__']}.{measured[0]}")
+    values = {k: _decode(v, arrays) for k, v in x["fields"].items() if k in known}
+    values.update({k: _default(cls, k) for k in missing})      # neutral fields added since the record was made
     if issubclass(cls, Composed):
-        return cls.assemble({k: _decode(v, arrays) for k, v in x["fields"].items() if k in known})
+        return cls.assemble(values)
     obj = cls.__new__(cls)
-    for k, v in x["fields"].items():
-        if k in known:
-            object.__setattr__(obj, k, _decode(v, arrays))
+    for k, v in values.items():
+        object.__setattr__(obj, k, v)
     return obj
+
+
+# A config field that never changes what a run measures: where its parts come from (a cell or sweep read from the
+# campaign's records instead of trained here) or how it runs (a part whose ROLE is "run": device, threads, workers).
+# A record made before such a field existed is read with the field's default, so adding one keeps the records; any
+# other field the record lacks still stops the reading (a KeyError naming it: "needs re-measuring").
+RECORD_CHOICES = ("record_sweeps", "record_ds", "record_star")
+
+
+def _neutral(cls: type, name: str) -> bool:
+    """Whether a field of cls never changes what is measured (RECORD_CHOICES, or a field of a "run" part)."""
+    if name in RECORD_CHOICES:
+        return True
+    return issubclass(cls, Composed) and cls.role_of(name) == "run"
+
+
+def _default(cls: type, name: str):
+    """The default of field `name` of a stored class (a composed config's, or a dataclass field's)."""
+    if issubclass(cls, Composed):
+        return cls.defaults()[name]
+    f = {f.name: f for f in dataclasses.fields(cls)}[name]
+    return f.default if f.default is not dataclasses.MISSING else f.default_factory()
 
 
 def save(value, path: Path) -> list[Path]:
