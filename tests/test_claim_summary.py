@@ -22,7 +22,7 @@ from imbalanced_cl.book.pages.tables import render_html
 from imbalanced_cl.book.records import record
 
 ROOT = Path(__file__).resolve().parents[1]
-C1, C3, C4 = (next(c for c in A.CLAIMS if c.key == k) for k in ("1", "3", "4"))
+C1, C3, C4, C5 = (next(c for c in A.CLAIMS if c.key == k) for k in ("1", "3", "4", "5"))
 NB1 = "01_stage1_growth"
 
 
@@ -100,6 +100,18 @@ def test_not_comparable_names_the_premise_and_what_was_measured_anyway():
     assert "2 of its premises are not met" in s.sentence
     assert "measured anyway, the pruning gain is -0.015 [-0.029, -0.001] (does not hold on its own)" in s.sentence
     assert [r.id for r in s.quoted] == ["k_poly", "gain_main"]
+
+
+def test_a_premise_without_a_finite_measurement_reads_so_in_the_sentence_never_a_dash():
+    """Claim 5 at default on digits-LT: Table 2 has no SimCLR number to compare with, so the baseline premise has no
+    finite measurement; the sentence says so instead of '(– against [-10, 10])'."""
+    head = row("gain_main", V.INCONCLUSIVE, -1.757, -5.231, 1.718, band=(0.0, math.inf), nb="06_lt_benchmarks",
+               depends=("baseline_reproduced",))
+    base = premise("baseline_reproduced", V.FAILS, nb="06_lt_benchmarks")
+    base = replace(base, measured=math.nan, lo=math.nan, hi=math.nan, band_lo=-10.0, band_hi=10.0)
+    s = CS.summarise(gated([head, base], "06_lt_benchmarks"), C5, "default")
+    assert s.verdict == V.NOT_COMPARABLE and "–" not in s.sentence, s.sentence
+    assert "(no finite measurement)" in s.sentence, s.sentence
 
 
 def test_claim_4_says_what_the_premise_maps_answer_means():

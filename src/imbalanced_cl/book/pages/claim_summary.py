@@ -178,7 +178,8 @@ def _unmet(a: A.Answer, p: V.Verdict | None) -> list[tuple[int, str]]:
     """The clauses of a "not comparable": how many premises were not met, the first with its number."""
     short = A.premise_short(p) if p is not None else (
         ", ".join(A.premise_short(x) for x in a.failed_premises[:1]) or "a premise")
-    prem = f"{short} ({fmt(p.measured)} against {band(p)})" if p is not None else short
+    prem = short if p is None else (f"{short} ({fmt(p.measured)} against {band(p)})" if value(p)
+                                    else f"{short} (no finite measurement)")     # never a bare dash in a sentence
     n = len({P.premise_of(A.premise_id(x)) for x in a.failed_premises})
     if n <= 1:
         return [(2, f"every row depends on {prem}, not met"), (0, f"every row depends on {short}, not met")]
