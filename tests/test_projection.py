@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # the m/d = 500 cell (work that grows with m is not modelled); the regime page since 04's split (its workload now
 # counts 04's trainings apart, 0.34x its recorded time: to be modelled again)
 # and 09 at default (0.38x) once paper 03's later checkpoint points joined the calibration: the model needs refitting
-MISSED = ("premise_cell/d10_mid_r0.8_m_over_d500", "notebook/regime", "notebook/09_feature_decoupling")
+MISSED = ("premise_cell/d10_mid_r0.8_m_over_d500", "default/notebook/regime", "default/notebook/09_feature_decoupling")
 
 
 def test_a_trainings_work_is_counted_by_hand():
@@ -84,6 +84,7 @@ def test_every_committed_record_of_this_machine_lies_within_2x_of_its_projection
     assert any("notebook/regime" in label for label, _, _ in cal.ratios)
     for label, recorded, projected in sorted(cal.ratios, key=lambda x: x[2] / x[1]):
         print(f"{label:55s} recorded {recorded:8.0f} s  projected {projected:8.0f} s  ratio {projected / recorded:.2f}")
-        missed = label.split("/", 1)[1] in MISSED
+        missed = label in MISSED or label.split("/", 1)[1] in MISSED
         assert P.inside(projected, recorded) != missed, (label, projected / recorded)
-    assert cal.within == cal.records - sum(label.split("/", 1)[1] in MISSED for label, _, _ in cal.ratios)
+    assert cal.within == cal.records - sum(label in MISSED or label.split("/", 1)[1] in MISSED
+                                        for label, _, _ in cal.ratios)
