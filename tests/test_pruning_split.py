@@ -3,7 +3,6 @@ and the alpha and eps_min grids are campaign units of their own (kind pruning_sw
 whole run measures; a sweep not recorded yet reads "pending", row by row and on the page."""
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 import time
@@ -14,34 +13,13 @@ import torch
 
 from imbalanced_cl.claims import pruning as pa
 from imbalanced_cl.rules import UNTESTED
+from tests.test_stages_notebooks import _same   # equal in structure, types and bits
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = dict(d=4, d1=8, L=2, m=6, n_pairs=16, R=2, record_every=5, progress=False, vanilla_steps=20, prune_steps=20,
             rate_window=10, top_k=2, alpha_grid=(0.2, 0.5), alpha_main=0.2, eps_min=0.5, eps_min_grid=(0.5, 1.0),
             threshold_alphas=(0.8,), workers=1)
 SPLIT = ("alpha_grid", "eps_grid")
-
-
-def _same(a, b, where="value") -> None:
-    """a and b equal in structure, types and bits (tensors by dtype, shape and values, NaN equal to NaN)."""
-    assert type(a) is type(b), f"{where}: {type(a)} against {type(b)}"
-    if dataclasses.is_dataclass(a):
-        for f in dataclasses.fields(a):
-            _same(getattr(a, f.name), getattr(b, f.name), f"{where}.{f.name}")
-    elif isinstance(a, dict):
-        assert list(a) == list(b), where
-        for k in a:
-            _same(a[k], b[k], f"{where}[{k!r}]")
-    elif isinstance(a, (list, tuple)):
-        assert len(a) == len(b), where
-        for i, (x, y) in enumerate(zip(a, b, strict=True)):
-            _same(x, y, f"{where}[{i}]")
-    elif isinstance(a, torch.Tensor):
-        assert a.dtype == b.dtype and a.shape == b.shape and torch.equal(a.nan_to_num(7.0), b.nan_to_num(7.0)), where
-    elif isinstance(a, float):
-        assert a == b or (a != a and b != b), where
-    else:
-        assert a == b, where
 
 
 # ---------------------------------------------------------------------------------------------- the plan at paper
