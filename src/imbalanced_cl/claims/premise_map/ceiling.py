@@ -28,7 +28,7 @@ import torch
 
 from ...sim import data as D
 from ...sim.theory import STREAM_THEORY
-from .target import k_needed, measured_deviations
+from .target import k_estimate, measured_deviations
 
 
 def _log_binom_pmf(n: int, p: float) -> torch.Tensor:
@@ -133,11 +133,7 @@ def equilibrium(cfg, ax: torch.Tensor, ay: torch.Tensor, lam: float, iters: int 
 def pos_prob_limit(ax: torch.Tensor, ay: torch.Tensor) -> float:
     """l'_p of the isotropic encoder as beta -> inf: the share of anchors whose positive has the largest inner
     product a_X . a_Y among the K (ties split evenly)."""
-    lg = ax @ ay.transpose(-1, -2)
-    top = lg.max(-1, keepdim=True).values
-    ties = (lg == top).sum(-1).double()
-    pos = torch.diagonal(lg, dim1=-2, dim2=-1) == top[..., 0]
-    return float((pos.double() / ties).mean())
+    return top_share(ax, ay, torch.ones(ax.shape[-1], dtype=ax.dtype))
 
 
 def trajectory(cfg, ax: torch.Tensor, ay: torch.Tensor, lam: float, steps: int, every: int = 10):
@@ -201,7 +197,7 @@ class LpCeiling:
         """One line with the numbers: the ceiling against the criterion, and what the trained cells reached."""
         seen = ("no cell trained here" if math.isnan(self.measured)
                 else f"the map's trained cells reached at most {self.measured:.3f}")
-        head = f"d={self.d}, K = {self.K:,} (Lemma B.1)"
+        head = f"d={self.d}, K = {self.K:,} (Lemma B.1: {self.K_source})"
         if math.isnan(self.limit):
             return f"{head}: ceiling not computed (K above {CEILING_K_MAX:,}); {seen}"
         if self.conflict:
@@ -219,7 +215,7 @@ def lp_ceilings(cfg, results, replicates: int = 2) -> list[LpCeiling]:
     ratio = max(cfg.ratios)
     out = []
     for d in sorted(devs):
-        K_est = max(k_needed(K, dev, d1, cfg.regime_grad_poly) for K, dev, d1 in devs[d])
+        K_est, source = k_estimate(d, cfg.d1_over_d * d, devs, cfg.regime_grad_poly)   # the target cell's K
         K = max(2, math.ceil(K_est))
         cell = cfg.cell("plane", d, "bottom", ratio, K=K)
         limit = math.nan
@@ -228,7 +224,6 @@ def lp_ceilings(cfg, results, replicates: int = 2) -> list[LpCeiling]:
             ax, ay = ax.float(), ay.float()
             limit = max(top_share(ax, ay, group_beta(cell.cfg, 1.0, b).float()) for b in BETA_RATIOS)
         lps = [r.extra["lp_T4"] for r in results if r.ran and r.cell.d == d and "lp_T4" in r.extra]
-        src = ", ".join(f"{K0} pairs × ({dev:.3g} × {d1}^{cfg.regime_grad_poly:g})²" for K0, dev, d1 in devs[d][:1])
-        out.append(LpCeiling(d, K, f"largest over {len(devs[d])} cells; e.g. {src}", limit,
+        out.append(LpCeiling(d, K, source, limit,
                              1.0 - cell.converge[1] / cell.cfg.tau, max(lps) if lps else math.nan, replicates))
     return out

@@ -103,7 +103,7 @@ def _count(n: float) -> str:
     return f"{n:,.0f}" if n < 1e7 else f"about 10^{math.log10(n):.0f}"
 
 
-def _k_estimate(d: int, d1: int, deviations: dict, poly: float) -> tuple[float, str]:
+def k_estimate(d: int, d1: int, deviations: dict, poly: float) -> tuple[float, str]:
     """(K needed, its source) from the deviations measured at d, else at the nearest measured d (scaled by
     (d1/d1')^2: the bound moves with d1 while the deviation at fixed K barely moves with d); (nan, why) with none."""
     if not deviations:
@@ -130,7 +130,7 @@ def target(cfg: PremiseMapConfig, d: int, ratio: float, deviations: dict, lam_na
         problems.append("lucky minority neurons: one needs m > 10^300 (Def. B.1, exact law)")
     mu = lucky_expected(cfg.R, confidence)
     m = math.ceil(mu * m_one) if not problems else 0
-    k, source = _k_estimate(d, d1, deviations, cfg.regime_grad_poly)
+    k, source = k_estimate(d, d1, deviations, cfg.regime_grad_poly)
     K = math.ceil(k) if math.isfinite(k) else 0
     lam = lambda_value(lam_name, d, cfg.weight_decay)
     t3, t4 = window(d, cfg.lr)
